@@ -1,0 +1,38 @@
+//! The storage layer's error type.
+
+/// Everything that can go wrong below the orchestration layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// The embedded engine failed (I/O, corruption, lock held by another process).
+    #[error("storage engine failure: {0}")]
+    Engine(#[from] sled::Error),
+    /// A stored record could not be decoded: unknown format version or malformed body.
+    #[error("stored {kind} record is unreadable: {reason}")]
+    Corrupt {
+        /// Record kind, e.g. `account`.
+        kind: &'static str,
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// A flush to disk failed, so the write it would have made durable is not acknowledged.
+    #[error("flush to disk failed: {0}")]
+    Flush(String),
+    /// The flusher has shut down; the store is closing.
+    #[error("store is closed")]
+    Closed,
+    /// An API key is already issued to another account.
+    #[error("API key is already in use by another account")]
+    CredentialKeyTaken,
+    /// The account named by a write does not exist.
+    #[error("account {0} does not exist")]
+    AccountMissing(String),
+}
+
+impl From<sled::transaction::TransactionError<StorageError>> for StorageError {
+    fn from(e: sled::transaction::TransactionError<StorageError>) -> Self {
+        match e {
+            sled::transaction::TransactionError::Abort(inner) => inner,
+            sled::transaction::TransactionError::Storage(engine) => StorageError::Engine(engine),
+        }
+    }
+}

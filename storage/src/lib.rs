@@ -1,0 +1,24 @@
+//! Switchboard's durable store.
+//!
+//! This crate owns persistence: the sled trees, the record types written into them, how keys are encoded,
+//! which writes are atomic together, and when a write counts as durable. It knows nothing of actix, HTTP
+//! or the JSON wire format; callers above see typed records and [`StorageError`], never a sled type, so the
+//! engine could be replaced without touching them.
+//!
+//! Durability: sled's own background flush is switched off. Every mutating call writes, then waits on the
+//! [`durability`] group-commit flusher for a flush that *began after* the write, so an `Ok` means the
+//! change is on disk, and concurrent writers share one `fsync`.
+#![warn(missing_docs)]
+
+mod codec;
+mod durability;
+mod error;
+mod meta;
+pub mod records;
+mod store;
+mod trees;
+
+pub use error::StorageError;
+pub use records::*;
+pub use durability::FlushStats;
+pub use store::{PublishRule, SchemaFlags, Store};

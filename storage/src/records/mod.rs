@@ -1,0 +1,10 @@
+//! Record types: what is stored, one file per kind. These are storage's own serde types; the JSON wire
+//! format lives in the API layer, because the on-disk format is a promise kept across releases.
+
+mod account;
+mod payer;
+mod schema;
+
+pub use account::{AccountRecord, CredentialRecord, Environment, Feature, PhoneBookEntry};
+pub use payer::PayerRecord;
+pub use schema::{FieldCondition, FieldRecord, FieldType, SchemaDefinition, SchemaHeadRecord, SchemaVersionRecord};

@@ -1,0 +1,25 @@
+use serde::{Deserialize, Serialize};
+
+use crate::codec::Record;
+
+/// One entry of the built-in payer directory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PayerRecord {
+    /// Canonical payer name; also the directory key.
+    pub name: String,
+    /// Other names and acronyms clients use for this payer.
+    pub aliases: Vec<String>,
+    /// Ten-digit number to dial; `None` when the directory knows the payer but has no number on file.
+    pub phone: Option<String>,
+    /// Extra input keys this payer demands under per-payer required inputs.
+    pub required_inputs: Vec<String>,
+    /// Reachable through the electronic channel.
+    pub electronic: bool,
+    /// Member-ID prefixes that steer a regional-plan family member to this plan.
+    pub member_id_prefixes: Vec<String>,
+}
+
+impl Record for PayerRecord {
+    const KIND: &'static str = "payer";
+    const VERSION: u8 = 1;
+}

@@ -1,0 +1,22 @@
+//! Tree names and key layouts. A key layout is part of the on-disk format: change it only with a migration.
+
+/// `account id -> AccountRecord`.
+pub(crate) const ACCOUNTS: &str = "accounts";
+/// `api key -> account id`: the index that lets `/v1/auth` find an account by key.
+pub(crate) const CREDENTIAL_KEYS: &str = "credential_keys";
+/// `schema id -> SchemaHeadRecord`.
+pub(crate) const SCHEMA_HEADS: &str = "schema_heads";
+/// `schema id \0 version (u32 big-endian) -> SchemaVersionRecord`.
+pub(crate) const SCHEMA_VERSIONS: &str = "schema_versions";
+/// `payer name -> PayerRecord`.
+pub(crate) const PAYERS: &str = "payers";
+/// `name -> raw bytes`: process-wide settings such as the generated token secret.
+pub(crate) const META: &str = "meta";
+
+pub(crate) fn schema_version_key(schema_id: &str, version: u32) -> Vec<u8> {
+    let mut key = Vec::with_capacity(schema_id.len() + 5);
+    key.extend_from_slice(schema_id.as_bytes());
+    key.push(0);
+    key.extend_from_slice(&version.to_be_bytes());
+    key
+}
