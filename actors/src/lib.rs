@@ -1,1 +1,11 @@
+//! Switchboard's orchestration layer.
+//!
+//! This crate owns everything that happens over time: the injected [`Clock`] that all "now" readings come
+//! from, and (as they land) the capacity scheduler, the supervised request, step and call actors, the dialers
+//! and webhook delivery. It speaks to persistence only through `switchboard-storage` and knows nothing of
+//! actix-web, HTTP status codes or the JSON wire format.
+#![warn(missing_docs)]
 
+pub mod clock;
+
+pub use clock::{Clock, ClockError};
