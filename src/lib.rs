@@ -1,1 +1,7 @@
+//! Switchboard's HTTP face: configuration, telemetry, authentication, input parsing, the JSON wire format,
+//! error envelopes and the routes. Orchestration lives in `switchboard-actors`, persistence in
+//! `switchboard-storage`; this crate is the only one that knows HTTP or the wire format.
 
+pub mod configuration;
+pub mod domain;
+pub mod secret;

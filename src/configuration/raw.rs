@@ -1,0 +1,102 @@
+//! The config file as written: serde types with the fixed key names of the operator contract.
+//! `deny_unknown_fields` everywhere, so a typo stops start-up instead of being ignored.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::specs::{AccountSpec, PayerSpec, SchemaSpec};
+use crate::secret::Secret;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawConfig {
+    pub server: RawServer,
+    pub clock: RawClock,
+    pub simulation: RawSimulation,
+    pub dialer: RawDialer,
+    pub webhooks: RawWebhooks,
+    #[serde(default)]
+    pub accounts: Vec<AccountSpec>,
+    #[serde(default)]
+    pub schemas: Vec<SchemaSpec>,
+    #[serde(default)]
+    pub input_types: BTreeMap<String, InputType>,
+    #[serde(default)]
+    pub payers: Vec<PayerSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawServer {
+    pub bind: String,
+    pub data_dir: String,
+    pub public_url: String,
+    pub product_word: String,
+    pub admin_token: Option<Secret>,
+    pub token_secret: Option<Secret>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawClock {
+    pub mode: ClockMode,
+    pub start: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ClockMode {
+    System,
+    Manual,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSimulation {
+    pub time_scale: f64,
+    pub seed: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawDialer {
+    pub kind: DialerKind,
+    pub url: Option<String>,
+    pub secret: Option<Secret>,
+}
+
+/// Which dialer production requests go to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DialerKind {
+    /// The seeded payer simulator.
+    Simulated,
+    /// A real voice agent reached over HTTP.
+    Http,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawWebhooks {
+    pub allow_private_targets: bool,
+    pub attempt_timeout_ms: u64,
+    pub inline_backoff_ms: Vec<u64>,
+    pub round_delays_s: Vec<u64>,
+}
+
+/// How an input key's value is validated (service-interface 7.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputType {
+    /// A U.S. phone number.
+    Phone,
+    /// A calendar date.
+    Date,
+    /// A dollar amount.
+    Dollar,
+    /// A boolean flag.
+    Boolean,
+    /// Free text, possibly with a custom pattern.
+    String,
+}

@@ -1,0 +1,299 @@
+//! Validated, typed settings: what the rest of the program reads.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use super::raw::{ClockMode, DialerKind, InputType, RawConfig};
+use super::specs::{validate_http_url, AccountSpec, PayerSpec, SchemaSpec, SpecError};
+use super::{ConfigSource, Overrides};
+use crate::secret::Secret;
+
+/// Everything the server runs with.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Where these settings came from.
+    pub source: ConfigSource,
+    /// `[server]`.
+    pub server: ServerSettings,
+    /// `[clock]`.
+    pub clock: ClockSettings,
+    /// `[simulation]`.
+    pub simulation: SimulationSettings,
+    /// `[dialer]`.
+    pub dialer: DialerSettings,
+    /// `[webhooks]`.
+    pub webhooks: WebhookSettings,
+    /// `[[accounts]]`, each with its id set.
+    pub accounts: Vec<AccountSpec>,
+    /// `[[schemas]]`, each with its id set.
+    pub schemas: Vec<SchemaSpec>,
+    /// `[input_types]`.
+    pub input_types: BTreeMap<String, InputType>,
+    /// `[[payers]]`, each with its name set.
+    pub payers: Vec<PayerSpec>,
+}
+
+/// `[server]`.
+#[derive(Clone, Debug)]
+pub struct ServerSettings {
+    /// Listen address.
+    pub bind: SocketAddr,
+    /// Store directory.
+    pub data_dir: PathBuf,
+    /// Base of links Switchboard hands out.
+    pub public_url: url::Url,
+    /// Replaces "Service" in header names and the payer-directory source name.
+    pub product_word: String,
+    /// Bearer token of `/admin/v1`; no admin API when `None`.
+    pub admin_token: Option<Secret>,
+    /// HS256 key of bearer tokens; generated and kept in the store when `None`.
+    pub token_secret: Option<Secret>,
+}
+
+/// `[clock]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockSettings {
+    /// Wall time.
+    System,
+    /// Moves only through the admin API.
+    Manual {
+        /// The first instant.
+        start: DateTime<Utc>,
+    },
+}
+
+/// `[simulation]`.
+#[derive(Clone, Copy, Debug)]
+pub struct SimulationSettings {
+    /// Simulated call time runs this many times faster than wall time.
+    pub time_scale: f64,
+    /// Seed of every simulated outcome.
+    pub seed: u64,
+}
+
+/// `[dialer]`.
+#[derive(Clone, Debug)]
+pub enum DialerSettings {
+    /// The seeded payer simulator.
+    Simulated,
+    /// A real voice agent.
+    Http {
+        /// Where call jobs are POSTed.
+        url: url::Url,
+        /// HMAC key of job bodies and outcome callbacks.
+        secret: Secret,
+    },
+}
+
+/// `[webhooks]`.
+#[derive(Clone, Debug)]
+pub struct WebhookSettings {
+    /// Loopback and private-range targets allowed.
+    pub allow_private_targets: bool,
+    /// Per-attempt timeout.
+    pub attempt_timeout: Duration,
+    /// Waits before each inline retry.
+    pub inline_backoff: Vec<Duration>,
+    /// Delayed rounds, counted from the terminal state.
+    pub round_delays: Vec<Duration>,
+}
+
+const SEVEN_DAYS_S: u64 = 7 * 24 * 3600;
+
+impl Settings {
+    pub(super) fn validate(raw: RawConfig, source: ConfigSource, overrides: &Overrides) -> Result<Settings, SpecError> {
+        let env_note = |var: &str, set: bool| if set { format!(" (set by {var})") } else { String::new() };
+        let bind = raw.server.bind.parse::<SocketAddr>().map_err(|_| {
+            SpecError::new(
+                "server.bind",
+                format!(
+                    "{:?} is not an address such as 127.0.0.1:8080{}",
+                    raw.server.bind,
+                    env_note("SWITCHBOARD_BIND", overrides.bind.is_some())
+                ),
+            )
+        })?;
+        if raw.server.data_dir.trim().is_empty() {
+            return Err(SpecError::new(
+                "server.data_dir",
+                format!("must not be empty{}", env_note("SWITCHBOARD_DATA_DIR", overrides.data_dir.is_some())),
+            ));
+        }
+        let public_url = validate_http_url("server.public_url", &raw.server.public_url)?;
+        let word = &raw.server.product_word;
+        if word.is_empty() || word.len() > 40 || !word.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return Err(SpecError::new(
+                "server.product_word",
+                "must be 1 to 40 ASCII letters or digits (it becomes part of header names)",
+            ));
+        }
+        if raw.server.admin_token.as_ref().is_some_and(|t| t.expose().trim().is_empty()) {
+            return Err(SpecError::new("server.admin_token", "must not be blank; remove the key to disable the admin API"));
+        }
+        if raw.server.token_secret.as_ref().is_some_and(|t| t.expose().len() < 16) {
+            return Err(SpecError::new("server.token_secret", "must be at least 16 characters"));
+        }
+        let clock = match (raw.clock.mode, &raw.clock.start) {
+            (ClockMode::System, _) => ClockSettings::System,
+            (ClockMode::Manual, None) => {
+                return Err(SpecError::new("clock.start", "is required when mode = \"manual\""));
+            }
+            (ClockMode::Manual, Some(start)) => ClockSettings::Manual {
+                start: DateTime::parse_from_rfc3339(start)
+                    .map_err(|e| SpecError::new("clock.start", format!("{start:?} is not an RFC 3339 instant: {e}")))?
+                    .with_timezone(&Utc),
+            },
+        };
+        let time_scale = raw.simulation.time_scale;
+        if !(time_scale.is_finite() && time_scale > 0.0) {
+            return Err(SpecError::new("simulation.time_scale", "must be a positive number"));
+        }
+        let dialer = match raw.dialer.kind {
+            DialerKind::Simulated => DialerSettings::Simulated,
+            DialerKind::Http => {
+                let url = raw
+                    .dialer
+                    .url
+                    .as_deref()
+                    .ok_or_else(|| SpecError::new("dialer.url", "is required when kind = \"http\""))?;
+                DialerSettings::Http {
+                    url: validate_http_url("dialer.url", url)?,
+                    secret: raw
+                        .dialer
+                        .secret
+                        .filter(|s| !s.expose().is_empty())
+                        .ok_or_else(|| SpecError::new("dialer.secret", "is required when kind = \"http\""))?,
+                }
+            }
+        };
+        let webhooks = validate_webhooks(&raw.webhooks)?;
+        let schemas = validate_schemas(raw.schemas)?;
+        let accounts = validate_accounts(raw.accounts, &schemas)?;
+        for key in raw.input_types.keys() {
+            if key.trim().is_empty() {
+                return Err(SpecError::new("input_types", "keys must not be blank"));
+            }
+        }
+        let payers = validate_payers(raw.payers)?;
+        Ok(Settings {
+            source,
+            server: ServerSettings {
+                bind,
+                data_dir: PathBuf::from(&raw.server.data_dir),
+                public_url,
+                product_word: raw.server.product_word,
+                admin_token: raw.server.admin_token,
+                token_secret: raw.server.token_secret,
+            },
+            clock,
+            simulation: SimulationSettings {
+                time_scale,
+                seed: raw.simulation.seed,
+            },
+            dialer,
+            webhooks,
+            accounts,
+            schemas,
+            input_types: raw.input_types,
+            payers,
+        })
+    }
+}
+
+fn validate_webhooks(raw: &super::raw::RawWebhooks) -> Result<WebhookSettings, SpecError> {
+    if raw.attempt_timeout_ms == 0 || raw.attempt_timeout_ms > 60_000 {
+        return Err(SpecError::new("webhooks.attempt_timeout_ms", "must be between 1 and 60000"));
+    }
+    if raw.inline_backoff_ms.len() > 10 {
+        return Err(SpecError::new("webhooks.inline_backoff_ms", "at most 10 inline retries"));
+    }
+    if raw.round_delays_s.len() > 3 {
+        return Err(SpecError::new("webhooks.round_delays_s", "at most 3 delayed rounds"));
+    }
+    if raw.round_delays_s.iter().any(|&d| d == 0 || d > SEVEN_DAYS_S) {
+        return Err(SpecError::new(
+            "webhooks.round_delays_s",
+            "each round must fall within 7 days (1 to 604800 seconds) of the terminal state",
+        ));
+    }
+    if raw.round_delays_s.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(SpecError::new("webhooks.round_delays_s", "rounds must be in increasing order"));
+    }
+    Ok(WebhookSettings {
+        allow_private_targets: raw.allow_private_targets,
+        attempt_timeout: Duration::from_millis(raw.attempt_timeout_ms),
+        inline_backoff: raw.inline_backoff_ms.iter().map(|&ms| Duration::from_millis(ms)).collect(),
+        round_delays: raw.round_delays_s.iter().map(|&s| Duration::from_secs(s)).collect(),
+    })
+}
+
+fn validate_schemas(schemas: Vec<SchemaSpec>) -> Result<Vec<SchemaSpec>, SpecError> {
+    let mut ids = HashSet::new();
+    for (i, schema) in schemas.iter().enumerate() {
+        let at = format!("schemas[{i}]");
+        let id = schema.id.as_deref().ok_or_else(|| SpecError::new(format!("{at}.id"), "is required"))?;
+        schema.validate().map_err(|e| e.within(&at))?;
+        if !ids.insert(id) {
+            return Err(SpecError::new(format!("{at}.id"), format!("{id:?} is declared twice")));
+        }
+    }
+    for (i, schema) in schemas.iter().enumerate() {
+        if let Some(follow_up) = &schema.follow_up {
+            if !ids.contains(follow_up.as_str()) {
+                return Err(SpecError::new(
+                    format!("schemas[{i}].follow_up"),
+                    format!("{follow_up:?} is not a schema declared in this file"),
+                ));
+            }
+        }
+    }
+    Ok(schemas)
+}
+
+fn validate_accounts(accounts: Vec<AccountSpec>, schemas: &[SchemaSpec]) -> Result<Vec<AccountSpec>, SpecError> {
+    let known: BTreeSet<&str> = schemas.iter().filter_map(|s| s.id.as_deref()).collect();
+    let mut ids = HashSet::new();
+    let mut keys = HashSet::new();
+    for (i, account) in accounts.iter().enumerate() {
+        let at = format!("accounts[{i}]");
+        let id = account.id.as_deref().ok_or_else(|| SpecError::new(format!("{at}.id"), "is required"))?;
+        account.validate().map_err(|e| e.within(&at))?;
+        if !ids.insert(id) {
+            return Err(SpecError::new(format!("{at}.id"), format!("{id:?} is declared twice")));
+        }
+        for (j, schema) in account.schemas.iter().enumerate() {
+            if !known.contains(schema.as_str()) {
+                return Err(SpecError::new(
+                    format!("{at}.schemas[{j}]"),
+                    format!("{schema:?} is not a schema declared in this file"),
+                ));
+            }
+        }
+        for (j, credential) in account.credentials.iter().flatten().enumerate() {
+            if !keys.insert(credential.key.as_str()) {
+                return Err(SpecError::new(
+                    format!("{at}.credentials[{j}].key"),
+                    "is already issued to another account",
+                ));
+            }
+        }
+    }
+    Ok(accounts)
+}
+
+fn validate_payers(payers: Vec<PayerSpec>) -> Result<Vec<PayerSpec>, SpecError> {
+    let mut names = HashSet::new();
+    for (i, payer) in payers.iter().enumerate() {
+        let at = format!("payers[{i}]");
+        let name = payer.name.as_deref().ok_or_else(|| SpecError::new(format!("{at}.name"), "is required"))?;
+        payer.validate().map_err(|e| e.within(&at))?;
+        if !names.insert(name.to_lowercase()) {
+            return Err(SpecError::new(format!("{at}.name"), format!("{name:?} is declared twice")));
+        }
+    }
+    Ok(payers)
+}

@@ -1,0 +1,8 @@
+//! Wire strings parsed into types once, at the edge. Below the handlers nothing takes a raw `String` for
+//! these concepts.
+
+mod schema_id;
+mod us_phone;
+
+pub use schema_id::{InvalidSchemaId, SchemaId};
+pub use us_phone::UsPhone;

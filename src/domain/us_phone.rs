@@ -1,0 +1,77 @@
+//! U.S. phone numbers as the spec sanitizes them (7.4): spaces, parentheses, hyphens, `+` and a leading `1`
+//! are stripped, and the first number is taken when several are separated by commas or `x`. What remains
+//! must be a North American Numbering Plan number: ten digits, area code and exchange not starting with 0
+//! or 1.
+
+use std::fmt;
+
+/// A valid ten-digit U.S. number.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct UsPhone(String);
+
+impl UsPhone {
+    /// Sanitizes and checks `raw`; `None` when it is not a valid U.S. number.
+    pub fn parse(raw: &str) -> Option<UsPhone> {
+        let first = raw.split([',', 'x', 'X']).next().unwrap_or_default();
+        let mut digits: String = first.chars().filter(|c| !matches!(c, ' ' | '(' | ')' | '-' | '+')).collect();
+        if digits.len() == 11 && digits.starts_with('1') {
+            digits.remove(0);
+        }
+        let bytes = digits.as_bytes();
+        let valid = bytes.len() == 10
+            && bytes.iter().all(u8::is_ascii_digit)
+            && (b'2'..=b'9').contains(&bytes[0])
+            && (b'2'..=b'9').contains(&bytes[3]);
+        valid.then_some(UsPhone(digits))
+    }
+
+    /// The ten digits.
+    pub fn digits(&self) -> &str {
+        &self.0
+    }
+
+    /// E.164 form, `+1` and ten digits.
+    pub fn e164(&self) -> String {
+        format!("+1{}", self.0)
+    }
+}
+
+impl fmt::Display for UsPhone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitizing_accepts_the_spec_spellings() {
+        for raw in [
+            "8005550123",
+            "(800) 555-0123",
+            "800-555-0123",
+            "+1 800 555 0123",
+            "1-800-555-0123",
+            "18005550123",
+            "800-555-0123, 800-555-0199",
+            "800-555-0123x42",
+            "800 555 0123 X 7",
+        ] {
+            assert_eq!(UsPhone::parse(raw).map(|p| p.digits().to_owned()), Some("8005550123".into()), "{raw}");
+        }
+    }
+
+    #[test]
+    fn numbers_outside_the_numbering_plan_are_rejected() {
+        for raw in ["", "555-0123", "0005550123", "1805550123x", "8000550123", "8001550123", "80055501234", "800555012a", "800.555.0123", "28005550123"] {
+            assert_eq!(UsPhone::parse(raw), None, "{raw}");
+        }
+    }
+
+    #[test]
+    fn e164_prefixes_the_country_code() {
+        assert_eq!(UsPhone::parse("(800) 555-0123").unwrap().e164(), "+18005550123");
+    }
+}
