@@ -2,6 +2,16 @@
 //! error envelopes and the routes. Orchestration lives in `switchboard-actors`, persistence in
 //! `switchboard-storage`; this crate is the only one that knows HTTP or the wire format.
 
+pub mod auth;
+pub mod cli;
 pub mod configuration;
 pub mod domain;
+pub mod errors;
+mod middleware;
+pub mod provisioning;
+mod routes;
 pub mod secret;
+pub mod startup;
+pub mod state;
+pub mod telemetry;
+pub mod wire;

@@ -1,1 +1,66 @@
-fn main() {}
+//! The `switchboard` binary: parse the command line, load configuration, serve.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use switchboard::cli::{Cli, Command};
+use switchboard::configuration::{self, ConfigSource, Settings};
+use switchboard::startup::Application;
+use switchboard::telemetry;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let args = match cli.command {
+        Some(Command::Serve(args)) => args,
+        None => cli.serve,
+    };
+    let settings = match configuration::load(&args.overrides()) {
+        Ok(settings) => settings,
+        Err(e) => {
+            eprintln!("switchboard: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    telemetry::init_subscriber(std::io::stderr);
+    match actix_web::rt::System::new().block_on(serve(settings)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("switchboard: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(settings: Settings) -> anyhow::Result<()> {
+    let demo = settings.source == ConfigSource::Embedded;
+    let host = settings.server.bind.ip();
+    let credentials: Vec<String> = settings
+        .accounts
+        .iter()
+        .flat_map(|a| {
+            a.credentials.iter().flatten().map(move |c| {
+                format!(
+                    "  account {:<10} {:<10} key={}  secret={}",
+                    a.id.as_deref().unwrap_or_default(),
+                    c.environment.as_str(),
+                    c.key,
+                    c.secret.expose()
+                )
+            })
+        })
+        .collect();
+    let admin = settings.server.admin_token.as_ref().map(|t| t.expose().to_owned());
+    let application = Application::build(settings).await?;
+    // The first stdout line is the contract with scripts and tests that start the binary.
+    println!("Switchboard listening on http://{host}:{}", application.port());
+    if demo {
+        println!("Demo credentials (embedded config/default.toml, local use only):");
+        for line in &credentials {
+            println!("{line}");
+        }
+        if let Some(admin) = admin {
+            println!("  admin token: {admin}");
+        }
+    }
+    application.run_until_stopped().await
+}

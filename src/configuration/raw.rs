@@ -35,6 +35,8 @@ pub(crate) struct RawServer {
     pub product_word: String,
     pub admin_token: Option<Secret>,
     pub token_secret: Option<Secret>,
+    #[serde(default)]
+    pub fault_injection: bool,
 }
 
 #[derive(Debug, Deserialize)]

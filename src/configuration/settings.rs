@@ -52,6 +52,8 @@ pub struct ServerSettings {
     pub admin_token: Option<Secret>,
     /// HS256 key of bearer tokens; generated and kept in the store when `None`.
     pub token_secret: Option<Secret>,
+    /// Registers `/admin/v1/faults/*`, which make parts of the server fail on purpose (tests, drills).
+    pub fault_injection: bool,
 }
 
 /// `[clock]`.
@@ -188,6 +190,7 @@ impl Settings {
                 product_word: raw.server.product_word,
                 admin_token: raw.server.admin_token,
                 token_secret: raw.server.token_secret,
+                fault_injection: raw.server.fault_injection,
             },
             clock,
             simulation: SimulationSettings {

@@ -1,0 +1,72 @@
+//! The [`Caller`] extractor: who holds the bearer token.
+
+use std::future::{ready, Ready};
+
+use actix_web::dev::Payload;
+use actix_web::http::header;
+use actix_web::{web, FromRequest, HttpRequest};
+use switchboard_storage::{AccountRecord, Environment};
+
+use super::TokenProblem;
+use crate::errors::{ApiError, TokenError};
+use crate::state::AppState;
+
+/// An authenticated API client: its account as stored now, and the environment of its credential.
+/// Production and sandbox tokens of one account are different callers that never see each other's data.
+#[derive(Clone, Debug)]
+pub struct Caller {
+    /// The account, read at the start of this request.
+    pub account: AccountRecord,
+    /// Which path the credential routes to.
+    pub environment: Environment,
+    /// The credential the token was issued for.
+    pub credential_id: String,
+}
+
+impl FromRequest for Caller {
+    type Error = actix_web::Error;
+    type Future = Ready<Result<Caller, actix_web::Error>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(authenticate(req))
+    }
+}
+
+fn authenticate(req: &HttpRequest) -> Result<Caller, actix_web::Error> {
+    let state = req
+        .app_data::<web::Data<AppState>>()
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("application state missing")))?;
+    let reject = |rfc_error: Option<&'static str>, message: &str| TokenError {
+        realm: state.product_word().to_owned(),
+        rfc_error,
+        message: message.to_owned(),
+    };
+    let Some(value) = req.headers().get(header::AUTHORIZATION) else {
+        return Err(reject(None, "Authorization token is missing").into());
+    };
+    let value = value.to_str().unwrap_or_default().trim();
+    let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(reject(None, "Authorization header must use the Bearer scheme: 'Bearer <token>'").into());
+    }
+    let claims = state.tokens.verify(token.trim(), state.clock.now()).map_err(|problem| match problem {
+        TokenProblem::Malformed => reject(
+            Some("invalid_token"),
+            "Authorization token is not in the form header.payload.signature",
+        ),
+        TokenProblem::Invalid => reject(Some("invalid_token"), "Authorization token is invalid"),
+        TokenProblem::Expired => reject(Some("invalid_token"), "Authorization token has expired"),
+    })?;
+    let account = state.store.account(&claims.sub).map_err(ApiError::from)?.ok_or_else(ApiError::account_not_found)?;
+    let credential_live = account
+        .credential(&claims.cid)
+        .is_some_and(|credential| credential.environment == claims.env);
+    if !credential_live {
+        return Err(reject(Some("invalid_token"), "Authorization token has been revoked").into());
+    }
+    Ok(Caller {
+        account,
+        environment: claims.env,
+        credential_id: claims.cid,
+    })
+}

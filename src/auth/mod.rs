@@ -1,0 +1,13 @@
+//! Authentication: API key/secret exchange, bearer tokens, and the extractors handlers use to learn who
+//! is calling. A handler that takes a [`Caller`] only runs for a valid, unexpired, unrevoked token of an
+//! existing account; one that takes [`Admin`] only for the operator's admin token.
+
+mod admin;
+mod caller;
+mod digest;
+mod token;
+
+pub use admin::Admin;
+pub use caller::Caller;
+pub use digest::{constant_time_eq, secret_digest};
+pub use token::{Claims, TokenIssuer, TokenProblem, TOKEN_LIFETIME};

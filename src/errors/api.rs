@@ -1,0 +1,218 @@
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde_json::{json, Value};
+use switchboard_storage::StorageError;
+
+/// The machine codes of the standard envelope, each with its HTTP status. One table, so a code can never
+/// be answered with two different statuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Code {
+    /// 400: malformed body, parameters or path.
+    InvalidRequest,
+    /// 400: input validation failed.
+    InvalidInputs,
+    /// 400: payer lookup found no payer.
+    PayerNotFound,
+    /// 403: required-payer-inputs without the feature.
+    PayerRequiredInputsDisabled,
+    /// 404: schema absent or retired.
+    SchemaNotFound,
+    /// 404: request absent.
+    RequestNotFound,
+    /// 404: the token's account is gone.
+    AccountNotFound,
+    /// 404: no such route.
+    NotFound,
+    /// 405: the route exists, the method does not.
+    MethodNotAllowed,
+    /// 410: a sunset endpoint.
+    Gone,
+    /// 413: body over the size limit.
+    PayloadTooLarge,
+    /// 415: body is not JSON.
+    UnsupportedMediaType,
+    /// 500: unexpected failure.
+    InternalError,
+    /// 500: payer matched without a number, or lookup infrastructure failed.
+    PayerLookupFailure,
+    /// 503: start-up recovery has not finished.
+    NotReady,
+}
+
+impl Code {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::InvalidRequest => "INVALID_REQUEST",
+            Code::InvalidInputs => "INVALID_INPUTS",
+            Code::PayerNotFound => "PAYER_NOT_FOUND",
+            Code::PayerRequiredInputsDisabled => "PAYER_REQUIRED_INPUTS_DISABLED",
+            Code::SchemaNotFound => "SCHEMA_NOT_FOUND",
+            Code::RequestNotFound => "REQUEST_NOT_FOUND",
+            Code::AccountNotFound => "ACCOUNT_NOT_FOUND",
+            Code::NotFound => "NOT_FOUND",
+            Code::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            Code::Gone => "GONE",
+            Code::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            Code::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            Code::InternalError => "INTERNAL_ERROR",
+            Code::PayerLookupFailure => "PAYER_LOOKUP_FAILURE",
+            Code::NotReady => "NOT_READY",
+        }
+    }
+
+    /// The HTTP status this code is always answered with.
+    pub fn status(self) -> StatusCode {
+        match self {
+            Code::InvalidRequest | Code::InvalidInputs | Code::PayerNotFound => StatusCode::BAD_REQUEST,
+            Code::PayerRequiredInputsDisabled => StatusCode::FORBIDDEN,
+            Code::SchemaNotFound | Code::RequestNotFound | Code::AccountNotFound | Code::NotFound => StatusCode::NOT_FOUND,
+            Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Code::Gone => StatusCode::GONE,
+            Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Code::InternalError | Code::PayerLookupFailure => StatusCode::INTERNAL_SERVER_ERROR,
+            Code::NotReady => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// The code for a bare status, used when the framework produced an error without one of ours.
+    pub fn for_status(status: StatusCode) -> Code {
+        match status.as_u16() {
+            404 => Code::NotFound,
+            405 => Code::MethodNotAllowed,
+            410 => Code::Gone,
+            413 => Code::PayloadTooLarge,
+            415 => Code::UnsupportedMediaType,
+            503 => Code::NotReady,
+            400..=499 => Code::InvalidRequest,
+            _ => Code::InternalError,
+        }
+    }
+}
+
+/// An error answered with the standard envelope.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// A client error with a code and a message for the client.
+    #[error("{message}")]
+    Client {
+        /// Machine code.
+        code: Code,
+        /// Message for the client.
+        message: String,
+        /// Structured detail (only `INVALID_INPUTS` carries one).
+        details: Option<Value>,
+    },
+    /// An unexpected failure. The cause is logged, never sent.
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+impl ApiError {
+    /// A client error without details.
+    pub fn new(code: Code, message: impl Into<String>) -> ApiError {
+        ApiError::Client {
+            code,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// 400 `INVALID_REQUEST`.
+    pub fn invalid_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(Code::InvalidRequest, message)
+    }
+
+    /// 404 `SCHEMA_NOT_FOUND`.
+    pub fn schema_not_found(schema_id: &str) -> ApiError {
+        ApiError::new(Code::SchemaNotFound, format!("Schema '{schema_id}' was not found"))
+    }
+
+    /// 404 `ACCOUNT_NOT_FOUND`.
+    pub fn account_not_found() -> ApiError {
+        ApiError::new(Code::AccountNotFound, "The account for these credentials no longer exists")
+    }
+
+    /// 500 `INTERNAL_ERROR` from any cause.
+    pub fn internal(cause: impl Into<anyhow::Error>) -> ApiError {
+        ApiError::Internal(cause.into())
+    }
+
+    /// The machine code.
+    pub fn code(&self) -> Code {
+        match self {
+            ApiError::Client { code, .. } => *code,
+            ApiError::Internal(_) => Code::InternalError,
+        }
+    }
+
+    /// The envelope body.
+    pub fn body(&self) -> Value {
+        match self {
+            ApiError::Client { code, message, details } => {
+                let mut body = json!({ "error": code.as_str(), "message": message });
+                if let Some(details) = details {
+                    body["details"] = details.clone();
+                }
+                body
+            }
+            ApiError::Internal(_) => json!({
+                "error": Code::InternalError.as_str(),
+                "message": "An unexpected error occurred; please retry the request.",
+            }),
+        }
+    }
+}
+
+impl From<StorageError> for ApiError {
+    fn from(e: StorageError) -> ApiError {
+        ApiError::Internal(e.into())
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.code().status()
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let ApiError::Internal(cause) = self {
+            tracing::error!(error.message = %cause, error.cause_chain = ?cause, "internal error");
+        }
+        HttpResponse::build(self.status_code()).json(self.body())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_envelope_carries_code_and_message_and_details_only_when_given() {
+        let plain = ApiError::invalid_request("bad");
+        assert_eq!(plain.body(), json!({"error": "INVALID_REQUEST", "message": "bad"}));
+        let detailed = ApiError::Client {
+            code: Code::InvalidInputs,
+            message: "m".into(),
+            details: Some(json!({"missingInputs": []})),
+        };
+        assert_eq!(detailed.body()["details"], json!({"missingInputs": []}));
+    }
+
+    #[test]
+    fn internal_errors_never_leak_their_cause() {
+        let err = ApiError::internal(anyhow::anyhow!("disk on fire at /var/secret"));
+        assert_eq!(err.status_code(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(!err.body().to_string().contains("disk"));
+    }
+
+    #[test]
+    fn every_code_maps_back_from_its_own_status_where_unambiguous() {
+        for code in [Code::NotFound, Code::MethodNotAllowed, Code::PayloadTooLarge, Code::UnsupportedMediaType, Code::Gone] {
+            assert_eq!(Code::for_status(code.status()), code);
+        }
+        assert_eq!(Code::for_status(StatusCode::BAD_REQUEST), Code::InvalidRequest);
+        assert_eq!(Code::for_status(StatusCode::BAD_GATEWAY), Code::InternalError);
+    }
+}

@@ -1,0 +1,45 @@
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde_json::json;
+
+/// A `/v1/auth` rejection: 401 with `{error}` only (service-interface 4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    /// The key header is absent or empty.
+    #[error("MISSING_API_KEY")]
+    MissingApiKey,
+    /// The secret header is absent or empty.
+    #[error("MISSING_API_SECRET")]
+    MissingApiSecret,
+    /// No account issued this key.
+    #[error("INVALID_API_KEY")]
+    InvalidApiKey,
+    /// The secret does not match the key.
+    #[error("UNAUTHORIZED")]
+    Unauthorized,
+}
+
+impl ResponseError for AuthError {
+    fn status_code(&self) -> StatusCode {
+        StatusCode::UNAUTHORIZED
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        HttpResponse::Unauthorized().json(json!({ "error": self.to_string() }))
+    }
+}
+
+/// An admin-API rejection: 401 `{"error":"UNAUTHORIZED"}` (operator contract section 3).
+#[derive(Clone, Copy, Debug, thiserror::Error)]
+#[error("UNAUTHORIZED")]
+pub struct AdminUnauthorized;
+
+impl ResponseError for AdminUnauthorized {
+    fn status_code(&self) -> StatusCode {
+        StatusCode::UNAUTHORIZED
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        HttpResponse::Unauthorized().json(json!({ "error": "UNAUTHORIZED" }))
+    }
+}

@@ -1,0 +1,95 @@
+//! The outer layer every request passes through: it keeps the API closed until start-up recovery is done,
+//! turns a panicking handler into a 500 envelope (actix-web would otherwise drop the connection), and makes
+//! sure no error leaves in a framework's plain-text or empty body.
+
+use std::panic::AssertUnwindSafe;
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{web, HttpResponse, ResponseError};
+use futures::FutureExt;
+
+use crate::errors::{ApiError, Code};
+use crate::state::AppState;
+
+/// Body of [`actix_web::App::wrap_fn`].
+pub fn guard<S, B>(
+    req: ServiceRequest,
+    service: &S,
+) -> impl std::future::Future<Output = Result<ServiceResponse<BoxBody>, actix_web::Error>>
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody + 'static,
+{
+    let gated = req
+        .app_data::<web::Data<AppState>>()
+        .is_some_and(|state| !state.is_ready())
+        && (req.path().starts_with("/v1") || req.path().starts_with("/admin"));
+    // The request is not cloned before the call: actix routing needs to own it uniquely. So a panic is
+    // answered with an `Err`, which the dispatcher renders through `ApiError::error_response`.
+    let call = if gated {
+        let mut response = ApiError::new(Code::NotReady, "Switchboard is starting; retry shortly").error_response();
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        Err(req.into_response(response))
+    } else {
+        Ok(std::panic::catch_unwind(AssertUnwindSafe(|| service.call(req))))
+    };
+    async move {
+        let outcome = match call {
+            Err(not_ready) => return Ok(not_ready),
+            Ok(Err(panic)) => Err(panic),
+            Ok(Ok(future)) => AssertUnwindSafe(future).catch_unwind().await,
+        };
+        match outcome {
+            Ok(Ok(response)) => Ok(ensure_envelope(response.map_into_boxed_body())),
+            Ok(Err(error)) => Err(error),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(ApiError::internal(anyhow::anyhow!("handler panicked: {what}")).into())
+            }
+        }
+    }
+}
+
+/// Replaces a non-JSON error body (actix's 404/405/413 text, an empty body) with the standard envelope.
+fn ensure_envelope(response: ServiceResponse<BoxBody>) -> ServiceResponse<BoxBody> {
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if is_json {
+        return response;
+    }
+    let code = Code::for_status(status);
+    let request = response.request();
+    let message = match code {
+        Code::NotFound => format!("No route matches {} {}", request.method(), request.path()),
+        Code::MethodNotAllowed => format!("Method {} is not allowed on {}", request.method(), request.path()),
+        Code::InternalError => "An unexpected error occurred; please retry the request.".to_owned(),
+        _ => response
+            .response()
+            .error()
+            .map(|e| e.to_string())
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| status.canonical_reason().unwrap_or("Request failed").to_owned()),
+    };
+    let allow = response.headers().get(header::ALLOW).cloned();
+    let (request, _) = response.into_parts();
+    let mut builder = HttpResponse::build(status);
+    if let Some(allow) = allow {
+        builder.insert_header((header::ALLOW, allow));
+    }
+    let body = ApiError::new(code, message).body();
+    ServiceResponse::new(request, builder.json(body))
+}
+

@@ -1,0 +1,167 @@
+//! Turning declared accounts, schemas and payers (config file or admin API) into stored records.
+//!
+//! At start-up everything declared in the configuration is upserted: schemas first (accounts name them),
+//! then accounts, then payers. A schema whose content is unchanged keeps its version, so restarts do not
+//! bump versions; a changed one is published as the next version.
+
+use chrono::{DateTime, Utc};
+use rand::distributions::{Alphanumeric, DistString};
+use switchboard_storage::{
+    AccountRecord, CredentialRecord, Environment, FieldCondition, FieldRecord, PayerRecord, PhoneBookEntry, PublishRule,
+    SchemaDefinition, SchemaFlags, StorageError, Store,
+};
+
+use crate::auth::secret_digest;
+use crate::configuration::specs::{AccountSpec, PayerSpec, SchemaSpec};
+use crate::configuration::Settings;
+use crate::domain::UsPhone;
+
+/// Upserts every schema, account and payer the settings declare.
+pub async fn provision(store: &Store, settings: &Settings, now: DateTime<Utc>) -> Result<(), StorageError> {
+    for spec in &settings.schemas {
+        let id = spec.id.as_deref().expect("validated config schemas have ids");
+        store
+            .publish_schema(
+                id,
+                &schema_definition(spec),
+                schema_flags(spec),
+                PublishRule::IfChanged {
+                    first_version: spec.version.unwrap_or(1),
+                },
+                now,
+            )
+            .await?;
+    }
+    for spec in &settings.accounts {
+        let id = spec.id.as_deref().expect("validated config accounts have ids");
+        let existing = store.account(id)?;
+        let record = account_record(id, spec, existing.as_ref(), now);
+        if existing.as_ref() != Some(&record) {
+            store.put_account(&record).await?;
+        }
+    }
+    for spec in &settings.payers {
+        let name = spec.name.as_deref().expect("validated config payers have names");
+        store.put_payer(&payer_record(name, spec)).await?;
+    }
+    Ok(())
+}
+
+/// The stored form of an account declaration. Declared credentials replace the issued ones, except that a
+/// pair declared again with the same key and secret keeps its id, so its live tokens stay valid. With no
+/// `credentials` declared, the issued pairs are kept.
+pub fn account_record(id: &str, spec: &AccountSpec, existing: Option<&AccountRecord>, now: DateTime<Utc>) -> AccountRecord {
+    let issued = existing.map(|a| a.credentials.as_slice()).unwrap_or_default();
+    let credentials = match &spec.credentials {
+        None => issued.to_vec(),
+        Some(declared) => declared
+            .iter()
+            .map(|c| {
+                let digest = secret_digest(c.secret.expose());
+                issued
+                    .iter()
+                    .find(|i| i.key == c.key && i.secret_sha256 == digest && i.environment == c.environment)
+                    .cloned()
+                    .unwrap_or_else(|| CredentialRecord {
+                        id: uuid::Uuid::new_v4().to_string(),
+                        environment: c.environment,
+                        key: c.key.clone(),
+                        secret_sha256: digest,
+                        issued_at: now,
+                    })
+            })
+            .collect(),
+    };
+    let mut features = spec.features.clone();
+    features.sort_by_key(|f| f.as_str());
+    features.dedup();
+    AccountRecord {
+        id: id.to_owned(),
+        name: spec.name.clone().unwrap_or_else(|| id.to_owned()),
+        daily_call_capacity: spec.daily_call_capacity,
+        timezone: spec.timezone.clone(),
+        webhook_url: spec.webhook_url.clone(),
+        webhook_secret: spec.webhook_secret.as_ref().map(|s| s.expose().to_owned()),
+        features,
+        schemas: spec.schemas.clone(),
+        phone_book: spec
+            .phone_book
+            .iter()
+            .map(|entry| PhoneBookEntry {
+                payer: entry.payer.trim().to_owned(),
+                phone: UsPhone::parse(&entry.phone).map_or_else(|| entry.phone.clone(), |p| p.digits().to_owned()),
+            })
+            .collect(),
+        credentials,
+    }
+}
+
+/// A fresh key/secret pair for `environment`. Returns the record to store and the plain secret, which is
+/// shown once and never stored.
+pub fn generate_credential(environment: Environment, now: DateTime<Utc>) -> (CredentialRecord, String) {
+    let mut rng = rand::thread_rng();
+    let prefix = match environment {
+        Environment::Production => "sk_live_",
+        Environment::Sandbox => "sk_test_",
+    };
+    let key = format!("{prefix}{}", Alphanumeric.sample_string(&mut rng, 24));
+    let secret = Alphanumeric.sample_string(&mut rng, 40);
+    let record = CredentialRecord {
+        id: uuid::Uuid::new_v4().to_string(),
+        environment,
+        key,
+        secret_sha256: secret_digest(&secret),
+        issued_at: now,
+    };
+    (record, secret)
+}
+
+/// The stored content of a schema declaration.
+pub fn schema_definition(spec: &SchemaSpec) -> SchemaDefinition {
+    SchemaDefinition {
+        name: spec.name.clone(),
+        request_type: spec.request_type.clone(),
+        required_inputs: spec.required_inputs.clone(),
+        optional_inputs: spec.optional_inputs.clone(),
+        follow_up: spec.follow_up.clone(),
+        fields: spec
+            .fields
+            .iter()
+            .map(|f| FieldRecord {
+                name: f.name.clone(),
+                label: f.label.clone(),
+                description: f.description.clone(),
+                field_type: f.field_type,
+                allowed_values: f.allowed_values.clone(),
+                required: f.required,
+                when: f.when.as_ref().map(|w| FieldCondition {
+                    field: w.field.clone(),
+                    equals: w.equals.clone(),
+                }),
+            })
+            .collect(),
+    }
+}
+
+/// The visibility flags of a schema declaration.
+pub fn schema_flags(spec: &SchemaSpec) -> SchemaFlags {
+    SchemaFlags {
+        retired: spec.retired,
+        hidden: spec.hidden,
+    }
+}
+
+/// The stored form of a payer declaration; phone numbers are kept as their ten digits.
+pub fn payer_record(name: &str, spec: &PayerSpec) -> PayerRecord {
+    PayerRecord {
+        name: name.trim().to_owned(),
+        aliases: spec.aliases.clone(),
+        phone: spec
+            .phone
+            .as_deref()
+            .map(|p| UsPhone::parse(p).map_or_else(|| p.to_owned(), |p| p.digits().to_owned())),
+        required_inputs: spec.required_inputs.clone(),
+        electronic: spec.electronic,
+        member_id_prefixes: spec.member_id_prefixes.clone(),
+    }
+}

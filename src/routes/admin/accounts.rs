@@ -1,0 +1,142 @@
+use actix_web::{web, HttpResponse};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use switchboard_storage::{AccountRecord, Environment, StorageError};
+
+use crate::auth::Admin;
+use crate::configuration::specs::{validate_identifier, AccountSpec};
+use crate::errors::{ApiError, Code};
+use crate::provisioning::{account_record, generate_credential};
+use crate::state::AppState;
+use crate::wire::format_timestamp;
+
+/// The admin view of an account: everything but secrets.
+#[derive(Serialize)]
+struct AccountOut<'a> {
+    id: &'a str,
+    name: &'a str,
+    daily_call_capacity: u32,
+    timezone: &'a str,
+    webhook_url: Option<&'a str>,
+    webhook_secret_set: bool,
+    features: Vec<&'static str>,
+    schemas: &'a [String],
+    phone_book: Vec<serde_json::Value>,
+    credentials: Vec<serde_json::Value>,
+}
+
+impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
+    fn from(account: &'a AccountRecord) -> AccountOut<'a> {
+        AccountOut {
+            id: &account.id,
+            name: &account.name,
+            daily_call_capacity: account.daily_call_capacity,
+            timezone: &account.timezone,
+            webhook_url: account.webhook_url.as_deref(),
+            webhook_secret_set: account.webhook_secret.is_some(),
+            features: account.features.iter().map(|f| f.as_str()).collect(),
+            schemas: &account.schemas,
+            phone_book: account.phone_book.iter().map(|e| json!({ "payer": e.payer, "phone": e.phone })).collect(),
+            credentials: account
+                .credentials
+                .iter()
+                .map(|c| {
+                    json!({
+                        "id": c.id,
+                        "environment": c.environment.as_str(),
+                        "key": c.key,
+                        "issued_at": format_timestamp(c.issued_at),
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
+fn account_not_found(id: &str) -> ApiError {
+    ApiError::new(Code::AccountNotFound, format!("Account '{id}' does not exist"))
+}
+
+/// `GET /admin/v1/accounts`.
+pub async fn list_accounts(_: Admin, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let accounts = state.store.accounts()?;
+    let out: Vec<AccountOut> = accounts.iter().map(AccountOut::from).collect();
+    Ok(HttpResponse::Ok().json(json!({ "accounts": out })))
+}
+
+/// `GET /admin/v1/accounts/{id}`.
+pub async fn get_account(_: Admin, state: web::Data<AppState>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let account = state.store.account(&id)?.ok_or_else(|| account_not_found(&id))?;
+    Ok(HttpResponse::Ok().json(AccountOut::from(&account)))
+}
+
+/// `PUT /admin/v1/accounts/{id}`: create (201) or replace (200).
+#[tracing::instrument(name = "admin_put_account", skip_all, fields(account = %id))]
+pub async fn put_account(
+    _: Admin,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    spec: web::Json<AccountSpec>,
+) -> Result<HttpResponse, ApiError> {
+    validate_identifier("id", &id)?;
+    if spec.id.as_deref().is_some_and(|body_id| body_id != id.as_str()) {
+        return Err(ApiError::invalid_request("id: the body's id does not match the path"));
+    }
+    spec.validate()?;
+    for (i, schema) in spec.schemas.iter().enumerate() {
+        if state.store.schema_head(schema)?.is_none() {
+            return Err(ApiError::invalid_request(format!("schemas[{i}]: {schema:?} is not a known schema")));
+        }
+    }
+    let existing = state.store.account(&id)?;
+    let record = account_record(&id, &spec, existing.as_ref(), state.clock.now());
+    match state.store.put_account(&record).await {
+        Err(StorageError::CredentialKeyTaken) => {
+            return Err(ApiError::invalid_request("credentials: a key is already issued to another account"))
+        }
+        other => other?,
+    }
+    let status = if existing.is_some() { HttpResponse::Ok() } else { HttpResponse::Created() };
+    Ok(with_status(status, &record))
+}
+
+fn with_status(mut builder: actix_web::HttpResponseBuilder, account: &AccountRecord) -> HttpResponse {
+    builder.json(AccountOut::from(account))
+}
+
+/// `DELETE /admin/v1/accounts/{id}`: its live tokens then get 404 `ACCOUNT_NOT_FOUND`.
+#[tracing::instrument(name = "admin_delete_account", skip_all, fields(account = %id))]
+pub async fn delete_account(_: Admin, state: web::Data<AppState>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    if state.store.delete_account(&id).await? {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(account_not_found(&id))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewCredentialIn {
+    environment: Environment,
+}
+
+/// `POST /admin/v1/accounts/{id}/credentials`: issues a new pair; the secret is shown only here.
+#[tracing::instrument(name = "admin_create_credential", skip_all, fields(account = %id))]
+pub async fn create_credential(
+    _: Admin,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: web::Json<NewCredentialIn>,
+) -> Result<HttpResponse, ApiError> {
+    let (record, secret) = generate_credential(body.environment, state.clock.now());
+    match state.store.add_credential(&id, record.clone()).await {
+        Err(StorageError::AccountMissing(_)) => return Err(account_not_found(&id)),
+        other => other?,
+    }
+    Ok(HttpResponse::Created().json(json!({
+        "id": record.id,
+        "environment": record.environment.as_str(),
+        "key": record.key,
+        "secret": secret,
+    })))
+}

@@ -1,0 +1,27 @@
+//! Every route, registered in one place.
+
+mod admin;
+mod auth;
+mod fallback;
+mod health;
+mod schemas;
+
+use actix_web::web;
+
+use fallback::resource;
+pub use fallback::not_found;
+
+/// Registers the client API, the probes and, when an admin token is configured, the admin API.
+pub fn configure(cfg: &mut web::ServiceConfig, admin_enabled: bool, fault_injection: bool) {
+    cfg.service(resource("/healthz").get(health::healthz))
+        .service(resource("/readyz").get(health::readyz))
+        .service(resource("/v1/auth").get(auth::get_token))
+        .service(resource("/v1/schemas").get(schemas::list::list_schemas))
+        // `[^/]*` rather than the default `[^/]+`, so an empty id reaches the handler and gets the spec's
+        // 400 instead of a route-level 404.
+        .service(resource("/v1/schemas/{schemaId:[^/]*}").get(schemas::get::get_schema))
+        .service(resource("/v1/schemas/{schemaId:[^/]*}/required-inputs").get(schemas::required_inputs::get_required_inputs));
+    if admin_enabled {
+        admin::configure(cfg, fault_injection);
+    }
+}

@@ -1,0 +1,107 @@
+//! Building and running the server: open the store, provision the configuration, start listening, recover,
+//! declare ready. [`Application`] is what both the binary and the black-box tests start.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_web::dev::{Server, ServerHandle};
+use actix_web::{web, App, HttpServer};
+use anyhow::Context;
+use rand::RngCore;
+use switchboard_actors::Clock;
+use switchboard_storage::Store;
+use tracing_actix_web::TracingLogger;
+
+use crate::auth::TokenIssuer;
+use crate::configuration::{ClockSettings, Settings};
+use crate::errors::{json_config, path_config, query_config};
+use crate::middleware;
+use crate::provisioning;
+use crate::routes;
+use crate::state::AppState;
+use crate::telemetry::SwitchboardRootSpan;
+
+/// A running server.
+pub struct Application {
+    port: u16,
+    server: Server,
+    state: web::Data<AppState>,
+}
+
+impl Application {
+    /// Opens the store, provisions the configuration and starts listening. The listener is up (and
+    /// `/healthz` answers) before recovery finishes; `/readyz` and the API open once it has.
+    pub async fn build(settings: Settings) -> anyhow::Result<Application> {
+        let settings = Arc::new(settings);
+        let data_dir = &settings.server.data_dir;
+        std::fs::create_dir_all(data_dir).with_context(|| format!("cannot create data_dir {}", data_dir.display()))?;
+        let store = Store::open(data_dir).with_context(|| format!("cannot open the store in {}", data_dir.display()))?;
+        let clock = match settings.clock {
+            ClockSettings::System => Clock::system(),
+            ClockSettings::Manual { start } => Clock::manual(start),
+        };
+        let token_secret = match &settings.server.token_secret {
+            Some(secret) => secret.expose().as_bytes().to_vec(),
+            None => store
+                .token_secret_or_init(|| {
+                    let mut bytes = vec![0u8; 32];
+                    rand::thread_rng().fill_bytes(&mut bytes);
+                    bytes
+                })
+                .await
+                .context("cannot initialise the token secret")?,
+        };
+        let state = web::Data::new(AppState::new(store, clock, Arc::clone(&settings), TokenIssuer::new(&token_secret)));
+
+        let listener = TcpListener::bind(settings.server.bind).with_context(|| format!("cannot bind {}", settings.server.bind))?;
+        let port = listener.local_addr()?.port();
+        let admin_enabled = settings.server.admin_token.is_some();
+        let fault_injection = settings.server.fault_injection;
+        let app_state = state.clone();
+        let server = HttpServer::new(move || {
+            App::new()
+                .wrap_fn(middleware::guard)
+                .wrap(TracingLogger::<SwitchboardRootSpan>::new())
+                .app_data(app_state.clone())
+                .app_data(json_config())
+                .app_data(path_config())
+                .app_data(query_config())
+                .configure(|cfg| routes::configure(cfg, admin_enabled, fault_injection))
+                .default_service(web::to(routes::not_found))
+        })
+        .listen(listener)?
+        .shutdown_timeout(10)
+        .run();
+
+        provisioning::provision(&state.store, &settings, state.clock.now())
+            .await
+            .context("cannot provision the configured accounts, schemas and payers")?;
+        state.mark_ready();
+        tracing::info!(port, "switchboard ready");
+        Ok(Application { port, server, state })
+    }
+
+    /// The bound port (useful with `bind = "127.0.0.1:0"`).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// A handle that stops the server gracefully.
+    pub fn handle(&self) -> ServerHandle {
+        self.server.handle()
+    }
+
+    /// Shared state, for tests that need to reach below the API.
+    pub fn state(&self) -> web::Data<AppState> {
+        self.state.clone()
+    }
+
+    /// Serves until stopped (SIGINT/SIGTERM or [`ServerHandle::stop`]): in-flight requests finish, then the
+    /// store is flushed and closed.
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        self.server.await.context("HTTP server failed")?;
+        self.state.store.close().context("final flush of the store failed")?;
+        tracing::info!("switchboard stopped");
+        Ok(())
+    }
+}
