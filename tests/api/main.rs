@@ -1,1 +1,9 @@
+//! Black-box tests: each starts a real Switchboard (random port, temporary data directory) and talks HTTP.
 
+mod admin;
+mod auth;
+mod binary;
+mod envelopes;
+mod health;
+mod helpers;
+mod schemas;

@@ -1,0 +1,268 @@
+//! The test harness: a real Switchboard on a random port with its own data directory, and a client with
+//! one helper per endpoint. `spawn_app` runs it in this process; `BinaryServer` runs the built binary, for
+//! tests that need a real restart, a signal or a start-up failure.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use actix_web::dev::ServerHandle;
+use reqwest::{Method, Response};
+use serde_json::Value;
+use switchboard::configuration::{self, Overrides, DEFAULT_CONFIG};
+use switchboard::startup::Application;
+use switchboard::state::AppState;
+use tempfile::TempDir;
+
+pub const LIVE_KEY: &str = "sk_live_demo_7Qh2m9XcP4";
+pub const LIVE_SECRET: &str = "demo-live-secret-change-me";
+pub const SANDBOX_KEY: &str = "sk_test_demo_3Vn8kR1wZ6";
+pub const SANDBOX_SECRET: &str = "demo-sandbox-secret-change-me";
+pub const ADMIN_TOKEN: &str = "dev-admin-token";
+/// The manual clock's first instant in tests: a Monday.
+pub const START: &str = "2026-11-23T14:00:00Z";
+
+/// Test configuration: the embedded default, with a manual clock and test-friendly edits on top.
+pub struct TestConfig {
+    table: toml::Table,
+}
+
+impl Default for TestConfig {
+    fn default() -> TestConfig {
+        let mut config = TestConfig {
+            table: DEFAULT_CONFIG.parse().unwrap(),
+        };
+        config.set("clock.mode", "manual").set("clock.start", START).set("server.fault_injection", true);
+        config
+    }
+}
+
+impl TestConfig {
+    /// Sets a dotted key (tables are created as needed).
+    pub fn set(&mut self, dotted: &str, value: impl Into<toml::Value>) -> &mut TestConfig {
+        let mut keys: Vec<&str> = dotted.split('.').collect();
+        let last = keys.pop().unwrap();
+        let mut table = &mut self.table;
+        for key in keys {
+            table = table
+                .entry(key)
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+                .as_table_mut()
+                .unwrap();
+        }
+        table.insert(last.to_owned(), value.into());
+        self
+    }
+
+    /// Removes a dotted key.
+    pub fn remove(&mut self, dotted: &str) -> &mut TestConfig {
+        let mut keys: Vec<&str> = dotted.split('.').collect();
+        let last = keys.pop().unwrap();
+        let mut table = &mut self.table;
+        for key in keys {
+            table = table.get_mut(key).unwrap().as_table_mut().unwrap();
+        }
+        table.remove(last);
+        self
+    }
+
+    /// Mutable access to the demo account (`[[accounts]]` entry 0).
+    pub fn demo_account(&mut self) -> &mut toml::Table {
+        self.table["accounts"].as_array_mut().unwrap()[0].as_table_mut().unwrap()
+    }
+
+    /// Sets the demo account's features.
+    pub fn features(&mut self, features: &[&str]) -> &mut TestConfig {
+        let list = features.iter().map(|f| toml::Value::String((*f).to_owned())).collect::<Vec<_>>();
+        self.demo_account().insert("features".into(), toml::Value::Array(list));
+        self
+    }
+
+    /// The TOML text.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(&self.table).unwrap()
+    }
+}
+
+/// A Switchboard running in this process.
+pub struct TestApp {
+    pub address: String,
+    pub client: reqwest::Client,
+    pub state: actix_web::web::Data<AppState>,
+    handle: ServerHandle,
+    // Held for its Drop: the data directory lives as long as the app.
+    pub data_dir: TempDir,
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(&TestConfig::default()).await
+}
+
+pub async fn spawn_app_with(config: &TestConfig) -> TestApp {
+    let data_dir = tempfile::tempdir().unwrap();
+    let overrides = Overrides {
+        bind: Some("127.0.0.1:0".into()),
+        data_dir: Some(data_dir.path().to_owned()),
+        ..Overrides::default()
+    };
+    let settings = configuration::from_toml_str(&config.to_toml(), "test config", &overrides).unwrap();
+    let app = Application::build(settings).await.expect("application builds");
+    let address = format!("http://127.0.0.1:{}", app.port());
+    let handle = app.handle();
+    let state = app.state();
+    actix_web::rt::spawn(app.run_until_stopped());
+    TestApp {
+        address,
+        client: client(),
+        state,
+        handle,
+        data_dir,
+    }
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.address)
+    }
+
+    /// `GET /v1/auth` with whichever headers are given.
+    pub async fn auth_with(&self, headers: &[(&str, &str)]) -> Response {
+        let mut request = self.client.get(self.url("/v1/auth"));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send().await.unwrap()
+    }
+
+    pub async fn token_for(&self, key: &str, secret: &str) -> String {
+        let response = self
+            .auth_with(&[("Switchboard-API-Key", key), ("Switchboard-API-Secret", secret)])
+            .await;
+        assert_eq!(response.status(), 200, "auth for {key} failed");
+        response.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned()
+    }
+
+    pub async fn live_token(&self) -> String {
+        self.token_for(LIVE_KEY, LIVE_SECRET).await
+    }
+
+    pub async fn sandbox_token(&self) -> String {
+        self.token_for(SANDBOX_KEY, SANDBOX_SECRET).await
+    }
+
+    /// GET with a bearer token.
+    pub async fn get(&self, path: &str, token: &str) -> Response {
+        self.client.get(self.url(path)).bearer_auth(token).send().await.unwrap()
+    }
+
+    /// An admin call with the admin token and an optional JSON body.
+    pub async fn admin(&self, method: Method, path: &str, body: Option<Value>) -> Response {
+        let mut request = self.client.request(method, self.url(path)).bearer_auth(ADMIN_TOKEN);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        request.send().await.unwrap()
+    }
+
+    /// Moves the manual clock forward.
+    pub async fn advance_clock(&self, seconds: i64) {
+        let response = self
+            .admin(Method::POST, "/admin/v1/clock", Some(serde_json::json!({ "advanceSeconds": seconds })))
+            .await;
+        assert_eq!(response.status(), 200);
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        // Without a stop the server would outlive the test's System and keep the port.
+        drop(self.handle.stop(false));
+    }
+}
+
+/// Status and parsed JSON body of a response.
+pub async fn status_and_json(response: Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    let body = serde_json::from_str(&text).unwrap_or_else(|_| panic!("body is not JSON: {text:?}"));
+    (status, body)
+}
+
+/// The built `switchboard` binary, started as a child process.
+pub struct BinaryServer {
+    pub child: Child,
+    pub address: String,
+}
+
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_switchboard")
+}
+
+impl BinaryServer {
+    /// Starts the binary with `config_path` and `data_dir` and waits for its "listening on" line.
+    pub fn start(config_path: &Path, data_dir: &Path) -> BinaryServer {
+        let mut child = Command::new(binary())
+            .args(["serve", "--config"])
+            .arg(config_path)
+            .env("SWITCHBOARD_BIND", "127.0.0.1:0")
+            .env("SWITCHBOARD_DATA_DIR", data_dir)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut first = String::new();
+        BufReader::new(stdout).read_line(&mut first).unwrap();
+        let address = first
+            .trim()
+            .strip_prefix("Switchboard listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+            .to_owned();
+        BinaryServer { child, address }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.address)
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill").args([signal, &self.child.id().to_string()]).status().unwrap();
+        assert!(status.success());
+    }
+
+    /// SIGTERM, then the exit code.
+    pub fn terminate(mut self) -> Option<i32> {
+        self.signal("-TERM");
+        self.child.wait().unwrap().code()
+    }
+
+    /// kill -9: no chance to flush anything.
+    pub fn kill_hard(mut self) {
+        self.signal("-KILL");
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for BinaryServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Writes a test config into `dir` and returns its path.
+pub fn write_config(dir: &Path, config: &TestConfig) -> PathBuf {
+    let path = dir.join("switchboard.toml");
+    std::fs::write(&path, config.to_toml()).unwrap();
+    path
+}
