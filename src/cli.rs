@@ -8,7 +8,12 @@ use crate::configuration::Overrides;
 
 /// Switchboard: a self-hostable request-extraction server for US health-insurance payers.
 #[derive(Debug, Parser)]
-#[command(name = "switchboard", version, about, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "switchboard",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     /// What to do; `serve` when omitted.
     #[command(subcommand)]

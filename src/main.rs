@@ -49,10 +49,17 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
             })
         })
         .collect();
-    let admin = settings.server.admin_token.as_ref().map(|t| t.expose().to_owned());
+    let admin = settings
+        .server
+        .admin_token
+        .as_ref()
+        .map(|t| t.expose().to_owned());
     let application = Application::build(settings).await?;
     // The first stdout line is the contract with scripts and tests that start the binary.
-    println!("Switchboard listening on http://{host}:{}", application.port());
+    println!(
+        "Switchboard listening on http://{host}:{}",
+        application.port()
+    );
     if demo {
         println!("Demo credentials (embedded config/default.toml, local use only):");
         for line in &credentials {

@@ -29,11 +29,16 @@ where
     // The request is not cloned before the call: actix routing needs to own it uniquely. So a panic is
     // answered with an `Err`, which the dispatcher renders through `ApiError::error_response`.
     let call = if gated {
-        let mut response = ApiError::new(Code::NotReady, "Switchboard is starting; retry shortly").error_response();
-        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        let mut response = ApiError::new(Code::NotReady, "Switchboard is starting; retry shortly")
+            .error_response();
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         Err(req.into_response(response))
     } else {
-        Ok(std::panic::catch_unwind(AssertUnwindSafe(|| service.call(req))))
+        Ok(std::panic::catch_unwind(AssertUnwindSafe(|| {
+            service.call(req)
+        })))
     };
     async move {
         let outcome = match call {
@@ -74,14 +79,23 @@ fn ensure_envelope(response: ServiceResponse<BoxBody>) -> ServiceResponse<BoxBod
     let request = response.request();
     let message = match code {
         Code::NotFound => format!("No route matches {} {}", request.method(), request.path()),
-        Code::MethodNotAllowed => format!("Method {} is not allowed on {}", request.method(), request.path()),
+        Code::MethodNotAllowed => format!(
+            "Method {} is not allowed on {}",
+            request.method(),
+            request.path()
+        ),
         Code::InternalError => "An unexpected error occurred; please retry the request.".to_owned(),
         _ => response
             .response()
             .error()
             .map(|e| e.to_string())
             .filter(|m| !m.is_empty())
-            .unwrap_or_else(|| status.canonical_reason().unwrap_or("Request failed").to_owned()),
+            .unwrap_or_else(|| {
+                status
+                    .canonical_reason()
+                    .unwrap_or("Request failed")
+                    .to_owned()
+            }),
     };
     let allow = response.headers().get(header::ALLOW).cloned();
     let (request, _) = response.into_parts();
@@ -92,4 +106,3 @@ fn ensure_envelope(response: ServiceResponse<BoxBody>) -> ServiceResponse<BoxBod
     let body = ApiError::new(code, message).body();
     ServiceResponse::new(request, builder.json(body))
 }
-

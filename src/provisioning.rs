@@ -7,8 +7,8 @@
 use chrono::{DateTime, Utc};
 use rand::distributions::{Alphanumeric, DistString};
 use switchboard_storage::{
-    AccountRecord, CredentialRecord, Environment, FieldCondition, FieldRecord, PayerRecord, PhoneBookEntry, PublishRule,
-    SchemaDefinition, SchemaFlags, StorageError, Store,
+    AccountRecord, CredentialRecord, Environment, FieldCondition, FieldRecord, PayerRecord,
+    PhoneBookEntry, PublishRule, SchemaDefinition, SchemaFlags, StorageError, Store,
 };
 
 use crate::auth::secret_digest;
@@ -17,9 +17,16 @@ use crate::configuration::Settings;
 use crate::domain::UsPhone;
 
 /// Upserts every schema, account and payer the settings declare.
-pub async fn provision(store: &Store, settings: &Settings, now: DateTime<Utc>) -> Result<(), StorageError> {
+pub async fn provision(
+    store: &Store,
+    settings: &Settings,
+    now: DateTime<Utc>,
+) -> Result<(), StorageError> {
     for spec in &settings.schemas {
-        let id = spec.id.as_deref().expect("validated config schemas have ids");
+        let id = spec
+            .id
+            .as_deref()
+            .expect("validated config schemas have ids");
         store
             .publish_schema(
                 id,
@@ -33,7 +40,10 @@ pub async fn provision(store: &Store, settings: &Settings, now: DateTime<Utc>) -
             .await?;
     }
     for spec in &settings.accounts {
-        let id = spec.id.as_deref().expect("validated config accounts have ids");
+        let id = spec
+            .id
+            .as_deref()
+            .expect("validated config accounts have ids");
         let existing = store.account(id)?;
         let record = account_record(id, spec, existing.as_ref(), now);
         if existing.as_ref() != Some(&record) {
@@ -41,7 +51,10 @@ pub async fn provision(store: &Store, settings: &Settings, now: DateTime<Utc>) -
         }
     }
     for spec in &settings.payers {
-        let name = spec.name.as_deref().expect("validated config payers have names");
+        let name = spec
+            .name
+            .as_deref()
+            .expect("validated config payers have names");
         store.put_payer(&payer_record(name, spec)).await?;
     }
     Ok(())
@@ -50,8 +63,15 @@ pub async fn provision(store: &Store, settings: &Settings, now: DateTime<Utc>) -
 /// The stored form of an account declaration. Declared credentials replace the issued ones, except that a
 /// pair declared again with the same key and secret keeps its id, so its live tokens stay valid. With no
 /// `credentials` declared, the issued pairs are kept.
-pub fn account_record(id: &str, spec: &AccountSpec, existing: Option<&AccountRecord>, now: DateTime<Utc>) -> AccountRecord {
-    let issued = existing.map(|a| a.credentials.as_slice()).unwrap_or_default();
+pub fn account_record(
+    id: &str,
+    spec: &AccountSpec,
+    existing: Option<&AccountRecord>,
+    now: DateTime<Utc>,
+) -> AccountRecord {
+    let issued = existing
+        .map(|a| a.credentials.as_slice())
+        .unwrap_or_default();
     let credentials = match &spec.credentials {
         None => issued.to_vec(),
         Some(declared) => declared
@@ -60,7 +80,11 @@ pub fn account_record(id: &str, spec: &AccountSpec, existing: Option<&AccountRec
                 let digest = secret_digest(c.secret.expose());
                 issued
                     .iter()
-                    .find(|i| i.key == c.key && i.secret_sha256 == digest && i.environment == c.environment)
+                    .find(|i| {
+                        i.key == c.key
+                            && i.secret_sha256 == digest
+                            && i.environment == c.environment
+                    })
                     .cloned()
                     .unwrap_or_else(|| CredentialRecord {
                         id: uuid::Uuid::new_v4().to_string(),
@@ -89,7 +113,8 @@ pub fn account_record(id: &str, spec: &AccountSpec, existing: Option<&AccountRec
             .iter()
             .map(|entry| PhoneBookEntry {
                 payer: entry.payer.trim().to_owned(),
-                phone: UsPhone::parse(&entry.phone).map_or_else(|| entry.phone.clone(), |p| p.digits().to_owned()),
+                phone: UsPhone::parse(&entry.phone)
+                    .map_or_else(|| entry.phone.clone(), |p| p.digits().to_owned()),
             })
             .collect(),
         credentials,
@@ -98,7 +123,10 @@ pub fn account_record(id: &str, spec: &AccountSpec, existing: Option<&AccountRec
 
 /// A fresh key/secret pair for `environment`. Returns the record to store and the plain secret, which is
 /// shown once and never stored.
-pub fn generate_credential(environment: Environment, now: DateTime<Utc>) -> (CredentialRecord, String) {
+pub fn generate_credential(
+    environment: Environment,
+    now: DateTime<Utc>,
+) -> (CredentialRecord, String) {
     let mut rng = rand::thread_rng();
     let prefix = match environment {
         Environment::Production => "sk_live_",

@@ -34,8 +34,10 @@ impl Application {
     pub async fn build(settings: Settings) -> anyhow::Result<Application> {
         let settings = Arc::new(settings);
         let data_dir = &settings.server.data_dir;
-        std::fs::create_dir_all(data_dir).with_context(|| format!("cannot create data_dir {}", data_dir.display()))?;
-        let store = Store::open(data_dir).with_context(|| format!("cannot open the store in {}", data_dir.display()))?;
+        std::fs::create_dir_all(data_dir)
+            .with_context(|| format!("cannot create data_dir {}", data_dir.display()))?;
+        let store = Store::open(data_dir)
+            .with_context(|| format!("cannot open the store in {}", data_dir.display()))?;
         let clock = match settings.clock {
             ClockSettings::System => Clock::system(),
             ClockSettings::Manual { start } => Clock::manual(start),
@@ -51,9 +53,15 @@ impl Application {
                 .await
                 .context("cannot initialise the token secret")?,
         };
-        let state = web::Data::new(AppState::new(store, clock, Arc::clone(&settings), TokenIssuer::new(&token_secret)));
+        let state = web::Data::new(AppState::new(
+            store,
+            clock,
+            Arc::clone(&settings),
+            TokenIssuer::new(&token_secret),
+        ));
 
-        let listener = TcpListener::bind(settings.server.bind).with_context(|| format!("cannot bind {}", settings.server.bind))?;
+        let listener = TcpListener::bind(settings.server.bind)
+            .with_context(|| format!("cannot bind {}", settings.server.bind))?;
         let port = listener.local_addr()?.port();
         let admin_enabled = settings.server.admin_token.is_some();
         let fault_injection = settings.server.fault_injection;
@@ -78,7 +86,11 @@ impl Application {
             .context("cannot provision the configured accounts, schemas and payers")?;
         state.mark_ready();
         tracing::info!(port, "switchboard ready");
-        Ok(Application { port, server, state })
+        Ok(Application {
+            port,
+            server,
+            state,
+        })
     }
 
     /// The bound port (useful with `bind = "127.0.0.1:0"`).
@@ -100,7 +112,10 @@ impl Application {
     /// store is flushed and closed.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         self.server.await.context("HTTP server failed")?;
-        self.state.store.close().context("final flush of the store failed")?;
+        self.state
+            .store
+            .close()
+            .context("final flush of the store failed")?;
         tracing::info!("switchboard stopped");
         Ok(())
     }

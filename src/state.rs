@@ -24,7 +24,12 @@ pub struct AppState {
 
 impl AppState {
     /// State that is not yet ready (see [`AppState::mark_ready`]).
-    pub fn new(store: Store, clock: Clock, settings: Arc<Settings>, tokens: TokenIssuer) -> AppState {
+    pub fn new(
+        store: Store,
+        clock: Clock,
+        settings: Arc<Settings>,
+        tokens: TokenIssuer,
+    ) -> AppState {
         AppState {
             store,
             clock,

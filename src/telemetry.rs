@@ -17,11 +17,20 @@ pub fn init_subscriber<W>(writer: W)
 where
     W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
 {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,actix_server=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer).with_target(false);
-    let json = std::env::var("SWITCHBOARD_LOG_FORMAT").is_ok_and(|v| v.eq_ignore_ascii_case("json"));
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,actix_server=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .with_target(false);
+    let json =
+        std::env::var("SWITCHBOARD_LOG_FORMAT").is_ok_and(|v| v.eq_ignore_ascii_case("json"));
     // A second init (tests, embedding) keeps the first subscriber.
-    let _ = if json { builder.json().try_init() } else { builder.try_init() };
+    let _ = if json {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
 }
 
 /// Root span of every HTTP request.
@@ -29,7 +38,9 @@ pub struct SwitchboardRootSpan;
 
 impl RootSpanBuilder for SwitchboardRootSpan {
     fn on_request_start(request: &ServiceRequest) -> Span {
-        let route = request.match_pattern().unwrap_or_else(|| "unmatched".to_owned());
+        let route = request
+            .match_pattern()
+            .unwrap_or_else(|| "unmatched".to_owned());
         tracing::info_span!(
             "http",
             method = %request.method(),
@@ -39,7 +50,10 @@ impl RootSpanBuilder for SwitchboardRootSpan {
         )
     }
 
-    fn on_request_end<B: MessageBody>(span: Span, outcome: &Result<ServiceResponse<B>, actix_web::Error>) {
+    fn on_request_end<B: MessageBody>(
+        span: Span,
+        outcome: &Result<ServiceResponse<B>, actix_web::Error>,
+    ) {
         let status = match outcome {
             Ok(response) => response.status(),
             Err(error) => error.as_response_error().status_code(),

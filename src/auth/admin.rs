@@ -26,10 +26,17 @@ impl FromRequest for Admin {
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            })
             .map(str::trim);
         let allowed = matches!((expected, presented), (Some(expected), Some(presented))
             if constant_time_eq(expected.expose().as_bytes(), presented.as_bytes()));
-        ready(if allowed { Ok(Admin) } else { Err(AdminUnauthorized) })
+        ready(if allowed {
+            Ok(Admin)
+        } else {
+            Err(AdminUnauthorized)
+        })
     }
 }

@@ -47,22 +47,41 @@ fn authenticate(req: &HttpRequest) -> Result<Caller, actix_web::Error> {
     let value = value.to_str().unwrap_or_default().trim();
     let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
     if !scheme.eq_ignore_ascii_case("bearer") {
-        return Err(reject(None, "Authorization header must use the Bearer scheme: 'Bearer <token>'").into());
+        return Err(reject(
+            None,
+            "Authorization header must use the Bearer scheme: 'Bearer <token>'",
+        )
+        .into());
     }
-    let claims = state.tokens.verify(token.trim(), state.clock.now()).map_err(|problem| match problem {
-        TokenProblem::Malformed => reject(
-            Some("invalid_token"),
-            "Authorization token is not in the form header.payload.signature",
-        ),
-        TokenProblem::Invalid => reject(Some("invalid_token"), "Authorization token is invalid"),
-        TokenProblem::Expired => reject(Some("invalid_token"), "Authorization token has expired"),
-    })?;
-    let account = state.store.account(&claims.sub).map_err(ApiError::from)?.ok_or_else(ApiError::account_not_found)?;
+    let claims = state
+        .tokens
+        .verify(token.trim(), state.clock.now())
+        .map_err(|problem| match problem {
+            TokenProblem::Malformed => reject(
+                Some("invalid_token"),
+                "Authorization token is not in the form header.payload.signature",
+            ),
+            TokenProblem::Invalid => {
+                reject(Some("invalid_token"), "Authorization token is invalid")
+            }
+            TokenProblem::Expired => {
+                reject(Some("invalid_token"), "Authorization token has expired")
+            }
+        })?;
+    let account = state
+        .store
+        .account(&claims.sub)
+        .map_err(ApiError::from)?
+        .ok_or_else(ApiError::account_not_found)?;
     let credential_live = account
         .credential(&claims.cid)
         .is_some_and(|credential| credential.environment == claims.env);
     if !credential_live {
-        return Err(reject(Some("invalid_token"), "Authorization token has been revoked").into());
+        return Err(reject(
+            Some("invalid_token"),
+            "Authorization token has been revoked",
+        )
+        .into());
     }
     Ok(Caller {
         account,

@@ -22,8 +22,14 @@ mod tests {
         let digest = secret_digest("s3cret");
         assert_eq!(digest.len(), 64);
         assert_eq!(digest, secret_digest("s3cret"));
-        assert!(constant_time_eq(digest.as_bytes(), secret_digest("s3cret").as_bytes()));
-        assert!(!constant_time_eq(digest.as_bytes(), secret_digest("s3cres").as_bytes()));
+        assert!(constant_time_eq(
+            digest.as_bytes(),
+            secret_digest("s3cret").as_bytes()
+        ));
+        assert!(!constant_time_eq(
+            digest.as_bytes(),
+            secret_digest("s3cres").as_bytes()
+        ));
         assert!(!constant_time_eq(b"short", b"longer"));
     }
 }

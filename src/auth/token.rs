@@ -63,7 +63,13 @@ impl TokenIssuer {
     }
 
     /// A token for `credential_id` of `account_id`, valid for [`TOKEN_LIFETIME`] from `now`.
-    pub fn issue(&self, account_id: &str, environment: Environment, credential_id: &str, now: DateTime<Utc>) -> String {
+    pub fn issue(
+        &self,
+        account_id: &str,
+        environment: Environment,
+        credential_id: &str,
+        now: DateTime<Utc>,
+    ) -> String {
         let claims = Claims {
             sub: account_id.to_owned(),
             env: environment,
@@ -72,17 +78,23 @@ impl TokenIssuer {
             exp: (now + TOKEN_LIFETIME).timestamp(),
             jti: uuid::Uuid::new_v4().simple().to_string(),
         };
-        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).expect("HS256 signing cannot fail")
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+            .expect("HS256 signing cannot fail")
     }
 
     /// Checks signature, algorithm and expiry (against `now`).
     pub fn verify(&self, token: &str, now: DateTime<Utc>) -> Result<Claims, TokenProblem> {
         let parts: Vec<&str> = token.split('.').collect();
-        let base64url = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        let base64url = |p: &&str| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        };
         if parts.len() != 3 || !parts.iter().all(base64url) {
             return Err(TokenProblem::Malformed);
         }
-        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).map_err(|_| TokenProblem::Invalid)?;
+        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+            .map_err(|_| TokenProblem::Invalid)?;
         if data.claims.exp <= now.timestamp() {
             return Err(TokenProblem::Expired);
         }
@@ -103,7 +115,10 @@ mod tests {
         let issuer = TokenIssuer::new(b"0123456789abcdef0123456789abcdef");
         let token = issuer.issue("acme", Environment::Sandbox, "cred-1", now());
         let claims = issuer.verify(&token, now()).unwrap();
-        assert_eq!((claims.sub.as_str(), claims.env, claims.cid.as_str()), ("acme", Environment::Sandbox, "cred-1"));
+        assert_eq!(
+            (claims.sub.as_str(), claims.env, claims.cid.as_str()),
+            ("acme", Environment::Sandbox, "cred-1")
+        );
         assert_eq!(claims.exp - claims.iat, 3600);
     }
 
@@ -111,25 +126,40 @@ mod tests {
     fn a_token_expires_exactly_at_one_hour_with_no_leeway() {
         let issuer = TokenIssuer::new(b"k");
         let token = issuer.issue("acme", Environment::Production, "c", now());
-        assert!(issuer.verify(&token, now() + Duration::seconds(3599)).is_ok());
-        assert_eq!(issuer.verify(&token, now() + Duration::seconds(3600)), Err(TokenProblem::Expired));
+        assert!(issuer
+            .verify(&token, now() + Duration::seconds(3599))
+            .is_ok());
+        assert_eq!(
+            issuer.verify(&token, now() + Duration::seconds(3600)),
+            Err(TokenProblem::Expired)
+        );
     }
 
     #[test]
     fn tampering_or_another_key_invalidates_a_token() {
         let issuer = TokenIssuer::new(b"key-one");
         let token = issuer.issue("acme", Environment::Production, "c", now());
-        assert_eq!(TokenIssuer::new(b"key-two").verify(&token, now()), Err(TokenProblem::Invalid));
+        assert_eq!(
+            TokenIssuer::new(b"key-two").verify(&token, now()),
+            Err(TokenProblem::Invalid)
+        );
         let mut parts: Vec<String> = token.split('.').map(str::to_owned).collect();
         parts[1] = parts[1].chars().rev().collect();
-        assert_eq!(issuer.verify(&parts.join("."), now()), Err(TokenProblem::Invalid));
+        assert_eq!(
+            issuer.verify(&parts.join("."), now()),
+            Err(TokenProblem::Invalid)
+        );
     }
 
     #[test]
     fn only_three_part_tokens_are_well_formed() {
         let issuer = TokenIssuer::new(b"k");
         for bad in ["", "abc", "a.b", "a.b.c.d", "a..c", "a.b c.d", "a.b.c!"] {
-            assert_eq!(issuer.verify(bad, now()), Err(TokenProblem::Malformed), "{bad:?}");
+            assert_eq!(
+                issuer.verify(bad, now()),
+                Err(TokenProblem::Malformed),
+                "{bad:?}"
+            );
         }
     }
 
@@ -139,6 +169,9 @@ mod tests {
         let header = "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0"; // {"alg":"none","typ":"JWT"}
         let token = issuer.issue("acme", Environment::Production, "c", now());
         let payload = token.split('.').nth(1).unwrap();
-        assert_eq!(issuer.verify(&format!("{header}.{payload}.sig"), now()), Err(TokenProblem::Invalid));
+        assert_eq!(
+            issuer.verify(&format!("{header}.{payload}.sig"), now()),
+            Err(TokenProblem::Invalid)
+        );
     }
 }

@@ -15,7 +15,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use raw::{DialerKind, InputType};
-pub use settings::{ClockSettings, DialerSettings, ServerSettings, Settings, SimulationSettings, WebhookSettings};
+pub use settings::{
+    ClockSettings, DialerSettings, ServerSettings, Settings, SimulationSettings, WebhookSettings,
+};
 
 /// The embedded demo configuration served by `cargo run --release`.
 pub const DEFAULT_CONFIG: &str = include_str!("../../config/default.toml");
@@ -66,8 +68,16 @@ pub struct ConfigError {
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.key {
-            Some(key) => write!(f, "invalid configuration in {}: {key}: {}", self.source, self.problem),
-            None => write!(f, "invalid configuration in {}: {}", self.source, self.problem),
+            Some(key) => write!(
+                f,
+                "invalid configuration in {}: {key}: {}",
+                self.source, self.problem
+            ),
+            None => write!(
+                f,
+                "invalid configuration in {}: {}",
+                self.source, self.problem
+            ),
         }
     }
 }
@@ -90,19 +100,31 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
 }
 
 /// Loads settings from TOML text merged over the embedded defaults, as if it were a config file.
-pub fn from_toml_str(text: &str, label: &str, overrides: &Overrides) -> Result<Settings, ConfigError> {
+pub fn from_toml_str(
+    text: &str,
+    label: &str,
+    overrides: &Overrides,
+) -> Result<Settings, ConfigError> {
     from_layers(ConfigSource::Text(label.to_owned()), Some(text), overrides)
 }
 
-fn from_layers(source: ConfigSource, text: Option<&str>, overrides: &Overrides) -> Result<Settings, ConfigError> {
+fn from_layers(
+    source: ConfigSource,
+    text: Option<&str>,
+    overrides: &Overrides,
+) -> Result<Settings, ConfigError> {
     let error = |key: Option<String>, problem: String| ConfigError {
         source: source.to_string(),
         key,
         problem,
     };
-    let mut table: toml::Table = DEFAULT_CONFIG.parse().expect("embedded default config is valid TOML");
+    let mut table: toml::Table = DEFAULT_CONFIG
+        .parse()
+        .expect("embedded default config is valid TOML");
     if let Some(text) = text {
-        let file: toml::Table = text.parse().map_err(|e: toml::de::Error| error(None, e.to_string().trim().to_owned()))?;
+        let file: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| error(None, e.to_string().trim().to_owned()))?;
         table.remove("accounts");
         merge(&mut table, file);
     }
@@ -115,13 +137,20 @@ fn from_layers(source: ConfigSource, text: Option<&str>, overrides: &Overrides) 
         server.insert("bind".into(), toml::Value::String(bind.clone()));
     }
     if let Some(dir) = &overrides.data_dir {
-        server.insert("data_dir".into(), toml::Value::String(dir.display().to_string()));
+        server.insert(
+            "data_dir".into(),
+            toml::Value::String(dir.display().to_string()),
+        );
     }
-    let raw: raw::RawConfig = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
-        let path = e.path().to_string();
-        let problem = e.into_inner().to_string();
-        error((path != ".").then_some(path), problem.lines().next().unwrap_or_default().trim().to_owned())
-    })?;
+    let raw: raw::RawConfig =
+        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            let path = e.path().to_string();
+            let problem = e.into_inner().to_string();
+            error(
+                (path != ".").then_some(path),
+                problem.lines().next().unwrap_or_default().trim().to_owned(),
+            )
+        })?;
     Settings::validate(raw, source.clone(), overrides).map_err(|e| error(Some(e.key), e.problem))
 }
 
@@ -129,7 +158,9 @@ fn from_layers(source: ConfigSource, text: Option<&str>, overrides: &Overrides) 
 fn merge(base: &mut toml::Table, over: toml::Table) {
     for (key, value) in over {
         match (base.get_mut(&key), value) {
-            (Some(toml::Value::Table(base_table)), toml::Value::Table(over_table)) => merge(base_table, over_table),
+            (Some(toml::Value::Table(base_table)), toml::Value::Table(over_table)) => {
+                merge(base_table, over_table)
+            }
             (_, value) => {
                 base.insert(key, value);
             }
@@ -139,7 +170,9 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
 
 /// The config path from the environment, for `Overrides`.
 pub fn env_path(var: &str) -> Option<PathBuf> {
-    std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from)
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
 }
 
 /// Whether `path` names the repository's default config file.
@@ -180,7 +213,8 @@ mod tests {
             data_dir: Some("/tmp/x".into()),
             ..Overrides::default()
         };
-        let settings = from_toml_str("[server]\nbind = \"127.0.0.1:9999\"", "t", &overrides).unwrap();
+        let settings =
+            from_toml_str("[server]\nbind = \"127.0.0.1:9999\"", "t", &overrides).unwrap();
         assert_eq!(settings.server.bind.port(), 0);
         assert_eq!(settings.server.data_dir, PathBuf::from("/tmp/x"));
     }
@@ -194,17 +228,33 @@ mod tests {
             ("[clock]\nmode = \"manual\"", "clock.start"),
             ("[simulation]\ntime_scale = 0.0", "simulation.time_scale"),
             ("[dialer]\nkind = \"http\"", "dialer.url"),
-            ("[webhooks]\nround_delays_s = [1, 2, 3, 4]", "webhooks.round_delays_s"),
-            ("[webhooks]\nround_delays_s = [900, 700000]", "webhooks.round_delays_s"),
-            ("[[accounts]]\nid = \"a\"\ndaily_call_capacity = 1\nschemas = [\"nope\"]", "accounts[0].schemas[0]"),
+            (
+                "[webhooks]\nround_delays_s = [1, 2, 3, 4]",
+                "webhooks.round_delays_s",
+            ),
+            (
+                "[webhooks]\nround_delays_s = [900, 700000]",
+                "webhooks.round_delays_s",
+            ),
+            (
+                "[[accounts]]\nid = \"a\"\ndaily_call_capacity = 1\nschemas = [\"nope\"]",
+                "accounts[0].schemas[0]",
+            ),
             ("[[accounts]]\ndaily_call_capacity = 1", "accounts[0].id"),
-            ("[[accounts]]\nid = \"a\"\ndaily_call_capacity = -1", "accounts[0].daily_call_capacity"),
+            (
+                "[[accounts]]\nid = \"a\"\ndaily_call_capacity = -1",
+                "accounts[0].daily_call_capacity",
+            ),
             ("[input_types]\nfoo = \"colour\"", "input_types.foo"),
         ];
         for (text, key) in cases {
             let err = load_text(text).unwrap_err();
             assert_eq!(err.key.as_deref(), Some(key), "{text}: {err}");
-            assert!(err.to_string().starts_with("invalid configuration in test.toml: "), "{err}");
+            assert!(
+                err.to_string()
+                    .starts_with("invalid configuration in test.toml: "),
+                "{err}"
+            );
         }
     }
 

@@ -107,8 +107,18 @@ pub struct WebhookSettings {
 const SEVEN_DAYS_S: u64 = 7 * 24 * 3600;
 
 impl Settings {
-    pub(super) fn validate(raw: RawConfig, source: ConfigSource, overrides: &Overrides) -> Result<Settings, SpecError> {
-        let env_note = |var: &str, set: bool| if set { format!(" (set by {var})") } else { String::new() };
+    pub(super) fn validate(
+        raw: RawConfig,
+        source: ConfigSource,
+        overrides: &Overrides,
+    ) -> Result<Settings, SpecError> {
+        let env_note = |var: &str, set: bool| {
+            if set {
+                format!(" (set by {var})")
+            } else {
+                String::new()
+            }
+        };
         let bind = raw.server.bind.parse::<SocketAddr>().map_err(|_| {
             SpecError::new(
                 "server.bind",
@@ -122,7 +132,10 @@ impl Settings {
         if raw.server.data_dir.trim().is_empty() {
             return Err(SpecError::new(
                 "server.data_dir",
-                format!("must not be empty{}", env_note("SWITCHBOARD_DATA_DIR", overrides.data_dir.is_some())),
+                format!(
+                    "must not be empty{}",
+                    env_note("SWITCHBOARD_DATA_DIR", overrides.data_dir.is_some())
+                ),
             ));
         }
         let public_url = validate_http_url("server.public_url", &raw.server.public_url)?;
@@ -133,42 +146,69 @@ impl Settings {
                 "must be 1 to 40 ASCII letters or digits (it becomes part of header names)",
             ));
         }
-        if raw.server.admin_token.as_ref().is_some_and(|t| t.expose().trim().is_empty()) {
-            return Err(SpecError::new("server.admin_token", "must not be blank; remove the key to disable the admin API"));
+        if raw
+            .server
+            .admin_token
+            .as_ref()
+            .is_some_and(|t| t.expose().trim().is_empty())
+        {
+            return Err(SpecError::new(
+                "server.admin_token",
+                "must not be blank; remove the key to disable the admin API",
+            ));
         }
-        if raw.server.token_secret.as_ref().is_some_and(|t| t.expose().len() < 16) {
-            return Err(SpecError::new("server.token_secret", "must be at least 16 characters"));
+        if raw
+            .server
+            .token_secret
+            .as_ref()
+            .is_some_and(|t| t.expose().len() < 16)
+        {
+            return Err(SpecError::new(
+                "server.token_secret",
+                "must be at least 16 characters",
+            ));
         }
         let clock = match (raw.clock.mode, &raw.clock.start) {
             (ClockMode::System, _) => ClockSettings::System,
             (ClockMode::Manual, None) => {
-                return Err(SpecError::new("clock.start", "is required when mode = \"manual\""));
+                return Err(SpecError::new(
+                    "clock.start",
+                    "is required when mode = \"manual\"",
+                ));
             }
             (ClockMode::Manual, Some(start)) => ClockSettings::Manual {
                 start: DateTime::parse_from_rfc3339(start)
-                    .map_err(|e| SpecError::new("clock.start", format!("{start:?} is not an RFC 3339 instant: {e}")))?
+                    .map_err(|e| {
+                        SpecError::new(
+                            "clock.start",
+                            format!("{start:?} is not an RFC 3339 instant: {e}"),
+                        )
+                    })?
                     .with_timezone(&Utc),
             },
         };
         let time_scale = raw.simulation.time_scale;
         if !(time_scale.is_finite() && time_scale > 0.0) {
-            return Err(SpecError::new("simulation.time_scale", "must be a positive number"));
+            return Err(SpecError::new(
+                "simulation.time_scale",
+                "must be a positive number",
+            ));
         }
         let dialer = match raw.dialer.kind {
             DialerKind::Simulated => DialerSettings::Simulated,
             DialerKind::Http => {
-                let url = raw
-                    .dialer
-                    .url
-                    .as_deref()
-                    .ok_or_else(|| SpecError::new("dialer.url", "is required when kind = \"http\""))?;
+                let url = raw.dialer.url.as_deref().ok_or_else(|| {
+                    SpecError::new("dialer.url", "is required when kind = \"http\"")
+                })?;
                 DialerSettings::Http {
                     url: validate_http_url("dialer.url", url)?,
                     secret: raw
                         .dialer
                         .secret
                         .filter(|s| !s.expose().is_empty())
-                        .ok_or_else(|| SpecError::new("dialer.secret", "is required when kind = \"http\""))?,
+                        .ok_or_else(|| {
+                            SpecError::new("dialer.secret", "is required when kind = \"http\"")
+                        })?,
                 }
             }
         };
@@ -209,28 +249,52 @@ impl Settings {
 
 fn validate_webhooks(raw: &super::raw::RawWebhooks) -> Result<WebhookSettings, SpecError> {
     if raw.attempt_timeout_ms == 0 || raw.attempt_timeout_ms > 60_000 {
-        return Err(SpecError::new("webhooks.attempt_timeout_ms", "must be between 1 and 60000"));
+        return Err(SpecError::new(
+            "webhooks.attempt_timeout_ms",
+            "must be between 1 and 60000",
+        ));
     }
     if raw.inline_backoff_ms.len() > 10 {
-        return Err(SpecError::new("webhooks.inline_backoff_ms", "at most 10 inline retries"));
+        return Err(SpecError::new(
+            "webhooks.inline_backoff_ms",
+            "at most 10 inline retries",
+        ));
     }
     if raw.round_delays_s.len() > 3 {
-        return Err(SpecError::new("webhooks.round_delays_s", "at most 3 delayed rounds"));
+        return Err(SpecError::new(
+            "webhooks.round_delays_s",
+            "at most 3 delayed rounds",
+        ));
     }
-    if raw.round_delays_s.iter().any(|&d| d == 0 || d > SEVEN_DAYS_S) {
+    if raw
+        .round_delays_s
+        .iter()
+        .any(|&d| d == 0 || d > SEVEN_DAYS_S)
+    {
         return Err(SpecError::new(
             "webhooks.round_delays_s",
             "each round must fall within 7 days (1 to 604800 seconds) of the terminal state",
         ));
     }
     if raw.round_delays_s.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(SpecError::new("webhooks.round_delays_s", "rounds must be in increasing order"));
+        return Err(SpecError::new(
+            "webhooks.round_delays_s",
+            "rounds must be in increasing order",
+        ));
     }
     Ok(WebhookSettings {
         allow_private_targets: raw.allow_private_targets,
         attempt_timeout: Duration::from_millis(raw.attempt_timeout_ms),
-        inline_backoff: raw.inline_backoff_ms.iter().map(|&ms| Duration::from_millis(ms)).collect(),
-        round_delays: raw.round_delays_s.iter().map(|&s| Duration::from_secs(s)).collect(),
+        inline_backoff: raw
+            .inline_backoff_ms
+            .iter()
+            .map(|&ms| Duration::from_millis(ms))
+            .collect(),
+        round_delays: raw
+            .round_delays_s
+            .iter()
+            .map(|&s| Duration::from_secs(s))
+            .collect(),
     })
 }
 
@@ -238,10 +302,16 @@ fn validate_schemas(schemas: Vec<SchemaSpec>) -> Result<Vec<SchemaSpec>, SpecErr
     let mut ids = HashSet::new();
     for (i, schema) in schemas.iter().enumerate() {
         let at = format!("schemas[{i}]");
-        let id = schema.id.as_deref().ok_or_else(|| SpecError::new(format!("{at}.id"), "is required"))?;
+        let id = schema
+            .id
+            .as_deref()
+            .ok_or_else(|| SpecError::new(format!("{at}.id"), "is required"))?;
         schema.validate().map_err(|e| e.within(&at))?;
         if !ids.insert(id) {
-            return Err(SpecError::new(format!("{at}.id"), format!("{id:?} is declared twice")));
+            return Err(SpecError::new(
+                format!("{at}.id"),
+                format!("{id:?} is declared twice"),
+            ));
         }
     }
     for (i, schema) in schemas.iter().enumerate() {
@@ -257,16 +327,25 @@ fn validate_schemas(schemas: Vec<SchemaSpec>) -> Result<Vec<SchemaSpec>, SpecErr
     Ok(schemas)
 }
 
-fn validate_accounts(accounts: Vec<AccountSpec>, schemas: &[SchemaSpec]) -> Result<Vec<AccountSpec>, SpecError> {
+fn validate_accounts(
+    accounts: Vec<AccountSpec>,
+    schemas: &[SchemaSpec],
+) -> Result<Vec<AccountSpec>, SpecError> {
     let known: BTreeSet<&str> = schemas.iter().filter_map(|s| s.id.as_deref()).collect();
     let mut ids = HashSet::new();
     let mut keys = HashSet::new();
     for (i, account) in accounts.iter().enumerate() {
         let at = format!("accounts[{i}]");
-        let id = account.id.as_deref().ok_or_else(|| SpecError::new(format!("{at}.id"), "is required"))?;
+        let id = account
+            .id
+            .as_deref()
+            .ok_or_else(|| SpecError::new(format!("{at}.id"), "is required"))?;
         account.validate().map_err(|e| e.within(&at))?;
         if !ids.insert(id) {
-            return Err(SpecError::new(format!("{at}.id"), format!("{id:?} is declared twice")));
+            return Err(SpecError::new(
+                format!("{at}.id"),
+                format!("{id:?} is declared twice"),
+            ));
         }
         for (j, schema) in account.schemas.iter().enumerate() {
             if !known.contains(schema.as_str()) {
@@ -292,10 +371,16 @@ fn validate_payers(payers: Vec<PayerSpec>) -> Result<Vec<PayerSpec>, SpecError> 
     let mut names = HashSet::new();
     for (i, payer) in payers.iter().enumerate() {
         let at = format!("payers[{i}]");
-        let name = payer.name.as_deref().ok_or_else(|| SpecError::new(format!("{at}.name"), "is required"))?;
+        let name = payer
+            .name
+            .as_deref()
+            .ok_or_else(|| SpecError::new(format!("{at}.name"), "is required"))?;
         payer.validate().map_err(|e| e.within(&at))?;
         if !names.insert(name.to_lowercase()) {
-            return Err(SpecError::new(format!("{at}.name"), format!("{name:?} is declared twice")));
+            return Err(SpecError::new(
+                format!("{at}.name"),
+                format!("{name:?} is declared twice"),
+            ));
         }
     }
     Ok(payers)

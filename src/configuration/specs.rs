@@ -105,12 +105,19 @@ impl AccountSpec {
             return Err(SpecError::new("name", "must not be blank"));
         }
         if self.timezone.parse::<chrono_tz::Tz>().is_err() {
-            return Err(SpecError::new("timezone", format!("{:?} is not an IANA time zone", self.timezone)));
+            return Err(SpecError::new(
+                "timezone",
+                format!("{:?} is not an IANA time zone", self.timezone),
+            ));
         }
         if let Some(url) = &self.webhook_url {
             validate_http_url("webhook_url", url)?;
         }
-        if self.webhook_secret.as_ref().is_some_and(|s| s.expose().is_empty()) {
+        if self
+            .webhook_secret
+            .as_ref()
+            .is_some_and(|s| s.expose().is_empty())
+        {
             return Err(SpecError::new("webhook_secret", "must not be empty"));
         }
         let mut keys = BTreeSet::new();
@@ -122,7 +129,8 @@ impl AccountSpec {
                     "must be 1 to 200 visible ASCII characters without spaces",
                 ));
             }
-            if credential.secret.expose().is_empty() || !is_header_token(credential.secret.expose()) {
+            if credential.secret.expose().is_empty() || !is_header_token(credential.secret.expose())
+            {
                 return Err(SpecError::new(
                     format!("{at}.secret"),
                     "must be 1 to 200 visible ASCII characters without spaces",
@@ -134,7 +142,10 @@ impl AccountSpec {
         }
         for (i, entry) in self.phone_book.iter().enumerate() {
             if entry.payer.trim().is_empty() {
-                return Err(SpecError::new(format!("phone_book[{i}].payer"), "must not be blank"));
+                return Err(SpecError::new(
+                    format!("phone_book[{i}].payer"),
+                    "must not be blank",
+                ));
             }
             if UsPhone::parse(&entry.phone).is_none() {
                 return Err(SpecError::new(
@@ -217,7 +228,10 @@ impl SchemaSpec {
         if let Some(id) = &self.id {
             SchemaId::try_from(id.clone()).map_err(|e| SpecError::new("id", e.to_string()))?;
             if self.follow_up.as_deref() == Some(id.as_str()) {
-                return Err(SpecError::new("follow_up", "a schema cannot chain to itself"));
+                return Err(SpecError::new(
+                    "follow_up",
+                    "a schema cannot chain to itself",
+                ));
             }
         }
         if self.request_type.trim().is_empty() {
@@ -230,18 +244,27 @@ impl SchemaSpec {
             return Err(SpecError::new("version", "versions start at 1"));
         }
         let mut inputs = BTreeSet::new();
-        for (list, keys) in [("required_inputs", &self.required_inputs), ("optional_inputs", &self.optional_inputs)] {
+        for (list, keys) in [
+            ("required_inputs", &self.required_inputs),
+            ("optional_inputs", &self.optional_inputs),
+        ] {
             for (i, key) in keys.iter().enumerate() {
                 if key.trim().is_empty() {
                     return Err(SpecError::new(format!("{list}[{i}]"), "must not be blank"));
                 }
                 if !inputs.insert(key.as_str()) {
-                    return Err(SpecError::new(format!("{list}[{i}]"), format!("{key:?} is listed twice")));
+                    return Err(SpecError::new(
+                        format!("{list}[{i}]"),
+                        format!("{key:?} is listed twice"),
+                    ));
                 }
             }
         }
         if self.fields.is_empty() {
-            return Err(SpecError::new("fields", "a schema needs at least one field"));
+            return Err(SpecError::new(
+                "fields",
+                "a schema needs at least one field",
+            ));
         }
         let names: BTreeSet<&str> = self.fields.iter().map(|f| f.name.as_str()).collect();
         if names.len() != self.fields.len() {
@@ -252,10 +275,15 @@ impl SchemaSpec {
                 .find(|(i, f)| self.fields[..*i].iter().any(|g| g.name == f.name))
                 .map(|(i, _)| i)
                 .unwrap_or_default();
-            return Err(SpecError::new(format!("fields[{duplicate}].name"), "is used by another field"));
+            return Err(SpecError::new(
+                format!("fields[{duplicate}].name"),
+                "is used by another field",
+            ));
         }
         for (i, field) in self.fields.iter().enumerate() {
-            field.validate(&names).map_err(|e| e.within(&format!("fields[{i}]")))?;
+            field
+                .validate(&names)
+                .map_err(|e| e.within(&format!("fields[{i}]")))?;
         }
         Ok(())
     }
@@ -271,16 +299,27 @@ impl FieldSpec {
         }
         match (self.field_type, &self.allowed_values) {
             (FieldType::Multiple, None) => {
-                return Err(SpecError::new("allowed_values", "a multiple field needs allowed_values"))
+                return Err(SpecError::new(
+                    "allowed_values",
+                    "a multiple field needs allowed_values",
+                ))
             }
-            (FieldType::Multiple, Some(values)) if values.is_empty() || values.iter().any(|v| v.trim().is_empty()) => {
-                return Err(SpecError::new("allowed_values", "must be non-blank values, at least one"))
+            (FieldType::Multiple, Some(values))
+                if values.is_empty() || values.iter().any(|v| v.trim().is_empty()) =>
+            {
+                return Err(SpecError::new(
+                    "allowed_values",
+                    "must be non-blank values, at least one",
+                ))
             }
             (FieldType::Multiple, Some(_)) => {}
             (other, Some(_)) => {
                 return Err(SpecError::new(
                     "allowed_values",
-                    format!("only multiple fields take allowed_values, not {}", other.as_str()),
+                    format!(
+                        "only multiple fields take allowed_values, not {}",
+                        other.as_str()
+                    ),
                 ))
             }
             (_, None) => {}
@@ -293,7 +332,10 @@ impl FieldSpec {
                 ));
             }
             if self.required {
-                return Err(SpecError::new("required", "a conditional field cannot be required"));
+                return Err(SpecError::new(
+                    "required",
+                    "a conditional field cannot be required",
+                ));
             }
         }
         Ok(())
@@ -331,7 +373,10 @@ impl PayerSpec {
         }
         if let Some(phone) = &self.phone {
             if UsPhone::parse(phone).is_none() {
-                return Err(SpecError::new("phone", format!("{phone:?} is not a valid U.S. phone number")));
+                return Err(SpecError::new(
+                    "phone",
+                    format!("{phone:?} is not a valid U.S. phone number"),
+                ));
             }
         }
         for (i, alias) in self.aliases.iter().enumerate() {
@@ -341,7 +386,10 @@ impl PayerSpec {
         }
         for (i, key) in self.required_inputs.iter().enumerate() {
             if key.trim().is_empty() {
-                return Err(SpecError::new(format!("required_inputs[{i}]"), "must not be blank"));
+                return Err(SpecError::new(
+                    format!("required_inputs[{i}]"),
+                    "must not be blank",
+                ));
             }
         }
         for (i, prefix) in self.member_id_prefixes.iter().enumerate() {
@@ -363,7 +411,11 @@ impl PayerSpec {
 
 /// Ids chosen by operators: letters, digits, `-` and `_`, up to 128 characters.
 pub(crate) fn validate_identifier(key: &str, id: &str) -> Result<(), SpecError> {
-    let valid = !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    let valid = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
     if valid {
         Ok(())
     } else {
@@ -375,9 +427,13 @@ pub(crate) fn validate_identifier(key: &str, id: &str) -> Result<(), SpecError> 
 }
 
 pub(crate) fn validate_http_url(key: &str, raw: &str) -> Result<url::Url, SpecError> {
-    let url = url::Url::parse(raw).map_err(|e| SpecError::new(key, format!("{raw:?} is not a URL: {e}")))?;
+    let url = url::Url::parse(raw)
+        .map_err(|e| SpecError::new(key, format!("{raw:?} is not a URL: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-        return Err(SpecError::new(key, format!("{raw:?} must be an http(s) URL with a host")));
+        return Err(SpecError::new(
+            key,
+            format!("{raw:?} must be an http(s) URL with a host"),
+        ));
     }
     Ok(url)
 }
@@ -415,17 +471,38 @@ mod tests {
     #[test]
     fn schema_rules_name_the_offending_key() {
         let cases = [
-            (BASE.replace("allowed_values = [\"PAID\", \"DENIED\"]", ""), "fields[0].allowed_values"),
-            (BASE.replace("type = \"multiple\"", "type = \"date\""), "fields[0].allowed_values"),
-            (BASE.replace("id = \"s\"", "id = \"_s\""), "id"),
-            (BASE.replace("request_type = \"claim-status\"", "request_type = \" \""), "request_type"),
             (
-                BASE.replace("required_inputs = [\"payerName\"]", "required_inputs = [\"payerName\"]\noptional_inputs = [\"payerName\"]"),
+                BASE.replace("allowed_values = [\"PAID\", \"DENIED\"]", ""),
+                "fields[0].allowed_values",
+            ),
+            (
+                BASE.replace("type = \"multiple\"", "type = \"date\""),
+                "fields[0].allowed_values",
+            ),
+            (BASE.replace("id = \"s\"", "id = \"_s\""), "id"),
+            (
+                BASE.replace("request_type = \"claim-status\"", "request_type = \" \""),
+                "request_type",
+            ),
+            (
+                BASE.replace(
+                    "required_inputs = [\"payerName\"]",
+                    "required_inputs = [\"payerName\"]\noptional_inputs = [\"payerName\"]",
+                ),
                 "optional_inputs[0]",
             ),
-            (format!("{BASE}\nwhen = {{ field = \"nope\", equals = \"x\" }}"), "fields[0].when.field"),
-            (format!("{BASE}\nwhen = {{ field = \"claimStatus\", equals = \"x\" }}"), "fields[0].when.field"),
-            (BASE.replace("id = \"s\"", "id = \"s\"\nfollow_up = \"s\""), "follow_up"),
+            (
+                format!("{BASE}\nwhen = {{ field = \"nope\", equals = \"x\" }}"),
+                "fields[0].when.field",
+            ),
+            (
+                format!("{BASE}\nwhen = {{ field = \"claimStatus\", equals = \"x\" }}"),
+                "fields[0].when.field",
+            ),
+            (
+                BASE.replace("id = \"s\"", "id = \"s\"\nfollow_up = \"s\""),
+                "follow_up",
+            ),
         ];
         for (text, key) in cases {
             let err = schema(&text).validate().unwrap_err();
@@ -444,7 +521,10 @@ mod tests {
         let text = format!(
             "{BASE}\n[[fields]]\nname = \"denial\"\nlabel = \"D\"\ndescription = \"Why?\"\ntype = \"alphanumeric\"\nrequired = true\nwhen = {{ field = \"claimStatus\", equals = \"DENIED\" }}"
         );
-        assert_eq!(schema(&text).validate().unwrap_err().key, "fields[1].required");
+        assert_eq!(
+            schema(&text).validate().unwrap_err().key,
+            "fields[1].required"
+        );
     }
 
     #[test]
@@ -473,19 +553,37 @@ mod tests {
         for (extra, key) in cases {
             assert_eq!(account(extra).validate().unwrap_err().key, key, "{extra}");
         }
-        account("timezone = \"America/Chicago\"").validate().unwrap();
+        account("timezone = \"America/Chicago\"")
+            .validate()
+            .unwrap();
     }
 
     #[test]
     fn unknown_features_do_not_parse() {
-        assert!(toml::from_str::<AccountSpec>("daily_call_capacity = 1\nfeatures = [\"teleport\"]").is_err());
+        assert!(toml::from_str::<AccountSpec>(
+            "daily_call_capacity = 1\nfeatures = [\"teleport\"]"
+        )
+        .is_err());
     }
 
     #[test]
     fn payer_rules_name_the_offending_key() {
-        let payer = |extra: &str| toml::from_str::<PayerSpec>(&format!("name = \"Aetna\"\n{extra}")).unwrap();
-        payer("phone = \"8005550100\"\nmember_id_prefixes = [\"A2B\"]").validate().unwrap();
-        assert_eq!(payer("phone = \"0005550100\"").validate().unwrap_err().key, "phone");
-        assert_eq!(payer("member_id_prefixes = [\"a1b\"]").validate().unwrap_err().key, "member_id_prefixes[0]");
+        let payer = |extra: &str| {
+            toml::from_str::<PayerSpec>(&format!("name = \"Aetna\"\n{extra}")).unwrap()
+        };
+        payer("phone = \"8005550100\"\nmember_id_prefixes = [\"A2B\"]")
+            .validate()
+            .unwrap();
+        assert_eq!(
+            payer("phone = \"0005550100\"").validate().unwrap_err().key,
+            "phone"
+        );
+        assert_eq!(
+            payer("member_id_prefixes = [\"a1b\"]")
+                .validate()
+                .unwrap_err()
+                .key,
+            "member_id_prefixes[0]"
+        );
     }
 }

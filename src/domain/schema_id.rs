@@ -56,7 +56,14 @@ mod tests {
 
     #[test]
     fn ordinary_ids_are_accepted() {
-        for ok in ["claim-status-basic", "vob_v2", "a", "x.y", "schema with spaces", &"a".repeat(1500)] {
+        for ok in [
+            "claim-status-basic",
+            "vob_v2",
+            "a",
+            "x.y",
+            "schema with spaces",
+            &"a".repeat(1500),
+        ] {
             assert!(parse(ok).is_ok(), "{ok:?} should be valid");
         }
     }
@@ -75,7 +82,10 @@ mod tests {
             let err = parse(raw).unwrap_err();
             assert!(err.to_string().contains(expected), "{raw:?}: {err}");
         }
-        assert!(parse(&"a".repeat(1501)).unwrap_err().to_string().contains("1500"));
+        assert!(parse(&"a".repeat(1501))
+            .unwrap_err()
+            .to_string()
+            .contains("1500"));
     }
 
     #[test]

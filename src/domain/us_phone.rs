@@ -13,7 +13,10 @@ impl UsPhone {
     /// Sanitizes and checks `raw`; `None` when it is not a valid U.S. number.
     pub fn parse(raw: &str) -> Option<UsPhone> {
         let first = raw.split([',', 'x', 'X']).next().unwrap_or_default();
-        let mut digits: String = first.chars().filter(|c| !matches!(c, ' ' | '(' | ')' | '-' | '+')).collect();
+        let mut digits: String = first
+            .chars()
+            .filter(|c| !matches!(c, ' ' | '(' | ')' | '-' | '+'))
+            .collect();
         if digits.len() == 11 && digits.starts_with('1') {
             digits.remove(0);
         }
@@ -59,19 +62,37 @@ mod tests {
             "800-555-0123x42",
             "800 555 0123 X 7",
         ] {
-            assert_eq!(UsPhone::parse(raw).map(|p| p.digits().to_owned()), Some("8005550123".into()), "{raw}");
+            assert_eq!(
+                UsPhone::parse(raw).map(|p| p.digits().to_owned()),
+                Some("8005550123".into()),
+                "{raw}"
+            );
         }
     }
 
     #[test]
     fn numbers_outside_the_numbering_plan_are_rejected() {
-        for raw in ["", "555-0123", "0005550123", "1805550123x", "8000550123", "8001550123", "80055501234", "800555012a", "800.555.0123", "28005550123"] {
+        for raw in [
+            "",
+            "555-0123",
+            "0005550123",
+            "1805550123x",
+            "8000550123",
+            "8001550123",
+            "80055501234",
+            "800555012a",
+            "800.555.0123",
+            "28005550123",
+        ] {
             assert_eq!(UsPhone::parse(raw), None, "{raw}");
         }
     }
 
     #[test]
     fn e164_prefixes_the_country_code() {
-        assert_eq!(UsPhone::parse("(800) 555-0123").unwrap().e164(), "+18005550123");
+        assert_eq!(
+            UsPhone::parse("(800) 555-0123").unwrap().e164(),
+            "+18005550123"
+        );
     }
 }

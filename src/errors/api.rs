@@ -64,9 +64,14 @@ impl Code {
     /// The HTTP status this code is always answered with.
     pub fn status(self) -> StatusCode {
         match self {
-            Code::InvalidRequest | Code::InvalidInputs | Code::PayerNotFound => StatusCode::BAD_REQUEST,
+            Code::InvalidRequest | Code::InvalidInputs | Code::PayerNotFound => {
+                StatusCode::BAD_REQUEST
+            }
             Code::PayerRequiredInputsDisabled => StatusCode::FORBIDDEN,
-            Code::SchemaNotFound | Code::RequestNotFound | Code::AccountNotFound | Code::NotFound => StatusCode::NOT_FOUND,
+            Code::SchemaNotFound
+            | Code::RequestNotFound
+            | Code::AccountNotFound
+            | Code::NotFound => StatusCode::NOT_FOUND,
             Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Code::Gone => StatusCode::GONE,
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -126,12 +131,18 @@ impl ApiError {
 
     /// 404 `SCHEMA_NOT_FOUND`.
     pub fn schema_not_found(schema_id: &str) -> ApiError {
-        ApiError::new(Code::SchemaNotFound, format!("Schema '{schema_id}' was not found"))
+        ApiError::new(
+            Code::SchemaNotFound,
+            format!("Schema '{schema_id}' was not found"),
+        )
     }
 
     /// 404 `ACCOUNT_NOT_FOUND`.
     pub fn account_not_found() -> ApiError {
-        ApiError::new(Code::AccountNotFound, "The account for these credentials no longer exists")
+        ApiError::new(
+            Code::AccountNotFound,
+            "The account for these credentials no longer exists",
+        )
     }
 
     /// 500 `INTERNAL_ERROR` from any cause.
@@ -150,7 +161,11 @@ impl ApiError {
     /// The envelope body.
     pub fn body(&self) -> Value {
         match self {
-            ApiError::Client { code, message, details } => {
+            ApiError::Client {
+                code,
+                message,
+                details,
+            } => {
                 let mut body = json!({ "error": code.as_str(), "message": message });
                 if let Some(details) = details {
                     body["details"] = details.clone();
@@ -191,7 +206,10 @@ mod tests {
     #[test]
     fn the_envelope_carries_code_and_message_and_details_only_when_given() {
         let plain = ApiError::invalid_request("bad");
-        assert_eq!(plain.body(), json!({"error": "INVALID_REQUEST", "message": "bad"}));
+        assert_eq!(
+            plain.body(),
+            json!({"error": "INVALID_REQUEST", "message": "bad"})
+        );
         let detailed = ApiError::Client {
             code: Code::InvalidInputs,
             message: "m".into(),
@@ -209,10 +227,22 @@ mod tests {
 
     #[test]
     fn every_code_maps_back_from_its_own_status_where_unambiguous() {
-        for code in [Code::NotFound, Code::MethodNotAllowed, Code::PayloadTooLarge, Code::UnsupportedMediaType, Code::Gone] {
+        for code in [
+            Code::NotFound,
+            Code::MethodNotAllowed,
+            Code::PayloadTooLarge,
+            Code::UnsupportedMediaType,
+            Code::Gone,
+        ] {
             assert_eq!(Code::for_status(code.status()), code);
         }
-        assert_eq!(Code::for_status(StatusCode::BAD_REQUEST), Code::InvalidRequest);
-        assert_eq!(Code::for_status(StatusCode::BAD_GATEWAY), Code::InternalError);
+        assert_eq!(
+            Code::for_status(StatusCode::BAD_REQUEST),
+            Code::InvalidRequest
+        );
+        assert_eq!(
+            Code::for_status(StatusCode::BAD_GATEWAY),
+            Code::InternalError
+        );
     }
 }

@@ -18,24 +18,36 @@ pub fn json_config() -> web::JsonConfig {
 
 /// `PathConfig` with the envelope.
 pub fn path_config() -> web::PathConfig {
-    web::PathConfig::default().error_handler(|e: PathError, _| ApiError::invalid_request(format!("Invalid path parameter: {e}")).into())
+    web::PathConfig::default().error_handler(|e: PathError, _| {
+        ApiError::invalid_request(format!("Invalid path parameter: {e}")).into()
+    })
 }
 
 /// `QueryConfig` with the envelope.
 pub fn query_config() -> web::QueryConfig {
-    web::QueryConfig::default()
-        .error_handler(|e: QueryPayloadError, _| ApiError::invalid_request(format!("Invalid query parameter: {e}")).into())
+    web::QueryConfig::default().error_handler(|e: QueryPayloadError, _| {
+        ApiError::invalid_request(format!("Invalid query parameter: {e}")).into()
+    })
 }
 
 fn json_error(error: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
     let api_error = match &error {
-        JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => ApiError::new(
-            Code::PayloadTooLarge,
-            format!("Request body exceeds the {MAX_BODY_BYTES}-byte limit"),
+        JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => {
+            ApiError::new(
+                Code::PayloadTooLarge,
+                format!("Request body exceeds the {MAX_BODY_BYTES}-byte limit"),
+            )
+        }
+        JsonPayloadError::ContentType => ApiError::new(
+            Code::UnsupportedMediaType,
+            "Content-Type must be application/json",
         ),
-        JsonPayloadError::ContentType => ApiError::new(Code::UnsupportedMediaType, "Content-Type must be application/json"),
-        JsonPayloadError::Deserialize(e) if e.is_data() => ApiError::invalid_request(format!("Request body has the wrong shape: {e}")),
-        JsonPayloadError::Deserialize(e) => ApiError::invalid_request(format!("Request body is not valid JSON: {e}")),
+        JsonPayloadError::Deserialize(e) if e.is_data() => {
+            ApiError::invalid_request(format!("Request body has the wrong shape: {e}"))
+        }
+        JsonPayloadError::Deserialize(e) => {
+            ApiError::invalid_request(format!("Request body is not valid JSON: {e}"))
+        }
         other => ApiError::invalid_request(format!("Request body could not be read: {other}")),
     };
     api_error.into()

@@ -5,11 +5,11 @@
 //! `{error}` ([`AuthError`]). Each is its own type so no handler can mix them up.
 
 mod api;
-mod extractors;
 mod auth;
+mod extractors;
 mod token;
 
 pub use api::{ApiError, Code};
-pub use extractors::{json_config, path_config, query_config, MAX_BODY_BYTES};
 pub use auth::{AdminUnauthorized, AuthError};
+pub use extractors::{json_config, path_config, query_config, MAX_BODY_BYTES};
 pub use token::TokenError;

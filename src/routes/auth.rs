@@ -7,7 +7,10 @@ use crate::state::AppState;
 
 /// `GET /v1/auth`: exchanges the key/secret headers for a one-hour bearer token.
 #[tracing::instrument(name = "auth", skip_all)]
-pub async fn get_token(req: HttpRequest, state: web::Data<AppState>) -> actix_web::Result<HttpResponse> {
+pub async fn get_token(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> actix_web::Result<HttpResponse> {
     let word = state.product_word();
     let header = |suffix: &str| {
         req.headers()
@@ -18,12 +21,28 @@ pub async fn get_token(req: HttpRequest, state: web::Data<AppState>) -> actix_we
     };
     let key = header("Key").ok_or(AuthError::MissingApiKey)?;
     let secret = header("Secret").ok_or(AuthError::MissingApiSecret)?;
-    let account = state.store.account_by_key(key).map_err(ApiError::from)?.ok_or(AuthError::InvalidApiKey)?;
-    let credential = account.credentials.iter().find(|c| c.key == key).ok_or(AuthError::InvalidApiKey)?;
-    if !constant_time_eq(secret_digest(secret).as_bytes(), credential.secret_sha256.as_bytes()) {
+    let account = state
+        .store
+        .account_by_key(key)
+        .map_err(ApiError::from)?
+        .ok_or(AuthError::InvalidApiKey)?;
+    let credential = account
+        .credentials
+        .iter()
+        .find(|c| c.key == key)
+        .ok_or(AuthError::InvalidApiKey)?;
+    if !constant_time_eq(
+        secret_digest(secret).as_bytes(),
+        credential.secret_sha256.as_bytes(),
+    ) {
         return Err(AuthError::Unauthorized.into());
     }
-    let token = state.tokens.issue(&account.id, credential.environment, &credential.id, state.clock.now());
+    let token = state.tokens.issue(
+        &account.id,
+        credential.environment,
+        &credential.id,
+        state.clock.now(),
+    );
     tracing::info!(account = %account.id, environment = credential.environment.as_str(), "token issued");
     Ok(HttpResponse::Ok().json(json!({ "token": token })))
 }

@@ -4,7 +4,10 @@ use crate::errors::{ApiError, Code};
 
 /// The default service: no route matched.
 pub async fn not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    Err(ApiError::new(Code::NotFound, format!("No route matches {} {}", req.method(), req.path())))
+    Err(ApiError::new(
+        Code::NotFound,
+        format!("No route matches {} {}", req.method(), req.path()),
+    ))
 }
 
 /// A resource whose unmatched methods answer 405. Without an explicit default, a resource inherits the

@@ -15,6 +15,8 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     } else {
         HttpResponse::ServiceUnavailable()
             .insert_header(("Retry-After", "1"))
-            .json(json!({ "error": "NOT_READY", "message": "Stored work is still being recovered" }))
+            .json(
+                json!({ "error": "NOT_READY", "message": "Stored work is still being recovered" }),
+            )
     }
 }

@@ -8,8 +8,8 @@ mod schemas;
 
 use actix_web::web;
 
-use fallback::resource;
 pub use fallback::not_found;
+use fallback::resource;
 
 /// Registers the client API, the probes and, when an admin token is configured, the admin API.
 pub fn configure(cfg: &mut web::ServiceConfig, admin_enabled: bool, fault_injection: bool) {
@@ -20,7 +20,10 @@ pub fn configure(cfg: &mut web::ServiceConfig, admin_enabled: bool, fault_inject
         // `[^/]*` rather than the default `[^/]+`, so an empty id reaches the handler and gets the spec's
         // 400 instead of a route-level 404.
         .service(resource("/v1/schemas/{schemaId:[^/]*}").get(schemas::get::get_schema))
-        .service(resource("/v1/schemas/{schemaId:[^/]*}/required-inputs").get(schemas::required_inputs::get_required_inputs));
+        .service(
+            resource("/v1/schemas/{schemaId:[^/]*}/required-inputs")
+                .get(schemas::required_inputs::get_required_inputs),
+        );
     if admin_enabled {
         admin::configure(cfg, fault_injection);
     }

@@ -4,5 +4,7 @@
 mod schemas;
 mod time;
 
-pub use schemas::{FieldListOut, RequiredInputsOut, ResultsFieldOut, SchemaDetailOut, SchemaRowOut};
+pub use schemas::{
+    FieldListOut, RequiredInputsOut, ResultsFieldOut, SchemaDetailOut, SchemaRowOut,
+};
 pub use time::format_timestamp;

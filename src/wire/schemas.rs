@@ -18,7 +18,11 @@ impl SchemaRowOut {
     pub fn from_version(version: &SchemaVersionRecord) -> SchemaRowOut {
         SchemaRowOut {
             schema_id: version.id.clone(),
-            name: version.definition.name.clone().unwrap_or_else(|| version.id.clone()),
+            name: version
+                .definition
+                .name
+                .clone()
+                .unwrap_or_else(|| version.id.clone()),
             request_type: version.definition.request_type.clone(),
         }
     }
@@ -42,7 +46,12 @@ impl SchemaDetailOut {
     /// The detail of one schema version.
     pub fn from_version(version: &SchemaVersionRecord) -> SchemaDetailOut {
         let row = SchemaRowOut::from_version(version);
-        let mut results_fields: Vec<ResultsFieldOut> = version.definition.fields.iter().map(ResultsFieldOut::from).collect();
+        let mut results_fields: Vec<ResultsFieldOut> = version
+            .definition
+            .fields
+            .iter()
+            .map(ResultsFieldOut::from)
+            .collect();
         results_fields.sort_by(|a, b| a.name.cmp(&b.name));
         SchemaDetailOut {
             schema_id: row.schema_id,

@@ -12,6 +12,9 @@ mod tests {
     #[test]
     fn timestamps_have_microseconds_and_an_explicit_utc_offset() {
         let instant: DateTime<Utc> = "2026-11-23T14:00:00.5Z".parse().unwrap();
-        assert_eq!(format_timestamp(instant), "2026-11-23T14:00:00.500000+00:00");
+        assert_eq!(
+            format_timestamp(instant),
+            "2026-11-23T14:00:00.500000+00:00"
+        );
     }
 }

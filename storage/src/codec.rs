@@ -72,11 +72,17 @@ mod tests {
         let mut bytes = encode(&Sample { name: "x".into() });
         bytes[0] = 9;
         let err = decode::<Sample>(&bytes).unwrap_err();
-        assert!(err.to_string().contains("unknown format version 9"), "{err}");
+        assert!(
+            err.to_string().contains("unknown format version 9"),
+            "{err}"
+        );
     }
 
     #[test]
     fn an_empty_value_is_corrupt() {
-        assert!(matches!(decode::<Sample>(&[]), Err(StorageError::Corrupt { .. })));
+        assert!(matches!(
+            decode::<Sample>(&[]),
+            Err(StorageError::Corrupt { .. })
+        ));
     }
 }

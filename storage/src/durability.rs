@@ -83,7 +83,11 @@ impl Flusher {
         let mut progress = self.shared.progress.subscribe();
         let target = self.request();
         let outcome = progress
-            .wait_for(|p| p.completed >= target || p.closed || matches!(&p.failed, Some((e, _)) if *e >= target))
+            .wait_for(|p| {
+                p.completed >= target
+                    || p.closed
+                    || matches!(&p.failed, Some((e, _)) if *e >= target)
+            })
             .await
             .map_err(|_| StorageError::Closed)?
             .clone();
@@ -96,7 +100,10 @@ impl Flusher {
         let target = self.request();
         loop {
             let outcome = progress.borrow_and_update().clone();
-            if outcome.completed >= target || outcome.closed || outcome.failed.as_ref().is_some_and(|(e, _)| *e >= target) {
+            if outcome.completed >= target
+                || outcome.closed
+                || outcome.failed.as_ref().is_some_and(|(e, _)| *e >= target)
+            {
                 return settle(&outcome, target);
             }
             // watch has no blocking wait; the flusher publishes within one fsync, so a short sleep is cheap.
@@ -191,7 +198,11 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn concurrent_writers_share_flushes_and_all_become_durable() {
         let dir = tempfile::tempdir().unwrap();
-        let db = sled::Config::new().path(dir.path()).flush_every_ms(None).open().unwrap();
+        let db = sled::Config::new()
+            .path(dir.path())
+            .flush_every_ms(None)
+            .open()
+            .unwrap();
         let flusher = Arc::new(Flusher::start(db.clone()));
         let mut tasks = Vec::new();
         for i in 0..200u32 {
@@ -206,13 +217,20 @@ mod tests {
             task.await.unwrap();
         }
         let flushes = flusher.stats().flushes;
-        assert!(flushes >= 1 && flushes < 200, "200 writers should share flushes, saw {flushes}");
+        assert!(
+            flushes >= 1 && flushes < 200,
+            "200 writers should share flushes, saw {flushes}"
+        );
     }
 
     #[test]
     fn the_blocking_wait_returns_after_a_flush() {
         let dir = tempfile::tempdir().unwrap();
-        let db = sled::Config::new().path(dir.path()).flush_every_ms(None).open().unwrap();
+        let db = sled::Config::new()
+            .path(dir.path())
+            .flush_every_ms(None)
+            .open()
+            .unwrap();
         let flusher = Flusher::start(db.clone());
         db.insert(b"k", b"v").unwrap();
         flusher.durable_blocking().unwrap();
@@ -222,9 +240,16 @@ mod tests {
     #[test]
     fn waiting_after_shutdown_reports_closed() {
         let dir = tempfile::tempdir().unwrap();
-        let db = sled::Config::new().path(dir.path()).flush_every_ms(None).open().unwrap();
+        let db = sled::Config::new()
+            .path(dir.path())
+            .flush_every_ms(None)
+            .open()
+            .unwrap();
         let flusher = Flusher::start(db);
         flusher.shutdown();
-        assert!(matches!(flusher.durable_blocking(), Err(StorageError::Closed)));
+        assert!(matches!(
+            flusher.durable_blocking(),
+            Err(StorageError::Closed)
+        ));
     }
 }

@@ -10,15 +10,18 @@
 //! change is on disk, and concurrent writers share one `fsync`.
 #![warn(missing_docs)]
 
+mod accounts;
 mod codec;
 mod durability;
 mod error;
 mod meta;
+mod payers;
 pub mod records;
+mod schemas;
 mod store;
 mod trees;
 
+pub use durability::FlushStats;
 pub use error::StorageError;
 pub use records::*;
-pub use durability::FlushStats;
 pub use store::{PublishRule, SchemaFlags, Store};

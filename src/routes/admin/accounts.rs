@@ -36,7 +36,11 @@ impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
             webhook_secret_set: account.webhook_secret.is_some(),
             features: account.features.iter().map(|f| f.as_str()).collect(),
             schemas: &account.schemas,
-            phone_book: account.phone_book.iter().map(|e| json!({ "payer": e.payer, "phone": e.phone })).collect(),
+            phone_book: account
+                .phone_book
+                .iter()
+                .map(|e| json!({ "payer": e.payer, "phone": e.phone }))
+                .collect(),
             credentials: account
                 .credentials
                 .iter()
@@ -54,7 +58,10 @@ impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
 }
 
 fn account_not_found(id: &str) -> ApiError {
-    ApiError::new(Code::AccountNotFound, format!("Account '{id}' does not exist"))
+    ApiError::new(
+        Code::AccountNotFound,
+        format!("Account '{id}' does not exist"),
+    )
 }
 
 /// `GET /admin/v1/accounts`.
@@ -65,8 +72,15 @@ pub async fn list_accounts(_: Admin, state: web::Data<AppState>) -> Result<HttpR
 }
 
 /// `GET /admin/v1/accounts/{id}`.
-pub async fn get_account(_: Admin, state: web::Data<AppState>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    let account = state.store.account(&id)?.ok_or_else(|| account_not_found(&id))?;
+pub async fn get_account(
+    _: Admin,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let account = state
+        .store
+        .account(&id)?
+        .ok_or_else(|| account_not_found(&id))?;
     Ok(HttpResponse::Ok().json(AccountOut::from(&account)))
 }
 
@@ -79,34 +93,55 @@ pub async fn put_account(
     spec: web::Json<AccountSpec>,
 ) -> Result<HttpResponse, ApiError> {
     validate_identifier("id", &id)?;
-    if spec.id.as_deref().is_some_and(|body_id| body_id != id.as_str()) {
-        return Err(ApiError::invalid_request("id: the body's id does not match the path"));
+    if spec
+        .id
+        .as_deref()
+        .is_some_and(|body_id| body_id != id.as_str())
+    {
+        return Err(ApiError::invalid_request(
+            "id: the body's id does not match the path",
+        ));
     }
     spec.validate()?;
     for (i, schema) in spec.schemas.iter().enumerate() {
         if state.store.schema_head(schema)?.is_none() {
-            return Err(ApiError::invalid_request(format!("schemas[{i}]: {schema:?} is not a known schema")));
+            return Err(ApiError::invalid_request(format!(
+                "schemas[{i}]: {schema:?} is not a known schema"
+            )));
         }
     }
     let existing = state.store.account(&id)?;
     let record = account_record(&id, &spec, existing.as_ref(), state.clock.now());
     match state.store.put_account(&record).await {
         Err(StorageError::CredentialKeyTaken) => {
-            return Err(ApiError::invalid_request("credentials: a key is already issued to another account"))
+            return Err(ApiError::invalid_request(
+                "credentials: a key is already issued to another account",
+            ))
         }
         other => other?,
     }
-    let status = if existing.is_some() { HttpResponse::Ok() } else { HttpResponse::Created() };
+    let status = if existing.is_some() {
+        HttpResponse::Ok()
+    } else {
+        HttpResponse::Created()
+    };
     Ok(with_status(status, &record))
 }
 
-fn with_status(mut builder: actix_web::HttpResponseBuilder, account: &AccountRecord) -> HttpResponse {
+fn with_status(
+    mut builder: actix_web::HttpResponseBuilder,
+    account: &AccountRecord,
+) -> HttpResponse {
     builder.json(AccountOut::from(account))
 }
 
 /// `DELETE /admin/v1/accounts/{id}`: its live tokens then get 404 `ACCOUNT_NOT_FOUND`.
 #[tracing::instrument(name = "admin_delete_account", skip_all, fields(account = %id))]
-pub async fn delete_account(_: Admin, state: web::Data<AppState>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+pub async fn delete_account(
+    _: Admin,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     if state.store.delete_account(&id).await? {
         Ok(HttpResponse::NoContent().finish())
     } else {

@@ -27,20 +27,31 @@ pub async fn get_clock(_: Admin, state: web::Data<AppState>) -> HttpResponse {
 
 /// `POST /admin/v1/clock`: moves a manual clock forward; due work then runs.
 #[tracing::instrument(name = "admin_move_clock", skip_all)]
-pub async fn move_clock(_: Admin, state: web::Data<AppState>, body: web::Json<MoveClockIn>) -> Result<HttpResponse, ApiError> {
+pub async fn move_clock(
+    _: Admin,
+    state: web::Data<AppState>,
+    body: web::Json<MoveClockIn>,
+) -> Result<HttpResponse, ApiError> {
     let moved = match (body.advance_seconds, body.set.as_deref()) {
         (Some(seconds), None) => {
             if seconds < 0 {
-                return Err(ApiError::invalid_request("advanceSeconds must not be negative"));
+                return Err(ApiError::invalid_request(
+                    "advanceSeconds must not be negative",
+                ));
             }
             state.clock.advance(Duration::seconds(seconds))
         }
         (None, Some(raw)) => {
-            let instant = DateTime::parse_from_rfc3339(raw)
-                .map_err(|e| ApiError::invalid_request(format!("set: {raw:?} is not an RFC 3339 instant: {e}")))?;
+            let instant = DateTime::parse_from_rfc3339(raw).map_err(|e| {
+                ApiError::invalid_request(format!("set: {raw:?} is not an RFC 3339 instant: {e}"))
+            })?;
             state.clock.set(instant.with_timezone(&Utc))
         }
-        _ => return Err(ApiError::invalid_request("give exactly one of advanceSeconds or set")),
+        _ => {
+            return Err(ApiError::invalid_request(
+                "give exactly one of advanceSeconds or set",
+            ))
+        }
     };
     let now = moved.map_err(|e: ClockError| ApiError::invalid_request(e.to_string()))?;
     tracing::info!(now = %now, "clock moved");

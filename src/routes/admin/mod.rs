@@ -36,7 +36,11 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig, fault_injection: bool) {
             )
             .service(resource("/payers").get(payers::list_payers))
             .service(resource("/payers/{name}").put(payers::put_payer))
-            .service(resource("/clock").get(clock::get_clock).post(clock::move_clock))
+            .service(
+                resource("/clock")
+                    .get(clock::get_clock)
+                    .post(clock::move_clock),
+            )
             .service(resource("/webhook-deliveries").get(deliveries::list_deliveries)),
     );
 }

@@ -36,8 +36,14 @@ pub async fn put_payer(
     if name.trim().is_empty() {
         return Err(ApiError::invalid_request("name: must not be blank"));
     }
-    if spec.name.as_deref().is_some_and(|body_name| body_name != name.as_str()) {
-        return Err(ApiError::invalid_request("name: the body's name does not match the path"));
+    if spec
+        .name
+        .as_deref()
+        .is_some_and(|body_name| body_name != name.as_str())
+    {
+        return Err(ApiError::invalid_request(
+            "name: the body's name does not match the path",
+        ));
     }
     spec.validate()?;
     let record = payer_record(&name, &spec);

@@ -20,8 +20,15 @@ fn head_out(head: &SchemaHeadRecord) -> serde_json::Value {
 }
 
 /// `GET /admin/v1/schemas/{id}`: head flags and the latest version as stored (retired ones included).
-pub async fn get_schema(_: Admin, state: web::Data<AppState>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    let head = state.store.schema_head(&id)?.ok_or_else(|| ApiError::schema_not_found(&id))?;
+pub async fn get_schema(
+    _: Admin,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let head = state
+        .store
+        .schema_head(&id)?
+        .ok_or_else(|| ApiError::schema_not_found(&id))?;
     let latest = state.store.schema_version(&id, head.latest_version)?;
     let mut out = head_out(&head);
     if let Some(latest) = latest {
@@ -40,16 +47,25 @@ pub async fn put_schema(
     id: web::Path<String>,
     spec: web::Json<SchemaSpec>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = SchemaId::try_from(id.into_inner()).map_err(|e| ApiError::invalid_request(format!("id: {e}")))?;
-    if spec.id.as_deref().is_some_and(|body_id| body_id != id.as_ref()) {
-        return Err(ApiError::invalid_request("id: the body's id does not match the path"));
+    let id = SchemaId::try_from(id.into_inner())
+        .map_err(|e| ApiError::invalid_request(format!("id: {e}")))?;
+    if spec
+        .id
+        .as_deref()
+        .is_some_and(|body_id| body_id != id.as_ref())
+    {
+        return Err(ApiError::invalid_request(
+            "id: the body's id does not match the path",
+        ));
     }
     let mut spec = spec.into_inner();
     spec.id = Some(id.to_string());
     spec.validate()?;
     if let Some(follow_up) = &spec.follow_up {
         if state.store.schema_head(follow_up)?.is_none() {
-            return Err(ApiError::invalid_request(format!("follow_up: {follow_up:?} is not a known schema")));
+            return Err(ApiError::invalid_request(format!(
+                "follow_up: {follow_up:?} is not a known schema"
+            )));
         }
     }
     let existed = state.store.schema_head(id.as_ref())?.is_some();
@@ -65,13 +81,25 @@ pub async fn put_schema(
             state.clock.now(),
         )
         .await?;
-    let mut builder = if existed { HttpResponse::Ok() } else { HttpResponse::Created() };
+    let mut builder = if existed {
+        HttpResponse::Ok()
+    } else {
+        HttpResponse::Created()
+    };
     Ok(builder.json(head_out(&head)))
 }
 
 /// `DELETE /admin/v1/schemas/{id}`: retires the schema (404 `SCHEMA_NOT_FOUND` for detail and creation).
 #[tracing::instrument(name = "admin_retire_schema", skip_all, fields(schema = %id))]
-pub async fn retire_schema(_: Admin, state: web::Data<AppState>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    let head = state.store.retire_schema(&id).await?.ok_or_else(|| ApiError::schema_not_found(&id))?;
+pub async fn retire_schema(
+    _: Admin,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let head = state
+        .store
+        .retire_schema(&id)
+        .await?
+        .ok_or_else(|| ApiError::schema_not_found(&id))?;
     Ok(HttpResponse::Ok().json(head_out(&head)))
 }

@@ -8,7 +8,10 @@ use crate::wire::SchemaRowOut;
 
 /// `GET /v1/schemas`: the account's schemas, without retired or hidden ones, sorted by id.
 #[tracing::instrument(name = "list_schemas", skip_all, fields(account = %caller.account.id))]
-pub async fn list_schemas(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+pub async fn list_schemas(
+    state: web::Data<AppState>,
+    caller: Caller,
+) -> Result<HttpResponse, ApiError> {
     let mut rows = Vec::with_capacity(caller.account.schemas.len());
     for id in &caller.account.schemas {
         let Some(head) = state.store.schema_head(id)? else {
@@ -20,7 +23,12 @@ pub async fn list_schemas(state: web::Data<AppState>, caller: Caller) -> Result<
         let version = state
             .store
             .schema_version(id, head.latest_version)?
-            .ok_or_else(|| ApiError::internal(anyhow::anyhow!("schema {id} v{} has no version record", head.latest_version)))?;
+            .ok_or_else(|| {
+                ApiError::internal(anyhow::anyhow!(
+                    "schema {id} v{} has no version record",
+                    head.latest_version
+                ))
+            })?;
         rows.push(SchemaRowOut::from_version(&version));
     }
     rows.sort_by(|a, b| a.schema_id.cmp(&b.schema_id));

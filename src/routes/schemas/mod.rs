@@ -24,7 +24,11 @@ pub(crate) fn schema_id_param(req: &HttpRequest) -> Result<SchemaId, ApiError> {
 /// The latest version of a schema the caller may use: provisioned to its account, existing, not retired.
 /// A missing or unreadable version record, or one without fields, is a server fault (500), since an
 /// empty inventory must never be answered with a 200.
-pub(crate) fn usable_schema(state: &AppState, caller: &Caller, schema_id: &SchemaId) -> Result<SchemaVersionRecord, ApiError> {
+pub(crate) fn usable_schema(
+    state: &AppState,
+    caller: &Caller,
+    schema_id: &SchemaId,
+) -> Result<SchemaVersionRecord, ApiError> {
     let id = schema_id.as_ref();
     if !caller.account.schemas.iter().any(|s| s == id) {
         return Err(ApiError::schema_not_found(id));
@@ -36,9 +40,17 @@ pub(crate) fn usable_schema(state: &AppState, caller: &Caller, schema_id: &Schem
     let version = state
         .store
         .schema_version(id, head.latest_version)?
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("schema {id} v{} has no version record", head.latest_version)))?;
+        .ok_or_else(|| {
+            ApiError::internal(anyhow::anyhow!(
+                "schema {id} v{} has no version record",
+                head.latest_version
+            ))
+        })?;
     if version.definition.fields.is_empty() {
-        return Err(ApiError::internal(anyhow::anyhow!("schema {id} v{} has no fields", version.version)));
+        return Err(ApiError::internal(anyhow::anyhow!(
+            "schema {id} v{} has no fields",
+            version.version
+        )));
     }
     Ok(version)
 }

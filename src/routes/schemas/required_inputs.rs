@@ -12,7 +12,11 @@ const PHONE_NUMBER: &str = "phoneNumber";
 
 /// `GET /v1/schemas/{schemaId}/required-inputs`.
 #[tracing::instrument(name = "get_required_inputs", skip_all, fields(account = %caller.account.id))]
-pub async fn get_required_inputs(req: HttpRequest, state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, ApiError> {
+pub async fn get_required_inputs(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Caller,
+) -> Result<HttpResponse, ApiError> {
     let schema_id = schema_id_param(&req)?;
     let version = usable_schema(&state, &caller, &schema_id)?;
     let (required, optional) = input_lists(&version.definition, &caller.account);
@@ -25,7 +29,10 @@ pub async fn get_required_inputs(req: HttpRequest, state: web::Data<AppState>, c
 
 /// The schema's required and optional input keys for this account, each sorted and disjoint. With payer
 /// phone number lookup the number can be looked up from `payerName`, so `phoneNumber` becomes optional.
-pub(crate) fn input_lists(definition: &SchemaDefinition, account: &AccountRecord) -> (Vec<String>, Vec<String>) {
+pub(crate) fn input_lists(
+    definition: &SchemaDefinition,
+    account: &AccountRecord,
+) -> (Vec<String>, Vec<String>) {
     let mut required = definition.required_inputs.clone();
     let mut optional = definition.optional_inputs.clone();
     if account.has(Feature::PayerPhoneLookup) {
@@ -80,8 +87,12 @@ mod tests {
 
     #[test]
     fn payer_lookup_moves_phone_number_to_optional() {
-        let (required, optional) = input_lists(&definition(), &account(vec![Feature::PayerPhoneLookup]));
+        let (required, optional) =
+            input_lists(&definition(), &account(vec![Feature::PayerPhoneLookup]));
         assert_eq!(required, ["memberId", "payerName"]);
-        assert_eq!(optional, ["claimChargeAmount", "claimNumber", "phoneNumber"]);
+        assert_eq!(
+            optional,
+            ["claimChargeAmount", "claimNumber", "phoneNumber"]
+        );
     }
 }

@@ -1,0 +1,192 @@
+//! Accounts and their API-key index.
+
+use sled::transaction::{ConflictableTransactionError, TransactionalTree};
+use sled::Transactional;
+
+use crate::codec::{decode, encode};
+use crate::{AccountRecord, CredentialRecord, StorageError, Store};
+
+type TxResult<T> = Result<T, ConflictableTransactionError<StorageError>>;
+
+impl Store {
+    /// Reads one account.
+    pub fn account(&self, id: &str) -> Result<Option<AccountRecord>, StorageError> {
+        self.accounts
+            .get(id)?
+            .map(|bytes| decode(&bytes))
+            .transpose()
+    }
+
+    /// Every account, in id order.
+    pub fn accounts(&self) -> Result<Vec<AccountRecord>, StorageError> {
+        self.accounts.iter().values().map(|v| decode(&v?)).collect()
+    }
+
+    /// The account that issued `api_key`.
+    pub fn account_by_key(&self, api_key: &str) -> Result<Option<AccountRecord>, StorageError> {
+        match self.credential_keys.get(api_key)? {
+            Some(account_id) => self.account(&String::from_utf8_lossy(&account_id)),
+            None => Ok(None),
+        }
+    }
+
+    /// Creates or replaces an account together with its key index, atomically and durably. Fails with
+    /// [`StorageError::CredentialKeyTaken`] if one of its keys belongs to another account.
+    pub async fn put_account(&self, account: &AccountRecord) -> Result<(), StorageError> {
+        (&self.accounts, &self.credential_keys).transaction(|(accounts, keys)| {
+            let previous = accounts.get(account.id.as_bytes())?;
+            if let Some(previous) = previous {
+                let previous: AccountRecord =
+                    decode(&previous).map_err(ConflictableTransactionError::Abort)?;
+                for credential in &previous.credentials {
+                    keys.remove(credential.key.as_bytes())?;
+                }
+            }
+            for credential in &account.credentials {
+                claim_key(keys, &credential.key, &account.id)?;
+            }
+            accounts.insert(account.id.as_bytes(), encode(account))?;
+            Ok(())
+        })?;
+        self.durable().await
+    }
+
+    /// Deletes an account and its keys. Returns whether it existed.
+    pub async fn delete_account(&self, id: &str) -> Result<bool, StorageError> {
+        let existed = (&self.accounts, &self.credential_keys).transaction(|(accounts, keys)| {
+            let Some(previous) = accounts.remove(id.as_bytes())? else {
+                return Ok(false);
+            };
+            let previous: AccountRecord =
+                decode(&previous).map_err(ConflictableTransactionError::Abort)?;
+            for credential in &previous.credentials {
+                keys.remove(credential.key.as_bytes())?;
+            }
+            Ok(true)
+        })?;
+        self.durable().await?;
+        Ok(existed)
+    }
+
+    /// Adds a credential to an existing account.
+    pub async fn add_credential(
+        &self,
+        account_id: &str,
+        credential: CredentialRecord,
+    ) -> Result<(), StorageError> {
+        (&self.accounts, &self.credential_keys).transaction(|(accounts, keys)| {
+            let Some(current) = accounts.get(account_id.as_bytes())? else {
+                return Err(ConflictableTransactionError::Abort(
+                    StorageError::AccountMissing(account_id.to_owned()),
+                ));
+            };
+            let mut account: AccountRecord =
+                decode(&current).map_err(ConflictableTransactionError::Abort)?;
+            claim_key(keys, &credential.key, account_id)?;
+            account.credentials.push(credential.clone());
+            accounts.insert(account_id.as_bytes(), encode(&account))?;
+            Ok(())
+        })?;
+        self.durable().await
+    }
+}
+
+fn claim_key(keys: &TransactionalTree, api_key: &str, account_id: &str) -> TxResult<()> {
+    if let Some(owner) = keys.get(api_key.as_bytes())? {
+        if owner.as_ref() != account_id.as_bytes() {
+            return Err(ConflictableTransactionError::Abort(
+                StorageError::CredentialKeyTaken,
+            ));
+        }
+    }
+    keys.insert(api_key.as_bytes(), account_id.as_bytes())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CredentialRecord, Environment};
+
+    fn account(id: &str, keys: &[&str]) -> AccountRecord {
+        AccountRecord {
+            id: id.into(),
+            name: id.into(),
+            daily_call_capacity: 10,
+            timezone: "UTC".into(),
+            webhook_url: None,
+            webhook_secret: None,
+            features: vec![],
+            schemas: vec![],
+            phone_book: vec![],
+            credentials: keys
+                .iter()
+                .map(|k| CredentialRecord {
+                    id: format!("id-{k}"),
+                    environment: Environment::Production,
+                    key: (*k).into(),
+                    secret_sha256: "00".into(),
+                    issued_at: chrono::Utc::now(),
+                })
+                .collect(),
+        }
+    }
+
+    fn open() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        (dir, store)
+    }
+
+    #[tokio::test]
+    async fn replacing_an_account_moves_its_key_index_with_it() {
+        let (_dir, store) = open();
+        store
+            .put_account(&account("a", &["k1", "k2"]))
+            .await
+            .unwrap();
+        store.put_account(&account("a", &["k3"])).await.unwrap();
+        assert!(store.account_by_key("k1").unwrap().is_none());
+        assert_eq!(store.account_by_key("k3").unwrap().unwrap().id, "a");
+    }
+
+    #[tokio::test]
+    async fn a_key_owned_by_another_account_aborts_the_whole_write() {
+        let (_dir, store) = open();
+        store.put_account(&account("a", &["shared"])).await.unwrap();
+        let err = store
+            .put_account(&account("b", &["fresh", "shared"]))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, StorageError::CredentialKeyTaken));
+        assert!(
+            store.account("b").unwrap().is_none(),
+            "no half-created account"
+        );
+        assert!(
+            store.account_by_key("fresh").unwrap().is_none(),
+            "no half-written index"
+        );
+    }
+
+    #[tokio::test]
+    async fn deleting_an_account_removes_its_keys() {
+        let (_dir, store) = open();
+        store.put_account(&account("a", &["k"])).await.unwrap();
+        assert!(store.delete_account("a").await.unwrap());
+        assert!(store.account_by_key("k").unwrap().is_none());
+        assert!(!store.delete_account("a").await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn data_survives_reopening_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            store.put_account(&account("a", &["k"])).await.unwrap();
+            store.close().unwrap();
+        }
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.account("a").unwrap().unwrap().credentials.len(), 1);
+    }
+}

@@ -1,0 +1,17 @@
+//! The payer directory.
+
+use crate::codec::{decode, encode};
+use crate::{PayerRecord, StorageError, Store};
+
+impl Store {
+    /// Creates or replaces a payer directory entry.
+    pub async fn put_payer(&self, payer: &PayerRecord) -> Result<(), StorageError> {
+        self.payers.insert(payer.name.as_bytes(), encode(payer))?;
+        self.durable().await
+    }
+
+    /// The whole payer directory, in name order.
+    pub fn payers(&self) -> Result<Vec<PayerRecord>, StorageError> {
+        self.payers.iter().values().map(|v| decode(&v?)).collect()
+    }
+}

@@ -1,0 +1,221 @@
+//! Schemas: heads and immutable versions.
+
+use sled::transaction::ConflictableTransactionError;
+use sled::Transactional;
+
+use crate::codec::{decode, encode};
+use crate::store::{PublishRule, SchemaFlags};
+use crate::trees::schema_version_key;
+use crate::{SchemaDefinition, SchemaHeadRecord, SchemaVersionRecord, StorageError, Store};
+
+impl Store {
+    /// Reads a schema's head.
+    pub fn schema_head(&self, id: &str) -> Result<Option<SchemaHeadRecord>, StorageError> {
+        self.schema_heads
+            .get(id)?
+            .map(|bytes| decode(&bytes))
+            .transpose()
+    }
+
+    /// Reads one version of a schema.
+    pub fn schema_version(
+        &self,
+        id: &str,
+        version: u32,
+    ) -> Result<Option<SchemaVersionRecord>, StorageError> {
+        self.schema_versions
+            .get(schema_version_key(id, version))?
+            .map(|bytes| decode(&bytes))
+            .transpose()
+    }
+
+    /// Publishes `definition` as a new version of schema `id` (version 1, or `first_version`, for a new
+    /// schema; the latest plus one otherwise) and sets its flags. When `only_if_changed` is set and the
+    /// latest version already has this content and these flags, nothing is written. Returns the head.
+    pub async fn publish_schema(
+        &self,
+        id: &str,
+        definition: &SchemaDefinition,
+        flags: SchemaFlags,
+        publish: PublishRule,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<SchemaHeadRecord, StorageError> {
+        let head =
+            (&self.schema_heads, &self.schema_versions).transaction(|(heads, versions)| {
+                let current: Option<SchemaHeadRecord> = heads
+                    .get(id.as_bytes())?
+                    .map(|b| decode(&b))
+                    .transpose()
+                    .map_err(ConflictableTransactionError::Abort)?;
+                let version = match (&current, publish) {
+                    (None, PublishRule::Always { first_version })
+                    | (None, PublishRule::IfChanged { first_version }) => first_version.max(1),
+                    (Some(head), PublishRule::Always { .. }) => head.latest_version + 1,
+                    (Some(head), PublishRule::IfChanged { first_version }) => {
+                        let latest: Option<SchemaVersionRecord> = versions
+                            .get(schema_version_key(id, head.latest_version))?
+                            .map(|b| decode(&b))
+                            .transpose()
+                            .map_err(ConflictableTransactionError::Abort)?;
+                        let same_content = latest.is_some_and(|l| &l.definition == definition);
+                        let same_flags =
+                            head.retired == flags.retired && head.hidden == flags.hidden;
+                        if same_content && same_flags {
+                            return Ok(head.clone());
+                        }
+                        if same_content {
+                            0 // flags only
+                        } else {
+                            (head.latest_version + 1).max(first_version)
+                        }
+                    }
+                };
+                let latest_version = if version == 0 {
+                    current.as_ref().map_or(1, |h| h.latest_version)
+                } else {
+                    let record = SchemaVersionRecord {
+                        id: id.to_owned(),
+                        version,
+                        published_at: now,
+                        definition: definition.clone(),
+                    };
+                    versions.insert(schema_version_key(id, version), encode(&record))?;
+                    version
+                };
+                let head = SchemaHeadRecord {
+                    id: id.to_owned(),
+                    latest_version,
+                    retired: flags.retired,
+                    hidden: flags.hidden,
+                };
+                heads.insert(id.as_bytes(), encode(&head))?;
+                Ok(head)
+            })?;
+        self.durable().await?;
+        Ok(head)
+    }
+
+    /// Marks a schema retired. Returns `None` when there is no such schema.
+    pub async fn retire_schema(&self, id: &str) -> Result<Option<SchemaHeadRecord>, StorageError> {
+        let head = self.schema_heads.transaction(|heads| {
+            let Some(bytes) = heads.get(id.as_bytes())? else {
+                return Ok(None);
+            };
+            let mut head: SchemaHeadRecord =
+                decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
+            head.retired = true;
+            heads.insert(id.as_bytes(), encode(&head))?;
+            Ok(Some(head))
+        })?;
+        self.durable().await?;
+        Ok(head)
+    }
+
+    /// Writes raw bytes under a key of a tree; test support for corruption scenarios.
+    #[doc(hidden)]
+    pub fn corrupt_schema_version_for_tests(
+        &self,
+        id: &str,
+        version: u32,
+        bytes: &[u8],
+    ) -> Result<(), StorageError> {
+        self.schema_versions
+            .insert(schema_version_key(id, version), bytes)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        (dir, store)
+    }
+
+    fn definition(label: &str) -> SchemaDefinition {
+        SchemaDefinition {
+            name: Some(label.into()),
+            request_type: "vob".into(),
+            required_inputs: vec![],
+            optional_inputs: vec![],
+            follow_up: None,
+            fields: vec![],
+        }
+    }
+
+    #[tokio::test]
+    async fn publishing_if_changed_keeps_the_version_of_unchanged_content() {
+        let (_dir, store) = open();
+        let now = chrono::Utc::now();
+        let rule = PublishRule::IfChanged { first_version: 1 };
+        let flags = SchemaFlags::default();
+        assert_eq!(
+            store
+                .publish_schema("s", &definition("a"), flags, rule, now)
+                .await
+                .unwrap()
+                .latest_version,
+            1
+        );
+        assert_eq!(
+            store
+                .publish_schema("s", &definition("a"), flags, rule, now)
+                .await
+                .unwrap()
+                .latest_version,
+            1
+        );
+        let hidden = SchemaFlags {
+            hidden: true,
+            retired: false,
+        };
+        let head = store
+            .publish_schema("s", &definition("a"), hidden, rule, now)
+            .await
+            .unwrap();
+        assert_eq!((head.latest_version, head.hidden), (1, true));
+        assert_eq!(
+            store
+                .publish_schema("s", &definition("b"), hidden, rule, now)
+                .await
+                .unwrap()
+                .latest_version,
+            2
+        );
+        let always = PublishRule::Always { first_version: 1 };
+        assert_eq!(
+            store
+                .publish_schema("s", &definition("b"), hidden, always, now)
+                .await
+                .unwrap()
+                .latest_version,
+            3
+        );
+        assert_eq!(
+            store.schema_version("s", 1).unwrap().unwrap().definition,
+            definition("a")
+        );
+    }
+
+    #[tokio::test]
+    async fn retiring_keeps_the_versions_and_sets_the_flag() {
+        let (_dir, store) = open();
+        let now = chrono::Utc::now();
+        store
+            .publish_schema(
+                "s",
+                &definition("a"),
+                SchemaFlags::default(),
+                PublishRule::Always { first_version: 1 },
+                now,
+            )
+            .await
+            .unwrap();
+        assert!(store.retire_schema("s").await.unwrap().unwrap().retired);
+        assert!(store.schema_version("s", 1).unwrap().is_some());
+        assert!(store.retire_schema("nope").await.unwrap().is_none());
+    }
+}
