@@ -144,7 +144,10 @@ mod tests {
     #[test]
     fn the_system_clock_cannot_be_moved() {
         let clock = Clock::system();
-        assert_eq!(clock.advance(Duration::seconds(1)), Err(ClockError::NotManual));
+        assert_eq!(
+            clock.advance(Duration::seconds(1)),
+            Err(ClockError::NotManual)
+        );
         assert!(!clock.is_manual());
     }
 

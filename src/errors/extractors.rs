@@ -8,11 +8,11 @@ use super::{ApiError, Code};
 /// Largest accepted request body: room for a 500-entry batch with generous inputs.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
-/// `JsonConfig` with the envelope for every failure.
+/// `JsonConfig` with the envelope for every failure. A Content-Type is required here, so a non-JSON one is
+/// refused with 415; a missing one is filled in as JSON by `middleware::guard`.
 pub fn json_config() -> web::JsonConfig {
     web::JsonConfig::default()
         .limit(MAX_BODY_BYTES)
-        .content_type_required(false)
         .error_handler(json_error)
 }
 

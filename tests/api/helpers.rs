@@ -33,7 +33,10 @@ impl Default for TestConfig {
         let mut config = TestConfig {
             table: DEFAULT_CONFIG.parse().unwrap(),
         };
-        config.set("clock.mode", "manual").set("clock.start", START).set("server.fault_injection", true);
+        config
+            .set("clock.mode", "manual")
+            .set("clock.start", START)
+            .set("server.fault_injection", true);
         config
     }
 }
@@ -69,13 +72,19 @@ impl TestConfig {
 
     /// Mutable access to the demo account (`[[accounts]]` entry 0).
     pub fn demo_account(&mut self) -> &mut toml::Table {
-        self.table["accounts"].as_array_mut().unwrap()[0].as_table_mut().unwrap()
+        self.table["accounts"].as_array_mut().unwrap()[0]
+            .as_table_mut()
+            .unwrap()
     }
 
     /// Sets the demo account's features.
     pub fn features(&mut self, features: &[&str]) -> &mut TestConfig {
-        let list = features.iter().map(|f| toml::Value::String((*f).to_owned())).collect::<Vec<_>>();
-        self.demo_account().insert("features".into(), toml::Value::Array(list));
+        let list = features
+            .iter()
+            .map(|f| toml::Value::String((*f).to_owned()))
+            .collect::<Vec<_>>();
+        self.demo_account()
+            .insert("features".into(), toml::Value::Array(list));
         self
     }
 
@@ -106,8 +115,11 @@ pub async fn spawn_app_with(config: &TestConfig) -> TestApp {
         data_dir: Some(data_dir.path().to_owned()),
         ..Overrides::default()
     };
-    let settings = configuration::from_toml_str(&config.to_toml(), "test config", &overrides).unwrap();
-    let app = Application::build(settings).await.expect("application builds");
+    let settings =
+        configuration::from_toml_str(&config.to_toml(), "test config", &overrides).unwrap();
+    let app = Application::build(settings)
+        .await
+        .expect("application builds");
     let address = format!("http://127.0.0.1:{}", app.port());
     let handle = app.handle();
     let state = app.state();
@@ -145,10 +157,16 @@ impl TestApp {
 
     pub async fn token_for(&self, key: &str, secret: &str) -> String {
         let response = self
-            .auth_with(&[("Switchboard-API-Key", key), ("Switchboard-API-Secret", secret)])
+            .auth_with(&[
+                ("Switchboard-API-Key", key),
+                ("Switchboard-API-Secret", secret),
+            ])
             .await;
         assert_eq!(response.status(), 200, "auth for {key} failed");
-        response.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned()
+        response.json::<Value>().await.unwrap()["token"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     }
 
     pub async fn live_token(&self) -> String {
@@ -161,12 +179,20 @@ impl TestApp {
 
     /// GET with a bearer token.
     pub async fn get(&self, path: &str, token: &str) -> Response {
-        self.client.get(self.url(path)).bearer_auth(token).send().await.unwrap()
+        self.client
+            .get(self.url(path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
     }
 
     /// An admin call with the admin token and an optional JSON body.
     pub async fn admin(&self, method: Method, path: &str, body: Option<Value>) -> Response {
-        let mut request = self.client.request(method, self.url(path)).bearer_auth(ADMIN_TOKEN);
+        let mut request = self
+            .client
+            .request(method, self.url(path))
+            .bearer_auth(ADMIN_TOKEN);
         if let Some(body) = body {
             request = request.json(&body);
         }
@@ -176,7 +202,11 @@ impl TestApp {
     /// Moves the manual clock forward.
     pub async fn advance_clock(&self, seconds: i64) {
         let response = self
-            .admin(Method::POST, "/admin/v1/clock", Some(serde_json::json!({ "advanceSeconds": seconds })))
+            .admin(
+                Method::POST,
+                "/admin/v1/clock",
+                Some(serde_json::json!({ "advanceSeconds": seconds })),
+            )
             .await;
         assert_eq!(response.status(), 200);
     }
@@ -236,7 +266,10 @@ impl BinaryServer {
     }
 
     fn signal(&self, signal: &str) {
-        let status = Command::new("kill").args([signal, &self.child.id().to_string()]).status().unwrap();
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .unwrap();
         assert!(status.success());
     }
 

@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use switchboard_storage::{AccountRecord, Environment, StorageError};
 
+use super::AdminJson;
 use crate::auth::Admin;
 use crate::configuration::specs::{validate_identifier, AccountSpec};
 use crate::errors::{ApiError, Code};
@@ -90,7 +91,7 @@ pub async fn put_account(
     _: Admin,
     state: web::Data<AppState>,
     id: web::Path<String>,
-    spec: web::Json<AccountSpec>,
+    spec: AdminJson<AccountSpec>,
 ) -> Result<HttpResponse, ApiError> {
     validate_identifier("id", &id)?;
     if spec
@@ -161,7 +162,7 @@ pub async fn create_credential(
     _: Admin,
     state: web::Data<AppState>,
     id: web::Path<String>,
-    body: web::Json<NewCredentialIn>,
+    body: AdminJson<NewCredentialIn>,
 ) -> Result<HttpResponse, ApiError> {
     let (record, secret) = generate_credential(body.environment, state.clock.now());
     match state.store.add_credential(&id, record.clone()).await {

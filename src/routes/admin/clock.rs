@@ -4,6 +4,7 @@ use serde::Deserialize;
 use serde_json::json;
 use switchboard_actors::ClockError;
 
+use super::AdminJson;
 use crate::auth::Admin;
 use crate::errors::ApiError;
 use crate::state::AppState;
@@ -30,7 +31,7 @@ pub async fn get_clock(_: Admin, state: web::Data<AppState>) -> HttpResponse {
 pub async fn move_clock(
     _: Admin,
     state: web::Data<AppState>,
-    body: web::Json<MoveClockIn>,
+    body: AdminJson<MoveClockIn>,
 ) -> Result<HttpResponse, ApiError> {
     let moved = match (body.advance_seconds, body.set.as_deref()) {
         (Some(seconds), None) => {

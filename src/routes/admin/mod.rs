@@ -7,7 +7,12 @@ mod faults;
 mod payers;
 mod schemas;
 
-use actix_web::web;
+use std::ops::Deref;
+
+use actix_web::dev::Payload;
+use actix_web::{web, FromRequest, HttpRequest};
+use futures::future::LocalBoxFuture;
+use serde::de::DeserializeOwned;
 
 use super::resource;
 use crate::configuration::specs::SpecError;
@@ -48,5 +53,49 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig, fault_injection: bool) {
 impl From<SpecError> for ApiError {
     fn from(e: SpecError) -> ApiError {
         ApiError::invalid_request(e.to_string())
+    }
+}
+
+/// An admin request body. `web::Json` checks size, content type and syntax; the shape is then read with
+/// the path of the offending key in the message (`features[0]: unknown variant ...`), as config-file
+/// errors name theirs, since serde_json alone reports only a line and column.
+pub struct AdminJson<T>(T);
+
+impl<T> AdminJson<T> {
+    /// The parsed body.
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> Deref for AdminJson<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: DeserializeOwned + 'static> FromRequest for AdminJson<T> {
+    type Error = actix_web::Error;
+    type Future = LocalBoxFuture<'static, Result<AdminJson<T>, actix_web::Error>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let json = web::Json::<serde_json::Value>::from_request(req, payload);
+        Box::pin(async move {
+            let value = json.await?.into_inner();
+            serde_path_to_error::deserialize(value)
+                .map(AdminJson)
+                .map_err(|e| {
+                    let path = e.path().to_string();
+                    let problem = e.into_inner();
+                    let message = if path == "." {
+                        format!("Request body has the wrong shape: {problem}")
+                    } else {
+                        format!("{path}: {problem}")
+                    };
+                    ApiError::invalid_request(message).into()
+                })
+        })
     }
 }

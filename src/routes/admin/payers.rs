@@ -2,6 +2,7 @@ use actix_web::{web, HttpResponse};
 use serde_json::json;
 use switchboard_storage::PayerRecord;
 
+use super::AdminJson;
 use crate::auth::Admin;
 use crate::configuration::specs::PayerSpec;
 use crate::errors::ApiError;
@@ -31,7 +32,7 @@ pub async fn put_payer(
     _: Admin,
     state: web::Data<AppState>,
     name: web::Path<String>,
-    spec: web::Json<PayerSpec>,
+    spec: AdminJson<PayerSpec>,
 ) -> Result<HttpResponse, ApiError> {
     if name.trim().is_empty() {
         return Err(ApiError::invalid_request("name: must not be blank"));

@@ -2,6 +2,7 @@ use actix_web::{web, HttpResponse};
 use serde_json::json;
 use switchboard_storage::{PublishRule, SchemaHeadRecord};
 
+use super::AdminJson;
 use crate::auth::Admin;
 use crate::configuration::specs::SchemaSpec;
 use crate::domain::SchemaId;
@@ -45,7 +46,7 @@ pub async fn put_schema(
     _: Admin,
     state: web::Data<AppState>,
     id: web::Path<String>,
-    spec: web::Json<SchemaSpec>,
+    spec: AdminJson<SchemaSpec>,
 ) -> Result<HttpResponse, ApiError> {
     let id = SchemaId::try_from(id.into_inner())
         .map_err(|e| ApiError::invalid_request(format!("id: {e}")))?;
