@@ -14,4 +14,5 @@ pub mod secret;
 pub mod startup;
 pub mod state;
 pub mod telemetry;
+pub mod validation;
 pub mod wire;
