@@ -218,7 +218,7 @@ mod tests {
         }
         let flushes = flusher.stats().flushes;
         assert!(
-            flushes >= 1 && flushes < 200,
+            (1..200).contains(&flushes),
             "200 writers should share flushes, saw {flushes}"
         );
     }

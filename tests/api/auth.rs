@@ -30,7 +30,8 @@ async fn auth_returns_a_bearer_token_for_a_valid_pair_of_either_environment() {
 #[actix_web::test]
 async fn auth_rejects_each_credential_problem_with_its_code_and_no_message() {
     let app = spawn_app().await;
-    let cases: [(&str, Vec<(&str, &str)>, &str); 7] = [
+    type Headers = Vec<(&'static str, &'static str)>;
+    let cases: [(&str, Headers, &str); 7] = [
         ("no headers", vec![], "MISSING_API_KEY"),
         (
             "secret only",

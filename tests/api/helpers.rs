@@ -101,7 +101,7 @@ pub struct TestApp {
     pub state: actix_web::web::Data<AppState>,
     handle: ServerHandle,
     // Held for its Drop: the data directory lives as long as the app.
-    pub data_dir: TempDir,
+    _data_dir: TempDir,
 }
 
 pub async fn spawn_app() -> TestApp {
@@ -129,7 +129,7 @@ pub async fn spawn_app_with(config: &TestConfig) -> TestApp {
         client: client(),
         state,
         handle,
-        data_dir,
+        _data_dir: data_dir,
     }
 }
 
@@ -250,9 +250,11 @@ impl BinaryServer {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
         let mut first = String::new();
-        BufReader::new(stdout).read_line(&mut first).unwrap();
+        stdout.read_line(&mut first).unwrap();
+        // Keep draining, so a later line never meets a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
         let address = first
             .trim()
             .strip_prefix("Switchboard listening on ")
