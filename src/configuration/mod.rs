@@ -3,9 +3,10 @@
 //! Layers, lowest first: the embedded `config/default.toml`; the file named by `--config` or
 //! `SWITCHBOARD_CONFIG` (merged over the embedded one table by table, arrays replaced whole); then
 //! `SWITCHBOARD_BIND` / `SWITCHBOARD_DATA_DIR` and the matching CLI flags. One exception to the merge: an
-//! operator's file never inherits the demo `[[accounts]]`, so the published demo credentials cannot leak
-//! into a real deployment. The merged TOML is parsed strictly (`deny_unknown_fields`), then validated into
-//! typed settings; any failure names the file, the key and the problem.
+//! operator's file never inherits the demo `[[accounts]]` or `server.admin_token`, so the published demo
+//! credentials cannot leak into a real deployment, and a file without an admin token has no admin API.
+//! The merged TOML is parsed strictly (`deny_unknown_fields`), then validated into typed settings; any
+//! failure names the file, the key and the problem.
 
 mod raw;
 mod settings;
@@ -126,6 +127,9 @@ fn from_layers(
             .parse()
             .map_err(|e: toml::de::Error| error(None, e.to_string().trim().to_owned()))?;
         table.remove("accounts");
+        if let Some(toml::Value::Table(server)) = table.get_mut("server") {
+            server.remove("admin_token");
+        }
         merge(&mut table, file);
     }
     let server = table
@@ -203,6 +207,10 @@ mod tests {
         assert_eq!(settings.server.bind.port(), 9999);
         assert_eq!(settings.server.product_word, "Switchboard");
         assert!(settings.accounts.is_empty());
+        assert!(
+            settings.server.admin_token.is_none(),
+            "the demo admin token is not inherited"
+        );
         assert!(!settings.schemas.is_empty());
     }
 
