@@ -8,6 +8,7 @@ pub mod configuration;
 pub mod domain;
 pub mod errors;
 mod middleware;
+pub mod payers;
 pub mod provisioning;
 mod routes;
 pub mod secret;
