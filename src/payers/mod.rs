@@ -186,7 +186,7 @@ impl PayerDirectory {
         let mut hits = self
             .entries
             .iter()
-            .filter(|e| e.payer.member_id_prefixes.iter().any(|p| *p == prefix));
+            .filter(|e| e.payer.member_id_prefixes.contains(&prefix));
         let hit = hits.next()?;
         // A prefix claimed by two plans says nothing.
         if hits.next().is_some() {
