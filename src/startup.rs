@@ -4,15 +4,16 @@
 use std::net::TcpListener;
 use std::sync::Arc;
 
+use actix::Actor;
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
 use rand::RngCore;
+use switchboard_actors::scheduler::CapacityScheduler;
 use switchboard_actors::Clock;
 use switchboard_storage::Store;
 use tracing_actix_web::TracingLogger;
 
-use crate::auth::TokenIssuer;
 use crate::configuration::{ClockSettings, Settings};
 use crate::errors::{json_config, path_config, query_config};
 use crate::middleware;
@@ -53,11 +54,13 @@ impl Application {
                 .await
                 .context("cannot initialise the token secret")?,
         };
+        let scheduler = CapacityScheduler::new(store.clone(), clock.clone()).start();
         let state = web::Data::new(AppState::new(
             store,
             clock,
             Arc::clone(&settings),
-            TokenIssuer::new(&token_secret),
+            token_secret,
+            scheduler,
         ));
 
         let listener = TcpListener::bind(settings.server.bind)
@@ -84,6 +87,9 @@ impl Application {
         provisioning::provision(&state.store, &settings, state.clock.now())
             .await
             .context("cannot provision the configured accounts, schemas and payers")?;
+        state
+            .reload_directory()
+            .context("cannot load the payer directory")?;
         state.mark_ready();
         tracing::info!(port, "switchboard ready");
         Ok(Application {

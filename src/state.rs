@@ -1,13 +1,16 @@
 //! What every handler shares.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
+use actix::Addr;
+use switchboard_actors::scheduler::CapacityScheduler;
 use switchboard_actors::Clock;
-use switchboard_storage::Store;
+use switchboard_storage::{StorageError, Store};
 
 use crate::auth::TokenIssuer;
 use crate::configuration::Settings;
+use crate::payers::PayerDirectory;
 
 /// Application state, handed to handlers as `web::Data<AppState>`.
 pub struct AppState {
@@ -19,6 +22,11 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     /// Bearer-token issuer and verifier.
     pub tokens: TokenIssuer,
+    /// Books new requests; the only writer of requests.
+    pub scheduler: Addr<CapacityScheduler>,
+    /// Key of page tokens (and other server-signed values).
+    pub signing_key: Vec<u8>,
+    directory: RwLock<Arc<PayerDirectory>>,
     ready: AtomicBool,
 }
 
@@ -28,15 +36,31 @@ impl AppState {
         store: Store,
         clock: Clock,
         settings: Arc<Settings>,
-        tokens: TokenIssuer,
+        signing_key: Vec<u8>,
+        scheduler: Addr<CapacityScheduler>,
     ) -> AppState {
         AppState {
+            tokens: TokenIssuer::new(&signing_key),
             store,
             clock,
             settings,
-            tokens,
+            scheduler,
+            signing_key,
+            directory: RwLock::new(Arc::new(PayerDirectory::new(Vec::new()))),
             ready: AtomicBool::new(false),
         }
+    }
+
+    /// The payer directory as last loaded from the store.
+    pub fn directory(&self) -> Arc<PayerDirectory> {
+        Arc::clone(&self.directory.read().expect("directory lock"))
+    }
+
+    /// Rebuilds the payer directory from the store; called at start-up and after every payer change.
+    pub fn reload_directory(&self) -> Result<(), StorageError> {
+        let fresh = Arc::new(PayerDirectory::new(self.store.payers()?));
+        *self.directory.write().expect("directory lock") = fresh;
+        Ok(())
     }
 
     /// Whether start-up recovery has finished.

@@ -6,6 +6,8 @@
 //! actix-web, HTTP status codes or the JSON wire format.
 #![warn(missing_docs)]
 
+pub mod calendar;
 pub mod clock;
+pub mod scheduler;
 
 pub use clock::{Clock, ClockError};

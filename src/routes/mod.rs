@@ -4,7 +4,9 @@ mod admin;
 mod auth;
 mod fallback;
 mod health;
-mod schemas;
+mod legacy;
+mod requests;
+pub(crate) mod schemas;
 
 use actix_web::web;
 
@@ -23,7 +25,18 @@ pub fn configure(cfg: &mut web::ServiceConfig, admin_enabled: bool, fault_inject
         .service(
             resource("/v1/schemas/{schemaId:[^/]*}/required-inputs")
                 .get(schemas::required_inputs::get_required_inputs),
-        );
+        )
+        .service(
+            resource("/v1/schemas/{schemaId:[^/]*}/required-payer-inputs")
+                .post(schemas::required_payer_inputs::required_payer_inputs),
+        )
+        .service(
+            resource("/v1/requests")
+                .get(requests::list::list_requests)
+                .post(requests::create::create_requests),
+        )
+        .service(resource("/v1/requests/{requestId}").get(requests::get::get_request));
+    legacy::configure(cfg);
     if admin_enabled {
         admin::configure(cfg, fault_injection);
     }

@@ -10,6 +10,18 @@ pub(crate) const SCHEMA_HEADS: &str = "schema_heads";
 pub(crate) const SCHEMA_VERSIONS: &str = "schema_versions";
 /// `payer name -> PayerRecord`.
 pub(crate) const PAYERS: &str = "payers";
+/// `request id -> RequestRecord`.
+pub(crate) const REQUESTS: &str = "requests";
+/// `account \0 env \0 created (u64 micros BE) request id -> ()`: listing by creation time.
+pub(crate) const REQUEST_INDEX: &str = "request_index";
+/// `account \0 env \0 batch id \0 created (u64 micros BE) request id -> ()`: listing a batch.
+pub(crate) const BATCH_INDEX: &str = "batch_index";
+/// `account \0 env \0 internal id -> request id`: idempotency keys.
+pub(crate) const IDEMPOTENCY: &str = "idempotency";
+/// `account \0 env \0 YYYY-MM-DD -> u32 BE`: requests booked per business day.
+pub(crate) const BOOKINGS: &str = "bookings";
+/// `YYYY-MM-DD \0 request id -> ()`: what falls due on each day.
+pub(crate) const DUE: &str = "due";
 /// `name -> raw bytes`: process-wide settings such as the generated token secret.
 pub(crate) const META: &str = "meta";
 

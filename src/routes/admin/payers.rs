@@ -49,5 +49,6 @@ pub async fn put_payer(
     spec.validate()?;
     let record = payer_record(&name, &spec);
     state.store.put_payer(&record).await?;
+    state.reload_directory()?;
     Ok(HttpResponse::Ok().json(payer_out(&record)))
 }

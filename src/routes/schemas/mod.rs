@@ -3,6 +3,9 @@
 pub mod get;
 pub mod list;
 pub mod required_inputs;
+pub mod required_payer_inputs;
+
+pub(crate) use required_inputs::input_lists;
 
 use actix_web::HttpRequest;
 use switchboard_storage::SchemaVersionRecord;

@@ -102,11 +102,13 @@ pub enum Feature {
     AttemptDetails,
     /// `scriptVersion` is returned.
     ScriptVersion,
+    /// Regional-plan member IDs must carry their plan's three-character prefix (gated per account).
+    EnforceMemberIdPrefix,
 }
 
 impl Feature {
     /// Every feature, in documentation order.
-    pub const ALL: [Feature; 9] = [
+    pub const ALL: [Feature; 10] = [
         Feature::PayerPhoneLookup,
         Feature::EnforcePayerRequiredInputs,
         Feature::EnforceMemberIdValidation,
@@ -116,6 +118,7 @@ impl Feature {
         Feature::CallFromNumber,
         Feature::AttemptDetails,
         Feature::ScriptVersion,
+        Feature::EnforceMemberIdPrefix,
     ];
 
     /// The snake_case name used in config and the admin API.
@@ -130,6 +133,7 @@ impl Feature {
             Feature::CallFromNumber => "call_from_number",
             Feature::AttemptDetails => "attempt_details",
             Feature::ScriptVersion => "script_version",
+            Feature::EnforceMemberIdPrefix => "enforce_member_id_prefix",
         }
     }
 }

@@ -3,10 +3,12 @@
 
 mod account;
 mod payer;
+mod request;
 mod schema;
 
 pub use account::{AccountRecord, CredentialRecord, Environment, Feature, PhoneBookEntry};
 pub use payer::PayerRecord;
+pub use request::{DialTarget, NumberSource, PayerLookupRecord, RequestRecord, RequestState};
 pub use schema::{
     FieldCondition, FieldRecord, FieldType, SchemaDefinition, SchemaHeadRecord, SchemaVersionRecord,
 };

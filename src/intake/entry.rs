@@ -1,0 +1,158 @@
+//! One request item (service-interface 4.6): shape, schema, payer, inputs, number.
+
+use serde_json::{Map, Value};
+use switchboard_actors::scheduler::RequestDraft;
+use switchboard_storage::{DialTarget, Feature, NumberSource};
+
+use super::payer_lookup::{decide, find_number};
+use crate::auth::Caller;
+use crate::configuration::specs::validate_http_url;
+use crate::domain::{SchemaId, UsPhone};
+use crate::errors::{ApiError, Code};
+use crate::payers::PayerDirectory;
+use crate::routes::schemas::{input_lists, usable_schema};
+use crate::state::AppState;
+use crate::validation::{validate_inputs, InputRules, MemberIdRules};
+
+/// A single POST answers a missing schema with 404; a batch entry with a per-entry 400 (4.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryMode {
+    /// `POST /v1/requests` with one item.
+    Single,
+    /// One entry of `{ requests: [...] }`.
+    Batch,
+}
+
+/// Validates one request item and resolves its number. Any error is the entry's answer.
+pub fn prepare_entry(
+    state: &AppState,
+    caller: &Caller,
+    directory: &PayerDirectory,
+    item: &Value,
+    mode: EntryMode,
+) -> Result<RequestDraft, ApiError> {
+    let item = item
+        .as_object()
+        .ok_or_else(|| ApiError::invalid_request("Each request must be a JSON object"))?;
+    let schema_id = match item.get("schemaId") {
+        Some(Value::String(id)) if !id.trim().is_empty() => id.clone(),
+        Some(Value::String(_)) | None | Some(Value::Null) => {
+            return Err(ApiError::invalid_request("schemaId is required"))
+        }
+        Some(_) => return Err(ApiError::invalid_request("schemaId must be a string")),
+    };
+    let inputs = match item.get("inputs") {
+        Some(Value::Object(inputs)) => inputs,
+        None | Some(Value::Null) => return Err(ApiError::invalid_request("inputs is required")),
+        Some(_) => {
+            return Err(ApiError::invalid_request(
+                "inputs must be an object of strings",
+            ))
+        }
+    };
+    let webhook_url = optional_string(item, "webhookUrl")?;
+    if let Some(url) = &webhook_url {
+        validate_http_url("webhookUrl", url)
+            .map_err(|e| ApiError::invalid_request(e.to_string()))?;
+    }
+    let internal_id = optional_string(item, "internalId")?;
+    let internal_tag = optional_string(item, "internalTag")?;
+    let use_matched = optional_bool(item, "useMatchedPayerPhone")?;
+    let ai_only = optional_bool(item, "aiOnly")?;
+    let onshore_only = optional_bool(item, "onshoreOnly")?;
+
+    let schema = SchemaId::try_from(schema_id.clone())
+        .map_err(|_| ApiError::schema_not_found(&schema_id))
+        .and_then(|id| usable_schema(state, caller, &id));
+    let schema = match (schema, mode) {
+        (Err(e), EntryMode::Batch) if e.code() == Code::SchemaNotFound => {
+            return Err(ApiError::invalid_request(format!(
+                "Schema '{schema_id}' was not found"
+            )))
+        }
+        (other, _) => other?,
+    };
+
+    let account = &caller.account;
+    let payer_name = text(inputs, "payerName");
+    let member_id = text(inputs, "memberId");
+    let (mut required, _) = input_lists(&schema.definition, account);
+    if account.has(Feature::EnforcePayerRequiredInputs) {
+        if let Some(matched) = payer_name.and_then(|name| directory.resolve(name, member_id)) {
+            required.extend(matched.payer.required_inputs.iter().cloned());
+        }
+    }
+    let member_rules = account.has(Feature::EnforceMemberIdValidation).then(|| {
+        MemberIdRules::for_payer(
+            payer_name.unwrap_or_default(),
+            account.has(Feature::EnforceMemberIdPrefix),
+        )
+    });
+    let rules = InputRules {
+        required: &required,
+        catalogue: &state.settings.input_types,
+        member_id: member_rules,
+    };
+    let accepted = validate_inputs(inputs, &rules).map_err(|errors| ApiError::Client {
+        code: Code::InvalidInputs,
+        message: errors.message(),
+        details: Some(errors.details()),
+    })?;
+
+    let input_phone = accepted.get("phoneNumber").map(String::as_str);
+    let (payer_lookup, dial) = if account.has(Feature::PayerPhoneLookup) {
+        let name = payer_name.unwrap_or_default();
+        let found = find_number(account, directory, name, member_id);
+        let (lookup, dial) = decide(name, input_phone, use_matched, found.as_ref())?;
+        (Some(lookup), Some(dial))
+    } else {
+        let dial = input_phone
+            .and_then(UsPhone::parse)
+            .map(|phone| DialTarget {
+                number: phone.digits().to_owned(),
+                source: NumberSource::Input,
+            });
+        (None, dial)
+    };
+
+    Ok(RequestDraft {
+        schema_id,
+        schema_version: schema.version,
+        request_type: schema.definition.request_type.clone(),
+        inputs: accepted,
+        internal_id,
+        internal_tag,
+        webhook_url,
+        ai_only,
+        onshore_only,
+        payer_lookup,
+        dial,
+    })
+}
+
+fn text<'a>(inputs: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    inputs
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+fn optional_string(item: &Map<String, Value>, key: &str) -> Result<Option<String>, ApiError> {
+    match item.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(ApiError::invalid_request(format!("{key} must be a string"))),
+    }
+}
+
+fn optional_bool(item: &Map<String, Value>, key: &str) -> Result<bool, ApiError> {
+    match item.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(ApiError::invalid_request(format!(
+            "{key} must be a boolean"
+        ))),
+    }
+}

@@ -1,0 +1,163 @@
+//! `POST /v1/requests`: one request, or a batch under `requests`.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use chrono_tz::Tz;
+use serde_json::{json, Value};
+use switchboard_actors::scheduler::{BookRequests, Booked, BookingError};
+use switchboard_storage::Scope;
+
+use crate::auth::Caller;
+use crate::errors::{ApiError, Code};
+use crate::intake::{prepare_entry, EntryMode};
+use crate::state::AppState;
+use crate::wire::created_out;
+
+/// Creates one request (200 with its ids) or a batch (200 / 207 / 400 / 500 with per-entry results in input
+/// order). Successful entries are written and flushed before the answer; rejected ones leave no trace.
+#[tracing::instrument(name = "create_requests", skip_all, fields(account = %caller.account.id, environment = caller.environment.as_str()))]
+pub async fn create_requests(
+    state: web::Data<AppState>,
+    caller: Caller,
+    body: web::Json<Value>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    let Some(object) = body.as_object() else {
+        return Err(ApiError::invalid_request(
+            "Request body must be a JSON object",
+        ));
+    };
+    match object.get("requests") {
+        None => create_single(&state, &caller, &body).await,
+        Some(Value::Array(items)) if items.is_empty() => {
+            Err(ApiError::invalid_request("requests must not be empty"))
+        }
+        Some(Value::Array(items)) => create_batch(&state, &caller, items).await,
+        Some(_) => Err(ApiError::invalid_request(
+            "requests must be an array of request objects",
+        )),
+    }
+}
+
+async fn create_single(
+    state: &AppState,
+    caller: &Caller,
+    item: &Value,
+) -> Result<HttpResponse, ApiError> {
+    let draft = prepare_entry(state, caller, &state.directory(), item, EntryMode::Single)?;
+    let mut booked = book(state, caller, vec![draft]).await?;
+    let booked = booked.pop().expect("one outcome per draft");
+    Ok(HttpResponse::Ok().json(created_out(
+        booked.record(),
+        &caller.account,
+        state.product_word(),
+    )))
+}
+
+async fn create_batch(
+    state: &AppState,
+    caller: &Caller,
+    items: &[Value],
+) -> Result<HttpResponse, ApiError> {
+    let directory = state.directory();
+    let prepared: Vec<Result<_, ApiError>> = items
+        .iter()
+        .map(|item| prepare_entry(state, caller, &directory, item, EntryMode::Batch))
+        .collect();
+    let (mut drafts, mut slots) = (Vec::new(), Vec::with_capacity(items.len()));
+    for result in prepared {
+        slots.push(match result {
+            Ok(draft) => {
+                drafts.push(draft);
+                Ok(drafts.len() - 1)
+            }
+            Err(error) => Err(error),
+        });
+    }
+    let booked = if drafts.is_empty() {
+        Vec::new()
+    } else {
+        book(state, caller, drafts).await?
+    };
+
+    let mut any_success = false;
+    let mut any_server_error = false;
+    let entries: Vec<Value> = slots
+        .into_iter()
+        .map(|slot| match slot {
+            Ok(index) => {
+                any_success = true;
+                created_out(
+                    booked[index].record(),
+                    &caller.account,
+                    state.product_word(),
+                )
+            }
+            Err(error) => {
+                any_server_error |= error.code().status().is_server_error();
+                entry_error(&error)
+            }
+        })
+        .collect();
+    let status = match (any_success, any_server_error) {
+        (_, true) => StatusCode::INTERNAL_SERVER_ERROR,
+        (true, false) if entries.iter().any(|e| e.get("error").is_some()) => {
+            StatusCode::MULTI_STATUS
+        }
+        (true, false) => StatusCode::OK,
+        (false, false) => StatusCode::BAD_REQUEST,
+    };
+    Ok(HttpResponse::build(status).json(json!({ "requests": entries })))
+}
+
+/// A failed entry's envelope. Server-side failures of one entry surface as `INVALID_REQUEST` (4.6) while
+/// the aggregate status reports the 500.
+fn entry_error(error: &ApiError) -> Value {
+    if error.code().status().is_server_error() {
+        if let ApiError::Internal(cause) = error {
+            tracing::error!(error.message = %cause, "batch entry failed");
+        }
+        let message = match error {
+            ApiError::Client { message, .. } => message.clone(),
+            ApiError::Internal(_) => {
+                "An unexpected error occurred for this entry; please retry it.".to_owned()
+            }
+        };
+        return ApiError::new(Code::InvalidRequest, message).body();
+    }
+    error.body()
+}
+
+/// Books the drafts through the capacity scheduler, then waits until the writes are on disk.
+async fn book(
+    state: &AppState,
+    caller: &Caller,
+    drafts: Vec<switchboard_actors::scheduler::RequestDraft>,
+) -> Result<Vec<Booked>, ApiError> {
+    let timezone: Tz = caller.account.timezone.parse().map_err(|_| {
+        ApiError::internal(anyhow::anyhow!(
+            "account {} has an invalid time zone",
+            caller.account.id
+        ))
+    })?;
+    let message = BookRequests {
+        scope: Scope::new(caller.account.id.clone(), caller.environment),
+        capacity: caller.account.daily_call_capacity,
+        timezone,
+        drafts,
+    };
+    let booked = match state
+        .scheduler
+        .send(message)
+        .await
+        .map_err(ApiError::internal)?
+    {
+        Ok(booked) => booked,
+        Err(error @ BookingError::Unplaceable { .. }) => {
+            return Err(ApiError::invalid_request(error.to_string()))
+        }
+        Err(BookingError::Storage(error)) => return Err(error.into()),
+    };
+    state.store.durable().await?;
+    Ok(booked)
+}

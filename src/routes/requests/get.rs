@@ -1,0 +1,41 @@
+//! `GET /v1/requests/{requestId}`.
+
+use actix_web::{web, HttpResponse};
+use switchboard_storage::RequestRecord;
+
+use crate::auth::Caller;
+use crate::errors::{ApiError, Code};
+use crate::state::AppState;
+use crate::wire::request_out;
+
+/// One request of the caller's account and environment; any other id is 404 `REQUEST_NOT_FOUND`.
+#[tracing::instrument(name = "get_request", skip_all, fields(request_id = %request_id))]
+pub async fn get_request(
+    state: web::Data<AppState>,
+    caller: Caller,
+    request_id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let record = visible_request(&state, &caller, &request_id)?;
+    Ok(HttpResponse::Ok().json(request_out(&record, &caller.account, state.product_word())))
+}
+
+/// The request if it belongs to the caller's scope. Another account's or environment's request is
+/// indistinguishable from a missing one.
+pub(crate) fn visible_request(
+    state: &AppState,
+    caller: &Caller,
+    request_id: &str,
+) -> Result<RequestRecord, ApiError> {
+    match state.store.request(request_id)? {
+        Some(record)
+            if record.account_id == caller.account.id
+                && record.environment == caller.environment =>
+        {
+            Ok(record)
+        }
+        _ => Err(ApiError::new(
+            Code::RequestNotFound,
+            format!("Request '{request_id}' was not found"),
+        )),
+    }
+}

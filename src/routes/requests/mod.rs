@@ -1,0 +1,6 @@
+//! The request endpoints (service-interface 4.6-4.8).
+
+pub mod create;
+pub mod get;
+pub mod list;
+mod page_token;

@@ -1,0 +1,126 @@
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::Environment;
+use crate::codec::Record;
+
+/// One extraction request, from acceptance to its terminal state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// Server-generated id.
+    pub id: String,
+    /// Owning account.
+    pub account_id: String,
+    /// Production or sandbox: the two never see each other's requests.
+    pub environment: Environment,
+    /// Scheduling group: the requests of one POST booked onto the same day.
+    pub batch_id: String,
+    /// Schema used.
+    pub schema_id: String,
+    /// Schema version latest at creation (re-pinned when the request runs).
+    pub schema_version: u32,
+    /// Derived from the schema.
+    pub request_type: String,
+    /// Validated inputs, as strings.
+    pub inputs: BTreeMap<String, String>,
+    /// Client correlation id and idempotency key.
+    pub internal_id: Option<String>,
+    /// Opaque client tag.
+    pub internal_tag: Option<String>,
+    /// Per-request webhook URL, frozen at creation.
+    pub webhook_url: Option<String>,
+    /// Calls handled by the automated agent only.
+    pub ai_only: bool,
+    /// Phone handling restricted to US-based agents.
+    pub onshore_only: bool,
+    /// The payer phone decision, when the account has lookup.
+    pub payer_lookup: Option<PayerLookupRecord>,
+    /// The number to dial (ten digits) and where it came from.
+    pub dial: Option<DialTarget>,
+    /// Lifecycle state.
+    pub state: RequestState,
+    /// Acceptance time.
+    pub created_at: DateTime<Utc>,
+    /// Business day the request is booked on (account time zone).
+    pub due_date: NaiveDate,
+    /// Instant that business day begins.
+    pub due_at: DateTime<Utc>,
+    /// Set on entering a terminal state.
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
+impl Record for RequestRecord {
+    const KIND: &'static str = "request";
+    const VERSION: u8 = 1;
+}
+
+/// Lifecycle states (service-interface section 3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RequestState {
+    /// Accepted, scheduled or running.
+    Processing,
+    /// Every required field filled.
+    Success,
+    /// Primary effort succeeded, a follow-up failed.
+    Partial,
+    /// No required field captured.
+    Failure,
+}
+
+impl RequestState {
+    /// The uppercase wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestState::Processing => "PROCESSING",
+            RequestState::Success => "SUCCESS",
+            RequestState::Partial => "PARTIAL",
+            RequestState::Failure => "FAILURE",
+        }
+    }
+
+    /// Whether no further transition can happen.
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, RequestState::Processing)
+    }
+}
+
+/// The payer phone number decision (service-interface 2.5), frozen at creation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PayerLookupRecord {
+    /// The supplied `payerName`.
+    pub input_payer_name: String,
+    /// The supplied `phoneNumber`.
+    pub input_phone_number: Option<String>,
+    /// Set only when the matched number is dialed.
+    pub matched_payer_name: Option<String>,
+    /// Set only when the matched number is dialed.
+    pub matched_payer_phone: Option<String>,
+    /// The number dialed.
+    pub phone_number_to_use: String,
+    /// Where that number came from.
+    pub phone_number_source: NumberSource,
+}
+
+/// Origin of a dialed number; it decides who is blamed when the number turns out wrong (7.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NumberSource {
+    /// The built-in payer directory.
+    Directory,
+    /// The account's phone book.
+    PhoneBook,
+    /// The client's `inputs.phoneNumber`.
+    Input,
+}
+
+/// What a call will dial.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DialTarget {
+    /// Ten-digit U.S. number.
+    pub number: String,
+    /// Its origin.
+    pub source: NumberSource,
+}

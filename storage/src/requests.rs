@@ -1,0 +1,285 @@
+//! Requests, their indexes, idempotency keys and the capacity ledger.
+//!
+//! Creation writes one transaction over six trees, so a request never exists without its indexes, its
+//! idempotency key or its booking, and an idempotency key is checked and claimed in the same atomic step
+//! that inserts the request.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use sled::transaction::ConflictableTransactionError;
+use sled::Transactional;
+
+use crate::codec::{decode, encode};
+use crate::{Environment, RequestRecord, StorageError, Store};
+
+/// What one caller can see: one account in one environment. Sandbox and production never share a scope.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Scope {
+    /// Account id.
+    pub account_id: String,
+    /// Environment of the credential.
+    pub environment: Environment,
+}
+
+impl Scope {
+    /// The scope of an account in an environment.
+    pub fn new(account_id: impl Into<String>, environment: Environment) -> Scope {
+        Scope {
+            account_id: account_id.into(),
+            environment,
+        }
+    }
+
+    fn prefix(&self) -> Vec<u8> {
+        let mut key = Vec::with_capacity(self.account_id.len() + 13);
+        key.extend_from_slice(self.account_id.as_bytes());
+        key.push(0);
+        key.extend_from_slice(self.environment.as_str().as_bytes());
+        key.push(0);
+        key
+    }
+}
+
+/// Position in a listing: the last request of the previous page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cursor {
+    /// Its creation time.
+    pub created_at: DateTime<Utc>,
+    /// Its id.
+    pub request_id: String,
+}
+
+/// Result of inserting one request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InsertOutcome {
+    /// Written.
+    Created(RequestRecord),
+    /// Its internal id was already used in the scope: nothing written; this is the earlier request.
+    Existing(RequestRecord),
+}
+
+impl Store {
+    /// Reads a request by id.
+    pub fn request(&self, id: &str) -> Result<Option<RequestRecord>, StorageError> {
+        self.requests
+            .get(id)?
+            .map(|bytes| decode(&bytes))
+            .transpose()
+    }
+
+    /// The request that claimed `internal_id` in `scope`.
+    pub fn request_by_internal_id(
+        &self,
+        scope: &Scope,
+        internal_id: &str,
+    ) -> Result<Option<RequestRecord>, StorageError> {
+        match self.idempotency.get(idempotency_key(scope, internal_id))? {
+            Some(id) => self.request(&String::from_utf8_lossy(&id)),
+            None => Ok(None),
+        }
+    }
+
+    /// Requests booked per day in `scope`, for days in `from..=to`.
+    pub fn bookings(
+        &self,
+        scope: &Scope,
+        from: NaiveDate,
+        to: NaiveDate,
+    ) -> Result<BTreeMap<NaiveDate, u32>, StorageError> {
+        let prefix = scope.prefix();
+        let start = booking_key(scope, from);
+        let end = booking_key(scope, to);
+        let mut booked = BTreeMap::new();
+        for entry in self.bookings.range(start..=end) {
+            let (key, value) = entry?;
+            let day = std::str::from_utf8(&key[prefix.len()..])
+                .ok()
+                .and_then(|s| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok())
+                .ok_or_else(|| corrupt("booking key"))?;
+            booked.insert(day, read_count(&value)?);
+        }
+        Ok(booked)
+    }
+
+    /// Inserts new requests with their indexes, idempotency keys and bookings in one transaction. A request
+    /// whose internal id is already claimed in its scope is not written and the earlier one is returned.
+    /// The write is not yet durable: the caller awaits [`Store::durable`] before acknowledging it, so that
+    /// concurrent creations share one flush.
+    pub fn insert_requests(
+        &self,
+        records: &[RequestRecord],
+    ) -> Result<Vec<InsertOutcome>, StorageError> {
+        let trees = (
+            &self.requests,
+            &self.request_index,
+            &self.batch_index,
+            &self.idempotency,
+            &self.bookings,
+            &self.due,
+        );
+        let outcomes = trees.transaction(
+            |(requests, by_created, by_batch, idempotency, bookings, due)| {
+                let mut outcomes = Vec::with_capacity(records.len());
+                for record in records {
+                    let scope = Scope::new(record.account_id.clone(), record.environment);
+                    if let Some(internal_id) = &record.internal_id {
+                        let key = idempotency_key(&scope, internal_id);
+                        if let Some(existing_id) = idempotency.get(&key)? {
+                            let existing = requests.get(&existing_id)?.ok_or_else(|| {
+                                ConflictableTransactionError::Abort(corrupt(
+                                    "idempotency key without request",
+                                ))
+                            })?;
+                            let existing =
+                                decode(&existing).map_err(ConflictableTransactionError::Abort)?;
+                            outcomes.push(InsertOutcome::Existing(existing));
+                            continue;
+                        }
+                        idempotency.insert(key, record.id.as_bytes())?;
+                    }
+                    requests.insert(record.id.as_bytes(), encode(record))?;
+                    by_created.insert(
+                        created_key(&scope.prefix(), record.created_at, &record.id),
+                        &[] as &[u8],
+                    )?;
+                    let mut batch_prefix = scope.prefix();
+                    batch_prefix.extend_from_slice(record.batch_id.as_bytes());
+                    batch_prefix.push(0);
+                    by_batch.insert(
+                        created_key(&batch_prefix, record.created_at, &record.id),
+                        &[] as &[u8],
+                    )?;
+                    let booking = booking_key(&scope, record.due_date);
+                    let count = match bookings.get(&booking)? {
+                        Some(v) => read_count(&v).map_err(ConflictableTransactionError::Abort)?,
+                        None => 0,
+                    };
+                    bookings.insert(booking, &(count + 1).to_be_bytes())?;
+                    due.insert(due_key(record.due_date, &record.id), &[] as &[u8])?;
+                    outcomes.push(InsertOutcome::Created(record.clone()));
+                }
+                Ok(outcomes)
+            },
+        )?;
+        Ok(outcomes)
+    }
+
+    /// Requests of `scope` created in `[from, to)`, newest first, after `cursor`, at most `limit`.
+    pub fn list_requests(
+        &self,
+        scope: &Scope,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        cursor: Option<&Cursor>,
+        limit: usize,
+    ) -> Result<Vec<RequestRecord>, StorageError> {
+        let prefix = scope.prefix();
+        self.page(
+            &self.request_index,
+            &prefix,
+            Some((from, to)),
+            cursor,
+            limit,
+        )
+    }
+
+    /// Every request of one batch in `scope`, newest first, after `cursor`, at most `limit`.
+    pub fn list_batch(
+        &self,
+        scope: &Scope,
+        batch_id: &str,
+        cursor: Option<&Cursor>,
+        limit: usize,
+    ) -> Result<Vec<RequestRecord>, StorageError> {
+        let mut prefix = scope.prefix();
+        prefix.extend_from_slice(batch_id.as_bytes());
+        prefix.push(0);
+        self.page(&self.batch_index, &prefix, None, cursor, limit)
+    }
+
+    /// Keyset pagination over a `prefix + created + id` index: the cost of a page does not depend on how
+    /// deep it is.
+    fn page(
+        &self,
+        index: &sled::Tree,
+        prefix: &[u8],
+        window: Option<(DateTime<Utc>, DateTime<Utc>)>,
+        cursor: Option<&Cursor>,
+        limit: usize,
+    ) -> Result<Vec<RequestRecord>, StorageError> {
+        let mut start = prefix.to_vec();
+        let mut end = prefix.to_vec();
+        match window {
+            Some((from, to)) => {
+                start.extend_from_slice(&micros(from).to_be_bytes());
+                end.extend_from_slice(&micros(to).to_be_bytes());
+            }
+            None => end.extend_from_slice(&u64::MAX.to_be_bytes()),
+        }
+        if let Some(cursor) = cursor {
+            let after = created_key(prefix, cursor.created_at, &cursor.request_id);
+            if after < end {
+                end = after;
+            }
+        }
+        if start >= end {
+            return Ok(Vec::new());
+        }
+        let mut page = Vec::with_capacity(limit.min(1024));
+        for entry in index.range(start..end).rev().take(limit) {
+            let (key, _) = entry?;
+            let id = &key[prefix.len() + 8..];
+            let record = self
+                .requests
+                .get(id)?
+                .ok_or_else(|| corrupt("index entry without request"))?;
+            page.push(decode(&record)?);
+        }
+        Ok(page)
+    }
+}
+
+fn micros(instant: DateTime<Utc>) -> u64 {
+    // Creation times are after 1970; clamping keeps a pathological query window from wrapping around.
+    instant.timestamp_micros().max(0) as u64
+}
+
+fn created_key(prefix: &[u8], created_at: DateTime<Utc>, id: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(prefix.len() + 8 + id.len());
+    key.extend_from_slice(prefix);
+    key.extend_from_slice(&micros(created_at).to_be_bytes());
+    key.extend_from_slice(id.as_bytes());
+    key
+}
+
+fn idempotency_key(scope: &Scope, internal_id: &str) -> Vec<u8> {
+    let mut key = scope.prefix();
+    key.extend_from_slice(internal_id.as_bytes());
+    key
+}
+
+fn booking_key(scope: &Scope, day: NaiveDate) -> Vec<u8> {
+    let mut key = scope.prefix();
+    key.extend_from_slice(day.format("%Y-%m-%d").to_string().as_bytes());
+    key
+}
+
+fn due_key(day: NaiveDate, id: &str) -> Vec<u8> {
+    let mut key = day.format("%Y-%m-%d").to_string().into_bytes();
+    key.push(0);
+    key.extend_from_slice(id.as_bytes());
+    key
+}
+
+fn read_count(bytes: &[u8]) -> Result<u32, StorageError> {
+    let array: [u8; 4] = bytes.try_into().map_err(|_| corrupt("booking count"))?;
+    Ok(u32::from_be_bytes(array))
+}
+
+fn corrupt(what: &str) -> StorageError {
+    StorageError::Corrupt {
+        kind: "request index",
+        reason: what.to_owned(),
+    }
+}
