@@ -6,4 +6,8 @@ mod binary;
 mod envelopes;
 mod health;
 mod helpers;
+mod payer_lookup;
+mod requests_create;
+mod requests_read;
+mod scheduling;
 mod schemas;
