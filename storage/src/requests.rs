@@ -283,3 +283,162 @@ fn corrupt(what: &str) -> StorageError {
         reason: what.to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RequestState;
+
+    fn open() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        (dir, store)
+    }
+
+    fn record(
+        id: &str,
+        environment: Environment,
+        internal_id: Option<&str>,
+        created_micros: i64,
+    ) -> RequestRecord {
+        let day: NaiveDate = "2026-11-23".parse().unwrap();
+        RequestRecord {
+            id: id.into(),
+            account_id: "acme".into(),
+            environment,
+            batch_id: "batch-1".into(),
+            schema_id: "vob".into(),
+            schema_version: 1,
+            request_type: "vob".into(),
+            inputs: BTreeMap::new(),
+            internal_id: internal_id.map(str::to_owned),
+            internal_tag: None,
+            webhook_url: None,
+            ai_only: false,
+            onshore_only: false,
+            payer_lookup: None,
+            dial: None,
+            state: RequestState::Processing,
+            created_at: DateTime::from_timestamp_micros(created_micros).unwrap(),
+            due_date: day,
+            due_at: day.and_hms_opt(5, 0, 0).unwrap().and_utc(),
+            completed_at: None,
+        }
+    }
+
+    fn scope(environment: Environment) -> Scope {
+        Scope::new("acme", environment)
+    }
+
+    #[test]
+    fn a_claimed_internal_id_returns_the_earlier_request_and_books_nothing() {
+        let (_dir, store) = open();
+        let first = record("r1", Environment::Production, Some("key"), 1_000);
+        let replay = record("r2", Environment::Production, Some("key"), 2_000);
+        let sandbox = record("r3", Environment::Sandbox, Some("key"), 3_000);
+        let outcomes = store
+            .insert_requests(&[first.clone(), replay, sandbox.clone()])
+            .unwrap();
+        assert_eq!(
+            outcomes,
+            [
+                InsertOutcome::Created(first.clone()),
+                InsertOutcome::Existing(first.clone()),
+                InsertOutcome::Created(sandbox)
+            ]
+        );
+        assert!(store.request("r2").unwrap().is_none());
+        let day = first.due_date;
+        assert_eq!(
+            store
+                .bookings(&scope(Environment::Production), day, day)
+                .unwrap()[&day],
+            1
+        );
+        assert_eq!(
+            store
+                .bookings(&scope(Environment::Sandbox), day, day)
+                .unwrap()[&day],
+            1
+        );
+        assert_eq!(
+            store
+                .request_by_internal_id(&scope(Environment::Production), "key")
+                .unwrap()
+                .unwrap()
+                .id,
+            "r1"
+        );
+    }
+
+    #[test]
+    fn listing_is_newest_first_within_the_window_and_pages_by_keyset() {
+        let (_dir, store) = open();
+        let records: Vec<RequestRecord> = (0..25)
+            .map(|i| {
+                record(
+                    &format!("r{i:02}"),
+                    Environment::Production,
+                    None,
+                    1_000_000 + i * 10,
+                )
+            })
+            .collect();
+        store.insert_requests(&records).unwrap();
+        let from = DateTime::from_timestamp_micros(0).unwrap();
+        let to = DateTime::from_timestamp_micros(2_000_000).unwrap();
+        let production = scope(Environment::Production);
+        let mut seen = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = store
+                .list_requests(&production, from, to, cursor.as_ref(), 10)
+                .unwrap();
+            if page.is_empty() {
+                break;
+            }
+            cursor = page.last().map(|r| Cursor {
+                created_at: r.created_at,
+                request_id: r.id.clone(),
+            });
+            seen.extend(page.into_iter().map(|r| r.id));
+        }
+        let expected: Vec<String> = (0..25).rev().map(|i| format!("r{i:02}")).collect();
+        assert_eq!(seen, expected);
+        // The window's end is exclusive; the start inclusive.
+        let narrow_to = DateTime::from_timestamp_micros(1_000_050).unwrap();
+        let narrow_from = DateTime::from_timestamp_micros(1_000_010).unwrap();
+        let narrow: Vec<String> = store
+            .list_requests(&production, narrow_from, narrow_to, None, 100)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(narrow, ["r04", "r03", "r02", "r01"]);
+        assert!(store
+            .list_requests(&scope(Environment::Sandbox), from, to, None, 100)
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn a_batch_lists_regardless_of_dates() {
+        let (_dir, store) = open();
+        let mut other = record("other", Environment::Production, None, 5);
+        other.batch_id = "batch-2".into();
+        store
+            .insert_requests(&[
+                record("a", Environment::Production, None, 1),
+                record("b", Environment::Production, None, 2),
+                other,
+            ])
+            .unwrap();
+        let ids: Vec<String> = store
+            .list_batch(&scope(Environment::Production), "batch-1", None, 100)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, ["b", "a"]);
+    }
+}
