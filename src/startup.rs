@@ -90,6 +90,7 @@ impl Application {
         state
             .reload_directory()
             .context("cannot load the payer directory")?;
+        crate::domain::UsPhone::warm_up();
         state.mark_ready();
         tracing::info!(port, "switchboard ready");
         Ok(Application {

@@ -1,7 +1,9 @@
 //! U.S. phone numbers as the spec sanitizes them (7.4): spaces, parentheses, hyphens, `+` and a leading `1`
 //! are stripped, and the first number is taken when several are separated by commas or `x`. What remains
-//! must be a North American Numbering Plan number: ten digits, area code and exchange not starting with 0
-//! or 1.
+//! must be a valid U.S. number of the North American Numbering Plan: ten digits, area code and exchange
+//! not starting with 0 or 1, and an area code actually assigned to the United States or its territories.
+//! The assignment check uses libphonenumber's metadata (the `phonenumber` crate) rather than a hand-kept
+//! list, so N11 codes, unassigned codes such as 555, and Canadian or Caribbean numbers are refused.
 
 use std::fmt;
 
@@ -21,11 +23,17 @@ impl UsPhone {
             digits.remove(0);
         }
         let bytes = digits.as_bytes();
-        let valid = bytes.len() == 10
+        let shaped = bytes.len() == 10
             && bytes.iter().all(u8::is_ascii_digit)
             && (b'2'..=b'9').contains(&bytes[0])
             && (b'2'..=b'9').contains(&bytes[3]);
-        valid.then_some(UsPhone(digits))
+        (shaped && is_assigned_us_number(&digits)).then_some(UsPhone(digits))
+    }
+
+    /// Loads the numbering-plan metadata now rather than on the first request that needs it (it takes a
+    /// few hundred milliseconds once).
+    pub fn warm_up() {
+        let _ = is_assigned_us_number("2125550123");
     }
 
     /// The ten digits.
@@ -37,6 +45,23 @@ impl UsPhone {
     pub fn e164(&self) -> String {
         format!("+1{}", self.0)
     }
+}
+
+/// Regions of the numbering plan that are the United States.
+const US_REGIONS: [phonenumber::country::Id; 6] = {
+    use phonenumber::country::Id::{AS, GU, MP, PR, US, VI};
+    [US, PR, VI, GU, AS, MP]
+};
+
+fn is_assigned_us_number(digits: &str) -> bool {
+    let Ok(number) = phonenumber::parse(Some(phonenumber::country::Id::US), digits) else {
+        return false;
+    };
+    phonenumber::is_valid(&number)
+        && number
+            .country()
+            .id()
+            .is_some_and(|region| US_REGIONS.contains(&region))
 }
 
 impl fmt::Display for UsPhone {
