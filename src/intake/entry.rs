@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 use switchboard_actors::scheduler::RequestDraft;
-use switchboard_storage::{DialTarget, Feature, NumberSource};
+use switchboard_storage::{DialTarget, Feature, NumberSource, RequestRecord, Scope};
 
 use super::payer_lookup::{decide, find_number};
 use crate::auth::Caller;
@@ -14,6 +14,15 @@ use crate::routes::schemas::{input_lists, usable_schema};
 use crate::state::AppState;
 use crate::validation::{validate_inputs, InputRules, MemberIdRules};
 
+/// What became of one request item.
+#[derive(Debug)]
+pub enum Prepared {
+    /// A new, valid request to book.
+    Draft(RequestDraft),
+    /// Its internalId was used before in this account and environment: the original request.
+    Replay(RequestRecord),
+}
+
 /// A single POST answers a missing schema with 404; a batch entry with a per-entry 400 (4.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryMode {
@@ -23,17 +32,27 @@ pub enum EntryMode {
     Batch,
 }
 
-/// Validates one request item and resolves its number. Any error is the entry's answer.
+/// Validates one request item and resolves its number, or finds the request it replays. Any error is the
+/// entry's answer.
 pub fn prepare_entry(
     state: &AppState,
     caller: &Caller,
     directory: &PayerDirectory,
     item: &Value,
     mode: EntryMode,
-) -> Result<RequestDraft, ApiError> {
+) -> Result<Prepared, ApiError> {
     let item = item
         .as_object()
         .ok_or_else(|| ApiError::invalid_request("Each request must be a JSON object"))?;
+    let internal_id = optional_string(item, "internalId")?;
+    // A reused internalId returns the original request silently (4.6), whatever this POST's body says and
+    // however payer data has changed since, so the replay check comes before any other rule.
+    if let Some(key) = internal_id.as_deref() {
+        let scope = Scope::new(caller.account.id.clone(), caller.environment);
+        if let Some(original) = state.store.request_by_internal_id(&scope, key)? {
+            return Ok(Prepared::Replay(original));
+        }
+    }
     let schema_id = match item.get("schemaId") {
         Some(Value::String(id)) if !id.trim().is_empty() => id.clone(),
         Some(Value::String(_)) | None | Some(Value::Null) => {
@@ -55,7 +74,6 @@ pub fn prepare_entry(
         validate_http_url("webhookUrl", url)
             .map_err(|e| ApiError::invalid_request(e.to_string()))?;
     }
-    let internal_id = optional_string(item, "internalId")?;
     let internal_tag = optional_string(item, "internalTag")?;
     let use_matched = optional_bool(item, "useMatchedPayerPhone")?;
     let ai_only = optional_bool(item, "aiOnly")?;
@@ -115,7 +133,7 @@ pub fn prepare_entry(
         (None, dial)
     };
 
-    Ok(RequestDraft {
+    Ok(Prepared::Draft(RequestDraft {
         schema_id,
         schema_version: schema.version,
         request_type: schema.definition.request_type.clone(),
@@ -127,7 +145,7 @@ pub fn prepare_entry(
         onshore_only,
         payer_lookup,
         dial,
-    })
+    }))
 }
 
 fn text<'a>(inputs: &'a Map<String, Value>, key: &str) -> Option<&'a str> {

@@ -41,9 +41,23 @@ pub fn find_number(
             });
         }
     }
-    directory
-        .resolve(payer_name, member_id)
-        .map(|found| directory_number(found.payer))
+    let found = directory.resolve(payer_name, member_id)?;
+    // The phone book overrides a directory payer however the client wrote its name: an alias, an acronym
+    // or a family name steered by the member ID reaches the same override as the exact name.
+    let overridden = account.phone_book.iter().find(|entry| {
+        normalize(&entry.payer).compact == normalize(&found.payer.name).compact
+            || directory
+                .resolve(&entry.payer, None)
+                .is_some_and(|own| own.payer.name == found.payer.name)
+    });
+    Some(match overridden {
+        Some(entry) => FoundNumber {
+            payer_name: entry.payer.clone(),
+            phone: Some(entry.phone.clone()),
+            source: NumberSource::PhoneBook,
+        },
+        None => directory_number(found.payer),
+    })
 }
 
 fn directory_number(payer: &PayerRecord) -> FoundNumber {

@@ -96,6 +96,14 @@ pub fn validate_inputs(
             {
                 n.to_string()
             }
+            // A boolean key also takes JSON booleans and 0/1, so anything else breaks its type rule;
+            // any other key takes strings only.
+            _ if kind == ValueKind::Boolean => {
+                errors
+                    .invalid_inputs
+                    .insert(key.clone(), format!("{key} is invalid"));
+                continue;
+            }
             _ => {
                 errors
                     .invalid_inputs
@@ -243,7 +251,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             errors.invalid_inputs["isPrimaryPolicy"],
-            "isPrimaryPolicy must be a string"
+            "isPrimaryPolicy is invalid"
         );
         assert_eq!(
             errors.invalid_inputs["memberId"],

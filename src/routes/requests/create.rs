@@ -5,11 +5,11 @@ use actix_web::{web, HttpResponse};
 use chrono_tz::Tz;
 use serde_json::{json, Value};
 use switchboard_actors::scheduler::{BookRequests, Booked, BookingError};
-use switchboard_storage::Scope;
+use switchboard_storage::{RequestRecord, Scope};
 
 use crate::auth::Caller;
 use crate::errors::{ApiError, Code};
-use crate::intake::{prepare_entry, EntryMode};
+use crate::intake::{prepare_entry, EntryMode, Prepared};
 use crate::state::AppState;
 use crate::wire::created_out;
 
@@ -44,14 +44,18 @@ async fn create_single(
     caller: &Caller,
     item: &Value,
 ) -> Result<HttpResponse, ApiError> {
-    let draft = prepare_entry(state, caller, &state.directory(), item, EntryMode::Single)?;
-    let mut booked = book(state, caller, vec![draft]).await?;
-    let booked = booked.pop().expect("one outcome per draft");
-    Ok(HttpResponse::Ok().json(created_out(
-        booked.record(),
-        &caller.account,
-        state.product_word(),
-    )))
+    let record = match prepare_entry(state, caller, &state.directory(), item, EntryMode::Single)? {
+        Prepared::Replay(original) => original,
+        Prepared::Draft(draft) => {
+            let mut booked = book(state, caller, vec![draft]).await?;
+            booked
+                .pop()
+                .expect("one outcome per draft")
+                .record()
+                .clone()
+        }
+    };
+    Ok(HttpResponse::Ok().json(created_out(&record, &caller.account, state.product_word())))
 }
 
 async fn create_batch(
@@ -64,13 +68,15 @@ async fn create_batch(
         .iter()
         .map(|item| prepare_entry(state, caller, &directory, item, EntryMode::Batch))
         .collect();
+    // Each slot is an entry's fate: a draft's index among those booked, an earlier request, or an error.
     let (mut drafts, mut slots) = (Vec::new(), Vec::with_capacity(items.len()));
     for result in prepared {
         slots.push(match result {
-            Ok(draft) => {
+            Ok(Prepared::Draft(draft)) => {
                 drafts.push(draft);
-                Ok(drafts.len() - 1)
+                Ok(Slot::Booked(drafts.len() - 1))
             }
+            Ok(Prepared::Replay(original)) => Ok(Slot::Replay(Box::new(original))),
             Err(error) => Err(error),
         });
     }
@@ -85,13 +91,13 @@ async fn create_batch(
     let entries: Vec<Value> = slots
         .into_iter()
         .map(|slot| match slot {
-            Ok(index) => {
+            Ok(slot) => {
                 any_success = true;
-                created_out(
-                    booked[index].record(),
-                    &caller.account,
-                    state.product_word(),
-                )
+                let record = match &slot {
+                    Slot::Booked(index) => booked[*index].record(),
+                    Slot::Replay(original) => original,
+                };
+                created_out(record, &caller.account, state.product_word())
             }
             Err(error) => {
                 any_server_error |= error.code().status().is_server_error();
@@ -108,6 +114,11 @@ async fn create_batch(
         (false, false) => StatusCode::BAD_REQUEST,
     };
     Ok(HttpResponse::build(status).json(json!({ "requests": entries })))
+}
+
+enum Slot {
+    Booked(usize),
+    Replay(Box<RequestRecord>),
 }
 
 /// A failed entry's envelope. Server-side failures of one entry surface as `INVALID_REQUEST` (4.6) while

@@ -54,9 +54,18 @@ pub async fn list_requests(
     let today = state.clock.now().date_naive();
     let from = parse_day("dateFrom", query.date_from.as_deref())?.unwrap_or(today);
     let to = parse_day("dateTo", query.date_to.as_deref())?.unwrap_or_else(|| today + Days::new(1));
+    // The token is bound to the caller's scope and query, so it cannot resume another listing.
     let query_key = match batch {
-        Some(batch) => format!("batch:{batch}"),
-        None => format!("dates:{from}:{to}"),
+        Some(batch) => format!(
+            "{}:{}:batch:{batch}",
+            scope.account_id,
+            scope.environment.as_str()
+        ),
+        None => format!(
+            "{}:{}:dates:{from}:{to}",
+            scope.account_id,
+            scope.environment.as_str()
+        ),
     };
     let cursor = match query.page_token.as_deref().filter(|t| !t.is_empty()) {
         None => None,
