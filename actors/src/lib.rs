@@ -8,6 +8,7 @@
 
 pub mod calendar;
 pub mod clock;
+pub mod dialer;
 pub mod scheduler;
 
 pub use clock::{Clock, ClockError};

@@ -30,7 +30,8 @@ impl PayerLookupOut {
             phone_number_source: match record.phone_number_source {
                 NumberSource::Directory => product_word.to_lowercase(),
                 NumberSource::PhoneBook => "phoneBook".to_owned(),
-                NumberSource::Input => "input".to_owned(),
+                // A payer lookup decision is made at creation, before any call could refer elsewhere.
+                NumberSource::Input | NumberSource::Referral => "input".to_owned(),
             },
         }
     }

@@ -23,6 +23,9 @@ pub enum StorageError {
     /// An API key is already issued to another account.
     #[error("API key is already in use by another account")]
     CredentialKeyTaken,
+    /// The request named by an update does not exist.
+    #[error("request {0} does not exist")]
+    RequestMissing(String),
     /// The account named by a write does not exist.
     #[error("account {0} does not exist")]
     AccountMissing(String),

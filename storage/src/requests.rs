@@ -265,7 +265,7 @@ fn booking_key(scope: &Scope, day: NaiveDate) -> Vec<u8> {
     key
 }
 
-fn due_key(day: NaiveDate, id: &str) -> Vec<u8> {
+pub(crate) fn due_key(day: NaiveDate, id: &str) -> Vec<u8> {
     let mut key = day.format("%Y-%m-%d").to_string().into_bytes();
     key.push(0);
     key.extend_from_slice(id.as_bytes());
@@ -323,6 +323,7 @@ mod tests {
             due_date: day,
             due_at: day.and_hms_opt(5, 0, 0).unwrap().and_utc(),
             completed_at: None,
+            run: None,
         }
     }
 

@@ -22,6 +22,7 @@ pub struct Store {
     pub(crate) idempotency: sled::Tree,
     pub(crate) bookings: sled::Tree,
     pub(crate) due: sled::Tree,
+    pub(crate) active: sled::Tree,
     pub(crate) meta: sled::Tree,
     flusher: Arc<Flusher>,
 }
@@ -43,6 +44,7 @@ impl Store {
             idempotency: db.open_tree(trees::IDEMPOTENCY)?,
             bookings: db.open_tree(trees::BOOKINGS)?,
             due: db.open_tree(trees::DUE)?,
+            active: db.open_tree(trees::ACTIVE)?,
             meta: db.open_tree(trees::META)?,
             flusher: Arc::new(Flusher::start(db.clone())),
             db,

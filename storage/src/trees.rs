@@ -22,6 +22,8 @@ pub(crate) const IDEMPOTENCY: &str = "idempotency";
 pub(crate) const BOOKINGS: &str = "bookings";
 /// `YYYY-MM-DD \0 request id -> ()`: what falls due on each day.
 pub(crate) const DUE: &str = "due";
+/// `request id -> ()`: requests whose run has started and not finished (start-up recovery reads it).
+pub(crate) const ACTIVE: &str = "active";
 /// `name -> raw bytes`: process-wide settings such as the generated token secret.
 pub(crate) const META: &str = "meta";
 

@@ -128,6 +128,7 @@ impl Handler<BookRequests> for CapacityScheduler {
                     due_date: day,
                     due_at: day_start(day, timezone),
                     completed_at: None,
+                    run: None,
                 }
             })
             .collect();

@@ -4,11 +4,15 @@
 mod account;
 mod payer;
 mod request;
+mod run;
 mod schema;
 
 pub use account::{AccountRecord, CredentialRecord, Environment, Feature, PhoneBookEntry};
 pub use payer::PayerRecord;
 pub use request::{DialTarget, NumberSource, PayerLookupRecord, RequestRecord, RequestState};
+pub use run::{
+    CallOutcomeRecord, CallRecord, Disposition, ElectronicRecord, FailureRecord, Modality, RunRecord, StepRecord, StepState,
+};
 pub use schema::{
     FieldCondition, FieldRecord, FieldType, SchemaDefinition, SchemaHeadRecord, SchemaVersionRecord,
 };

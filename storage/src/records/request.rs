@@ -49,6 +49,9 @@ pub struct RequestRecord {
     pub due_at: DateTime<Utc>,
     /// Set on entering a terminal state.
     pub completed_at: Option<DateTime<Utc>>,
+    /// Orchestration state, from the moment the request's day came.
+    #[serde(default)]
+    pub run: Option<super::RunRecord>,
 }
 
 impl Record for RequestRecord {
@@ -114,6 +117,8 @@ pub enum NumberSource {
     PhoneBook,
     /// The client's `inputs.phoneNumber`.
     Input,
+    /// A number a representative gave in an earlier call.
+    Referral,
 }
 
 /// What a call will dial.

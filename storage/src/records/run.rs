@@ -1,0 +1,193 @@
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Everything that happened once a request's day came: steps, calls, merged results and the outcome.
+/// Written after every transition, so a restart resumes exactly where the request stood.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// When orchestration picked the request up.
+    pub started_at: Option<DateTime<Utc>>,
+    /// The primary schema version the run is pinned to.
+    pub schema_version: u32,
+    /// Steps in the order opened.
+    pub steps: Vec<StepRecord>,
+    /// Calls in placement order; `seq` is the index plus one.
+    pub calls: Vec<CallRecord>,
+    /// The electronic-channel attempt, when one was made.
+    pub electronic: Option<ElectronicRecord>,
+    /// Merged captured values, by field name.
+    pub results: BTreeMap<String, String>,
+    /// Field name to the `seq` of the call that produced its final value.
+    pub result_sources: BTreeMap<String, u32>,
+    /// Fields not obtained, by schema field name.
+    pub missing_fields: Vec<String>,
+    /// How the result was obtained.
+    pub modality: Option<Modality>,
+    /// The failure, on `FAILURE`.
+    pub error: Option<FailureRecord>,
+    /// Prose summary of an electronic-only result.
+    pub result_summary: Option<String>,
+    /// Restarts of the request's actors after a fault, oldest first (bounded by the restart intensity).
+    pub restarts: Vec<DateTime<Utc>>,
+    /// Panics caught in the request's step and call logic.
+    pub panics: u32,
+}
+
+/// One calling effort.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// Unique within the request.
+    pub key: String,
+    /// Schema the step runs.
+    pub schema_id: String,
+    /// Its pinned version.
+    pub schema_version: u32,
+    /// Human-readable name.
+    pub name: String,
+    /// Running, succeeded or failed.
+    pub state: StepState,
+    /// Key of the step that opened this one.
+    pub triggered_by: Option<String>,
+    /// Required fields of the step's schema.
+    pub fields_required: u32,
+    /// Required fields captured.
+    pub fields_captured: u32,
+    /// Fields the step did not capture.
+    pub missing_fields: Vec<String>,
+    /// Why the step failed.
+    pub error: Option<FailureRecord>,
+}
+
+/// State of a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum StepState {
+    /// Calls are being placed.
+    InProgress,
+    /// Every required field captured.
+    Succeeded,
+    /// Gave up.
+    Failed,
+}
+
+impl StepState {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepState::InProgress => "IN_PROGRESS",
+            StepState::Succeeded => "SUCCEEDED",
+            StepState::Failed => "FAILED",
+        }
+    }
+}
+
+/// One phone call (a redial is another call).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// Opaque id.
+    pub id: String,
+    /// 1, 2, ... in placement order.
+    pub seq: u32,
+    /// The step it belongs to.
+    pub step_key: String,
+    /// Attempt number within its step, from 1.
+    pub attempt: u32,
+    /// Ten-digit number dialed.
+    pub to: String,
+    /// Where that number came from.
+    pub number_source: super::NumberSource,
+    /// When it was placed.
+    pub placed_at: DateTime<Utc>,
+    /// Set once it ended; `None` while in flight (a restart re-places such a call).
+    pub outcome: Option<CallOutcomeRecord>,
+}
+
+/// How a call ended and what it produced.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallOutcomeRecord {
+    /// When it ended.
+    pub ended_at: DateTime<Utc>,
+    /// The disposition.
+    pub disposition: Disposition,
+    /// Simulated or real length, in seconds.
+    pub duration_seconds: u32,
+    /// What the call captured, by field name.
+    pub captured: BTreeMap<String, String>,
+    /// Conversation with the representative, when one was reached.
+    pub transcript: Option<String>,
+    /// Agent's notes after the call.
+    pub transcript_post_call: Option<String>,
+    /// Generated summary.
+    pub summary: Option<String>,
+    /// Generated audit summary.
+    pub audit_summary: Option<String>,
+    /// Whether a recording exists.
+    pub recording: bool,
+    /// E.164 number the call was placed from.
+    pub from_number: Option<String>,
+    /// Failure detail, for dispositions that fail the step.
+    pub failure: Option<FailureRecord>,
+    /// A number the representative referred the caller to.
+    pub referral_number: Option<String>,
+}
+
+/// The end of a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Disposition {
+    /// A representative answered; `captured` holds what was obtained.
+    Completed,
+    /// Only voicemail or an after-hours message: redial.
+    Voicemail,
+    /// Hold time exceeded: redial.
+    HoldTimeout,
+    /// The representative gave another number: redial there.
+    Referred,
+    /// The call failed in a way a redial will not fix (see `failure`).
+    Failed,
+}
+
+/// A failure as the API reports it (service-interface 2.7, 7.3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FailureRecord {
+    /// `NOT_FOUND` or `SYSTEM_ERROR`.
+    pub category: String,
+    /// Open-ended code, e.g. `MEMBER_NOT_FOUND`.
+    pub code: String,
+    /// Human-readable message.
+    pub message: String,
+}
+
+/// The electronic-channel attempt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ElectronicRecord {
+    /// When it ran.
+    pub at: DateTime<Utc>,
+    /// Fields it filled.
+    pub captured: BTreeMap<String, String>,
+}
+
+/// How a result was obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Modality {
+    /// Electronic channel only; no call placed.
+    DigitalOnly,
+    /// Calls only.
+    PhoneOnly,
+    /// Electronic channel, then a call for the rest.
+    DigitalPlusPhone,
+}
+
+impl Modality {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Modality::DigitalOnly => "digital_only",
+            Modality::PhoneOnly => "phone_only",
+            Modality::DigitalPlusPhone => "digital_plus_phone",
+        }
+    }
+}
