@@ -11,6 +11,7 @@ pub mod intake;
 mod middleware;
 pub mod payers;
 pub mod provisioning;
+pub mod recordings;
 mod routes;
 pub mod secret;
 pub mod startup;

@@ -9,12 +9,15 @@ use actix_web::dev::{Server, ServerHandle};
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
 use rand::RngCore;
+use switchboard_actors::dialer::sandbox::SandboxDialer;
+use switchboard_actors::dialer::Dialer;
+use switchboard_actors::orchestration::{Orchestration, Orchestrator, ResumeActive, Stats};
 use switchboard_actors::scheduler::CapacityScheduler;
 use switchboard_actors::Clock;
 use switchboard_storage::Store;
 use tracing_actix_web::TracingLogger;
 
-use crate::configuration::{ClockSettings, Settings};
+use crate::configuration::{ClockSettings, DialerSettings, Settings};
 use crate::errors::{json_config, path_config, query_config};
 use crate::middleware;
 use crate::provisioning;
@@ -55,12 +58,24 @@ impl Application {
                 .context("cannot initialise the token secret")?,
         };
         let scheduler = CapacityScheduler::new(store.clone(), clock.clone()).start();
+        let orchestrator = Orchestrator::new(Arc::new(Orchestration {
+            store: store.clone(),
+            clock: clock.clone(),
+            sandbox: Arc::new(SandboxDialer::new()),
+            production: production_dialer(&settings)?,
+            seed: settings.simulation.seed,
+            time_scale: settings.simulation.time_scale,
+            dispatch_paused: settings.dispatch_paused,
+            stats: Stats::default(),
+        }))
+        .start();
         let state = web::Data::new(AppState::new(
             store,
             clock,
             Arc::clone(&settings),
             token_secret,
             scheduler,
+            orchestrator,
         ));
 
         let listener = TcpListener::bind(settings.server.bind)
@@ -91,6 +106,13 @@ impl Application {
             .reload_directory()
             .context("cannot load the payer directory")?;
         crate::domain::UsPhone::warm_up();
+        let resumed = state
+            .orchestrator
+            .send(ResumeActive)
+            .await
+            .context("the orchestrator did not start")?
+            .map_err(|e| anyhow::anyhow!("cannot resume stored requests: {e}"))?;
+        tracing::info!(resumed, "stored requests resumed");
         state.mark_ready();
         tracing::info!(port, "switchboard ready");
         Ok(Application {
@@ -125,5 +147,16 @@ impl Application {
             .context("final flush of the store failed")?;
         tracing::info!("switchboard stopped");
         Ok(())
+    }
+}
+
+/// The dialer production requests go to (`[dialer] kind`). Until the payer simulator is wired in, the
+/// simulated kind runs production calls through the same deterministic generator as the sandbox.
+fn production_dialer(settings: &Settings) -> anyhow::Result<Arc<dyn Dialer>> {
+    match &settings.dialer {
+        DialerSettings::Simulated => Ok(Arc::new(SandboxDialer::new())),
+        DialerSettings::Http { .. } => anyhow::bail!(
+            "[dialer] kind = \"http\" is not available in this release; use \"simulated\""
+        ),
     }
 }

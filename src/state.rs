@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use actix::Addr;
+use switchboard_actors::orchestration::Orchestrator;
 use switchboard_actors::scheduler::CapacityScheduler;
 use switchboard_actors::Clock;
 use switchboard_storage::{StorageError, Store};
@@ -11,6 +12,7 @@ use switchboard_storage::{StorageError, Store};
 use crate::auth::TokenIssuer;
 use crate::configuration::Settings;
 use crate::payers::PayerDirectory;
+use crate::recordings::RecordingLinks;
 
 /// Application state, handed to handlers as `web::Data<AppState>`.
 pub struct AppState {
@@ -24,8 +26,12 @@ pub struct AppState {
     pub tokens: TokenIssuer,
     /// Books new requests; the only writer of requests.
     pub scheduler: Addr<CapacityScheduler>,
+    /// Runs requests once their day has come.
+    pub orchestrator: Addr<Orchestrator>,
     /// Key of page tokens (and other server-signed values).
     pub signing_key: Vec<u8>,
+    /// Signs recording download links.
+    pub links: RecordingLinks,
     directory: RwLock<Arc<PayerDirectory>>,
     ready: AtomicBool,
 }
@@ -38,13 +44,16 @@ impl AppState {
         settings: Arc<Settings>,
         signing_key: Vec<u8>,
         scheduler: Addr<CapacityScheduler>,
+        orchestrator: Addr<Orchestrator>,
     ) -> AppState {
         AppState {
             tokens: TokenIssuer::new(&signing_key),
+            links: RecordingLinks::new(&signing_key, settings.server.public_url.as_str()),
             store,
             clock,
             settings,
             scheduler,
+            orchestrator,
             signing_key,
             directory: RwLock::new(Arc::new(PayerDirectory::new(Vec::new()))),
             ready: AtomicBool::new(false),
@@ -71,6 +80,21 @@ impl AppState {
     /// Declares start-up recovery finished; `/readyz` turns 200 and the API opens.
     pub fn mark_ready(&self) {
         self.ready.store(true, Ordering::Release);
+    }
+
+    /// How a read of `kind` by `caller` renders requests.
+    pub fn read_context<'a>(
+        &'a self,
+        account: &'a switchboard_storage::AccountRecord,
+        kind: crate::wire::ReadKind,
+    ) -> crate::wire::ReadContext<'a> {
+        crate::wire::ReadContext {
+            account,
+            product_word: self.product_word(),
+            links: &self.links,
+            now: self.clock.now(),
+            kind,
+        }
     }
 
     /// The product word that names headers and the realm.

@@ -9,6 +9,7 @@
 pub mod calendar;
 pub mod clock;
 pub mod dialer;
+pub mod orchestration;
 pub mod scheduler;
 
 pub use clock::{Clock, ClockError};

@@ -66,6 +66,8 @@ pub(crate) struct RawDialer {
     pub kind: DialerKind,
     pub url: Option<String>,
     pub secret: Option<Secret>,
+    #[serde(default)]
+    pub paused: bool,
 }
 
 /// Which dialer production requests go to.

@@ -25,6 +25,9 @@ pub struct Settings {
     pub simulation: SimulationSettings,
     /// `[dialer]`.
     pub dialer: DialerSettings,
+    /// `[dialer] paused`: requests are accepted and booked, but none is dispatched (maintenance, tests of
+    /// intake alone). Requests already running carry on.
+    pub dispatch_paused: bool,
     /// `[webhooks]`.
     pub webhooks: WebhookSettings,
     /// `[[accounts]]`, each with its id set.
@@ -238,6 +241,7 @@ impl Settings {
                 seed: raw.simulation.seed,
             },
             dialer,
+            dispatch_paused: raw.dialer.paused,
             webhooks,
             accounts,
             schemas,

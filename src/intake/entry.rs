@@ -18,9 +18,9 @@ use crate::validation::{validate_inputs, InputRules, MemberIdRules};
 #[derive(Debug)]
 pub enum Prepared {
     /// A new, valid request to book.
-    Draft(RequestDraft),
+    Draft(Box<RequestDraft>),
     /// Its internalId was used before in this account and environment: the original request.
-    Replay(RequestRecord),
+    Replay(Box<RequestRecord>),
 }
 
 /// A single POST answers a missing schema with 404; a batch entry with a per-entry 400 (4.6).
@@ -50,7 +50,7 @@ pub fn prepare_entry(
     if let Some(key) = internal_id.as_deref() {
         let scope = Scope::new(caller.account.id.clone(), caller.environment);
         if let Some(original) = state.store.request_by_internal_id(&scope, key)? {
-            return Ok(Prepared::Replay(original));
+            return Ok(Prepared::Replay(Box::new(original)));
         }
     }
     let schema_id = match item.get("schemaId") {
@@ -95,8 +95,9 @@ pub fn prepare_entry(
     let payer_name = text(inputs, "payerName");
     let member_id = text(inputs, "memberId");
     let (mut required, _) = input_lists(&schema.definition, account);
+    let matched_payer = payer_name.and_then(|name| directory.resolve(name, member_id));
     if account.has(Feature::EnforcePayerRequiredInputs) {
-        if let Some(matched) = payer_name.and_then(|name| directory.resolve(name, member_id)) {
+        if let Some(matched) = &matched_payer {
             required.extend(matched.payer.required_inputs.iter().cloned());
         }
     }
@@ -133,7 +134,8 @@ pub fn prepare_entry(
         (None, dial)
     };
 
-    Ok(Prepared::Draft(RequestDraft {
+    let payer_electronic = matched_payer.is_some_and(|m| m.payer.electronic);
+    Ok(Prepared::Draft(Box::new(RequestDraft {
         schema_id,
         schema_version: schema.version,
         request_type: schema.definition.request_type.clone(),
@@ -145,7 +147,8 @@ pub fn prepare_entry(
         onshore_only,
         payer_lookup,
         dial,
-    }))
+        payer_electronic,
+    })))
 }
 
 fn text<'a>(inputs: &'a Map<String, Value>, key: &str) -> Option<&'a str> {

@@ -5,6 +5,7 @@ mod auth;
 mod fallback;
 mod health;
 mod legacy;
+mod recordings;
 mod requests;
 pub(crate) mod schemas;
 
@@ -35,7 +36,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, admin_enabled: bool, fault_inject
                 .get(requests::list::list_requests)
                 .post(requests::create::create_requests),
         )
-        .service(resource("/v1/requests/{requestId}").get(requests::get::get_request));
+        .service(resource("/v1/requests/{requestId}").get(requests::get::get_request))
+        .service(resource("/v1/recordings/{callId}").get(recordings::download));
     legacy::configure(cfg);
     if admin_enabled {
         admin::configure(cfg, fault_injection);

@@ -1,8 +1,14 @@
 //! `RequestResponse` (service-interface 2.4) and the create response (4.6).
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
-use switchboard_storage::{AccountRecord, Feature, NumberSource, PayerLookupRecord, RequestRecord};
+use switchboard_storage::{
+    AccountRecord, Feature, Modality, NumberSource, PayerLookupRecord, RequestRecord, RequestState,
+    RunRecord,
+};
+
+use crate::recordings::RecordingLinks;
 
 use super::format_timestamp;
 
@@ -63,8 +69,34 @@ fn payer_lookup(
     })
 }
 
-/// A request as the read endpoints show it.
-pub fn request_out(record: &RequestRecord, account: &AccountRecord, product_word: &str) -> Value {
+/// Which read a response is for: the list omits the single-read-only fields (4.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadKind {
+    /// `GET /v1/requests/{requestId}`.
+    Single,
+    /// An entry of `GET /v1/requests`.
+    List,
+}
+
+/// What a read needs besides the record.
+pub struct ReadContext<'a> {
+    /// The caller's account (its optional fields and features).
+    pub account: &'a AccountRecord,
+    /// Names the directory source in `payerLookup`.
+    pub product_word: &'a str,
+    /// Signs `recordingDownloadUrl`s.
+    pub links: &'a RecordingLinks,
+    /// The clock's now, for link expiry.
+    pub now: DateTime<Utc>,
+    /// Single read or list entry.
+    pub kind: ReadKind,
+}
+
+/// A request as the read endpoints show it (2.4, 2.6).
+pub fn request_out(record: &RequestRecord, read: &ReadContext<'_>) -> Value {
+    let account = read.account;
+    let run = record.run.as_ref();
+    let terminal = record.state.is_terminal();
     let mut out = Map::new();
     let mut put = |key: &str, value: Value| {
         out.insert(key.to_owned(), value);
@@ -75,8 +107,16 @@ pub fn request_out(record: &RequestRecord, account: &AccountRecord, product_word
     put("requestType", json!(record.request_type));
     put("state", json!(record.state.as_str()));
     put("inputs", json!(record.inputs));
-    put("results", json!({}));
-    put("missingFields", json!([]));
+    let results = match (record.state, run) {
+        (RequestState::Success | RequestState::Partial, Some(run)) => json!(run.results),
+        _ => json!({}),
+    };
+    put("results", results);
+    let missing = match (record.state, run) {
+        (RequestState::Partial | RequestState::Failure, Some(run)) => json!(run.missing_fields),
+        _ => json!([]),
+    };
+    put("missingFields", missing);
     put("dateCreated", json!(format_timestamp(record.created_at)));
     put(
         "completedAt",
@@ -85,21 +125,81 @@ pub fn request_out(record: &RequestRecord, account: &AccountRecord, product_word
     put("dueDate", json!(format_timestamp(record.due_at)));
     put("internalId", json!(record.internal_id));
     put("internalTag", json!(record.internal_tag));
-    put("modality", Value::Null);
-    put("data_completeness", Value::Null);
-    put("error", Value::Null);
-    put("resultSummary", Value::Null);
-    if let Some(lookup) = payer_lookup(record, account, product_word) {
+    let modality = run.and_then(|run| run.modality.or_else(|| live_modality(run)));
+    put("modality", json!(modality.map(Modality::as_str)));
+    let digital_success =
+        record.state == RequestState::Success && modality == Some(Modality::DigitalOnly);
+    put(
+        "data_completeness",
+        if digital_success {
+            json!("minimum")
+        } else {
+            Value::Null
+        },
+    );
+    let error = match (record.state, run.and_then(|run| run.error.as_ref())) {
+        (RequestState::Failure, Some(error)) => json!({
+            "errorCategory": error.category,
+            "errorCode": error.code,
+            "errorMessage": error.message,
+        }),
+        _ => Value::Null,
+    };
+    put("error", error);
+    let summary = match (record.state, modality) {
+        (RequestState::Success | RequestState::Partial, Some(Modality::DigitalOnly)) => {
+            run.map(result_summary)
+        }
+        _ => None,
+    };
+    put("resultSummary", json!(summary));
+    if let Some(lookup) = payer_lookup(record, account, read.product_word) {
         put("payerLookup", lookup);
     }
     if account.has(Feature::ScriptVersion) {
+        let version = run.map_or(record.schema_version, |run| run.schema_version);
         put(
             "scriptVersion",
-            json!(format!("{}@v{}", record.schema_id, record.schema_version)),
+            json!(format!("{}@v{version}", record.schema_id)),
         );
     }
+    if let Some(run) = run {
+        super::calls::enrich(&mut out, run, read);
+    }
     if account.has(Feature::AttemptDetails) {
-        put("attemptDetails", json!([]));
+        let attempts = run.map(super::calls::attempt_details).unwrap_or_default();
+        out.insert("attemptDetails".into(), json!(attempts));
+    }
+    if terminal && read.kind == ReadKind::Single {
+        if let Some(run) = run {
+            super::calls::tracing_fields(&mut out, record, run, read);
+        }
     }
     Value::Object(out)
+}
+
+/// Modality while still running: decided by what has been dispatched so far.
+fn live_modality(run: &RunRecord) -> Option<Modality> {
+    let electronic = run
+        .electronic
+        .as_ref()
+        .is_some_and(|e| !e.captured.is_empty());
+    match (electronic, !run.calls.is_empty()) {
+        (_, false) => None,
+        (true, true) => Some(Modality::DigitalPlusPhone),
+        (false, true) => Some(Modality::PhoneOnly),
+    }
+}
+
+/// Prose summary of an electronic-only result.
+fn result_summary(run: &RunRecord) -> String {
+    let parts: Vec<String> = run
+        .results
+        .iter()
+        .map(|(field, value)| format!("{field}: {value}"))
+        .collect();
+    format!(
+        "Obtained electronically from the payer's eligibility service without a phone call. {}.",
+        parts.join("; ")
+    )
 }

@@ -318,6 +318,7 @@ mod tests {
             onshore_only: false,
             payer_lookup: None,
             dial: None,
+            payer_electronic: false,
             state: RequestState::Processing,
             created_at: DateTime::from_timestamp_micros(created_micros).unwrap(),
             due_date: day,

@@ -56,23 +56,25 @@ impl Store {
         id: &str,
         change: impl Fn(&mut RequestRecord),
     ) -> Result<RequestRecord, StorageError> {
-        let updated = (&self.requests, &self.due, &self.active).transaction(|(requests, due, active)| {
-            let bytes = requests
-                .get(id.as_bytes())?
-                .ok_or_else(|| ConflictableTransactionError::Abort(StorageError::RequestMissing(id.to_owned())))?;
-            let mut record: RequestRecord = decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
-            change(&mut record);
-            requests.insert(id.as_bytes(), encode(&record))?;
-            if record.run.is_some() {
-                due.remove(due_key(record.due_date, id))?;
-            }
-            if record.run.is_some() && !record.state.is_terminal() {
-                active.insert(id.as_bytes(), &[] as &[u8])?;
-            } else {
-                active.remove(id.as_bytes())?;
-            }
-            Ok(record)
-        })?;
+        let updated =
+            (&self.requests, &self.due, &self.active).transaction(|(requests, due, active)| {
+                let bytes = requests.get(id.as_bytes())?.ok_or_else(|| {
+                    ConflictableTransactionError::Abort(StorageError::RequestMissing(id.to_owned()))
+                })?;
+                let mut record: RequestRecord =
+                    decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
+                change(&mut record);
+                requests.insert(id.as_bytes(), encode(&record))?;
+                if record.run.is_some() {
+                    due.remove(due_key(record.due_date, id))?;
+                }
+                if record.run.is_some() && !record.state.is_terminal() {
+                    active.insert(id.as_bytes(), &[] as &[u8])?;
+                } else {
+                    active.remove(id.as_bytes())?;
+                }
+                Ok(record)
+            })?;
         Ok(updated)
     }
 }

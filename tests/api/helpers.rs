@@ -33,10 +33,13 @@ impl Default for TestConfig {
         let mut config = TestConfig {
             table: DEFAULT_CONFIG.parse().unwrap(),
         };
+        // Intake tests read requests right after creating them; with dispatch paused nothing moves them on.
+        // Orchestration tests turn it back on with `TestConfig::dispatching`.
         config
             .set("clock.mode", "manual")
             .set("clock.start", START)
-            .set("server.fault_injection", true);
+            .set("server.fault_injection", true)
+            .set("dialer.paused", true);
         config
     }
 }
@@ -56,6 +59,12 @@ impl TestConfig {
         }
         table.insert(last.to_owned(), value.into());
         self
+    }
+
+    /// Requests run as soon as their day comes, with simulated time sped up so calls take milliseconds.
+    pub fn dispatching(&mut self) -> &mut TestConfig {
+        self.set("dialer.paused", false)
+            .set("simulation.time_scale", 100_000.0)
     }
 
     /// Removes a dotted key.

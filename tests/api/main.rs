@@ -3,6 +3,7 @@
 mod admin;
 mod auth;
 mod binary;
+mod dispatch;
 mod envelopes;
 mod health;
 mod helpers;

@@ -70,6 +70,9 @@ pub struct CallReport {
     pub failure: Option<FailureRecord>,
     /// For `Referred`: the ten-digit number the representative gave.
     pub referral_number: Option<String>,
+    /// The call surfaced a matter for the schema's follow-up leg (a denied claim to appeal, say): on
+    /// accounts with follow-up calls the leg runs as a second step.
+    pub follow_up_requested: bool,
 }
 
 impl CallReport {
@@ -88,6 +91,7 @@ impl CallReport {
             from_number: self.from_number,
             failure: self.failure,
             referral_number: self.referral_number,
+            follow_up_requested: self.follow_up_requested,
         }
     }
 }

@@ -123,6 +123,7 @@ impl Handler<BookRequests> for CapacityScheduler {
                     onshore_only: draft.onshore_only,
                     payer_lookup: draft.payer_lookup,
                     dial: draft.dial,
+                    payer_electronic: draft.payer_electronic,
                     state: RequestState::Processing,
                     created_at: now,
                     due_date: day,

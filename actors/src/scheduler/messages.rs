@@ -31,6 +31,8 @@ pub struct RequestDraft {
     pub payer_lookup: Option<PayerLookupRecord>,
     /// What to dial.
     pub dial: Option<DialTarget>,
+    /// Whether the matched payer is reachable electronically.
+    pub payer_electronic: bool,
 }
 
 /// Command from the create handler: book these drafts (one POST) for `scope`. Replies with one outcome per

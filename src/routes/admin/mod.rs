@@ -4,6 +4,7 @@ mod accounts;
 mod clock;
 mod deliveries;
 mod faults;
+mod orchestration;
 mod payers;
 mod schemas;
 
@@ -46,7 +47,8 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig, fault_injection: bool) {
                     .get(clock::get_clock)
                     .post(clock::move_clock),
             )
-            .service(resource("/webhook-deliveries").get(deliveries::list_deliveries)),
+            .service(resource("/webhook-deliveries").get(deliveries::list_deliveries))
+            .service(resource("/orchestration").get(orchestration::get_stats)),
     );
 }
 

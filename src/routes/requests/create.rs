@@ -45,9 +45,9 @@ async fn create_single(
     item: &Value,
 ) -> Result<HttpResponse, ApiError> {
     let record = match prepare_entry(state, caller, &state.directory(), item, EntryMode::Single)? {
-        Prepared::Replay(original) => original,
+        Prepared::Replay(original) => *original,
         Prepared::Draft(draft) => {
-            let mut booked = book(state, caller, vec![draft]).await?;
+            let mut booked = book(state, caller, vec![*draft]).await?;
             booked
                 .pop()
                 .expect("one outcome per draft")
@@ -73,10 +73,10 @@ async fn create_batch(
     for result in prepared {
         slots.push(match result {
             Ok(Prepared::Draft(draft)) => {
-                drafts.push(draft);
+                drafts.push(*draft);
                 Ok(Slot::Booked(drafts.len() - 1))
             }
-            Ok(Prepared::Replay(original)) => Ok(Slot::Replay(Box::new(original))),
+            Ok(Prepared::Replay(original)) => Ok(Slot::Replay(original)),
             Err(error) => Err(error),
         });
     }

@@ -6,7 +6,7 @@ use switchboard_storage::RequestRecord;
 use crate::auth::Caller;
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
-use crate::wire::request_out;
+use crate::wire::{request_out, ReadKind};
 
 /// One request of the caller's account and environment; any other id is 404 `REQUEST_NOT_FOUND`.
 #[tracing::instrument(name = "get_request", skip_all, fields(request_id = %request_id))]
@@ -16,7 +16,8 @@ pub async fn get_request(
     request_id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let record = visible_request(&state, &caller, &request_id)?;
-    Ok(HttpResponse::Ok().json(request_out(&record, &caller.account, state.product_word())))
+    let read = state.read_context(&caller.account, ReadKind::Single);
+    Ok(HttpResponse::Ok().json(request_out(&record, &read)))
 }
 
 /// The request if it belongs to the caller's scope. Another account's or environment's request is

@@ -10,7 +10,7 @@ use super::page_token;
 use crate::auth::Caller;
 use crate::errors::ApiError;
 use crate::state::AppState;
-use crate::wire::request_out;
+use crate::wire::{request_out, ReadKind};
 
 const DEFAULT_PAGE_SIZE: usize = 100;
 const MAX_PAGE_SIZE: usize = 500;
@@ -100,9 +100,10 @@ pub async fn list_requests(
     } else {
         None
     };
+    let read = state.read_context(&caller.account, ReadKind::List);
     let requests: Vec<_> = rows
         .iter()
-        .map(|record| request_out(record, &caller.account, state.product_word()))
+        .map(|record| request_out(record, &read))
         .collect();
     let mut body = json!({ "requests": requests });
     if let Some(next) = next {

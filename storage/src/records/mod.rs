@@ -11,7 +11,8 @@ pub use account::{AccountRecord, CredentialRecord, Environment, Feature, PhoneBo
 pub use payer::PayerRecord;
 pub use request::{DialTarget, NumberSource, PayerLookupRecord, RequestRecord, RequestState};
 pub use run::{
-    CallOutcomeRecord, CallRecord, Disposition, ElectronicRecord, FailureRecord, Modality, RunRecord, StepRecord, StepState,
+    CallOutcomeRecord, CallRecord, Disposition, ElectronicRecord, FailureRecord, Modality,
+    RunRecord, StepRecord, StepState,
 };
 pub use schema::{
     FieldCondition, FieldRecord, FieldType, SchemaDefinition, SchemaHeadRecord, SchemaVersionRecord,

@@ -39,6 +39,9 @@ pub struct RequestRecord {
     pub payer_lookup: Option<PayerLookupRecord>,
     /// The number to dial (ten digits) and where it came from.
     pub dial: Option<DialTarget>,
+    /// Whether the matched payer is reachable through the electronic channel.
+    #[serde(default)]
+    pub payer_electronic: bool,
     /// Lifecycle state.
     pub state: RequestState,
     /// Acceptance time.

@@ -31,8 +31,8 @@ pub struct RunRecord {
     pub result_summary: Option<String>,
     /// Restarts of the request's actors after a fault, oldest first (bounded by the restart intensity).
     pub restarts: Vec<DateTime<Utc>>,
-    /// Panics caught in the request's step and call logic.
-    pub panics: u32,
+    /// Faults caught in the request's step and call actors (panics, vanished actors, store failures).
+    pub faults: u32,
 }
 
 /// One calling effort.
@@ -131,6 +131,9 @@ pub struct CallOutcomeRecord {
     pub failure: Option<FailureRecord>,
     /// A number the representative referred the caller to.
     pub referral_number: Option<String>,
+    /// The call surfaced a matter for the schema's follow-up leg.
+    #[serde(default)]
+    pub follow_up_requested: bool,
 }
 
 /// The end of a call.

@@ -1,0 +1,111 @@
+//! Which fields a completed call captures (required, some optional, conditional ones whose condition
+//! holds, an explicit non-answer for `cannot_answer`) and which the electronic channel fills.
+
+use std::collections::BTreeMap;
+
+use switchboard_storage::{FieldRecord, FieldType, SchemaDefinition};
+
+use super::dice::Dice;
+use super::values::value_for;
+
+/// Prefix of an explicit non-answer (service-interface 2.2 rule 2).
+pub(super) const CANNOT_ANSWER: &str = "CANNOT ANSWER - ";
+
+const UNANSWERED: [&str; 3] = [
+    "representative could not locate the information",
+    "information not available to the representative",
+    "representative was not able to provide this on the call",
+];
+
+/// How a completed call answers.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Answering {
+    /// One required field (chosen by the dice) gets `CANNOT ANSWER - <reason>`.
+    pub cannot_answer: bool,
+    /// A required `multiple` field offering `DENIED` answers it (what an appeals follow-up follows).
+    pub prefer_denied: bool,
+}
+
+/// What a completed call captures: every required field, about half of the optional unconditional ones,
+/// then every conditional field whose condition holds on what was captured (repeated for chains).
+pub(crate) fn capture(
+    schema: &SchemaDefinition,
+    dice: &Dice,
+    inputs: &BTreeMap<String, String>,
+    answering: Answering,
+) -> BTreeMap<String, String> {
+    let mut captured = BTreeMap::new();
+    let required: Vec<&FieldRecord> = schema.fields.iter().filter(|f| f.required).collect();
+    for field in &required {
+        let denied = answering.prefer_denied
+            && field.field_type == FieldType::Multiple
+            && field.allowed_values.iter().flatten().any(|v| v == "DENIED");
+        let value = if denied {
+            "DENIED".to_string()
+        } else {
+            value_for(field, dice, inputs)
+        };
+        captured.insert(field.name.clone(), value);
+    }
+    if answering.cannot_answer && !required.is_empty() {
+        let field = dice.choose("cannot-answer:field", &required);
+        let reason = dice.choose("cannot-answer:reason", &UNANSWERED);
+        captured.insert(field.name.clone(), format!("{CANNOT_ANSWER}{reason}"));
+    }
+    for field in schema
+        .fields
+        .iter()
+        .filter(|f| !f.required && f.when.is_none())
+    {
+        if dice.pick(&format!("optional:{}", field.name), 2) == 0 {
+            captured.insert(field.name.clone(), value_for(field, dice, inputs));
+        }
+    }
+    loop {
+        let opened: Vec<&FieldRecord> = schema
+            .fields
+            .iter()
+            .filter(|f| !captured.contains_key(&f.name))
+            .filter(|f| {
+                f.when
+                    .as_ref()
+                    .is_some_and(|c| captured.get(&c.field) == Some(&c.equals))
+            })
+            .collect();
+        if opened.is_empty() {
+            return captured;
+        }
+        for field in opened {
+            captured.insert(field.name.clone(), value_for(field, dice, inputs));
+        }
+    }
+}
+
+/// What the electronic channel fills: every required field (`all`), or a part of them fixed by the dice
+/// (half, at least one and never all of them, so a call is still needed).
+pub(super) fn electronic_fields(
+    schema: &SchemaDefinition,
+    dice: &Dice,
+    inputs: &BTreeMap<String, String>,
+    all: bool,
+) -> BTreeMap<String, String> {
+    let mut required: Vec<&FieldRecord> = schema.fields.iter().filter(|f| f.required).collect();
+    let take = if all {
+        required.len()
+    } else {
+        (required.len() / 2)
+            .max(1)
+            .min(required.len().saturating_sub(1))
+    };
+    required.sort_by_key(|f| {
+        (
+            dice.pick(&format!("electronic:{}", f.name), u64::MAX),
+            f.name.clone(),
+        )
+    });
+    required
+        .into_iter()
+        .take(take)
+        .map(|f| (f.name.clone(), value_for(f, dice, inputs)))
+        .collect()
+}

@@ -1,0 +1,105 @@
+//! The call actor: runs one call through the dialer, persists its outcome, reports to its step.
+
+use std::panic::AssertUnwindSafe;
+
+use actix::prelude::*;
+use futures::FutureExt;
+
+use super::messages::{CallCrashed, CallEnded};
+use super::step::StepActor;
+use super::{Shared, Stats};
+use crate::dialer::CallJob;
+
+/// One phone call. Lives from placement to the persisted outcome.
+pub(crate) struct CallActor {
+    shared: Shared,
+    step: Addr<StepActor>,
+    job: Option<CallJob>,
+    environment: switchboard_storage::Environment,
+    span: tracing::Span,
+}
+
+impl CallActor {
+    pub(crate) fn new(
+        shared: Shared,
+        step: Addr<StepActor>,
+        job: CallJob,
+        environment: switchboard_storage::Environment,
+    ) -> CallActor {
+        let span = tracing::info_span!("call", request_id = %job.request_id, call_id = %job.call_id, seq = job.seq);
+        CallActor {
+            shared,
+            step,
+            job: Some(job),
+            environment,
+            span,
+        }
+    }
+}
+
+impl Actor for CallActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let _entered = self.span.enter();
+        let job = self.job.take().expect("a call actor starts once");
+        let dialer = self.shared.dialer(self.environment);
+        let shared = self.shared.clone();
+        let step = self.step.clone();
+        let call_id = job.call_id.clone();
+        let request_id = job.request_id.clone();
+        Stats::bump(&shared.stats.calls_placed);
+        tracing::info!(attempt = job.attempt, step = %job.step_key, "call placed");
+        // The dialer is foreign code (a simulator, a network agent): a panic in it must become a reported
+        // crash, never a silent end of this actor.
+        let run = AssertUnwindSafe(dialer.place(job)).catch_unwind();
+        let work = async move {
+            match run.await {
+                Ok(report) => {
+                    let ended_at = shared.clock.now();
+                    let disposition = report.disposition;
+                    let outcome = report.into_outcome(ended_at);
+                    let persisted = shared.store.update_request(&request_id, |record| {
+                        if let Some(run) = record.run.as_mut() {
+                            if let Some(call) = run.calls.iter_mut().find(|c| c.id == call_id) {
+                                call.outcome = Some(outcome.clone());
+                            }
+                        }
+                    });
+                    match persisted {
+                        Ok(_) => match shared.store.durable().await {
+                            Ok(()) => {
+                                tracing::info!(?disposition, "call ended");
+                                let _ = step.send(CallEnded { call_id }).await;
+                            }
+                            Err(e) => {
+                                report_crash(&step, call_id, format!("flush failed: {e}")).await
+                            }
+                        },
+                        Err(e) => report_crash(&step, call_id, format!("store failed: {e}")).await,
+                    }
+                }
+                Err(panic) => {
+                    Stats::bump(&shared.stats.panics);
+                    let reason = panic_message(&panic);
+                    tracing::error!(reason = %reason, "call panicked");
+                    report_crash(&step, call_id, reason).await;
+                }
+            }
+        };
+        ctx.wait(work.into_actor(self).map(|_, _, ctx| ctx.stop()));
+    }
+}
+
+async fn report_crash(step: &Addr<StepActor>, call_id: String, reason: String) {
+    let _ = step.send(CallCrashed { call_id, reason }).await;
+}
+
+/// The text of a panic payload.
+pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".to_owned())
+}

@@ -1,0 +1,102 @@
+//! Orchestration: running a request, once its day has come, to a terminal state.
+//!
+//! The [`Orchestrator`] starts one supervised [`request::RequestActor`] per running request (from the due
+//! index when a booked day arrives, from the active index at start-up). A request actor opens steps (the
+//! primary effort, then a follow-up leg) and runs each in a [`step::StepActor`]; a step places calls, each
+//! run by a [`call::CallActor`] through a [`Dialer`]. Every transition is written to the store and flushed
+//! before the next action, so a crash resumes from the last persisted transition: no capture is lost, no
+//! finished call is placed again, no second follow-up is opened.
+//!
+//! Faults: a panic in a dialer is caught and reported as a crash; a child that vanishes without reporting
+//! is noticed by its parent's watch. Either way the request actor records the fault and stops, its
+//! supervisor restarts it, and it reloads from storage, up to [`RESTART_LIMIT`] restarts within
+//! [`RESTART_WINDOW_SECONDS`], after which the request ends in `FAILURE` (`SYSTEM_ERROR`/`OTHER`). Other
+//! requests never notice.
+
+mod call;
+mod messages;
+mod orchestrator;
+pub mod outcome;
+mod request;
+mod step;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use switchboard_storage::{Environment, Store};
+
+pub use messages::{GetStats, StatsSnapshot};
+pub use orchestrator::{Orchestrator, ResumeActive};
+
+use crate::dialer::Dialer;
+use crate::Clock;
+
+/// Restarts of one request's actors tolerated within [`RESTART_WINDOW_SECONDS`].
+pub const RESTART_LIMIT: usize = 3;
+/// Window of the restart intensity, in seconds of the clock.
+pub const RESTART_WINDOW_SECONDS: i64 = 60;
+
+/// What every orchestration actor shares.
+pub struct Orchestration {
+    /// The store.
+    pub store: Store,
+    /// The clock.
+    pub clock: Clock,
+    /// Dialer of sandbox requests.
+    pub sandbox: Arc<dyn Dialer>,
+    /// Dialer of production requests.
+    pub production: Arc<dyn Dialer>,
+    /// `simulation.seed`.
+    pub seed: u64,
+    /// `simulation.time_scale`.
+    pub time_scale: f64,
+    /// When set, requests whose day has come are not started (requests already running carry on).
+    pub dispatch_paused: bool,
+    /// Process-wide counters.
+    pub stats: Stats,
+}
+
+impl Orchestration {
+    /// The dialer for a request of `environment`.
+    pub fn dialer(&self, environment: Environment) -> Arc<dyn Dialer> {
+        match environment {
+            Environment::Sandbox => Arc::clone(&self.sandbox),
+            Environment::Production => Arc::clone(&self.production),
+        }
+    }
+}
+
+/// Counters kept for operators (admin API, metrics).
+#[derive(Default)]
+pub struct Stats {
+    /// Request actors started.
+    pub requests_started: AtomicU64,
+    /// Requests that reached a terminal state.
+    pub requests_finished: AtomicU64,
+    /// Calls placed.
+    pub calls_placed: AtomicU64,
+    /// Panics caught in step and call logic.
+    pub panics: AtomicU64,
+    /// Request-actor restarts after a fault.
+    pub restarts: AtomicU64,
+}
+
+impl Stats {
+    pub(crate) fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A copy of the counters.
+    pub fn snapshot(&self, running: usize) -> StatsSnapshot {
+        StatsSnapshot {
+            running,
+            requests_started: self.requests_started.load(Ordering::Relaxed),
+            requests_finished: self.requests_finished.load(Ordering::Relaxed),
+            calls_placed: self.calls_placed.load(Ordering::Relaxed),
+            panics: self.panics.load(Ordering::Relaxed),
+            restarts: self.restarts.load(Ordering::Relaxed),
+        }
+    }
+}
+
+pub(crate) type Shared = Arc<Orchestration>;

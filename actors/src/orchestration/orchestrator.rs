@@ -1,0 +1,145 @@
+//! The orchestrator: starts request actors when their day comes, resumes them after a restart, and
+//! revives any that vanished.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use super::messages::{DispatchDue, GetStats, RequestEnded};
+use super::request::RequestActor;
+use super::{Shared, Stats};
+
+/// How often due work is looked for. A manual clock move is picked up within one tick.
+const TICK: Duration = Duration::from_millis(200);
+
+/// Owner of every running request actor.
+pub struct Orchestrator {
+    shared: Shared,
+    running: HashMap<String, Addr<RequestActor>>,
+}
+
+/// Command from start-up: resume every request whose run had started; replies with how many.
+#[derive(Message)]
+#[rtype(result = "Result<usize, String>")]
+pub struct ResumeActive;
+
+impl Orchestrator {
+    /// An orchestrator over the shared context.
+    pub fn new(shared: Shared) -> Orchestrator {
+        Orchestrator {
+            shared,
+            running: HashMap::new(),
+        }
+    }
+
+    fn start_request(&mut self, ctx: &mut Context<Self>, request_id: String) {
+        if self.running.get(&request_id).is_some_and(Addr::connected) {
+            return;
+        }
+        let shared = self.shared.clone();
+        let me = ctx.address();
+        let id = request_id.clone();
+        let addr = Supervisor::start(move |_| RequestActor::new(shared, me, id));
+        self.running.insert(request_id, addr);
+    }
+
+    fn dispatch_due(&mut self, ctx: &mut Context<Self>) -> Result<(), String> {
+        let now = self.shared.clock.now();
+        // Due days are local dates; no zone is more than a day ahead of UTC.
+        let through = (now + chrono::Duration::days(1)).date_naive();
+        let due = if self.shared.dispatch_paused {
+            Vec::new()
+        } else {
+            self.shared
+                .store
+                .due_through(through)
+                .map_err(|e| e.to_string())?
+        };
+        for entry in due {
+            if self.running.contains_key(&entry.request_id) {
+                continue;
+            }
+            let Some(record) = self
+                .shared
+                .store
+                .request(&entry.request_id)
+                .map_err(|e| e.to_string())?
+            else {
+                continue;
+            };
+            if record.run.is_none() && !record.state.is_terminal() && record.due_at <= now {
+                self.start_request(ctx, entry.request_id);
+            }
+        }
+        // An actor that panicked outside the caught paths is gone without a trace but the store's.
+        let vanished: Vec<String> = self
+            .running
+            .iter()
+            .filter(|(_, addr)| !addr.connected())
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in vanished {
+            tracing::error!(request_id = %id, "request actor vanished; restarting it from the store");
+            Stats::bump(&self.shared.stats.restarts);
+            self.running.remove(&id);
+            self.start_request(ctx, id);
+        }
+        Ok(())
+    }
+}
+
+impl Actor for Orchestrator {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(TICK, |_, ctx| ctx.notify(DispatchDue));
+    }
+}
+
+impl Handler<ResumeActive> for Orchestrator {
+    type Result = Result<usize, String>;
+
+    fn handle(&mut self, _: ResumeActive, ctx: &mut Context<Self>) -> Self::Result {
+        let ids = self
+            .shared
+            .store
+            .active_request_ids()
+            .map_err(|e| e.to_string())?;
+        let count = ids.len();
+        for id in ids {
+            self.start_request(ctx, id);
+        }
+        self.dispatch_due(ctx)?;
+        tracing::info!(resumed = count, "orchestration resumed");
+        Ok(count)
+    }
+}
+
+impl Handler<DispatchDue> for Orchestrator {
+    type Result = ();
+
+    fn handle(&mut self, _: DispatchDue, ctx: &mut Context<Self>) {
+        if let Err(e) = self.dispatch_due(ctx) {
+            tracing::error!(error.message = %e, "due dispatch failed");
+        }
+    }
+}
+
+impl Handler<RequestEnded> for Orchestrator {
+    type Result = ();
+
+    fn handle(&mut self, ended: RequestEnded, _: &mut Context<Self>) {
+        if self.running.remove(&ended.request_id).is_some() {
+            Stats::bump(&self.shared.stats.requests_finished);
+        }
+    }
+}
+
+impl Handler<GetStats> for Orchestrator {
+    type Result = MessageResult<GetStats>;
+
+    fn handle(&mut self, _: GetStats, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.shared.stats.snapshot(self.running.len()))
+    }
+}

@@ -1,0 +1,515 @@
+//! The request actor: drives one request from its due day to a terminal state, step by step.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use chrono::Duration as CalendarDuration;
+use switchboard_storage::{
+    AccountRecord, ElectronicRecord, Feature, RequestRecord, RequestState, RunRecord,
+    SchemaVersionRecord, StepRecord, StepState,
+};
+
+use super::messages::{Advance, RequestEnded, StepCrashed, StepEnded};
+use super::orchestrator::Orchestrator;
+use super::outcome::{failure, finish, required_fields};
+use super::step::StepActor;
+use super::{Shared, Stats, RESTART_LIMIT, RESTART_WINDOW_SECONDS};
+use crate::dialer::ElectronicJob;
+
+/// One running request, under an actix `Supervisor`: stopping after a fault restarts it, and a restart
+/// reloads everything from the store.
+pub(crate) struct RequestActor {
+    shared: Shared,
+    orchestrator: Addr<Orchestrator>,
+    request_id: String,
+    current_step: Option<(String, Addr<StepActor>)>,
+    busy: bool,
+    finished: bool,
+    span: tracing::Span,
+}
+
+/// What the request does next, decided from its persisted state.
+enum Next {
+    StartRun(u32),
+    TryElectronic(Arc<SchemaVersionRecord>),
+    RunStep(StepRecord, usize, Arc<SchemaVersionRecord>),
+    OpenStep(StepRecord, usize, Arc<SchemaVersionRecord>),
+    Finish(Option<switchboard_storage::FailureRecord>),
+    Ended,
+}
+
+impl RequestActor {
+    pub(crate) fn new(
+        shared: Shared,
+        orchestrator: Addr<Orchestrator>,
+        request_id: String,
+    ) -> RequestActor {
+        let span = tracing::info_span!("request", request_id = %request_id);
+        RequestActor {
+            shared,
+            orchestrator,
+            request_id,
+            current_step: None,
+            busy: false,
+            finished: false,
+            span,
+        }
+    }
+
+    fn decide(&self) -> Result<Next, String> {
+        let store = &self.shared.store;
+        let Some(record) = store.request(&self.request_id).map_err(|e| e.to_string())? else {
+            return Ok(Next::Ended);
+        };
+        if record.state.is_terminal() {
+            return Ok(Next::Ended);
+        }
+        let Some(account) = store
+            .account(&record.account_id)
+            .map_err(|e| e.to_string())?
+        else {
+            return Ok(Next::Finish(Some(failure(
+                "SYSTEM_ERROR",
+                "OTHER",
+                "The account no longer exists",
+            ))));
+        };
+        let Some(run) = &record.run else {
+            let latest = store
+                .schema_head(&record.schema_id)
+                .map_err(|e| e.to_string())?
+                .map_or(record.schema_version, |head| head.latest_version);
+            return Ok(Next::StartRun(latest));
+        };
+        let primary = self.schema(&record.schema_id, run.schema_version)?;
+        if run.steps.is_empty() {
+            if run.electronic.is_none() && account.has(Feature::ElectronicChannels) {
+                return Ok(Next::TryElectronic(primary));
+            }
+            let filled = run.electronic.as_ref().is_some_and(|e| {
+                required_fields(&primary)
+                    .iter()
+                    .all(|f| e.captured.contains_key(f))
+            });
+            if filled {
+                return Ok(Next::Finish(None));
+            }
+            return Ok(Next::OpenStep(new_step(&primary, 1, None), 0, primary));
+        }
+        let last = run.steps.last().expect("steps is not empty");
+        let index = run.steps.len() - 1;
+        if last.state == StepState::InProgress {
+            let schema = self.schema(&last.schema_id, last.schema_version)?;
+            return Ok(Next::RunStep(last.clone(), index, schema));
+        }
+        let first = &run.steps[0];
+        let requested = run
+            .calls
+            .iter()
+            .filter(|c| c.step_key == first.key)
+            .filter_map(|c| c.outcome.as_ref())
+            .any(|o| o.follow_up_requested);
+        if first.state == StepState::Succeeded && run.steps.len() == 1 && requested {
+            if let Some(leg) = self.follow_up_leg(&account, &primary)? {
+                return Ok(Next::OpenStep(
+                    new_step(&leg, 2, Some(first.key.clone())),
+                    1,
+                    leg,
+                ));
+            }
+        }
+        Ok(Next::Finish(None))
+    }
+
+    fn follow_up_leg(
+        &self,
+        account: &AccountRecord,
+        primary: &SchemaVersionRecord,
+    ) -> Result<Option<Arc<SchemaVersionRecord>>, String> {
+        let Some(leg_id) = primary.definition.follow_up.as_deref() else {
+            return Ok(None);
+        };
+        if !account.has(Feature::FollowUpCalls) {
+            return Ok(None);
+        }
+        match self
+            .shared
+            .store
+            .schema_head(leg_id)
+            .map_err(|e| e.to_string())?
+        {
+            Some(head) => self.schema(leg_id, head.latest_version).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn schema(&self, id: &str, version: u32) -> Result<Arc<SchemaVersionRecord>, String> {
+        self.shared
+            .store
+            .schema_version(id, version)
+            .map_err(|e| e.to_string())?
+            .map(Arc::new)
+            .ok_or_else(|| format!("schema {id} v{version} is missing"))
+    }
+
+    fn advance(&mut self, ctx: &mut Context<Self>) {
+        if self.busy || self.finished || self.current_step.is_some() {
+            return;
+        }
+        let next = match self.decide() {
+            Ok(next) => next,
+            Err(reason) => return self.fault(ctx, reason),
+        };
+        match next {
+            Next::Ended => self.end(ctx),
+            Next::StartRun(version) => {
+                let now = self.shared.clock.now();
+                self.persist_then_advance(ctx, move |r| {
+                    if r.run.is_none() {
+                        r.run = Some(RunRecord {
+                            started_at: Some(now),
+                            schema_version: version,
+                            ..RunRecord::default()
+                        });
+                    }
+                });
+                tracing::info!(schema_version = version, "run started");
+            }
+            Next::TryElectronic(schema) => self.try_electronic(ctx, schema),
+            Next::OpenStep(step, index, schema) => {
+                let opened = step.clone();
+                self.persist_then(
+                    ctx,
+                    move |r| {
+                        if let Some(run) = r.run.as_mut() {
+                            if run.steps.len() == index {
+                                run.steps.push(opened.clone());
+                            }
+                        }
+                    },
+                    move |act, ctx| act.spawn_step(ctx, step, index, schema),
+                );
+            }
+            Next::RunStep(step, index, schema) => self.spawn_step(ctx, step, index, schema),
+            Next::Finish(error) => self.finish(ctx, error),
+        }
+    }
+
+    fn spawn_step(
+        &mut self,
+        ctx: &mut Context<Self>,
+        step: StepRecord,
+        index: usize,
+        schema: Arc<SchemaVersionRecord>,
+    ) {
+        let restarts = self.restarts();
+        let actor = StepActor::new(
+            self.shared.clone(),
+            ctx.address(),
+            self.request_id.clone(),
+            step.key.clone(),
+            index,
+            schema,
+            restarts,
+        )
+        .start();
+        self.current_step = Some((step.key, actor));
+    }
+
+    fn restarts(&self) -> u32 {
+        self.shared
+            .store
+            .request(&self.request_id)
+            .ok()
+            .flatten()
+            .and_then(|r| r.run)
+            .map_or(0, |run| run.restarts.len() as u32)
+    }
+
+    fn try_electronic(&mut self, ctx: &mut Context<Self>, schema: Arc<SchemaVersionRecord>) {
+        let Ok(Some(record)) = self.shared.store.request(&self.request_id) else {
+            return self.fault(ctx, "request vanished".into());
+        };
+        let job = ElectronicJob {
+            request_id: record.id.clone(),
+            schema,
+            inputs: record.inputs.clone(),
+            payer_electronic: record.payer_electronic,
+            seed: self.shared.seed,
+        };
+        let lookup = self.shared.dialer(record.environment).electronic(job);
+        self.busy = true;
+        ctx.wait(lookup.into_actor(self).map(|captured, act, ctx| {
+            act.busy = false;
+            let at = act.shared.clock.now();
+            tracing::info!(fields = captured.len(), "electronic channel tried");
+            act.persist_then_advance(ctx, move |r| {
+                if let Some(run) = r.run.as_mut() {
+                    run.electronic.get_or_insert_with(|| ElectronicRecord {
+                        at,
+                        captured: captured.clone(),
+                    });
+                }
+            });
+        }));
+    }
+
+    fn finish(
+        &mut self,
+        ctx: &mut Context<Self>,
+        error: Option<switchboard_storage::FailureRecord>,
+    ) {
+        let now = self.shared.clock.now();
+        let primary_required = self
+            .shared
+            .store
+            .request(&self.request_id)
+            .ok()
+            .flatten()
+            .and_then(|r| {
+                let version = r
+                    .run
+                    .as_ref()
+                    .map_or(r.schema_version, |run| run.schema_version);
+                self.schema(&r.schema_id, version).ok()
+            })
+            .map(|schema| required_fields(&schema))
+            .unwrap_or_default();
+        self.persist_then(
+            ctx,
+            move |r| finalize(r, error.clone(), &primary_required, now),
+            |act, ctx| act.end(ctx),
+        );
+    }
+
+    /// Records a fault and restarts through the supervisor, or ends the request once the restart intensity
+    /// is exceeded.
+    fn fault(&mut self, ctx: &mut Context<Self>, reason: String) {
+        tracing::error!(reason = %reason, "request fault");
+        self.current_step = None;
+        let now = self.shared.clock.now();
+        let window_start = now - CalendarDuration::seconds(RESTART_WINDOW_SECONDS);
+        let recent = self
+            .shared
+            .store
+            .request(&self.request_id)
+            .ok()
+            .flatten()
+            .and_then(|r| r.run)
+            .map_or(0, |run| {
+                run.restarts.iter().filter(|t| **t >= window_start).count()
+            });
+        if recent >= RESTART_LIMIT {
+            tracing::error!(
+                restarts = recent,
+                "restart intensity exceeded; failing the request"
+            );
+            return self.finish(
+                ctx,
+                Some(failure(
+                    "SYSTEM_ERROR",
+                    "OTHER",
+                    "The request failed repeatedly inside Switchboard",
+                )),
+            );
+        }
+        let recorded = self.shared.store.update_request(&self.request_id, |r| {
+            if let Some(run) = r.run.as_mut() {
+                run.faults += 1;
+                run.restarts.retain(|t| *t >= window_start);
+                run.restarts.push(now);
+            }
+        });
+        Stats::bump(&self.shared.stats.restarts);
+        let shared = self.shared.clone();
+        self.busy = true;
+        ctx.wait(
+            async move {
+                if recorded.is_ok() {
+                    let _ = shared.store.durable().await;
+                }
+            }
+            .into_actor(self)
+            .map(|_, _, ctx| ctx.stop()),
+        );
+    }
+
+    fn end(&mut self, ctx: &mut Context<Self>) {
+        self.finished = true;
+        let orchestrator = self.orchestrator.clone();
+        let request_id = self.request_id.clone();
+        ctx.wait(
+            async move {
+                let _ = orchestrator.send(RequestEnded { request_id }).await;
+            }
+            .into_actor(self)
+            .map(|_, _, ctx| ctx.stop()),
+        );
+    }
+
+    fn persist_then_advance(
+        &mut self,
+        ctx: &mut Context<Self>,
+        change: impl Fn(&mut RequestRecord) + 'static,
+    ) {
+        self.persist_then(ctx, change, |_, ctx| ctx.notify(Advance));
+    }
+
+    /// Writes `change`, waits for the flush, then continues with `then`; any failure is a fault.
+    fn persist_then(
+        &mut self,
+        ctx: &mut Context<Self>,
+        change: impl Fn(&mut RequestRecord) + 'static,
+        then: impl FnOnce(&mut Self, &mut Context<Self>) + 'static,
+    ) {
+        if let Err(e) = self.shared.store.update_request(&self.request_id, change) {
+            return self.fault(ctx, e.to_string());
+        }
+        let shared = self.shared.clone();
+        self.busy = true;
+        ctx.wait(
+            async move { shared.store.durable().await }
+                .into_actor(self)
+                .map(move |flushed, act, ctx| {
+                    act.busy = false;
+                    match flushed {
+                        Ok(()) => then(act, ctx),
+                        Err(e) => act.fault(ctx, e.to_string()),
+                    }
+                }),
+        );
+    }
+}
+
+/// The terminal transition: state, results, completion time. The request leaves the active index in the
+/// same write.
+fn finalize(
+    record: &mut RequestRecord,
+    error: Option<switchboard_storage::FailureRecord>,
+    primary_required: &[String],
+    now: chrono::DateTime<chrono::Utc>,
+) {
+    if record.state.is_terminal() {
+        return;
+    }
+    let run = record.run.get_or_insert_with(RunRecord::default);
+    let state = match error {
+        Some(error) => {
+            for step in run
+                .steps
+                .iter_mut()
+                .filter(|s| s.state == StepState::InProgress)
+            {
+                step.state = StepState::Failed;
+                step.error = Some(error.clone());
+            }
+            run.error = Some(error);
+            run.results.clear();
+            run.result_sources.clear();
+            run.missing_fields = primary_required.to_vec();
+            if run.modality.is_none() {
+                run.modality = Some(switchboard_storage::Modality::PhoneOnly);
+            }
+            RequestState::Failure
+        }
+        None => finish(run, primary_required),
+    };
+    record.state = state;
+    record.completed_at = Some(now);
+}
+
+fn new_step(
+    schema: &SchemaVersionRecord,
+    number: usize,
+    triggered_by: Option<String>,
+) -> StepRecord {
+    let required = required_fields(schema);
+    StepRecord {
+        key: format!("step-{number}"),
+        schema_id: schema.id.clone(),
+        schema_version: schema.version,
+        name: schema
+            .definition
+            .name
+            .clone()
+            .unwrap_or_else(|| schema.id.clone()),
+        state: StepState::InProgress,
+        triggered_by,
+        fields_required: required.len() as u32,
+        fields_captured: 0,
+        missing_fields: required,
+        error: None,
+    }
+}
+
+impl Actor for RequestActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        Stats::bump(&self.shared.stats.requests_started);
+        ctx.notify(Advance);
+        ctx.run_interval(Duration::from_millis(500), |act, ctx| {
+            let gone = act
+                .current_step
+                .as_ref()
+                .is_some_and(|(_, addr)| !addr.connected());
+            if gone {
+                act.current_step = None;
+                act.fault(ctx, "step actor stopped without reporting".into());
+            }
+        });
+    }
+}
+
+impl Supervised for RequestActor {
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        tracing::warn!(parent: &self.span, "request actor restarting; reloading from the store");
+        self.current_step = None;
+        self.busy = false;
+    }
+}
+
+impl Handler<Advance> for RequestActor {
+    type Result = ();
+
+    fn handle(&mut self, _: Advance, ctx: &mut Context<Self>) {
+        let span = self.span.clone();
+        let _entered = span.enter();
+        self.advance(ctx);
+    }
+}
+
+impl Handler<StepEnded> for RequestActor {
+    type Result = ();
+
+    fn handle(&mut self, ended: StepEnded, ctx: &mut Context<Self>) {
+        if self
+            .current_step
+            .as_ref()
+            .is_some_and(|(key, _)| *key == ended.key)
+        {
+            self.current_step = None;
+            ctx.notify(Advance);
+        }
+    }
+}
+
+impl Handler<StepCrashed> for RequestActor {
+    type Result = ();
+
+    fn handle(&mut self, crashed: StepCrashed, ctx: &mut Context<Self>) {
+        let span = self.span.clone();
+        let _entered = span.enter();
+        if self
+            .current_step
+            .as_ref()
+            .is_some_and(|(key, _)| *key == crashed.key)
+        {
+            self.fault(
+                ctx,
+                format!("step {} crashed: {}", crashed.key, crashed.reason),
+            );
+        }
+    }
+}

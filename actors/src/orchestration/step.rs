@@ -1,0 +1,291 @@
+//! The step actor: one calling effort. It places calls (redials included) until the step's required
+//! fields are captured or the step gives up, persisting every call before placing it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use switchboard_storage::{CallRecord, RequestRecord, SchemaVersionRecord, StepRecord, StepState};
+
+use super::call::CallActor;
+use super::messages::{Advance, CallCrashed, CallEnded, StepCrashed, StepEnded};
+use super::outcome::{close_step, next_step_move, required_fields, StepDecision};
+use super::request::RequestActor;
+use super::Shared;
+use crate::dialer::CallJob;
+
+/// One step of a request.
+pub(crate) struct StepActor {
+    shared: Shared,
+    parent: Addr<RequestActor>,
+    request_id: String,
+    key: String,
+    step_index: usize,
+    schema: Arc<SchemaVersionRecord>,
+    required: Vec<String>,
+    restarts: u32,
+    current_call: Option<(String, Addr<CallActor>)>,
+    done: bool,
+    span: tracing::Span,
+}
+
+impl StepActor {
+    pub(crate) fn new(
+        shared: Shared,
+        parent: Addr<RequestActor>,
+        request_id: String,
+        key: String,
+        step_index: usize,
+        schema: Arc<SchemaVersionRecord>,
+        restarts: u32,
+    ) -> StepActor {
+        let span = tracing::info_span!("step", request_id = %request_id, step = %key);
+        StepActor {
+            required: required_fields(&schema),
+            shared,
+            parent,
+            request_id,
+            key,
+            step_index,
+            schema,
+            restarts,
+            current_call: None,
+            done: false,
+            span,
+        }
+    }
+
+    fn crash(&mut self, ctx: &mut Context<Self>, reason: String) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        let parent = self.parent.clone();
+        let key = self.key.clone();
+        ctx.wait(
+            async move {
+                let _ = parent.send(StepCrashed { key, reason }).await;
+            }
+            .into_actor(self)
+            .map(|_, _, ctx| ctx.stop()),
+        );
+    }
+
+    fn end(&mut self, ctx: &mut Context<Self>) {
+        self.done = true;
+        let parent = self.parent.clone();
+        let key = self.key.clone();
+        ctx.wait(
+            async move {
+                let _ = parent.send(StepEnded { key }).await;
+            }
+            .into_actor(self)
+            .map(|_, _, ctx| ctx.stop()),
+        );
+    }
+
+    fn place(&mut self, ctx: &mut Context<Self>, record: &RequestRecord, call: CallRecord) {
+        let job = CallJob {
+            call_id: call.id.clone(),
+            request_id: self.request_id.clone(),
+            seq: call.seq,
+            attempt: call.attempt,
+            step_key: self.key.clone(),
+            step_index: self.step_index,
+            schema: Arc::clone(&self.schema),
+            inputs: record.inputs.clone(),
+            number: call.to.clone(),
+            restarts: self.restarts,
+            seed: self.shared.seed,
+            time_scale: self.shared.time_scale,
+            ai_only: record.ai_only,
+            onshore_only: record.onshore_only,
+        };
+        let actor =
+            CallActor::new(self.shared.clone(), ctx.address(), job, record.environment).start();
+        self.current_call = Some((call.id, actor));
+    }
+
+    fn advance(&mut self, ctx: &mut Context<Self>) -> Result<(), String> {
+        let record = self
+            .shared
+            .store
+            .request(&self.request_id)
+            .map_err(|e| e.to_string())?
+            .ok_or("request vanished")?;
+        let run = record.run.as_ref().ok_or("request has no run")?;
+        let step = run
+            .steps
+            .iter()
+            .find(|s| s.key == self.key)
+            .ok_or("step vanished")?;
+        if step.state != StepState::InProgress {
+            self.end(ctx);
+            return Ok(());
+        }
+        let calls: Vec<&CallRecord> = run
+            .calls
+            .iter()
+            .filter(|c| c.step_key == self.key)
+            .collect();
+        if let Some(in_flight) = calls.iter().find(|c| c.outcome.is_none()) {
+            // Placed before a restart and never finished: the call is placed again, under the same record.
+            let call = (*in_flight).clone();
+            self.place(ctx, &record, call);
+            return Ok(());
+        }
+        let first = record.dial.as_ref().map(|d| (d.number.as_str(), d.source));
+        match next_step_move(&calls, &self.required, first) {
+            StepDecision::Dial { number, source } => {
+                let call = CallRecord {
+                    id: uuid::Uuid::now_v7().to_string(),
+                    seq: run.calls.len() as u32 + 1,
+                    step_key: self.key.clone(),
+                    attempt: calls.len() as u32 + 1,
+                    to: number,
+                    number_source: source,
+                    placed_at: self.shared.clock.now(),
+                    outcome: None,
+                };
+                let pushed = call.clone();
+                self.persist(ctx, move |r| {
+                    if let Some(run) = r.run.as_mut() {
+                        if !run.calls.iter().any(|c| c.id == pushed.id) {
+                            run.calls.push(pushed.clone());
+                        }
+                    }
+                })?;
+                let placed = call;
+                ctx.wait(self.flush().map(move |flushed, act, ctx| match flushed {
+                    Ok(record) => act.place(ctx, &record, placed),
+                    Err(e) => act.crash(ctx, e),
+                }));
+            }
+            StepDecision::Succeed => self.close(ctx, StepState::Succeeded, None)?,
+            StepDecision::Fail(failure) => self.close(ctx, StepState::Failed, Some(failure))?,
+        }
+        Ok(())
+    }
+
+    fn close(
+        &mut self,
+        ctx: &mut Context<Self>,
+        state: StepState,
+        error: Option<switchboard_storage::FailureRecord>,
+    ) -> Result<(), String> {
+        let key = self.key.clone();
+        let required = self.required.clone();
+        self.persist(ctx, move |r| {
+            if let Some(run) = r.run.as_mut() {
+                let calls: Vec<CallRecord> = run
+                    .calls
+                    .iter()
+                    .filter(|c| c.step_key == key)
+                    .cloned()
+                    .collect();
+                let refs: Vec<&CallRecord> = calls.iter().collect();
+                if let Some(step) = run
+                    .steps
+                    .iter_mut()
+                    .find(|s: &&mut StepRecord| s.key == key)
+                {
+                    close_step(step, &refs, &required, state, error.clone());
+                }
+            }
+        })?;
+        tracing::info!(state = state.as_str(), "step closed");
+        ctx.wait(self.flush().map(|flushed, act, ctx| match flushed {
+            Ok(_) => act.end(ctx),
+            Err(e) => act.crash(ctx, e),
+        }));
+        Ok(())
+    }
+
+    fn persist(
+        &self,
+        _: &mut Context<Self>,
+        change: impl Fn(&mut RequestRecord),
+    ) -> Result<(), String> {
+        self.shared
+            .store
+            .update_request(&self.request_id, change)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Waits for the last write to be on disk, then yields the current record.
+    fn flush(&self) -> impl ActorFuture<Self, Output = Result<RequestRecord, String>> {
+        let shared = self.shared.clone();
+        let id = self.request_id.clone();
+        async move {
+            shared.store.durable().await.map_err(|e| e.to_string())?;
+            shared
+                .store
+                .request(&id)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| "request vanished".to_owned())
+        }
+        .into_actor(self)
+    }
+}
+
+impl Actor for StepActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.notify(Advance);
+        // A call actor that vanished without reporting (a panic outside the dialer) is a crash too.
+        ctx.run_interval(Duration::from_millis(500), |act, ctx| {
+            let gone = act
+                .current_call
+                .as_ref()
+                .is_some_and(|(_, addr)| !addr.connected());
+            if gone && !act.done {
+                act.current_call = None;
+                act.crash(ctx, "call actor stopped without reporting".into());
+            }
+        });
+    }
+}
+
+impl Handler<Advance> for StepActor {
+    type Result = ();
+
+    fn handle(&mut self, _: Advance, ctx: &mut Context<Self>) {
+        let span = self.span.clone();
+        let _entered = span.enter();
+        if self.done {
+            return;
+        }
+        if let Err(reason) = self.advance(ctx) {
+            self.crash(ctx, reason);
+        }
+    }
+}
+
+impl Handler<CallEnded> for StepActor {
+    type Result = ();
+
+    fn handle(&mut self, ended: CallEnded, ctx: &mut Context<Self>) {
+        if self
+            .current_call
+            .as_ref()
+            .is_some_and(|(id, _)| *id == ended.call_id)
+        {
+            self.current_call = None;
+            ctx.notify(Advance);
+        }
+    }
+}
+
+impl Handler<CallCrashed> for StepActor {
+    type Result = ();
+
+    fn handle(&mut self, crashed: CallCrashed, ctx: &mut Context<Self>) {
+        self.current_call = None;
+        self.crash(
+            ctx,
+            format!("call {} crashed: {}", crashed.call_id, crashed.reason),
+        );
+    }
+}
