@@ -13,6 +13,7 @@ use switchboard_actors::dialer::sandbox::SandboxDialer;
 use switchboard_actors::dialer::Dialer;
 use switchboard_actors::orchestration::{Orchestration, Orchestrator, ResumeActive, Stats};
 use switchboard_actors::scheduler::CapacityScheduler;
+use switchboard_actors::webhooks::{WebhookConfig, WebhookDispatcher};
 use switchboard_actors::Clock;
 use switchboard_storage::Store;
 use tracing_actix_web::TracingLogger;
@@ -58,6 +59,20 @@ impl Application {
                 .context("cannot initialise the token secret")?,
         };
         let scheduler = CapacityScheduler::new(store.clone(), clock.clone()).start();
+        let webhooks = &settings.webhooks;
+        WebhookDispatcher::new(
+            store.clone(),
+            clock.clone(),
+            WebhookConfig {
+                allow_private_targets: webhooks.allow_private_targets,
+                attempt_timeout: webhooks.attempt_timeout,
+                inline_backoff: webhooks.inline_backoff.clone(),
+                round_delays: webhooks.round_delays.clone(),
+                per_destination_concurrency: 4,
+            },
+        )
+        .context("cannot build the webhook HTTP client")?
+        .start();
         let orchestrator = Orchestrator::new(Arc::new(Orchestration {
             store: store.clone(),
             clock: clock.clone(),

@@ -11,5 +11,6 @@ pub mod clock;
 pub mod dialer;
 pub mod orchestration;
 pub mod scheduler;
+pub mod webhooks;
 
 pub use clock::{Clock, ClockError};

@@ -12,6 +12,7 @@
 
 mod accounts;
 mod codec;
+mod deliveries;
 mod durability;
 mod error;
 mod meta;

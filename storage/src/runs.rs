@@ -4,13 +4,8 @@
 //! the same transaction that starts its run, and leaves `active` in the transaction that makes it terminal.
 //! Start-up recovery therefore reads two small indexes instead of scanning every request.
 
-use chrono::NaiveDate;
-use sled::transaction::ConflictableTransactionError;
-use sled::Transactional;
-
-use crate::codec::{decode, encode};
-use crate::requests::due_key;
 use crate::{RequestRecord, StorageError, Store};
+use chrono::NaiveDate;
 
 /// A booked request whose day has come or passed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,26 +51,7 @@ impl Store {
         id: &str,
         change: impl Fn(&mut RequestRecord),
     ) -> Result<RequestRecord, StorageError> {
-        let updated =
-            (&self.requests, &self.due, &self.active).transaction(|(requests, due, active)| {
-                let bytes = requests.get(id.as_bytes())?.ok_or_else(|| {
-                    ConflictableTransactionError::Abort(StorageError::RequestMissing(id.to_owned()))
-                })?;
-                let mut record: RequestRecord =
-                    decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
-                change(&mut record);
-                requests.insert(id.as_bytes(), encode(&record))?;
-                if record.run.is_some() {
-                    due.remove(due_key(record.due_date, id))?;
-                }
-                if record.run.is_some() && !record.state.is_terminal() {
-                    active.insert(id.as_bytes(), &[] as &[u8])?;
-                } else {
-                    active.remove(id.as_bytes())?;
-                }
-                Ok(record)
-            })?;
-        Ok(updated)
+        self.update_request_with_delivery(id, change, None)
     }
 }
 

@@ -23,6 +23,9 @@ pub struct Store {
     pub(crate) bookings: sled::Tree,
     pub(crate) due: sled::Tree,
     pub(crate) active: sled::Tree,
+    pub(crate) deliveries: sled::Tree,
+    pub(crate) delivery_queue: sled::Tree,
+    pub(crate) delivery_attempts: sled::Tree,
     pub(crate) meta: sled::Tree,
     flusher: Arc<Flusher>,
 }
@@ -45,6 +48,9 @@ impl Store {
             bookings: db.open_tree(trees::BOOKINGS)?,
             due: db.open_tree(trees::DUE)?,
             active: db.open_tree(trees::ACTIVE)?,
+            deliveries: db.open_tree(trees::DELIVERIES)?,
+            delivery_queue: db.open_tree(trees::DELIVERY_QUEUE)?,
+            delivery_attempts: db.open_tree(trees::DELIVERY_ATTEMPTS)?,
             meta: db.open_tree(trees::META)?,
             flusher: Arc::new(Flusher::start(db.clone())),
             db,
@@ -69,6 +75,11 @@ impl Store {
     /// Flush counters, for metrics.
     pub fn flush_stats(&self) -> FlushStats {
         self.flusher.stats()
+    }
+
+    /// A unique, increasing number (sled's id generator); used to order log entries.
+    pub fn generate_id(&self) -> Result<u64, StorageError> {
+        Ok(self.db.generate_id()?)
     }
 
     /// Bytes the store occupies on disk.

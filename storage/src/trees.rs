@@ -24,6 +24,12 @@ pub(crate) const BOOKINGS: &str = "bookings";
 pub(crate) const DUE: &str = "due";
 /// `request id -> ()`: requests whose run has started and not finished (start-up recovery reads it).
 pub(crate) const ACTIVE: &str = "active";
+/// `request id -> DeliveryRecord`: the webhook outbox.
+pub(crate) const DELIVERIES: &str = "deliveries";
+/// `next round (u64 micros BE) request id -> ()`: deliveries by when their next round is due.
+pub(crate) const DELIVERY_QUEUE: &str = "delivery_queue";
+/// `request id \0 sequence (u64 BE) -> AttemptRecord`: the delivery log.
+pub(crate) const DELIVERY_ATTEMPTS: &str = "delivery_attempts";
 /// `name -> raw bytes`: process-wide settings such as the generated token secret.
 pub(crate) const META: &str = "meta";
 

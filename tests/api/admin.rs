@@ -1442,7 +1442,13 @@ async fn webhook_deliveries_lists_no_attempts_and_requires_a_request_id() {
         .await;
     assert_eq!(
         status_and_json(response).await,
-        (200, json!({ "requestId": "x", "deliveries": [] }))
+        (
+            200,
+            json!({
+                "requestId": "x", "status": null, "url": null, "nextRound": null, "nextAttemptAt": null,
+                "deliveries": [],
+            })
+        )
     );
     let required = json!({
         "error": "INVALID_REQUEST",

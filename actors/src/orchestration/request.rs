@@ -6,8 +6,8 @@ use std::time::Duration;
 use actix::prelude::*;
 use chrono::Duration as CalendarDuration;
 use switchboard_storage::{
-    AccountRecord, ElectronicRecord, Feature, RequestRecord, RequestState, RunRecord,
-    SchemaVersionRecord, StepRecord, StepState,
+    AccountRecord, DeliveryRecord, DeliveryStatus, ElectronicRecord, Environment, Feature,
+    RequestRecord, RequestState, RunRecord, SchemaVersionRecord, StepRecord, StepState,
 };
 
 use super::messages::{Advance, RequestEnded, StepCrashed, StepEnded};
@@ -261,24 +261,35 @@ impl RequestActor {
         error: Option<switchboard_storage::FailureRecord>,
     ) {
         let now = self.shared.clock.now();
+        let current = match self.shared.store.request(&self.request_id) {
+            Ok(Some(record)) => record,
+            Ok(None) => return self.end(ctx),
+            Err(e) => return self.fault(ctx, e.to_string()),
+        };
+        let version = current
+            .run
+            .as_ref()
+            .map_or(current.schema_version, |run| run.schema_version);
         let primary_required = self
-            .shared
-            .store
-            .request(&self.request_id)
-            .ok()
-            .flatten()
-            .and_then(|r| {
-                let version = r
-                    .run
-                    .as_ref()
-                    .map_or(r.schema_version, |run| run.schema_version);
-                self.schema(&r.schema_id, version).ok()
-            })
+            .schema(&current.schema_id, version)
             .map(|schema| required_fields(&schema))
             .unwrap_or_default();
-        self.persist_then(
+        // The webhook is decided on the terminal record and enqueued in the same write that makes it so.
+        let mut terminal = current;
+        finalize(&mut terminal, error.clone(), &primary_required, now);
+        let delivery = match webhook_for(&self.shared.store, &terminal, now) {
+            Ok(delivery) => delivery,
+            Err(e) => return self.fault(ctx, e),
+        };
+        tracing::info!(
+            state = terminal.state.as_str(),
+            webhook = delivery.is_some(),
+            "request finished"
+        );
+        self.persist_then_with(
             ctx,
             move |r| finalize(r, error.clone(), &primary_required, now),
+            delivery,
             |act, ctx| act.end(ctx),
         );
     }
@@ -363,7 +374,23 @@ impl RequestActor {
         change: impl Fn(&mut RequestRecord) + 'static,
         then: impl FnOnce(&mut Self, &mut Context<Self>) + 'static,
     ) {
-        if let Err(e) = self.shared.store.update_request(&self.request_id, change) {
+        self.persist_then_with(ctx, change, None, then);
+    }
+
+    /// [`RequestActor::persist_then`], enqueueing a webhook delivery in the same write.
+    fn persist_then_with(
+        &mut self,
+        ctx: &mut Context<Self>,
+        change: impl Fn(&mut RequestRecord) + 'static,
+        delivery: Option<DeliveryRecord>,
+        then: impl FnOnce(&mut Self, &mut Context<Self>) + 'static,
+    ) {
+        let written = self.shared.store.update_request_with_delivery(
+            &self.request_id,
+            change,
+            delivery.as_ref(),
+        );
+        if let Err(e) = written {
             return self.fault(ctx, e.to_string());
         }
         let shared = self.shared.clone();
@@ -380,6 +407,59 @@ impl RequestActor {
                 }),
         );
     }
+}
+
+/// The webhook of a terminal request (service-interface 6.1, 6.3): the request's frozen URL, else the
+/// account's; signed with the account's webhook secret, else the API key that created the request, for
+/// production; with the sandbox API key for sandbox. `None` when there is nowhere to send it.
+fn webhook_for(
+    store: &switchboard_storage::Store,
+    record: &RequestRecord,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<Option<DeliveryRecord>, String> {
+    let account = store
+        .account(&record.account_id)
+        .map_err(|e| e.to_string())?;
+    let Some(account) = account else {
+        return Ok(None);
+    };
+    let Some(url) = record
+        .webhook_url
+        .clone()
+        .or_else(|| account.webhook_url.clone())
+    else {
+        return Ok(None);
+    };
+    let api_key = account
+        .credentials
+        .iter()
+        .find(|c| Some(&c.id) == record.credential_id.as_ref())
+        .or_else(|| {
+            account
+                .credentials
+                .iter()
+                .find(|c| c.environment == record.environment)
+        })
+        .map(|c| c.key.clone());
+    let secret = match record.environment {
+        Environment::Production => account.webhook_secret.clone().or(api_key),
+        Environment::Sandbox => api_key,
+    };
+    let Some(signing_secret) = secret else {
+        tracing::warn!("no signing secret for the webhook; not sent");
+        return Ok(None);
+    };
+    Ok(Some(DeliveryRecord {
+        request_id: record.id.clone(),
+        url,
+        signing_secret,
+        payload: crate::webhooks::payload(record),
+        terminal_at: now,
+        next_round: 0,
+        next_at: now,
+        status: DeliveryStatus::Pending,
+        attempts: 0,
+    }))
 }
 
 /// The terminal transition: state, results, completion time. The request leaves the active index in the

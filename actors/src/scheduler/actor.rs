@@ -63,6 +63,7 @@ impl Handler<BookRequests> for CapacityScheduler {
             scope,
             capacity,
             timezone,
+            credential_id,
             drafts,
         } = message;
         let now = self.clock.now();
@@ -124,6 +125,7 @@ impl Handler<BookRequests> for CapacityScheduler {
                     payer_lookup: draft.payer_lookup,
                     dial: draft.dial,
                     payer_electronic: draft.payer_electronic,
+                    credential_id: Some(credential_id.clone()),
                     state: RequestState::Processing,
                     created_at: now,
                     due_date: day,

@@ -45,6 +45,8 @@ pub struct BookRequests {
     pub capacity: u32,
     /// The account's time zone.
     pub timezone: Tz,
+    /// The credential of the POST.
+    pub credential_id: String,
     /// The POST's valid entries, in input order.
     pub drafts: Vec<RequestDraft>,
 }

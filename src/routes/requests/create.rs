@@ -7,6 +7,8 @@ use serde_json::{json, Value};
 use switchboard_actors::scheduler::{BookRequests, Booked, BookingError};
 use switchboard_storage::{RequestRecord, Scope};
 
+use switchboard_actors::webhooks::check_target;
+
 use crate::auth::Caller;
 use crate::errors::{ApiError, Code};
 use crate::intake::{prepare_entry, EntryMode, Prepared};
@@ -44,7 +46,8 @@ async fn create_single(
     caller: &Caller,
     item: &Value,
 ) -> Result<HttpResponse, ApiError> {
-    let record = match prepare_entry(state, caller, &state.directory(), item, EntryMode::Single)? {
+    let prepared = prepare_entry(state, caller, &state.directory(), item, EntryMode::Single)?;
+    let record = match check_webhook_target(state, prepared).await? {
         Prepared::Replay(original) => *original,
         Prepared::Draft(draft) => {
             let mut booked = book(state, caller, vec![*draft]).await?;
@@ -64,10 +67,14 @@ async fn create_batch(
     items: &[Value],
 ) -> Result<HttpResponse, ApiError> {
     let directory = state.directory();
-    let prepared: Vec<Result<_, ApiError>> = items
-        .iter()
-        .map(|item| prepare_entry(state, caller, &directory, item, EntryMode::Batch))
-        .collect();
+    let mut prepared: Vec<Result<Prepared, ApiError>> = Vec::with_capacity(items.len());
+    for item in items {
+        let entry = match prepare_entry(state, caller, &directory, item, EntryMode::Batch) {
+            Ok(entry) => check_webhook_target(state, entry).await,
+            Err(error) => Err(error),
+        };
+        prepared.push(entry);
+    }
     // Each slot is an entry's fate: a draft's index among those booked, an earlier request, or an error.
     let (mut drafts, mut slots) = (Vec::new(), Vec::with_capacity(items.len()));
     for result in prepared {
@@ -116,6 +123,19 @@ async fn create_batch(
     Ok(HttpResponse::build(status).json(json!({ "requests": entries })))
 }
 
+/// Refuses a per-request webhook URL that resolves to a private or reserved address (unless the operator
+/// allows such targets), at creation rather than silently at delivery.
+async fn check_webhook_target(state: &AppState, prepared: Prepared) -> Result<Prepared, ApiError> {
+    if let Prepared::Draft(draft) = &prepared {
+        if let Some(url) = &draft.webhook_url {
+            check_target(url, state.settings.webhooks.allow_private_targets)
+                .await
+                .map_err(|e| ApiError::invalid_request(format!("webhookUrl: {e}")))?;
+        }
+    }
+    Ok(prepared)
+}
+
 enum Slot {
     Booked(usize),
     Replay(Box<RequestRecord>),
@@ -155,6 +175,7 @@ async fn book(
         scope: Scope::new(caller.account.id.clone(), caller.environment),
         capacity: caller.account.daily_call_capacity,
         timezone,
+        credential_id: caller.credential_id.clone(),
         drafts,
     };
     let booked = match state

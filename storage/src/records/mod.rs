@@ -2,12 +2,14 @@
 //! format lives in the API layer, because the on-disk format is a promise kept across releases.
 
 mod account;
+mod delivery;
 mod payer;
 mod request;
 mod run;
 mod schema;
 
 pub use account::{AccountRecord, CredentialRecord, Environment, Feature, PhoneBookEntry};
+pub use delivery::{AttemptRecord, DeliveryRecord, DeliveryStatus};
 pub use payer::PayerRecord;
 pub use request::{DialTarget, NumberSource, PayerLookupRecord, RequestRecord, RequestState};
 pub use run::{

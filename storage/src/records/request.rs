@@ -39,6 +39,10 @@ pub struct RequestRecord {
     pub payer_lookup: Option<PayerLookupRecord>,
     /// The number to dial (ten digits) and where it came from.
     pub dial: Option<DialTarget>,
+    /// The credential that created the request; its API key signs sandbox (and fallback production)
+    /// webhooks.
+    #[serde(default)]
+    pub credential_id: Option<String>,
     /// Whether the matched payer is reachable through the electronic channel.
     #[serde(default)]
     pub payer_electronic: bool,

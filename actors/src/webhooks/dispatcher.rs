@@ -1,0 +1,125 @@
+//! The dispatcher actor: finds due deliveries and runs their rounds, isolated per destination.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use switchboard_storage::Store;
+use tokio::sync::Semaphore;
+
+use super::round::run_round;
+use super::WebhookConfig;
+use crate::Clock;
+
+/// How often the outbox is looked at. Deliveries enqueued in between wait at most this long.
+const TICK: Duration = Duration::from_millis(100);
+/// Deliveries started per tick, so a backlog drains without a thundering herd.
+const BATCH: usize = 512;
+
+/// Drains the webhook outbox.
+pub struct WebhookDispatcher {
+    store: Store,
+    clock: Clock,
+    config: Arc<WebhookConfig>,
+    client: reqwest::Client,
+    in_flight: HashSet<String>,
+    destinations: HashMap<String, Arc<Semaphore>>,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Tick;
+
+impl WebhookDispatcher {
+    /// A dispatcher with its own HTTP client: no redirects followed, the configured attempt timeout.
+    pub fn new(
+        store: Store,
+        clock: Clock,
+        config: WebhookConfig,
+    ) -> Result<WebhookDispatcher, reqwest::Error> {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(config.attempt_timeout)
+            .user_agent(concat!("Switchboard-Webhooks/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(WebhookDispatcher {
+            store,
+            clock,
+            config: Arc::new(config),
+            client,
+            in_flight: HashSet::new(),
+            destinations: HashMap::new(),
+        })
+    }
+
+    fn destination(&mut self, url: &str) -> Arc<Semaphore> {
+        let key = url::Url::parse(url)
+            .ok()
+            .map(|u| {
+                format!(
+                    "{}:{}",
+                    u.host_str().unwrap_or_default(),
+                    u.port_or_known_default().unwrap_or(0)
+                )
+            })
+            .unwrap_or_default();
+        let permits = self.config.per_destination_concurrency.max(1);
+        Arc::clone(
+            self.destinations
+                .entry(key)
+                .or_insert_with(|| Arc::new(Semaphore::new(permits))),
+        )
+    }
+
+    fn tick(&mut self, ctx: &mut Context<Self>) {
+        let due = match self.store.due_deliveries(self.clock.now(), BATCH) {
+            Ok(due) => due,
+            Err(e) => return tracing::error!(error.message = %e, "cannot read the webhook outbox"),
+        };
+        for delivery in due {
+            if !self.in_flight.insert(delivery.request_id.clone()) {
+                continue;
+            }
+            let gate = self.destination(&delivery.url);
+            let (store, clock, client, config) = (
+                self.store.clone(),
+                self.clock.clone(),
+                self.client.clone(),
+                Arc::clone(&self.config),
+            );
+            let request_id = delivery.request_id.clone();
+            let work = async move {
+                let _permit = gate.acquire_owned().await;
+                let previous_next_at = delivery.next_at;
+                let updated = run_round(&store, &clock, &client, &config, delivery).await;
+                if let Err(e) = store.save_delivery(previous_next_at, &updated) {
+                    tracing::error!(error.message = %e, request_id = %updated.request_id, "cannot save a webhook delivery");
+                }
+                if let Err(e) = store.durable().await {
+                    tracing::error!(error.message = %e, "cannot flush a webhook delivery");
+                }
+            };
+            // Each round runs on its own; only bookkeeping comes back to the actor.
+            ctx.spawn(work.into_actor(self).map(move |_, act, _| {
+                act.in_flight.remove(&request_id);
+            }));
+        }
+    }
+}
+
+impl Actor for WebhookDispatcher {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(TICK, |_, ctx| ctx.notify(Tick));
+    }
+}
+
+impl Handler<Tick> for WebhookDispatcher {
+    type Result = ();
+
+    fn handle(&mut self, _: Tick, ctx: &mut Context<Self>) {
+        self.tick(ctx);
+    }
+}

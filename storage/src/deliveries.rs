@@ -1,0 +1,128 @@
+//! The webhook outbox: deliveries waiting for a round, and the log of every attempt.
+//!
+//! A delivery is enqueued by the same transaction that makes its request terminal
+//! ([`Store::update_request_with_delivery`]), so no terminal request is ever without its webhook and no
+//! webhook leaves before its request reads as terminal.
+
+use chrono::{DateTime, Utc};
+use sled::transaction::ConflictableTransactionError;
+use sled::Transactional;
+
+use crate::codec::{decode, encode};
+use crate::requests::due_key;
+use crate::{AttemptRecord, DeliveryRecord, DeliveryStatus, RequestRecord, StorageError, Store};
+
+impl Store {
+    /// Like [`Store::update_request`], and in the same transaction enqueues `delivery` (if any) for its
+    /// first round. Not durable until [`Store::durable`].
+    pub fn update_request_with_delivery(
+        &self,
+        id: &str,
+        change: impl Fn(&mut RequestRecord),
+        delivery: Option<&DeliveryRecord>,
+    ) -> Result<RequestRecord, StorageError> {
+        let trees = (
+            &self.requests,
+            &self.due,
+            &self.active,
+            &self.deliveries,
+            &self.delivery_queue,
+        );
+        let updated = trees.transaction(|(requests, due, active, deliveries, queue)| {
+            let bytes = requests.get(id.as_bytes())?.ok_or_else(|| {
+                ConflictableTransactionError::Abort(StorageError::RequestMissing(id.to_owned()))
+            })?;
+            let mut record: RequestRecord =
+                decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
+            change(&mut record);
+            requests.insert(id.as_bytes(), encode(&record))?;
+            if record.run.is_some() {
+                due.remove(due_key(record.due_date, id))?;
+            }
+            if record.run.is_some() && !record.state.is_terminal() {
+                active.insert(id.as_bytes(), &[] as &[u8])?;
+            } else {
+                active.remove(id.as_bytes())?;
+            }
+            if let Some(delivery) = delivery {
+                if deliveries.get(id.as_bytes())?.is_none() {
+                    deliveries.insert(id.as_bytes(), encode(delivery))?;
+                    queue.insert(queue_key(delivery.next_at, id), &[] as &[u8])?;
+                }
+            }
+            Ok(record)
+        })?;
+        Ok(updated)
+    }
+
+    /// Deliveries whose next round is due at `now`, oldest first, at most `limit`.
+    pub fn due_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<DeliveryRecord>, StorageError> {
+        let end = queue_key(now, "\u{10FFFF}");
+        let mut due = Vec::new();
+        for entry in self.delivery_queue.range(..end).take(limit) {
+            let (key, _) = entry?;
+            let id = &key[8..];
+            if let Some(bytes) = self.deliveries.get(id)? {
+                due.push(decode(&bytes)?);
+            }
+        }
+        Ok(due)
+    }
+
+    /// The delivery of a request.
+    pub fn delivery(&self, request_id: &str) -> Result<Option<DeliveryRecord>, StorageError> {
+        self.deliveries
+            .get(request_id)?
+            .map(|b| decode(&b))
+            .transpose()
+    }
+
+    /// Replaces a delivery after a round and moves its queue entry (or removes it once settled).
+    pub fn save_delivery(
+        &self,
+        previous_next_at: DateTime<Utc>,
+        delivery: &DeliveryRecord,
+    ) -> Result<(), StorageError> {
+        let id = delivery.request_id.as_str();
+        (&self.deliveries, &self.delivery_queue).transaction(|(deliveries, queue)| {
+            deliveries.insert(id.as_bytes(), encode(delivery))?;
+            queue.remove(queue_key(previous_next_at, id))?;
+            if delivery.status == DeliveryStatus::Pending {
+                queue.insert(queue_key(delivery.next_at, id), &[] as &[u8])?;
+            }
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// Appends an attempt to the delivery log.
+    pub fn record_attempt(&self, attempt: &AttemptRecord) -> Result<(), StorageError> {
+        let sequence = self.generate_id()?;
+        let mut key = attempt.request_id.as_bytes().to_vec();
+        key.push(0);
+        key.extend_from_slice(&sequence.to_be_bytes());
+        self.delivery_attempts.insert(key, encode(attempt))?;
+        Ok(())
+    }
+
+    /// Every attempt for a request, in order.
+    pub fn attempts(&self, request_id: &str) -> Result<Vec<AttemptRecord>, StorageError> {
+        let mut prefix = request_id.as_bytes().to_vec();
+        prefix.push(0);
+        self.delivery_attempts
+            .scan_prefix(prefix)
+            .values()
+            .map(|v| decode(&v?))
+            .collect()
+    }
+}
+
+fn queue_key(at: DateTime<Utc>, id: &str) -> Vec<u8> {
+    let mut key = (at.timestamp_micros().max(0) as u64).to_be_bytes().to_vec();
+    key.extend_from_slice(id.as_bytes());
+    key
+}

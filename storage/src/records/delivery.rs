@@ -1,0 +1,84 @@
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::codec::Record;
+
+/// The webhook of one terminal request: what to send, where, and how far delivery has got.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeliveryRecord {
+    /// The request the webhook announces.
+    pub request_id: String,
+    /// Destination, frozen when the request became terminal.
+    pub url: String,
+    /// HMAC-SHA256 key of the signature.
+    pub signing_secret: String,
+    /// The exact body bytes (sorted-key JSON); the signature is over these.
+    pub payload: String,
+    /// When the request became terminal; delayed rounds count from here.
+    pub terminal_at: DateTime<Utc>,
+    /// The round to run next: 0 is the immediate one, then one per configured delay.
+    pub next_round: u32,
+    /// When the next round is due.
+    pub next_at: DateTime<Utc>,
+    /// Where delivery stands.
+    pub status: DeliveryStatus,
+    /// Attempts made so far, over all rounds.
+    pub attempts: u32,
+}
+
+impl Record for DeliveryRecord {
+    const KIND: &'static str = "webhook delivery";
+    const VERSION: u8 = 1;
+}
+
+/// Where a delivery stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryStatus {
+    /// Waiting for its next round.
+    Pending,
+    /// A 2xx acknowledged it.
+    Delivered,
+    /// A 400 or 404 stopped it for good.
+    Rejected,
+    /// Every round failed; the client recovers by polling.
+    Exhausted,
+}
+
+impl DeliveryStatus {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryStatus::Pending => "pending",
+            DeliveryStatus::Delivered => "delivered",
+            DeliveryStatus::Rejected => "rejected",
+            DeliveryStatus::Exhausted => "exhausted",
+        }
+    }
+}
+
+/// One HTTP attempt of a webhook delivery.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    /// The request.
+    pub request_id: String,
+    /// Destination.
+    pub url: String,
+    /// When the attempt started.
+    pub at: DateTime<Utc>,
+    /// Round (0 = immediate).
+    pub round: u32,
+    /// Attempt within the round, from 1.
+    pub attempt: u32,
+    /// HTTP status, when a response came back.
+    pub status_code: Option<u16>,
+    /// Transport error (timeout, refused connection, refused target), when none did.
+    pub error: Option<String>,
+    /// Wall time the attempt took.
+    pub latency_ms: u64,
+}
+
+impl Record for AttemptRecord {
+    const KIND: &'static str = "webhook attempt";
+    const VERSION: u8 = 1;
+}
