@@ -10,6 +10,7 @@ use actix_web::{web, App, HttpServer};
 use anyhow::Context;
 use rand::RngCore;
 use switchboard_actors::dialer::sandbox::SandboxDialer;
+use switchboard_actors::dialer::simulated::SimulatedPayerDialer;
 use switchboard_actors::dialer::Dialer;
 use switchboard_actors::orchestration::{Orchestration, Orchestrator, ResumeActive, Stats};
 use switchboard_actors::scheduler::CapacityScheduler;
@@ -165,11 +166,10 @@ impl Application {
     }
 }
 
-/// The dialer production requests go to (`[dialer] kind`). Until the payer simulator is wired in, the
-/// simulated kind runs production calls through the same deterministic generator as the sandbox.
+/// The dialer production requests go to (`[dialer] kind`).
 fn production_dialer(settings: &Settings) -> anyhow::Result<Arc<dyn Dialer>> {
     match &settings.dialer {
-        DialerSettings::Simulated => Ok(Arc::new(SandboxDialer::new())),
+        DialerSettings::Simulated => Ok(Arc::new(SimulatedPayerDialer::new())),
         DialerSettings::Http { .. } => anyhow::bail!(
             "[dialer] kind = \"http\" is not available in this release; use \"simulated\""
         ),

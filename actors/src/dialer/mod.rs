@@ -4,6 +4,7 @@
 //! orchestration actors; a dialer only runs one call.
 
 pub mod sandbox;
+pub mod simulated;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
