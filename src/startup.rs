@@ -9,9 +9,9 @@ use actix_web::dev::{Server, ServerHandle};
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
 use rand::RngCore;
+use switchboard_actors::dialer::http::HttpDialer;
 use switchboard_actors::dialer::sandbox::SandboxDialer;
 use switchboard_actors::dialer::simulated::SimulatedPayerDialer;
-use switchboard_actors::dialer::Dialer;
 use switchboard_actors::orchestration::{Orchestration, Orchestrator, ResumeActive, Stats};
 use switchboard_actors::scheduler::CapacityScheduler;
 use switchboard_actors::webhooks::{WebhookConfig, WebhookDispatcher};
@@ -60,6 +60,9 @@ impl Application {
                 .context("cannot initialise the token secret")?,
         };
         let scheduler = CapacityScheduler::new(store.clone(), clock.clone()).start();
+        // Production calls go to the payer simulator, or to a voice agent whose outcome callbacks reach
+        // the same dialer instance through the HTTP layer.
+        let agent = agent_dialer(&settings)?;
         let webhooks = &settings.webhooks;
         WebhookDispatcher::new(
             store.clone(),
@@ -78,7 +81,10 @@ impl Application {
             store: store.clone(),
             clock: clock.clone(),
             sandbox: Arc::new(SandboxDialer::new()),
-            production: production_dialer(&settings)?,
+            production: match &agent {
+                Some(agent) => Arc::new(agent.clone()),
+                None => Arc::new(SimulatedPayerDialer::new()),
+            },
             seed: settings.simulation.seed,
             time_scale: settings.simulation.time_scale,
             dispatch_paused: settings.dispatch_paused,
@@ -92,6 +98,7 @@ impl Application {
             token_secret,
             scheduler,
             orchestrator,
+            agent,
         ));
 
         let listener = TcpListener::bind(settings.server.bind)
@@ -166,12 +173,17 @@ impl Application {
     }
 }
 
-/// The dialer production requests go to (`[dialer] kind`).
-fn production_dialer(settings: &Settings) -> anyhow::Result<Arc<dyn Dialer>> {
+/// The voice-agent dialer when `[dialer] kind = "http"`; the outcome callback route needs the same one.
+fn agent_dialer(settings: &Settings) -> anyhow::Result<Option<HttpDialer>> {
     match &settings.dialer {
-        DialerSettings::Simulated => Ok(Arc::new(SimulatedPayerDialer::new())),
-        DialerSettings::Http { .. } => anyhow::bail!(
-            "[dialer] kind = \"http\" is not available in this release; use \"simulated\""
-        ),
+        DialerSettings::Http {
+            url,
+            secret,
+            call_timeout,
+        } => Ok(Some(
+            HttpDialer::new(url.as_str(), secret.expose(), *call_timeout)
+                .context("cannot build the voice-agent HTTP client")?,
+        )),
+        DialerSettings::Simulated => Ok(None),
     }
 }

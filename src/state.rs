@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use actix::Addr;
+use switchboard_actors::dialer::http::HttpDialer;
 use switchboard_actors::orchestration::Orchestrator;
 use switchboard_actors::scheduler::CapacityScheduler;
 use switchboard_actors::Clock;
@@ -28,6 +29,8 @@ pub struct AppState {
     pub scheduler: Addr<CapacityScheduler>,
     /// Runs requests once their day has come.
     pub orchestrator: Addr<Orchestrator>,
+    /// The voice-agent dialer, when `[dialer] kind = "http"`: outcome callbacks are handed to it.
+    pub agent: Option<HttpDialer>,
     /// Key of page tokens (and other server-signed values).
     pub signing_key: Vec<u8>,
     /// Signs recording download links.
@@ -45,6 +48,7 @@ impl AppState {
         signing_key: Vec<u8>,
         scheduler: Addr<CapacityScheduler>,
         orchestrator: Addr<Orchestrator>,
+        agent: Option<HttpDialer>,
     ) -> AppState {
         AppState {
             tokens: TokenIssuer::new(&signing_key),
@@ -54,6 +58,7 @@ impl AppState {
             settings,
             scheduler,
             orchestrator,
+            agent,
             signing_key,
             directory: RwLock::new(Arc::new(PayerDirectory::new(Vec::new()))),
             ready: AtomicBool::new(false),

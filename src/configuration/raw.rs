@@ -68,6 +68,7 @@ pub(crate) struct RawDialer {
     pub secret: Option<Secret>,
     #[serde(default)]
     pub paused: bool,
+    pub call_timeout_s: Option<u64>,
 }
 
 /// Which dialer production requests go to.

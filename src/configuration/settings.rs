@@ -91,6 +91,8 @@ pub enum DialerSettings {
         url: url::Url,
         /// HMAC key of job bodies and outcome callbacks.
         secret: Secret,
+        /// How long an accepted call may go without a report before it counts as a hold timeout.
+        call_timeout: Duration,
     },
 }
 
@@ -212,6 +214,16 @@ impl Settings {
                         .ok_or_else(|| {
                             SpecError::new("dialer.secret", "is required when kind = \"http\"")
                         })?,
+                    call_timeout: Duration::from_secs(match raw.dialer.call_timeout_s {
+                        Some(0) => {
+                            return Err(SpecError::new(
+                                "dialer.call_timeout_s",
+                                "must be at least 1",
+                            ))
+                        }
+                        Some(seconds) => seconds,
+                        None => 3600,
+                    }),
                 }
             }
         };

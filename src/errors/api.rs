@@ -13,6 +13,8 @@ pub enum Code {
     InvalidInputs,
     /// 400: payer lookup found no payer.
     PayerNotFound,
+    /// 401: a signed callback whose signature does not verify.
+    Unauthorized,
     /// 403: required-payer-inputs without the feature.
     PayerRequiredInputsDisabled,
     /// 404: schema absent or retired.
@@ -46,6 +48,7 @@ impl Code {
             Code::InvalidRequest => "INVALID_REQUEST",
             Code::InvalidInputs => "INVALID_INPUTS",
             Code::PayerNotFound => "PAYER_NOT_FOUND",
+            Code::Unauthorized => "UNAUTHORIZED",
             Code::PayerRequiredInputsDisabled => "PAYER_REQUIRED_INPUTS_DISABLED",
             Code::SchemaNotFound => "SCHEMA_NOT_FOUND",
             Code::RequestNotFound => "REQUEST_NOT_FOUND",
@@ -67,6 +70,7 @@ impl Code {
             Code::InvalidRequest | Code::InvalidInputs | Code::PayerNotFound => {
                 StatusCode::BAD_REQUEST
             }
+            Code::Unauthorized => StatusCode::UNAUTHORIZED,
             Code::PayerRequiredInputsDisabled => StatusCode::FORBIDDEN,
             Code::SchemaNotFound
             | Code::RequestNotFound

@@ -1,6 +1,7 @@
 //! Every route, registered in one place.
 
 mod admin;
+mod agent;
 mod auth;
 mod fallback;
 mod health;
@@ -37,7 +38,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, admin_enabled: bool, fault_inject
                 .post(requests::create::create_requests),
         )
         .service(resource("/v1/requests/{requestId}").get(requests::get::get_request))
-        .service(resource("/v1/recordings/{callId}").get(recordings::download));
+        .service(resource("/v1/recordings/{callId}").get(recordings::download))
+        .service(resource("/agent/v1/calls/{callId}/outcome").post(agent::report_outcome));
     legacy::configure(cfg);
     if admin_enabled {
         admin::configure(cfg, fault_injection);

@@ -1,12 +1,14 @@
 //! Black-box tests: each starts a real Switchboard (random port, temporary data directory) and talks HTTP.
 
 mod admin;
+mod agent;
 mod auth;
 mod binary;
 mod dispatch;
 mod envelopes;
 mod health;
 mod helpers;
+mod orchestration;
 mod payer_lookup;
 mod requests_create;
 mod requests_read;

@@ -3,6 +3,7 @@
 //! (production keys, chosen by `[dialer] kind`). Redials, follow-ups, state and webhooks stay with the
 //! orchestration actors; a dialer only runs one call.
 
+pub mod http;
 pub mod sandbox;
 pub mod simulated;
 

@@ -1,0 +1,45 @@
+//! `POST /agent/v1/calls/{callId}/outcome`: a voice agent reports how a call went.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde_json::json;
+use switchboard_actors::dialer::http::AgentOutcome;
+
+use crate::errors::{ApiError, Code};
+use crate::state::AppState;
+
+/// Accepts a signed outcome for a call the agent was given. The signature (`X-Switchboard-Signature`,
+/// hex HMAC-SHA256 of the body under `[dialer] secret`) is the only credential.
+pub async fn report_outcome(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    call_id: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let Some(agent) = &state.agent else {
+        return Err(ApiError::new(
+            Code::NotFound,
+            "No voice agent is configured ([dialer] kind is not \"http\")",
+        ));
+    };
+    let signature = req
+        .headers()
+        .get("X-Switchboard-Signature")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if !agent.verify(&body, signature) {
+        return Err(ApiError::new(
+            Code::Unauthorized,
+            "The outcome is not signed with the dialer secret",
+        ));
+    }
+    let outcome: AgentOutcome = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::invalid_request(format!("The outcome body is not valid: {e}")))?;
+    if !agent.complete(&call_id, outcome) {
+        return Err(ApiError::new(
+            Code::NotFound,
+            format!("Call '{call_id}' is not waiting for an outcome"),
+        ));
+    }
+    tracing::info!(call_id = %call_id, "voice agent reported a call outcome");
+    Ok(HttpResponse::Ok().json(json!({ "accepted": true })))
+}

@@ -1,0 +1,218 @@
+//! The HTTP dialer against a fake voice agent: signed call jobs out, signed outcomes back.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use hmac::{Hmac, Mac};
+use serde_json::{json, Value};
+use sha2::Sha256;
+
+use crate::helpers::{spawn_app_with, status_and_json, TestApp, TestConfig};
+
+const SECRET: &str = "agent-shared-secret";
+
+fn sign(body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(SECRET.as_bytes()).unwrap();
+    mac.update(body);
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// A voice agent that accepts every job and remembers it, with its signature check result.
+#[derive(Clone, Default)]
+struct FakeAgent {
+    jobs: Arc<Mutex<Vec<(Value, bool)>>>,
+}
+
+impl FakeAgent {
+    async fn start(&self) -> String {
+        let jobs = Arc::clone(&self.jobs);
+        let server = HttpServer::new(move || {
+            let jobs = Arc::clone(&jobs);
+            App::new().route(
+                "/calls",
+                web::post().to(move |req: HttpRequest, body: web::Bytes| {
+                    let jobs = Arc::clone(&jobs);
+                    async move {
+                        let signed = req
+                            .headers()
+                            .get("X-Switchboard-Signature")
+                            .and_then(|v| v.to_str().ok())
+                            == Some(sign(&body).as_str());
+                        jobs.lock()
+                            .unwrap()
+                            .push((serde_json::from_slice(&body).unwrap(), signed));
+                        HttpResponse::Accepted().finish()
+                    }
+                }),
+            )
+        })
+        .workers(1)
+        .bind("127.0.0.1:0")
+        .unwrap();
+        let address = format!("http://{}/calls", server.addrs()[0]);
+        actix_web::rt::spawn(server.run());
+        address
+    }
+
+    async fn next_job(&self, seen: usize) -> Value {
+        for _ in 0..400 {
+            if let Some((job, signed)) = self.jobs.lock().unwrap().get(seen).cloned() {
+                assert!(signed, "job bodies are signed with the dialer secret");
+                return job;
+            }
+            actix_web::rt::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("no call job {seen} reached the agent");
+    }
+}
+
+async fn app_with_agent(agent_url: &str, call_timeout_s: i64) -> TestApp {
+    let mut config = TestConfig::default();
+    config
+        .dispatching()
+        .set("dialer.kind", "http")
+        .set("dialer.url", agent_url)
+        .set("dialer.secret", SECRET)
+        .set("dialer.call_timeout_s", call_timeout_s)
+        .features(&[]);
+    spawn_app_with(&config).await
+}
+
+async fn create(app: &TestApp, token: &str) -> String {
+    let body = json!({
+        "schemaId": "vob-basic",
+        "inputs": {
+            "payerName": "Aetna", "phoneNumber": "(800) 555-0123", "memberId": "W123456789", "patientFirstName": "Ann",
+            "patientLastName": "Lee", "patientDateOfBirth": "1980-01-02", "billingProviderNpi": "1234567890"
+        }
+    });
+    let response = app
+        .client
+        .post(app.url("/v1/requests"))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let (status, created) = status_and_json(response).await;
+    assert_eq!(status, 200, "{created}");
+    created["requestId"].as_str().unwrap().to_owned()
+}
+
+async fn report(
+    app: &TestApp,
+    call_id: &str,
+    outcome: &Value,
+    signature: Option<String>,
+) -> (u16, Value) {
+    let body = outcome.to_string();
+    let signature = signature.unwrap_or_else(|| sign(body.as_bytes()));
+    let response = app
+        .client
+        .post(app.url(&format!("/agent/v1/calls/{call_id}/outcome")))
+        .header("Content-Type", "application/json")
+        .header("X-Switchboard-Signature", signature)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    status_and_json(response).await
+}
+
+async fn wait_state(app: &TestApp, token: &str, id: &str) -> Value {
+    for _ in 0..400 {
+        let (_, body) = status_and_json(app.get(&format!("/v1/requests/{id}"), token).await).await;
+        if body["state"] != "PROCESSING" {
+            return body;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("request {id} stayed PROCESSING");
+}
+
+#[actix_web::test]
+async fn a_voice_agent_gets_a_signed_job_and_its_signed_outcome_completes_the_request() {
+    let agent = FakeAgent::default();
+    let app = app_with_agent(&agent.start().await, 60).await;
+    let token = app.live_token().await;
+    let id = create(&app, &token).await;
+
+    let job = agent.next_job(0).await;
+    assert_eq!(job["requestId"], id.as_str());
+    assert_eq!(job["to"], "+18005550123");
+    assert_eq!(job["schema"]["schemaId"], "vob-basic");
+    assert!(job["schema"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["required"] == true && f["question"].is_string()));
+    let required: Vec<&str> = job["schema"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["required"] == true)
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    let captured: serde_json::Map<String, Value> = required
+        .iter()
+        .map(|f| ((*f).to_owned(), json!("true")))
+        .collect();
+    let outcome = json!({
+        "disposition": "completed", "durationSeconds": 421, "captured": captured,
+        "transcript": "Agent: ...\nRepresentative: ...", "summary": "Benefits verified.", "recording": true,
+        "fromNumber": "+16175550100",
+    });
+    let call_id = job["callId"].as_str().unwrap();
+
+    let (status, body) = report(&app, call_id, &outcome, Some("00".repeat(32))).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (401, Some("UNAUTHORIZED")),
+        "a badly signed outcome is refused"
+    );
+    let (status, body) = report(&app, "no-such-call", &outcome, None).await;
+    assert_eq!((status, body["error"].as_str()), (404, Some("NOT_FOUND")));
+    let (status, body) = report(&app, call_id, &outcome, None).await;
+    assert_eq!((status, body), (200, json!({ "accepted": true })));
+
+    let done = wait_state(&app, &token, &id).await;
+    assert_eq!(done["state"], "SUCCESS");
+    assert_eq!(done["callDuration"], "00:07:01");
+    assert_eq!(done["callSummary"], "Benefits verified.");
+    let (status, _) = report(&app, call_id, &outcome, None).await;
+    assert_eq!(status, 404, "a call reports once");
+}
+
+#[actix_web::test]
+async fn an_agent_that_never_reports_leads_to_redials_then_unable_to_reach_a_human() {
+    let agent = FakeAgent::default();
+    let app = app_with_agent(&agent.start().await, 1).await;
+    let token = app.live_token().await;
+    let id = create(&app, &token).await;
+    let done = wait_state(&app, &token, &id).await;
+    assert_eq!(done["state"], "FAILURE");
+    assert_eq!(done["error"]["errorCode"], "UNABLE_TO_REACH_HUMAN_IN_TIME");
+    assert_eq!(
+        agent.jobs.lock().unwrap().len(),
+        3,
+        "the first call and two redials"
+    );
+    assert_eq!(done["callSteps"][0]["numContributingCalls"], 3);
+}
+
+#[actix_web::test]
+async fn an_agent_that_refuses_the_job_fails_the_call_as_a_system_error() {
+    let app = app_with_agent("http://127.0.0.1:9/calls", 60).await;
+    let token = app.live_token().await;
+    let id = create(&app, &token).await;
+    let done = wait_state(&app, &token, &id).await;
+    assert_eq!(done["state"], "FAILURE");
+    assert_eq!(
+        (
+            done["error"]["errorCategory"].as_str(),
+            done["error"]["errorCode"].as_str()
+        ),
+        (Some("SYSTEM_ERROR"), Some("OTHER"))
+    );
+}
