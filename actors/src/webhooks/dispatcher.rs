@@ -73,7 +73,10 @@ impl WebhookDispatcher {
     }
 
     fn tick(&mut self, ctx: &mut Context<Self>) {
-        let due = match self.store.due_deliveries(self.clock.now(), BATCH) {
+        // Deliveries in flight keep their queue entries until their round ends: look past them, or a
+        // backlog waiting on one slow destination would fill every batch and starve the others.
+        let limit = BATCH + self.in_flight.len();
+        let due = match self.store.due_deliveries(self.clock.now(), limit) {
             Ok(due) => due,
             Err(e) => return tracing::error!(error.message = %e, "cannot read the webhook outbox"),
         };
