@@ -9,6 +9,7 @@ use switchboard_storage::Store;
 use tokio::sync::Semaphore;
 
 use super::round::run_round;
+use super::target::GuardedResolver;
 use super::WebhookConfig;
 use crate::Clock;
 
@@ -42,6 +43,9 @@ impl WebhookDispatcher {
             .redirect(reqwest::redirect::Policy::none())
             .timeout(config.attempt_timeout)
             .user_agent(concat!("Switchboard-Webhooks/", env!("CARGO_PKG_VERSION")))
+            .dns_resolver(Arc::new(GuardedResolver {
+                allow_private: config.allow_private_targets,
+            }))
             .build()?;
         Ok(WebhookDispatcher {
             store,

@@ -1,7 +1,8 @@
 //! Where a webhook may go. Loopback, private, link-local, shared-address, multicast and cloud-metadata
 //! addresses are refused unless the operator allows private targets: a webhook URL is client input, and
 //! the server must not become a way to reach its own network. The check is on the resolved addresses, not
-//! the host string, so a public name pointing at 127.0.0.1 is refused too.
+//! the host string, so a public name pointing at 127.0.0.1 is refused too, and the webhook client resolves
+//! through [`GuardedResolver`], so the addresses it connects to are the ones that passed.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -53,6 +54,34 @@ pub async fn check_target(url: &str, allow_private: bool) -> Result<Vec<SocketAd
         }
     }
     Ok(addresses)
+}
+
+/// The webhook client's resolver: it resolves names itself and hands the HTTP client only addresses that
+/// pass the same rule, so a name cannot be checked against one answer and then connect to another (DNS
+/// rebinding). IP-literal URLs never reach a resolver and are checked by [`check_target`].
+pub(crate) struct GuardedResolver {
+    pub(crate) allow_private: bool,
+}
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let addresses: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if !allow_private {
+                if let Some(bad) = addresses.iter().find(|a| !is_public(a.ip())) {
+                    let refused = TargetError::Private {
+                        host,
+                        address: bad.ip(),
+                    };
+                    return Err(Box::new(refused) as Box<dyn std::error::Error + Send + Sync>);
+                }
+            }
+            Ok(Box::new(addresses.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
 }
 
 /// Whether `ip` is a publicly routable unicast address.
@@ -119,6 +148,21 @@ mod tests {
         for ip in ["8.8.8.8", "93.184.216.34", "2606:4700:4700::1111"] {
             assert!(is_public(ip.parse().unwrap()), "{ip}");
         }
+    }
+
+    #[tokio::test]
+    async fn the_client_resolver_never_hands_out_a_private_address_unless_allowed() {
+        use reqwest::dns::Resolve;
+        let name: reqwest::dns::Name = "localhost".parse().unwrap();
+        let guarded = GuardedResolver {
+            allow_private: false,
+        };
+        assert!(guarded.resolve(name.clone()).await.is_err());
+        let open = GuardedResolver {
+            allow_private: true,
+        };
+        let addresses: Vec<SocketAddr> = open.resolve(name).await.unwrap().collect();
+        assert!(addresses.iter().all(|a| a.ip().is_loopback()) && !addresses.is_empty());
     }
 
     #[tokio::test]
