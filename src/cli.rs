@@ -28,6 +28,30 @@ pub struct Cli {
 pub enum Command {
     /// Serve the API (the default).
     Serve(ServeArgs),
+    /// Print the call-flow tree of one request: steps, calls, and where each answer came from.
+    Trace(TraceArgs),
+}
+
+/// Options of `trace`.
+#[derive(Debug, clap::Args)]
+pub struct TraceArgs {
+    /// The request to trace.
+    pub request_id: String,
+    /// Base URL of the Switchboard to ask.
+    #[arg(long, env = "SWITCHBOARD_URL", default_value = "http://127.0.0.1:8080")]
+    pub base_url: String,
+    /// A bearer token (otherwise key and secret are exchanged for one).
+    #[arg(long, env = "SWITCHBOARD_TOKEN")]
+    pub token: Option<String>,
+    /// API key.
+    #[arg(long, env = "SWITCHBOARD_API_KEY")]
+    pub key: Option<String>,
+    /// API secret.
+    #[arg(long, env = "SWITCHBOARD_API_SECRET")]
+    pub secret: Option<String>,
+    /// Product word of the credential headers (`{word}-API-Key`).
+    #[arg(long, env = "SWITCHBOARD_PRODUCT_WORD", default_value = "Switchboard")]
+    pub product_word: String,
 }
 
 /// Options of `serve`.

@@ -17,5 +17,6 @@ pub mod secret;
 pub mod startup;
 pub mod state;
 pub mod telemetry;
+pub mod trace;
 pub mod validation;
 pub mod wire;

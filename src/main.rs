@@ -3,15 +3,17 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use switchboard::cli::{Cli, Command};
+use switchboard::cli::{Cli, Command, TraceArgs};
 use switchboard::configuration::{self, ConfigSource, Settings};
 use switchboard::startup::Application;
 use switchboard::telemetry;
+use switchboard::trace::TraceTarget;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let args = match cli.command {
         Some(Command::Serve(args)) => args,
+        Some(Command::Trace(args)) => return trace(args),
         None => cli.serve,
     };
     let settings = match configuration::load(&args.overrides()) {
@@ -26,6 +28,28 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("switchboard: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn trace(args: TraceArgs) -> ExitCode {
+    let target = TraceTarget {
+        base_url: args.base_url,
+        token: args.token,
+        key: args.key,
+        secret: args.secret,
+        product_word: args.product_word,
+    };
+    match actix_web::rt::System::new()
+        .block_on(switchboard::trace::trace(&target, &args.request_id))
+    {
+        Ok(tree) => {
+            print!("{tree}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("switchboard trace: {e:#}");
             ExitCode::FAILURE
         }
     }

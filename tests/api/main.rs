@@ -15,4 +15,5 @@ mod requests_create;
 mod requests_read;
 mod scheduling;
 mod schemas;
+mod trace_cli;
 mod webhooks;
