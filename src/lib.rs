@@ -7,6 +7,7 @@ pub mod cli;
 pub mod configuration;
 pub mod domain;
 pub mod errors;
+mod http_metrics;
 pub mod intake;
 mod middleware;
 pub mod payers;

@@ -1,5 +1,5 @@
 //! The outer layer every request passes through: it keeps the API closed until start-up recovery is done,
-//! reads a body sent without a Content-Type as JSON, turns a panicking handler into a 500 envelope
+//! turns a panicking handler into a 500 envelope
 //! (actix-web would otherwise drop the connection), and makes sure no error leaves in a framework's
 //! plain-text or empty body.
 
@@ -16,22 +16,13 @@ use crate::state::AppState;
 
 /// Body of [`actix_web::App::wrap_fn`].
 pub fn guard<S, B>(
-    mut req: ServiceRequest,
+    req: ServiceRequest,
     service: &S,
 ) -> impl std::future::Future<Output = Result<ServiceResponse<BoxBody>, actix_web::Error>>
 where
     S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody + 'static,
 {
-    // A body without a Content-Type is read as JSON, while a declared non-JSON type gets 415 from
-    // `JsonConfig`. actix-web's own switch for the first (`content_type_required(false)`) also turns off
-    // the second, so the missing header is filled in here instead.
-    if !req.headers().contains_key(header::CONTENT_TYPE) {
-        req.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-    }
     let gated = req
         .app_data::<web::Data<AppState>>()
         .is_some_and(|state| !state.is_ready())

@@ -1,11 +1,14 @@
 //! Turning declared accounts, schemas and payers (config file or admin API) into stored records.
 //!
-//! At start-up everything declared in the configuration is upserted: schemas first (accounts name them),
-//! then accounts, then payers. A schema whose content is unchanged keeps its version, so restarts do not
-//! bump versions; a changed one is published as the next version.
+//! At start-up the declarations of the configuration are upserted: schemas first (accounts name them), then
+//! accounts, then payers. Only a declaration that changed since it was last provisioned is written (its
+//! fingerprint is kept in the store), so the store stays the truth between edits of the file: credentials
+//! issued, accounts deleted or entries replaced through the admin API survive restarts, and an unchanged
+//! schema keeps its version.
 
 use chrono::{DateTime, Utc};
 use rand::distributions::{Alphanumeric, DistString};
+use sha2::{Digest, Sha256};
 use switchboard_storage::{
     AccountRecord, CredentialRecord, Environment, FieldCondition, FieldRecord, PayerRecord,
     PhoneBookEntry, PublishRule, SchemaDefinition, SchemaFlags, StorageError, Store,
@@ -16,7 +19,8 @@ use crate::configuration::specs::{AccountSpec, PayerSpec, SchemaSpec};
 use crate::configuration::Settings;
 use crate::domain::UsPhone;
 
-/// Upserts every schema, account and payer the settings declare.
+/// Upserts every schema, account and payer the settings declare, skipping declarations unchanged since
+/// they were last provisioned.
 pub async fn provision(
     store: &Store,
     settings: &Settings,
@@ -27,37 +31,108 @@ pub async fn provision(
             .id
             .as_deref()
             .expect("validated config schemas have ids");
+        let definition = schema_definition(spec);
+        let key = format!("schema:{id}");
+        let print = fingerprint(&[
+            &serde_json::to_string(&definition).expect("schema definition serializes"),
+            &format!("{:?}", schema_flags(spec)),
+        ]);
+        if !changed(store, &key, &print)? {
+            continue;
+        }
+        let publish = PublishRule::IfChanged {
+            first_version: spec.version.unwrap_or(1),
+        };
         store
-            .publish_schema(
-                id,
-                &schema_definition(spec),
-                schema_flags(spec),
-                PublishRule::IfChanged {
-                    first_version: spec.version.unwrap_or(1),
-                },
-                now,
-            )
+            .publish_schema(id, &definition, schema_flags(spec), publish, now)
             .await?;
+        store.set_provisioned_fingerprint(&key, &print).await?;
     }
     for spec in &settings.accounts {
         let id = spec
             .id
             .as_deref()
             .expect("validated config accounts have ids");
+        let key = format!("account:{id}");
+        let print = account_fingerprint(spec);
+        if !changed(store, &key, &print)? {
+            continue;
+        }
         let existing = store.account(id)?;
         let record = account_record(id, spec, existing.as_ref(), now);
         if existing.as_ref() != Some(&record) {
             store.put_account(&record).await?;
         }
+        store.set_provisioned_fingerprint(&key, &print).await?;
     }
     for spec in &settings.payers {
         let name = spec
             .name
             .as_deref()
             .expect("validated config payers have names");
-        store.put_payer(&payer_record(name, spec)).await?;
+        let record = payer_record(name, spec);
+        let key = format!("payer:{name}");
+        let print =
+            fingerprint(&[&serde_json::to_string(&record).expect("payer record serializes")]);
+        if changed(store, &key, &print)? {
+            store.put_payer(&record).await?;
+            store.set_provisioned_fingerprint(&key, &print).await?;
+        }
     }
     Ok(())
+}
+
+/// Whether the declaration under `key` differs from the one provisioned last.
+fn changed(store: &Store, key: &str, print: &str) -> Result<bool, StorageError> {
+    Ok(store.provisioned_fingerprint(key)?.as_deref() != Some(print))
+}
+
+fn fingerprint(parts: &[&str]) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// Everything an account declaration says, secrets as digests.
+fn account_fingerprint(spec: &AccountSpec) -> String {
+    let credentials: Vec<String> = spec
+        .credentials
+        .iter()
+        .flatten()
+        .map(|c| {
+            format!(
+                "{}|{}|{}",
+                c.environment.as_str(),
+                c.key,
+                secret_digest(c.secret.expose())
+            )
+        })
+        .collect();
+    let phone_book: Vec<String> = spec
+        .phone_book
+        .iter()
+        .map(|e| format!("{}|{}", e.payer, e.phone))
+        .collect();
+    let features: Vec<&str> = spec.features.iter().map(|f| f.as_str()).collect();
+    let webhook_secret = spec
+        .webhook_secret
+        .as_ref()
+        .map(|s| secret_digest(s.expose()))
+        .unwrap_or_default();
+    fingerprint(&[
+        spec.name.as_deref().unwrap_or_default(),
+        &spec.daily_call_capacity.to_string(),
+        &spec.timezone,
+        spec.webhook_url.as_deref().unwrap_or_default(),
+        &webhook_secret,
+        &features.join(","),
+        &spec.schemas.join(","),
+        &phone_book.join(","),
+        &credentials.join(","),
+    ])
 }
 
 /// The stored form of an account declaration. Declared credentials replace the issued ones, except that a

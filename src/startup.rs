@@ -15,12 +15,13 @@ use switchboard_actors::dialer::simulated::SimulatedPayerDialer;
 use switchboard_actors::orchestration::{Orchestration, Orchestrator, ResumeActive, Stats};
 use switchboard_actors::scheduler::CapacityScheduler;
 use switchboard_actors::webhooks::{WebhookConfig, WebhookDispatcher};
-use switchboard_actors::Clock;
+use switchboard_actors::{Clock, Metrics};
 use switchboard_storage::Store;
 use tracing_actix_web::TracingLogger;
 
 use crate::configuration::{ClockSettings, DialerSettings, Settings};
 use crate::errors::{json_config, path_config, query_config};
+use crate::http_metrics;
 use crate::middleware;
 use crate::provisioning;
 use crate::routes;
@@ -59,7 +60,9 @@ impl Application {
                 .await
                 .context("cannot initialise the token secret")?,
         };
-        let scheduler = CapacityScheduler::new(store.clone(), clock.clone()).start();
+        let metrics = Arc::new(Metrics::new(&store));
+        let scheduler =
+            CapacityScheduler::new(store.clone(), clock.clone(), Arc::clone(&metrics)).start();
         // Production calls go to the payer simulator, or to a voice agent whose outcome callbacks reach
         // the same dialer instance through the HTTP layer.
         let agent = agent_dialer(&settings)?;
@@ -74,6 +77,7 @@ impl Application {
                 round_delays: webhooks.round_delays.clone(),
                 per_destination_concurrency: 4,
             },
+            Arc::clone(&metrics),
         )
         .context("cannot build the webhook HTTP client")?
         .start();
@@ -89,6 +93,7 @@ impl Application {
             time_scale: settings.simulation.time_scale,
             dispatch_paused: settings.dispatch_paused,
             stats: Stats::default(),
+            metrics: Arc::clone(&metrics),
         }))
         .start();
         let state = web::Data::new(AppState::new(
@@ -99,6 +104,7 @@ impl Application {
             scheduler,
             orchestrator,
             agent,
+            metrics,
         ));
 
         let listener = TcpListener::bind(settings.server.bind)
@@ -110,6 +116,7 @@ impl Application {
         let server = HttpServer::new(move || {
             App::new()
                 .wrap_fn(middleware::guard)
+                .wrap_fn(http_metrics::record)
                 .wrap(TracingLogger::<SwitchboardRootSpan>::new())
                 .app_data(app_state.clone())
                 .app_data(json_config())

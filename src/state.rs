@@ -7,7 +7,7 @@ use actix::Addr;
 use switchboard_actors::dialer::http::HttpDialer;
 use switchboard_actors::orchestration::Orchestrator;
 use switchboard_actors::scheduler::CapacityScheduler;
-use switchboard_actors::Clock;
+use switchboard_actors::{Clock, Metrics};
 use switchboard_storage::{StorageError, Store};
 
 use crate::auth::TokenIssuer;
@@ -35,12 +35,15 @@ pub struct AppState {
     pub signing_key: Vec<u8>,
     /// Signs recording download links.
     pub links: RecordingLinks,
+    /// Prometheus metrics, shared with the actors.
+    pub metrics: Arc<Metrics>,
     directory: RwLock<Arc<PayerDirectory>>,
     ready: AtomicBool,
 }
 
 impl AppState {
     /// State that is not yet ready (see [`AppState::mark_ready`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         store: Store,
         clock: Clock,
@@ -49,6 +52,7 @@ impl AppState {
         scheduler: Addr<CapacityScheduler>,
         orchestrator: Addr<Orchestrator>,
         agent: Option<HttpDialer>,
+        metrics: Arc<Metrics>,
     ) -> AppState {
         AppState {
             tokens: TokenIssuer::new(&signing_key),
@@ -60,6 +64,7 @@ impl AppState {
             orchestrator,
             agent,
             signing_key,
+            metrics,
             directory: RwLock::new(Arc::new(PayerDirectory::new(Vec::new()))),
             ready: AtomicBool::new(false),
         }

@@ -9,8 +9,10 @@
 pub mod calendar;
 pub mod clock;
 pub mod dialer;
+pub mod metrics;
 pub mod orchestration;
 pub mod scheduler;
 pub mod webhooks;
 
 pub use clock::{Clock, ClockError};
+pub use metrics::Metrics;

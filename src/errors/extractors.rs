@@ -10,9 +10,14 @@ pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
 /// `JsonConfig` with the envelope for every failure. A Content-Type is required here, so a non-JSON one is
 /// refused with 415; a missing one is filled in as JSON by `middleware::guard`.
+/// Every body is read as JSON whatever its declared Content-Type (clients such as `curl -d` send form
+/// types by default); a body that is not JSON gets 400 `INVALID_REQUEST`, a code of the client contract,
+/// rather than a 415 the contract does not know.
 pub fn json_config() -> web::JsonConfig {
     web::JsonConfig::default()
         .limit(MAX_BODY_BYTES)
+        .content_type_required(false)
+        .content_type(|_| true)
         .error_handler(json_error)
 }
 

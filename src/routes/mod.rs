@@ -6,6 +6,8 @@ mod auth;
 mod fallback;
 mod health;
 mod legacy;
+mod metrics;
+mod openapi;
 mod recordings;
 mod requests;
 pub(crate) mod schemas;
@@ -13,7 +15,7 @@ pub(crate) mod schemas;
 use actix_web::web;
 
 pub use fallback::not_found;
-use fallback::resource;
+pub(crate) use fallback::resource;
 
 /// Registers the client API, the probes and, when an admin token is configured, the admin API.
 pub fn configure(cfg: &mut web::ServiceConfig, admin_enabled: bool, fault_injection: bool) {
@@ -40,6 +42,9 @@ pub fn configure(cfg: &mut web::ServiceConfig, admin_enabled: bool, fault_inject
         .service(resource("/v1/requests/{requestId}").get(requests::get::get_request))
         .service(resource("/v1/recordings/{callId}").get(recordings::download))
         .service(resource("/agent/v1/calls/{callId}/outcome").post(agent::report_outcome));
+    cfg.service(resource("/openapi.json").get(openapi::document));
+    cfg.service(resource("/console/reference").get(openapi::reference));
+    cfg.service(resource("/metrics").get(metrics::metrics));
     legacy::configure(cfg);
     if admin_enabled {
         admin::configure(cfg, fault_injection);

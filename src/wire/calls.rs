@@ -41,8 +41,8 @@ pub(super) fn enrich(out: &mut Map<String, Value>, run: &RunRecord, read: &ReadC
     if let Some(audit) = &outcome.audit_summary {
         out.insert("callAuditSummary".into(), json!(audit));
     }
-    let representative = outcome.disposition == Disposition::Completed;
-    if single && representative {
+    // Dialers write a transcript only when a representative answered, whatever the call's end.
+    if single {
         if let Some(transcript) = &outcome.transcript {
             out.insert("transcript".into(), json!(transcript));
         }
@@ -144,10 +144,8 @@ pub(super) fn tracing_fields(
             if let Some(summary) = &outcome.summary {
                 entry.insert("callSummary".into(), json!(summary));
             }
-            if outcome.disposition == Disposition::Completed {
-                if let Some(transcript) = &outcome.transcript {
-                    entry.insert("transcript".into(), json!(transcript));
-                }
+            if let Some(transcript) = &outcome.transcript {
+                entry.insert("transcript".into(), json!(transcript));
             }
             if outcome.recording {
                 entry.insert(

@@ -10,9 +10,16 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use prometheus::{Histogram, HistogramOpts};
 use tokio::sync::watch;
 
 use crate::StorageError;
+
+/// Upper bounds, in seconds, of the flush-latency histogram's buckets: an fsync takes from well under a
+/// millisecond on a fast disk to seconds on a congested one.
+const FLUSH_BUCKETS: [f64; 12] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+];
 
 /// What the flusher has finished so far, published to waiting writers.
 #[derive(Clone, Debug, Default)]
@@ -39,6 +46,8 @@ struct Shared {
     progress: watch::Sender<Progress>,
     /// Running statistics of flush latency, read by metrics.
     stats: Mutex<FlushStats>,
+    /// Every flush's duration, for the Prometheus exposition.
+    latency: Histogram,
 }
 
 /// Counters describing the flusher's work so far.
@@ -66,6 +75,7 @@ impl Flusher {
             wake: Condvar::new(),
             progress,
             stats: Mutex::new(FlushStats::default()),
+            latency: flush_histogram(),
         });
         let thread_shared = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -113,6 +123,10 @@ impl Flusher {
 
     pub(crate) fn stats(&self) -> FlushStats {
         *self.shared.stats.lock().expect("flush stats lock")
+    }
+
+    pub(crate) fn latency(&self) -> Histogram {
+        self.shared.latency.clone()
     }
 
     /// Registers demand for a flush that starts after now and returns its epoch.
@@ -184,7 +198,17 @@ fn run(db: sled::Db, shared: Arc<Shared>) {
     shared.progress.send_modify(|p| p.closed = true);
 }
 
+fn flush_histogram() -> Histogram {
+    let opts = HistogramOpts::new(
+        "switchboard_store_flush_duration_seconds",
+        "Duration of the store's group-commit flushes (one fsync covers every writer waiting on it)",
+    )
+    .buckets(FLUSH_BUCKETS.to_vec());
+    Histogram::with_opts(opts).expect("the flush histogram's name and buckets are valid")
+}
+
 fn record(shared: &Shared, took: Duration) {
+    shared.latency.observe(took.as_secs_f64());
     let mut stats = shared.stats.lock().expect("flush stats lock");
     stats.flushes += 1;
     stats.total += took;
@@ -235,6 +259,7 @@ mod tests {
         db.insert(b"k", b"v").unwrap();
         flusher.durable_blocking().unwrap();
         assert_eq!(flusher.stats().flushes, 1);
+        assert_eq!(flusher.latency().get_sample_count(), 1);
     }
 
     #[test]

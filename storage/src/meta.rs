@@ -29,3 +29,24 @@ impl Store {
         Ok(stored)
     }
 }
+
+const PROVISIONED: &str = "provisioned:";
+
+impl Store {
+    /// The fingerprint of the declaration last provisioned under `key` (e.g. `account:acme`).
+    pub fn provisioned_fingerprint(&self, key: &str) -> Result<Option<String>, StorageError> {
+        let stored = self.meta.get(format!("{PROVISIONED}{key}"))?;
+        Ok(stored.map(|v| String::from_utf8_lossy(&v).into_owned()))
+    }
+
+    /// Records the fingerprint of a declaration just provisioned.
+    pub async fn set_provisioned_fingerprint(
+        &self,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<(), StorageError> {
+        self.meta
+            .insert(format!("{PROVISIONED}{key}"), fingerprint.as_bytes())?;
+        self.durable().await
+    }
+}

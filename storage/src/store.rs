@@ -77,6 +77,12 @@ impl Store {
         self.flusher.stats()
     }
 
+    /// The flush-latency histogram (`switchboard_store_flush_duration_seconds`), to register with a metrics
+    /// registry. It is a handle: clones observe the same flushes.
+    pub fn flush_latency(&self) -> prometheus::Histogram {
+        self.flusher.latency()
+    }
+
     /// A unique, increasing number (sled's id generator); used to order log entries.
     pub fn generate_id(&self) -> Result<u64, StorageError> {
         Ok(self.db.generate_id()?)

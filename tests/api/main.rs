@@ -8,6 +8,8 @@ mod dispatch;
 mod envelopes;
 mod health;
 mod helpers;
+mod metrics;
+mod openapi;
 mod orchestration;
 mod payer_lookup;
 mod receiver;

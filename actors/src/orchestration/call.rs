@@ -58,6 +58,7 @@ impl Actor for CallActor {
                 Ok(report) => {
                     let ended_at = shared.clock.now();
                     let disposition = report.disposition;
+                    shared.metrics.call_ended(disposition);
                     let outcome = report.into_outcome(ended_at);
                     let persisted = shared.store.update_request(&request_id, |record| {
                         if let Some(run) = record.run.as_mut() {
@@ -81,6 +82,7 @@ impl Actor for CallActor {
                 }
                 Err(panic) => {
                     Stats::bump(&shared.stats.panics);
+                    shared.metrics.call_panicked();
                     let reason = panic_message(&panic);
                     tracing::error!(reason = %reason, "call panicked");
                     report_crash(&step, call_id, reason).await;

@@ -29,7 +29,7 @@ pub use messages::{GetStats, StatsSnapshot};
 pub use orchestrator::{Orchestrator, ResumeActive};
 
 use crate::dialer::Dialer;
-use crate::Clock;
+use crate::{Clock, Metrics};
 
 /// Restarts of one request's actors tolerated within [`RESTART_WINDOW_SECONDS`].
 pub const RESTART_LIMIT: usize = 3;
@@ -54,6 +54,8 @@ pub struct Orchestration {
     pub dispatch_paused: bool,
     /// Process-wide counters.
     pub stats: Stats,
+    /// Prometheus metrics: call dispositions, terminal states, restarts, panics.
+    pub metrics: Arc<Metrics>,
 }
 
 impl Orchestration {

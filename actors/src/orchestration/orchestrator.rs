@@ -81,7 +81,18 @@ impl Orchestrator {
             .collect();
         for id in vanished {
             tracing::error!(request_id = %id, "request actor vanished; restarting it from the store");
+            let now = self.shared.clock.now();
+            let recorded = self.shared.store.update_request(&id, |r| {
+                if let Some(run) = r.run.as_mut() {
+                    run.faults += 1;
+                    run.restarts.push(now);
+                }
+            });
+            if let Err(e) = recorded {
+                tracing::error!(error.message = %e, request_id = %id, "cannot record the restart");
+            }
             Stats::bump(&self.shared.stats.restarts);
+            self.shared.metrics.actor_restarted();
             self.running.remove(&id);
             self.start_request(ctx, id);
         }

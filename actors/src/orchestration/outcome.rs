@@ -167,9 +167,19 @@ pub fn finish(run: &mut RunRecord, primary_required: &[String]) -> RequestState 
     if let Some(electronic) = &run.electronic {
         results.extend(electronic.captured.clone());
     }
+    let electronic_fields: Vec<String> = run
+        .electronic
+        .iter()
+        .flat_map(|e| e.captured.keys().cloned())
+        .collect();
     for call in &run.calls {
         if let Some(outcome) = &call.outcome {
-            for (field, value) in &outcome.captured {
+            // What the electronic channel answered stays its answer: the call was placed for the rest.
+            for (field, value) in outcome
+                .captured
+                .iter()
+                .filter(|(f, _)| !electronic_fields.contains(f))
+            {
                 results.insert(field.clone(), value.clone());
                 sources.insert(field.clone(), call.seq);
             }

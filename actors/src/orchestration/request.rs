@@ -82,6 +82,16 @@ impl RequestActor {
                 .map_or(record.schema_version, |head| head.latest_version);
             return Ok(Next::StartRun(latest));
         };
+        // Restarts recorded by the orchestrator for an actor that vanished count like the actor's own.
+        let window_start =
+            self.shared.clock.now() - CalendarDuration::seconds(RESTART_WINDOW_SECONDS);
+        if run.restarts.iter().filter(|t| **t >= window_start).count() > RESTART_LIMIT {
+            return Ok(Next::Finish(Some(failure(
+                "SYSTEM_ERROR",
+                "OTHER",
+                "The request failed repeatedly inside Switchboard",
+            ))));
+        }
         let primary = self.schema(&record.schema_id, run.schema_version)?;
         if run.steps.is_empty() {
             if run.electronic.is_none() && account.has(Feature::ElectronicChannels) {
@@ -95,7 +105,13 @@ impl RequestActor {
             if filled {
                 return Ok(Next::Finish(None));
             }
-            return Ok(Next::OpenStep(new_step(&primary, 1, None), 0, primary));
+            let mut step = new_step(&primary, 1, None);
+            if let Some(electronic) = &run.electronic {
+                step.missing_fields
+                    .retain(|f| !electronic.captured.contains_key(f));
+                step.fields_required = step.missing_fields.len() as u32;
+            }
+            return Ok(Next::OpenStep(step, 0, primary));
         }
         let last = run.steps.last().expect("steps is not empty");
         let index = run.steps.len() - 1;
@@ -286,11 +302,15 @@ impl RequestActor {
             webhook = delivery.is_some(),
             "request finished"
         );
+        let state = terminal.state;
         self.persist_then_with(
             ctx,
             move |r| finalize(r, error.clone(), &primary_required, now),
             delivery,
-            |act, ctx| act.end(ctx),
+            move |act, ctx| {
+                act.shared.metrics.request_finished(state);
+                act.end(ctx)
+            },
         );
     }
 
@@ -333,6 +353,7 @@ impl RequestActor {
             }
         });
         Stats::bump(&self.shared.stats.restarts);
+        self.shared.metrics.actor_restarted();
         let shared = self.shared.clone();
         self.busy = true;
         ctx.wait(
@@ -474,7 +495,23 @@ fn finalize(
         return;
     }
     let run = record.run.get_or_insert_with(RunRecord::default);
+    let primary_succeeded = run
+        .steps
+        .first()
+        .is_some_and(|s| s.state == StepState::Succeeded);
     let state = match error {
+        // A fault during the follow-up leg fails the leg, not the request: the primary's answers stand.
+        Some(error) if primary_succeeded => {
+            for step in run
+                .steps
+                .iter_mut()
+                .filter(|s| s.state == StepState::InProgress)
+            {
+                step.state = StepState::Failed;
+                step.error = Some(error.clone());
+            }
+            finish(run, primary_required)
+        }
         Some(error) => {
             for step in run
                 .steps

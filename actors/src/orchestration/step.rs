@@ -135,6 +135,14 @@ impl StepActor {
             return Ok(());
         }
         let first = record.dial.as_ref().map(|d| (d.number.as_str(), d.source));
+        // The primary step asks only for what the electronic channel did not already fill.
+        self.required = required_fields(&self.schema);
+        if self.step_index == 0 {
+            if let Some(electronic) = &run.electronic {
+                self.required
+                    .retain(|f| !electronic.captured.contains_key(f));
+            }
+        }
         match next_step_move(&calls, &self.required, first) {
             StepDecision::Dial { number, source } => {
                 let call = CallRecord {

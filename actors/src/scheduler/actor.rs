@@ -1,6 +1,7 @@
 //! The capacity-scheduler actor: owner of the booking ledgers and sole writer of new requests.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use actix::{Actor, Context, Handler};
 use chrono::{Days, NaiveDate};
@@ -9,7 +10,7 @@ use switchboard_storage::{InsertOutcome, RequestRecord, RequestState, Scope, Sto
 use super::messages::{BookRequests, Booked, BookingError};
 use super::{place, HORIZON_DAYS};
 use crate::calendar::{day_start, local_date};
-use crate::Clock;
+use crate::{Clock, Metrics};
 
 /// Bookings of one scope from `from` on, mirrored in memory. The actor is the only writer of bookings, so
 /// the mirror stays exact; it is reloaded when the local date moves on.
@@ -24,15 +25,17 @@ struct Ledger {
 pub struct CapacityScheduler {
     store: Store,
     clock: Clock,
+    metrics: Arc<Metrics>,
     ledgers: HashMap<Scope, Ledger>,
 }
 
 impl CapacityScheduler {
-    /// A scheduler over `store`, reading days from `clock`.
-    pub fn new(store: Store, clock: Clock) -> CapacityScheduler {
+    /// A scheduler over `store`, reading days from `clock`, counting bookings in `metrics`.
+    pub fn new(store: Store, clock: Clock, metrics: Arc<Metrics>) -> CapacityScheduler {
         CapacityScheduler {
             store,
             clock,
+            metrics,
             ledgers: HashMap::new(),
         }
     }
@@ -137,11 +140,13 @@ impl Handler<BookRequests> for CapacityScheduler {
             .collect();
 
         let inserted = self.store.insert_requests(&records)?;
+        let metrics = Arc::clone(&self.metrics);
         let ledger = self.ledger(&scope, today)?;
         for (&i, outcome) in fresh.iter().zip(inserted) {
             outcomes[i] = Some(match outcome {
                 InsertOutcome::Created(record) => {
                     *ledger.days.entry(record.due_date).or_default() += 1;
+                    metrics.request_created(record.environment);
                     tracing::info!(request_id = %record.id, batch_id = %record.batch_id, due_date = %record.due_date, "request booked");
                     Booked::Created(record)
                 }

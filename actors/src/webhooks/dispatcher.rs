@@ -11,7 +11,7 @@ use tokio::sync::Semaphore;
 use super::round::run_round;
 use super::target::GuardedResolver;
 use super::WebhookConfig;
-use crate::Clock;
+use crate::{Clock, Metrics};
 
 /// How often the outbox is looked at. Deliveries enqueued in between wait at most this long.
 const TICK: Duration = Duration::from_millis(100);
@@ -24,6 +24,7 @@ pub struct WebhookDispatcher {
     clock: Clock,
     config: Arc<WebhookConfig>,
     client: reqwest::Client,
+    metrics: Arc<Metrics>,
     in_flight: HashSet<String>,
     destinations: HashMap<String, Arc<Semaphore>>,
 }
@@ -34,10 +35,12 @@ struct Tick;
 
 impl WebhookDispatcher {
     /// A dispatcher with its own HTTP client: no redirects followed, the configured attempt timeout.
+    /// Every attempt's outcome is counted in `metrics`.
     pub fn new(
         store: Store,
         clock: Clock,
         config: WebhookConfig,
+        metrics: Arc<Metrics>,
     ) -> Result<WebhookDispatcher, reqwest::Error> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -52,6 +55,7 @@ impl WebhookDispatcher {
             clock,
             config: Arc::new(config),
             client,
+            metrics,
             in_flight: HashSet::new(),
             destinations: HashMap::new(),
         })
@@ -89,17 +93,26 @@ impl WebhookDispatcher {
                 continue;
             }
             let gate = self.destination(&delivery.url);
-            let (store, clock, client, config) = (
+            let (store, clock, client, config, metrics) = (
                 self.store.clone(),
                 self.clock.clone(),
                 self.client.clone(),
                 Arc::clone(&self.config),
+                Arc::clone(&self.metrics),
             );
             let request_id = delivery.request_id.clone();
             let work = async move {
                 let _permit = gate.acquire_owned().await;
+                // The delivery was enqueued by the terminal write, possibly not flushed yet: no webhook may
+                // announce a state that a crash could still undo.
+                if delivery.next_round == 0 {
+                    if let Err(e) = store.durable().await {
+                        tracing::error!(error.message = %e, "cannot flush before a webhook");
+                        return;
+                    }
+                }
                 let previous_next_at = delivery.next_at;
-                let updated = run_round(&store, &clock, &client, &config, delivery).await;
+                let updated = run_round(&store, &clock, &client, &config, &metrics, delivery).await;
                 if let Err(e) = store.save_delivery(previous_next_at, &updated) {
                     tracing::error!(error.message = %e, request_id = %updated.request_id, "cannot save a webhook delivery");
                 }

@@ -5,9 +5,10 @@ use std::time::Instant;
 use chrono::Duration as CalendarDuration;
 use switchboard_storage::{AttemptRecord, DeliveryRecord, DeliveryStatus, Store};
 
-use super::target::check_target;
+use super::target::{check_target, TargetError};
 use super::{signature, WebhookConfig};
-use crate::Clock;
+use crate::metrics::WebhookAttempt;
+use crate::{Clock, Metrics};
 
 /// How one HTTP attempt ended.
 enum Verdict {
@@ -24,6 +25,7 @@ pub(super) async fn run_round(
     clock: &Clock,
     client: &reqwest::Client,
     config: &WebhookConfig,
+    metrics: &Metrics,
     mut delivery: DeliveryRecord,
 ) -> DeliveryRecord {
     let round = delivery.next_round;
@@ -42,8 +44,12 @@ pub(super) async fn run_round(
             tracing::error!(error.message = %e, "cannot log a webhook attempt");
         }
     };
-    if let Err(refused) = check_target(&delivery.url, config.allow_private_targets).await {
+    // A refused address is permanent; a name that does not resolve right now is a connection failure like
+    // any other and goes through the retries below.
+    let checked = check_target(&delivery.url, config.allow_private_targets).await;
+    if let Err(refused @ (TargetError::Private { .. } | TargetError::NotHttp)) = checked {
         log(1, None, Some(refused.to_string()), clock.now(), 0);
+        metrics.webhook_attempt(WebhookAttempt::TargetRefused);
         delivery.attempts += 1;
         delivery.status = DeliveryStatus::Rejected;
         tracing::warn!(request_id = %delivery.request_id, reason = %refused, "webhook target refused");
@@ -67,6 +73,7 @@ pub(super) async fn run_round(
             Ok(response) => {
                 let status = response.status();
                 log(attempt, Some(status.as_u16()), None, at, latency_ms);
+                metrics.webhook_attempt(WebhookAttempt::for_status(status.as_u16()));
                 if status.is_success() {
                     Verdict::Acknowledged
                 } else if status.as_u16() == 400 || status.as_u16() == 404 {
@@ -78,6 +85,7 @@ pub(super) async fn run_round(
                 }
             }
             Err(error) => {
+                metrics.webhook_attempt(WebhookAttempt::TransportError);
                 let kind = if error.is_timeout() {
                     "timeout"
                 } else if error.is_connect() {

@@ -1,5 +1,7 @@
 //! `POST /v1/requests`: one request, or a batch under `requests`.
 
+use std::collections::HashMap;
+
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use chrono_tz::Tz;
@@ -7,7 +9,7 @@ use serde_json::{json, Value};
 use switchboard_actors::scheduler::{BookRequests, Booked, BookingError};
 use switchboard_storage::{RequestRecord, Scope};
 
-use switchboard_actors::webhooks::check_target;
+use switchboard_actors::webhooks::{check_target, TargetError};
 
 use crate::auth::Caller;
 use crate::errors::{ApiError, Code};
@@ -67,20 +69,30 @@ async fn create_batch(
     items: &[Value],
 ) -> Result<HttpResponse, ApiError> {
     let directory = state.directory();
-    let mut prepared: Vec<Result<Prepared, ApiError>> = Vec::with_capacity(items.len());
+    // Each slot is an entry's fate: a draft's index among those booked, an earlier request, or an error.
+    // An entry repeating the internalId of an earlier valid entry of this POST is that entry's replay,
+    // decided before its own body is looked at, as a replay of an earlier POST is.
+    let (mut drafts, mut slots) = (Vec::new(), Vec::with_capacity(items.len()));
+    let mut first_use: HashMap<String, usize> = HashMap::new();
     for item in items {
+        let internal_id = item
+            .get("internalId")
+            .and_then(Value::as_str)
+            .filter(|k| !k.trim().is_empty());
+        if let Some(&index) = internal_id.and_then(|key| first_use.get(key)) {
+            slots.push(Ok(Slot::Booked(index)));
+            continue;
+        }
         let entry = match prepare_entry(state, caller, &directory, item, EntryMode::Batch) {
             Ok(entry) => check_webhook_target(state, entry).await,
             Err(error) => Err(error),
         };
-        prepared.push(entry);
-    }
-    // Each slot is an entry's fate: a draft's index among those booked, an earlier request, or an error.
-    let (mut drafts, mut slots) = (Vec::new(), Vec::with_capacity(items.len()));
-    for result in prepared {
-        slots.push(match result {
+        slots.push(match entry {
             Ok(Prepared::Draft(draft)) => {
                 drafts.push(*draft);
+                if let Some(key) = internal_id {
+                    first_use.insert(key.to_owned(), drafts.len() - 1);
+                }
                 Ok(Slot::Booked(drafts.len() - 1))
             }
             Ok(Prepared::Replay(original)) => Ok(Slot::Replay(original)),
@@ -123,14 +135,19 @@ async fn create_batch(
     Ok(HttpResponse::build(status).json(json!({ "requests": entries })))
 }
 
-/// Refuses a per-request webhook URL that resolves to a private or reserved address (unless the operator
-/// allows such targets), at creation rather than silently at delivery.
+/// Refuses a per-request webhook URL that is not http(s) or resolves to a private or reserved address
+/// (unless the operator allows such targets), at creation rather than silently at delivery.
 async fn check_webhook_target(state: &AppState, prepared: Prepared) -> Result<Prepared, ApiError> {
     if let Prepared::Draft(draft) = &prepared {
         if let Some(url) = &draft.webhook_url {
-            check_target(url, state.settings.webhooks.allow_private_targets)
-                .await
-                .map_err(|e| ApiError::invalid_request(format!("webhookUrl: {e}")))?;
+            match check_target(url, state.settings.webhooks.allow_private_targets).await {
+                // A name that does not resolve now may resolve by the time the request finishes; delivery
+                // checks again, so only a definite refusal fails the create.
+                Ok(_) | Err(TargetError::Unresolvable(_)) => {}
+                Err(refused) => {
+                    return Err(ApiError::invalid_request(format!("webhookUrl: {refused}")))
+                }
+            }
         }
     }
     Ok(prepared)

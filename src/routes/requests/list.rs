@@ -50,24 +50,18 @@ pub async fn list_requests(
         .as_deref()
         .map(str::trim)
         .filter(|b| !b.is_empty());
-    // The dates are validated even when a batch id overrides them, so a typo never passes silently.
-    let today = state.clock.now().date_naive();
-    let from = parse_day("dateFrom", query.date_from.as_deref())?.unwrap_or(today);
-    let to = parse_day("dateTo", query.date_to.as_deref())?.unwrap_or_else(|| today + Days::new(1));
-    // The token is bound to the caller's scope and query, so it cannot resume another listing.
+    let scope_key = format!("{}:{}", scope.account_id, scope.environment.as_str());
+    // A token is bound to the caller's scope and to the query as written, and carries the date window it
+    // was computed for, so paging across midnight keeps the window of page one.
     let query_key = match batch {
-        Some(batch) => format!(
-            "{}:{}:batch:{batch}",
-            scope.account_id,
-            scope.environment.as_str()
-        ),
+        Some(batch) => format!("{scope_key}:batch:{batch}"),
         None => format!(
-            "{}:{}:dates:{from}:{to}",
-            scope.account_id,
-            scope.environment.as_str()
+            "{scope_key}:dates:{}:{}",
+            query.date_from.as_deref().unwrap_or_default(),
+            query.date_to.as_deref().unwrap_or_default()
         ),
     };
-    let cursor = match query.page_token.as_deref().filter(|t| !t.is_empty()) {
+    let resumed = match query.page_token.as_deref().filter(|t| !t.is_empty()) {
         None => None,
         Some(token) => Some(
             page_token::decode(&state.signing_key, &query_key, token).ok_or_else(|| {
@@ -75,12 +69,26 @@ pub async fn list_requests(
             })?,
         ),
     };
+    let cursor = resumed.as_ref().map(|(cursor, _)| cursor.clone());
+    // With a batch id the dates are ignored (4.8), so they are not even parsed.
+    let window = match (batch, resumed.as_ref().and_then(|(_, window)| *window)) {
+        (Some(_), _) => None,
+        (None, Some(window)) => Some(window),
+        (None, None) => {
+            let today = state.clock.now().date_naive();
+            let from = parse_day("dateFrom", query.date_from.as_deref())?.unwrap_or(today);
+            let to = parse_day("dateTo", query.date_to.as_deref())?
+                .unwrap_or_else(|| today + Days::new(1));
+            Some((from, to))
+        }
+    };
     // One extra row tells whether another page exists without a second query.
     let mut rows = match batch {
         Some(batch) => state
             .store
             .list_batch(&scope, batch, cursor.as_ref(), page_size + 1)?,
         None => {
+            let (from, to) = window.expect("a date listing has a window");
             let start = from.and_time(NaiveTime::MIN).and_utc();
             let end = to.and_time(NaiveTime::MIN).and_utc();
             state
@@ -95,7 +103,7 @@ pub async fn list_requests(
                 created_at: last.created_at,
                 request_id: last.id.clone(),
             };
-            page_token::encode(&state.signing_key, &query_key, &cursor)
+            page_token::encode(&state.signing_key, &query_key, &cursor, window)
         })
     } else {
         None

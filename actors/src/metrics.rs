@@ -1,0 +1,480 @@
+//! Process metrics for Prometheus: one [`Metrics`] per server, shared as an `Arc` by the HTTP layer, the
+//! scheduler, the orchestration actors and the webhook dispatcher, each recording what only it sees.
+//!
+//! This module owns the metric names, labels and help texts and renders the text exposition format
+//! (0.0.4); serving it over HTTP is left to the API crate. Each `Metrics` has its own registry rather than
+//! the `prometheus` crate's process-global one, so servers started side by side in one test process count
+//! apart. Counters count since start-up, as Prometheus counters do.
+
+use std::time::Duration;
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
+};
+use switchboard_storage::{Disposition, Environment, RequestState, Store};
+
+/// Content type of [`Metrics::render`]'s output.
+pub const CONTENT_TYPE: &str = prometheus::TEXT_FORMAT;
+
+/// Route label of HTTP requests that matched no route, so probes of random paths add no series.
+pub const UNMATCHED_ROUTE: &str = "unmatched";
+
+/// How one webhook attempt ended, as `switchboard_webhook_attempts_total` labels it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WebhookAttempt {
+    /// 2xx: the delivery is acknowledged.
+    Delivered,
+    /// 400 or 404: delivery stops for good.
+    Rejected,
+    /// 5xx: retried.
+    ServerError,
+    /// Any other status (other 4xx, 3xx, which is not followed): the round ends.
+    OtherStatus,
+    /// Timeout, refused connection or other failure before a response: retried.
+    TransportError,
+    /// The target was refused before sending (a private address, a bad URL).
+    TargetRefused,
+}
+
+impl WebhookAttempt {
+    const ALL: [WebhookAttempt; 6] = [
+        WebhookAttempt::Delivered,
+        WebhookAttempt::Rejected,
+        WebhookAttempt::ServerError,
+        WebhookAttempt::OtherStatus,
+        WebhookAttempt::TransportError,
+        WebhookAttempt::TargetRefused,
+    ];
+
+    /// The outcome of an attempt that got an HTTP response with `status`.
+    pub fn for_status(status: u16) -> WebhookAttempt {
+        match status {
+            200..=299 => WebhookAttempt::Delivered,
+            400 | 404 => WebhookAttempt::Rejected,
+            500..=599 => WebhookAttempt::ServerError,
+            _ => WebhookAttempt::OtherStatus,
+        }
+    }
+
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebhookAttempt::Delivered => "delivered",
+            WebhookAttempt::Rejected => "rejected",
+            WebhookAttempt::ServerError => "server_error",
+            WebhookAttempt::OtherStatus => "other_status",
+            WebhookAttempt::TransportError => "transport_error",
+            WebhookAttempt::TargetRefused => "target_refused",
+        }
+    }
+}
+
+/// Label of calls whose dialer panicked, next to the dispositions.
+const PANICKED: &str = "panicked";
+
+const DISPOSITIONS: [Disposition; 5] = [
+    Disposition::Completed,
+    Disposition::Voicemail,
+    Disposition::HoldTimeout,
+    Disposition::Referred,
+    Disposition::Failed,
+];
+
+const TERMINAL_STATES: [RequestState; 3] = [
+    RequestState::Success,
+    RequestState::Partial,
+    RequestState::Failure,
+];
+
+/// The metrics of one server. Recording is lock-free; rendering reads every series once.
+pub struct Metrics {
+    registry: Registry,
+    http_requests: IntCounterVec,
+    http_duration: HistogramVec,
+    requests_created: IntCounterVec,
+    requests_finished: IntCounterVec,
+    requests_running: IntGauge,
+    calls: IntCounterVec,
+    webhook_attempts: IntCounterVec,
+    actor_restarts: IntCounter,
+    panics: IntCounter,
+}
+
+impl Metrics {
+    /// Metrics registered in a fresh registry, with the store's flush-latency histogram among them. Every
+    /// known label value starts at zero, so a series exists before its first event.
+    pub fn new(store: &Store) -> Metrics {
+        let registry = Registry::new();
+        let http_requests = register(
+            &registry,
+            IntCounterVec::new(
+                Opts::new(
+                    "switchboard_http_requests_total",
+                    "HTTP requests answered, by method, route pattern (not the raw path) and status",
+                ),
+                &["method", "route", "status"],
+            ),
+        );
+        let http_duration = register(
+            &registry,
+            HistogramVec::new(
+                HistogramOpts::new(
+                    "switchboard_http_request_duration_seconds",
+                    "Time from receiving an HTTP request to its response head, by method and route pattern",
+                ),
+                &["method", "route"],
+            ),
+        );
+        let requests_created = register(
+            &registry,
+            IntCounterVec::new(
+                Opts::new(
+                    "switchboard_requests_created_total",
+                    "Requests booked since start-up (replays of an idempotency key excluded), by environment; \
+                     with switchboard_requests_finished_total it gives the flow through PROCESSING",
+                ),
+                &["environment"],
+            ),
+        );
+        let requests_finished = register(
+            &registry,
+            IntCounterVec::new(
+                Opts::new(
+                    "switchboard_requests_finished_total",
+                    "Requests that reached a terminal state since start-up, by state (SUCCESS, PARTIAL, FAILURE); \
+                     a count, not a gauge of stored requests, so a scrape never scans the store",
+                ),
+                &["state"],
+            ),
+        );
+        let requests_running = register(
+            &registry,
+            IntGauge::new(
+                "switchboard_requests_running",
+                "Requests in PROCESSING whose day has come and whose actors are running now (read at scrape)",
+            ),
+        );
+        let calls = register(
+            &registry,
+            IntCounterVec::new(
+                Opts::new(
+                    "switchboard_calls_total",
+                    "Calls placed since start-up, by how they ended: the dialer's disposition, or panicked",
+                ),
+                &["disposition"],
+            ),
+        );
+        let webhook_attempts = register(
+            &registry,
+            IntCounterVec::new(
+                Opts::new(
+                    "switchboard_webhook_attempts_total",
+                    "Webhook HTTP attempts, by outcome: delivered (2xx), rejected (400, 404), server_error (5xx), \
+                     other_status, transport_error (timeout, connection), target_refused (never sent)",
+                ),
+                &["outcome"],
+            ),
+        );
+        let actor_restarts = register(
+            &registry,
+            IntCounter::new(
+                "switchboard_actor_restarts_total",
+                "Request-actor restarts after a fault (a crash, a vanished child, a failed write)",
+            ),
+        );
+        let panics = register(
+            &registry,
+            IntCounter::new(
+                "switchboard_panics_total",
+                "Panics caught in orchestration (dialer code) and turned into reported crashes",
+            ),
+        );
+        register(&registry, Ok(store.flush_latency()));
+
+        for environment in [Environment::Production, Environment::Sandbox] {
+            requests_created.with_label_values(&[environment.as_str()]);
+        }
+        for state in TERMINAL_STATES {
+            requests_finished.with_label_values(&[state.as_str()]);
+        }
+        for disposition in DISPOSITIONS {
+            calls.with_label_values(&[disposition_label(disposition)]);
+        }
+        calls.with_label_values(&[PANICKED]);
+        for outcome in WebhookAttempt::ALL {
+            webhook_attempts.with_label_values(&[outcome.as_str()]);
+        }
+        Metrics {
+            registry,
+            http_requests,
+            http_duration,
+            requests_created,
+            requests_finished,
+            requests_running,
+            calls,
+            webhook_attempts,
+            actor_restarts,
+            panics,
+        }
+    }
+
+    /// An HTTP request answered with `status` after `elapsed`. `route` is the matched pattern, or
+    /// [`UNMATCHED_ROUTE`].
+    pub fn http_request(&self, method: &str, route: &str, status: u16, elapsed: Duration) {
+        self.http_requests
+            .with_label_values(&[method, route, &status.to_string()])
+            .inc();
+        self.http_duration
+            .with_label_values(&[method, route])
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// A request was booked.
+    pub fn request_created(&self, environment: Environment) {
+        self.requests_created
+            .with_label_values(&[environment.as_str()])
+            .inc();
+    }
+
+    /// A request's terminal state is persisted.
+    pub fn request_finished(&self, state: RequestState) {
+        self.requests_finished
+            .with_label_values(&[state.as_str()])
+            .inc();
+    }
+
+    /// How many request actors are running, as the orchestrator last reported.
+    pub fn set_requests_running(&self, running: usize) {
+        self.requests_running
+            .set(i64::try_from(running).unwrap_or(i64::MAX));
+    }
+
+    /// A call ended with `disposition`.
+    pub fn call_ended(&self, disposition: Disposition) {
+        self.calls
+            .with_label_values(&[disposition_label(disposition)])
+            .inc();
+    }
+
+    /// A call's dialer panicked: counted as a call and as a panic.
+    pub fn call_panicked(&self) {
+        self.calls.with_label_values(&[PANICKED]).inc();
+        self.panics.inc();
+    }
+
+    /// A webhook attempt ended with `outcome`.
+    pub fn webhook_attempt(&self, outcome: WebhookAttempt) {
+        self.webhook_attempts
+            .with_label_values(&[outcome.as_str()])
+            .inc();
+    }
+
+    /// A request actor is restarted after a fault.
+    pub fn actor_restarted(&self) {
+        self.actor_restarts.inc();
+    }
+
+    /// Every metric in the text exposition format, served as [`CONTENT_TYPE`].
+    pub fn render(&self) -> Result<String, prometheus::Error> {
+        let mut buffer = Vec::new();
+        TextEncoder::new().encode(&self.registry.gather(), &mut buffer)?;
+        // The text encoder writes only UTF-8 (names and labels are validated, values are numbers).
+        Ok(String::from_utf8_lossy(&buffer).into_owned())
+    }
+}
+
+/// Registers a metric whose options are fixed at compile time; a failure is a programming error.
+fn register<M>(registry: &Registry, metric: prometheus::Result<M>) -> M
+where
+    M: prometheus::core::Collector + Clone + 'static,
+{
+    let metric = metric.expect("metric options are valid");
+    registry
+        .register(Box::new(metric.clone()))
+        .expect("metric names are unique");
+    metric
+}
+
+/// The snake_case name a disposition has in storage and on the wire.
+fn disposition_label(disposition: Disposition) -> &'static str {
+    match disposition {
+        Disposition::Completed => "completed",
+        Disposition::Voicemail => "voicemail",
+        Disposition::HoldTimeout => "hold_timeout",
+        Disposition::Referred => "referred",
+        Disposition::Failed => "failed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metrics() -> (tempfile::TempDir, Metrics) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let metrics = Metrics::new(&store);
+        (dir, metrics)
+    }
+
+    /// The line of `text` that starts with `series` (name and labels), parsed as a number.
+    fn value(text: &str, series: &str) -> f64 {
+        text.lines()
+            .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+            .unwrap_or_else(|| panic!("no series {series} in:\n{text}"))
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn every_known_label_value_is_exposed_at_zero_before_any_event() {
+        let (_dir, metrics) = metrics();
+        let text = metrics.render().unwrap();
+        for series in [
+            r#"switchboard_requests_created_total{environment="sandbox"}"#,
+            r#"switchboard_requests_finished_total{state="PARTIAL"}"#,
+            r#"switchboard_calls_total{disposition="hold_timeout"}"#,
+            r#"switchboard_calls_total{disposition="panicked"}"#,
+            r#"switchboard_webhook_attempts_total{outcome="transport_error"}"#,
+            "switchboard_actor_restarts_total",
+            "switchboard_panics_total",
+            "switchboard_requests_running",
+        ] {
+            assert_eq!(value(&text, series), 0.0, "{series}");
+        }
+        assert!(text.contains("# TYPE switchboard_calls_total counter"));
+        assert!(text.contains("# TYPE switchboard_requests_running gauge"));
+        assert!(text.contains("# TYPE switchboard_store_flush_duration_seconds histogram"));
+    }
+
+    #[test]
+    fn an_http_request_is_counted_by_route_and_status_and_timed_in_buckets() {
+        let (_dir, metrics) = metrics();
+        metrics.http_request(
+            "GET",
+            "/v1/requests/{requestId}",
+            200,
+            Duration::from_millis(3),
+        );
+        metrics.http_request(
+            "GET",
+            "/v1/requests/{requestId}",
+            200,
+            Duration::from_millis(30),
+        );
+        metrics.http_request(
+            "GET",
+            "/v1/requests/{requestId}",
+            404,
+            Duration::from_millis(1),
+        );
+        let text = metrics.render().unwrap();
+        let labels = r#"method="GET",route="/v1/requests/{requestId}""#;
+        assert_eq!(
+            value(
+                &text,
+                &format!(r#"switchboard_http_requests_total{{{labels},status="200"}}"#)
+            ),
+            2.0
+        );
+        assert_eq!(
+            value(
+                &text,
+                &format!(r#"switchboard_http_requests_total{{{labels},status="404"}}"#)
+            ),
+            1.0
+        );
+        let histogram = "switchboard_http_request_duration_seconds";
+        assert_eq!(
+            value(
+                &text,
+                &format!(r#"{histogram}_bucket{{{labels},le="0.005"}}"#)
+            ),
+            2.0
+        );
+        assert_eq!(
+            value(
+                &text,
+                &format!(r#"{histogram}_bucket{{{labels},le="0.05"}}"#)
+            ),
+            3.0
+        );
+        assert_eq!(
+            value(
+                &text,
+                &format!(r#"{histogram}_bucket{{{labels},le="+Inf"}}"#)
+            ),
+            3.0
+        );
+        assert_eq!(value(&text, &format!("{histogram}_count{{{labels}}}")), 3.0);
+        let sum = value(&text, &format!("{histogram}_sum{{{labels}}}"));
+        assert!((sum - 0.034).abs() < 1e-9, "sum {sum}");
+    }
+
+    #[test]
+    fn orchestration_and_webhook_events_land_in_their_labelled_series() {
+        let (_dir, metrics) = metrics();
+        metrics.request_created(Environment::Sandbox);
+        metrics.request_finished(RequestState::Success);
+        metrics.call_ended(Disposition::Voicemail);
+        metrics.call_ended(Disposition::Completed);
+        metrics.call_panicked();
+        metrics.actor_restarted();
+        metrics.set_requests_running(4);
+        metrics.webhook_attempt(WebhookAttempt::for_status(503));
+        metrics.webhook_attempt(WebhookAttempt::for_status(404));
+        metrics.webhook_attempt(WebhookAttempt::for_status(204));
+        metrics.webhook_attempt(WebhookAttempt::for_status(401));
+        let text = metrics.render().unwrap();
+        for (series, expected) in [
+            (
+                r#"switchboard_requests_created_total{environment="sandbox"}"#,
+                1.0,
+            ),
+            (
+                r#"switchboard_requests_created_total{environment="production"}"#,
+                0.0,
+            ),
+            (
+                r#"switchboard_requests_finished_total{state="SUCCESS"}"#,
+                1.0,
+            ),
+            (r#"switchboard_calls_total{disposition="voicemail"}"#, 1.0),
+            (r#"switchboard_calls_total{disposition="completed"}"#, 1.0),
+            (r#"switchboard_calls_total{disposition="panicked"}"#, 1.0),
+            ("switchboard_panics_total", 1.0),
+            ("switchboard_actor_restarts_total", 1.0),
+            ("switchboard_requests_running", 4.0),
+            (
+                r#"switchboard_webhook_attempts_total{outcome="server_error"}"#,
+                1.0,
+            ),
+            (
+                r#"switchboard_webhook_attempts_total{outcome="rejected"}"#,
+                1.0,
+            ),
+            (
+                r#"switchboard_webhook_attempts_total{outcome="delivered"}"#,
+                1.0,
+            ),
+            (
+                r#"switchboard_webhook_attempts_total{outcome="other_status"}"#,
+                1.0,
+            ),
+        ] {
+            assert_eq!(value(&text, series), expected, "{series}");
+        }
+    }
+
+    #[tokio::test]
+    async fn store_flushes_are_observed_in_the_flush_histogram() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let metrics = Metrics::new(&store);
+        store.durable().await.unwrap();
+        let text = metrics.render().unwrap();
+        assert!(value(&text, "switchboard_store_flush_duration_seconds_count") >= 1.0);
+        assert!(text.contains(r#"switchboard_store_flush_duration_seconds_bucket{le="+Inf"}"#));
+    }
+}
