@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod cli;
 pub mod configuration;
+mod console;
 pub mod domain;
 pub mod errors;
 mod http_metrics;

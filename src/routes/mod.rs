@@ -44,6 +44,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, admin_enabled: bool, fault_inject
         .service(resource("/agent/v1/calls/{callId}/outcome").post(agent::report_outcome));
     cfg.service(resource("/openapi.json").get(openapi::document));
     cfg.service(resource("/console/reference").get(openapi::reference));
+    crate::console::configure(cfg);
     cfg.service(resource("/metrics").get(metrics::metrics));
     legacy::configure(cfg);
     if admin_enabled {

@@ -4,6 +4,7 @@ mod admin;
 mod agent;
 mod auth;
 mod binary;
+mod console;
 mod dispatch;
 mod envelopes;
 mod health;

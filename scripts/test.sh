@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The test command: sets up what the tests need on a fresh machine, then runs every test of the workspace.
+# The console's browser test needs Debian's headless Chromium; it is installed when missing and apt is
+# usable (root). Elsewhere, install `chromium` yourself or set SWITCHBOARD_SKIP_BROWSER=1 to skip that test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "--- installing Debian's chromium for the console browser test"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+cargo test --workspace --locked "$@"

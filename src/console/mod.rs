@@ -1,0 +1,74 @@
+//! The console: a browser UI at `/console` for watching requests move and tracing every answer to the
+//! call, step and schema behind it, plus the JSON endpoints under `/console/api/` that back it.
+//!
+//! The UI is plain HTML, CSS and JavaScript modules embedded in the binary ([`assets`]); there is no build
+//! step and nothing is fetched from elsewhere. Its reads go through `/console/api/*`, which accept either
+//! an API bearer token or the admin token with an account and environment ([`ConsoleScope`]); creating a
+//! request goes through the client API itself (`/v1/schemas`, `/v1/requests`), exactly as a client would.
+//! The `/console/api/*` endpoints serve this UI only and are not part of the client API or its document.
+
+mod assets;
+mod detail;
+mod list;
+mod page_token;
+mod schedule;
+mod scope;
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde_json::json;
+
+pub use scope::ConsoleScope;
+
+use crate::errors::ApiError;
+use crate::routes::resource;
+use crate::state::AppState;
+
+/// Registers the console's pages, assets and JSON endpoints.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(resource("/console").get(index))
+        .service(resource("/console/").get(index))
+        .service(resource("/console/config.json").get(config))
+        .service(resource("/console/api/session").get(session))
+        .service(resource("/console/api/requests").get(list::list_requests))
+        .service(resource("/console/api/requests/{requestId}").get(detail::get_request))
+        .service(resource("/console/api/schedule").get(schedule::get_schedule));
+    for asset in assets::ASSETS {
+        let path = format!("/console/{}", asset.name);
+        cfg.service(
+            resource(&path).get(move |req: HttpRequest| async move { assets::serve(&req, asset) }),
+        );
+    }
+}
+
+async fn index(req: HttpRequest) -> HttpResponse {
+    assets::serve(
+        &req,
+        assets::find("index.html").expect("index.html is embedded"),
+    )
+}
+
+/// `GET /console/config.json`: what the sign-in page needs before anyone has signed in. The product word
+/// names the `/v1/auth` headers (`{word}-API-Key`, `{word}-API-Secret`).
+async fn config(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header(("Cache-Control", "no-cache"))
+        .json(json!({
+            "productWord": state.product_word(),
+            "adminEnabled": state.settings.server.admin_token.is_some(),
+        }))
+}
+
+/// `GET /console/api/session`: who the console is signed in as.
+async fn session(scope: ConsoleScope) -> Result<HttpResponse, ApiError> {
+    let account = &scope.account;
+    Ok(HttpResponse::Ok().json(json!({
+        "accountId": account.id,
+        "accountName": account.name,
+        "environment": scope.environment.as_str(),
+        "signIn": scope.sign_in.as_str(),
+        "timezone": account.timezone,
+        "dailyCallCapacity": account.daily_call_capacity,
+        "features": account.features.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
+        "schemas": account.schemas,
+    })))
+}
