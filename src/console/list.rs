@@ -11,9 +11,10 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use switchboard_storage::{Cursor, RequestRecord, RequestState, Scope};
 
-use super::page_token::{self, Resume};
 use super::ConsoleScope;
 use crate::errors::ApiError;
+use crate::routes::requests::list::parse_day;
+use crate::routes::requests::page_token;
 use crate::state::AppState;
 use crate::wire::{request_out, ReadKind};
 
@@ -104,7 +105,7 @@ pub async fn list_requests(
             })?,
         ),
     };
-    let window = match (batch, resumed.as_ref().and_then(|r| r.window)) {
+    let window = match (batch, resumed.as_ref().and_then(|(_, window)| *window)) {
         (Some(batch), _) => Window::Batch(batch),
         (None, Some((from, to))) => Window::Created { from, to },
         (None, None) => {
@@ -115,7 +116,7 @@ pub async fn list_requests(
             Window::Created { from, to }
         }
     };
-    let cursor = resumed.map(|r| r.cursor);
+    let cursor = resumed.map(|(cursor, _)| cursor);
 
     let page = scan_page(&state, &store_scope, &window, &filter, cursor, page_size)?;
     let counts = count_states(&state, &store_scope, &window, &filter)?;
@@ -134,14 +135,16 @@ pub async fn list_requests(
         },
     });
     if let Some(cursor) = page.next {
-        let resume = Resume {
-            cursor,
-            window: match window {
-                Window::Batch(_) => None,
-                Window::Created { from, to } => Some((from, to)),
-            },
+        let token_window = match window {
+            Window::Batch(_) => None,
+            Window::Created { from, to } => Some((from, to)),
         };
-        body["nextPageToken"] = json!(page_token::encode(&state.signing_key, &query_key, &resume));
+        body["nextPageToken"] = json!(page_token::encode(
+            &state.signing_key,
+            &query_key,
+            &cursor,
+            token_window
+        ));
     }
     Ok(HttpResponse::Ok().json(body))
 }
@@ -295,20 +298,6 @@ fn query_key(scope: &Scope, query: &ConsoleListQuery, filter: &Filter) -> String
         filter.schema_id.as_deref().unwrap_or_default(),
         filter.internal_id.as_deref().unwrap_or_default(),
     )
-}
-
-/// A `YYYY-MM-DD` query date, strictly (the client API's rule for `dateFrom` / `dateTo`).
-fn parse_day(name: &str, raw: Option<&str>) -> Result<Option<NaiveDate>, ApiError> {
-    let Some(raw) = raw.map(str::trim).filter(|r| !r.is_empty()) else {
-        return Ok(None);
-    };
-    let strict = raw.len() == 10 && raw.as_bytes()[4] == b'-' && raw.as_bytes()[7] == b'-';
-    match NaiveDate::parse_from_str(raw, "%Y-%m-%d") {
-        Ok(day) if strict => Ok(Some(day)),
-        _ => Err(ApiError::invalid_request(format!(
-            "{name} must be a valid YYYY-MM-DD date, got {raw:?}"
-        ))),
-    }
 }
 
 fn parse_page_size(raw: Option<&str>) -> Result<usize, ApiError> {

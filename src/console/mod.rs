@@ -10,7 +10,6 @@
 mod assets;
 mod detail;
 mod list;
-mod page_token;
 mod schedule;
 mod scope;
 

@@ -9,7 +9,7 @@ mod legacy;
 mod metrics;
 mod openapi;
 mod recordings;
-mod requests;
+pub(crate) mod requests;
 pub(crate) mod schemas;
 
 use actix_web::web;

@@ -120,7 +120,7 @@ pub async fn list_requests(
     Ok(HttpResponse::Ok().json(body))
 }
 
-fn parse_day(name: &str, raw: Option<&str>) -> Result<Option<NaiveDate>, ApiError> {
+pub(crate) fn parse_day(name: &str, raw: Option<&str>) -> Result<Option<NaiveDate>, ApiError> {
     let Some(raw) = raw.map(str::trim).filter(|r| !r.is_empty()) else {
         return Ok(None);
     };

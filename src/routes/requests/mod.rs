@@ -3,4 +3,4 @@
 pub mod create;
 pub mod get;
 pub mod list;
-mod page_token;
+pub(crate) mod page_token;
