@@ -93,5 +93,9 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
             println!("  admin token: {admin}");
         }
     }
+    println!(
+        "Console: http://{host}:{}/console  (API reference: /console/reference)",
+        application.port()
+    );
     application.run_until_stopped().await
 }
