@@ -37,7 +37,7 @@ impl Store {
             change(&mut record);
             requests.insert(id.as_bytes(), encode(&record))?;
             if record.run.is_some() {
-                due.remove(due_key(record.due_date, id))?;
+                due.remove(due_key(record.due_at, id))?;
             }
             if record.run.is_some() && !record.state.is_terminal() {
                 active.insert(id.as_bytes(), &[] as &[u8])?;

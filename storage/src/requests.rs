@@ -156,7 +156,7 @@ impl Store {
                         None => 0,
                     };
                     bookings.insert(booking, &(count + 1).to_be_bytes())?;
-                    due.insert(due_key(record.due_date, &record.id), &[] as &[u8])?;
+                    due.insert(due_key(record.due_at, &record.id), &[] as &[u8])?;
                     outcomes.push(InsertOutcome::Created(record.clone()));
                 }
                 Ok(outcomes)
@@ -265,9 +265,9 @@ fn booking_key(scope: &Scope, day: NaiveDate) -> Vec<u8> {
     key
 }
 
-pub(crate) fn due_key(day: NaiveDate, id: &str) -> Vec<u8> {
-    let mut key = day.format("%Y-%m-%d").to_string().into_bytes();
-    key.push(0);
+/// `due_at (u64 micros BE) request id`: a scan up to now finds exactly what has fallen due.
+pub(crate) fn due_key(due_at: DateTime<Utc>, id: &str) -> Vec<u8> {
+    let mut key = micros(due_at).to_be_bytes().to_vec();
     key.extend_from_slice(id.as_bytes());
     key
 }
@@ -422,6 +422,27 @@ mod tests {
             .list_requests(&scope(Environment::Sandbox), from, to, None, 100)
             .unwrap()
             .is_empty());
+    }
+
+    #[test]
+    fn only_requests_whose_day_has_begun_are_due() {
+        let (_dir, store) = open();
+        let mut today = record("today", Environment::Production, None, 1);
+        today.due_at = "2026-11-23T05:00:00Z".parse().unwrap();
+        let mut tomorrow = record("tomorrow", Environment::Production, None, 2);
+        tomorrow.due_at = "2026-11-24T05:00:00Z".parse().unwrap();
+        store.insert_requests(&[tomorrow, today]).unwrap();
+        let ids = |now: &str| -> Vec<String> {
+            store
+                .due_by(now.parse().unwrap())
+                .unwrap()
+                .into_iter()
+                .map(|e| e.request_id)
+                .collect()
+        };
+        assert!(ids("2026-11-23T04:59:59Z").is_empty());
+        assert_eq!(ids("2026-11-23T05:00:00Z"), ["today"]);
+        assert_eq!(ids("2026-11-24T06:00:00Z"), ["today", "tomorrow"]);
     }
 
     #[test]

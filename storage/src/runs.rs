@@ -5,30 +5,31 @@
 //! Start-up recovery therefore reads two small indexes instead of scanning every request.
 
 use crate::{RequestRecord, StorageError, Store};
-use chrono::NaiveDate;
+use chrono::{DateTime, Utc};
 
-/// A booked request whose day has come or passed.
+/// A booked request whose day has come.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DueEntry {
-    /// The business day it was booked on.
-    pub day: NaiveDate,
+    /// The instant its business day began.
+    pub due_at: DateTime<Utc>,
     /// The request.
     pub request_id: String,
 }
 
 impl Store {
-    /// Booked requests whose business day is `through` or earlier, oldest day first.
-    pub fn due_through(&self, through: NaiveDate) -> Result<Vec<DueEntry>, StorageError> {
-        let mut end = through.format("%Y-%m-%d").to_string().into_bytes();
-        end.push(1); // just past every `day \0 id` key of that day
+    /// Booked requests not yet started whose day began at or before `now`, earliest first. The index is
+    /// keyed by that instant, so requests booked for later days are never read.
+    pub fn due_by(&self, now: DateTime<Utc>) -> Result<Vec<DueEntry>, StorageError> {
+        let end = ((now.timestamp_micros().max(0) as u64) + 1).to_be_bytes();
         let mut entries = Vec::new();
-        for entry in self.due.range(..end) {
+        for entry in self.due.range(..end.to_vec()) {
             let (key, _) = entry?;
-            let text = std::str::from_utf8(&key).map_err(|_| corrupt("due key"))?;
-            let (day, id) = text.split_once('\0').ok_or_else(|| corrupt("due key"))?;
+            let (instant, id) = key.split_at(8);
+            let micros = u64::from_be_bytes(instant.try_into().map_err(|_| corrupt("due key"))?);
             entries.push(DueEntry {
-                day: NaiveDate::parse_from_str(day, "%Y-%m-%d").map_err(|_| corrupt("due day"))?,
-                request_id: id.to_owned(),
+                due_at: DateTime::from_timestamp_micros(micros as i64)
+                    .ok_or_else(|| corrupt("due instant"))?,
+                request_id: String::from_utf8_lossy(id).into_owned(),
             });
         }
         Ok(entries)

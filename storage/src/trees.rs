@@ -20,7 +20,7 @@ pub(crate) const BATCH_INDEX: &str = "batch_index";
 pub(crate) const IDEMPOTENCY: &str = "idempotency";
 /// `account \0 env \0 YYYY-MM-DD -> u32 BE`: requests booked per business day.
 pub(crate) const BOOKINGS: &str = "bookings";
-/// `YYYY-MM-DD \0 request id -> ()`: what falls due on each day.
+/// `due_at (u64 micros BE) request id -> ()`: booked requests by the instant their day begins.
 pub(crate) const DUE: &str = "due";
 /// `request id -> ()`: requests whose run has started and not finished (start-up recovery reads it).
 pub(crate) const ACTIVE: &str = "active";

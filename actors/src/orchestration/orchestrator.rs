@@ -46,15 +46,11 @@ impl Orchestrator {
 
     fn dispatch_due(&mut self, ctx: &mut Context<Self>) -> Result<(), String> {
         let now = self.shared.clock.now();
-        // Due days are local dates; no zone is more than a day ahead of UTC.
-        let through = (now + chrono::Duration::days(1)).date_naive();
+        // The due index is keyed by the instant a booked day begins: only what has fallen due is read.
         let due = if self.shared.dispatch_paused {
             Vec::new()
         } else {
-            self.shared
-                .store
-                .due_through(through)
-                .map_err(|e| e.to_string())?
+            self.shared.store.due_by(now).map_err(|e| e.to_string())?
         };
         for entry in due {
             if self.running.contains_key(&entry.request_id) {
