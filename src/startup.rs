@@ -75,7 +75,7 @@ impl Application {
                 attempt_timeout: webhooks.attempt_timeout,
                 inline_backoff: webhooks.inline_backoff.clone(),
                 round_delays: webhooks.round_delays.clone(),
-                per_destination_concurrency: 4,
+                per_destination_concurrency: webhooks.per_destination_concurrency,
             },
             Arc::clone(&metrics),
         )

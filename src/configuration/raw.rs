@@ -88,6 +88,12 @@ pub(crate) struct RawWebhooks {
     pub attempt_timeout_ms: u64,
     pub inline_backoff_ms: Vec<u64>,
     pub round_delays_s: Vec<u64>,
+    #[serde(default = "default_per_destination_concurrency")]
+    pub per_destination_concurrency: usize,
+}
+
+fn default_per_destination_concurrency() -> usize {
+    4
 }
 
 /// How an input key's value is validated (service-interface 7.4).

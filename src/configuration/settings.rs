@@ -107,6 +107,8 @@ pub struct WebhookSettings {
     pub inline_backoff: Vec<Duration>,
     /// Delayed rounds, counted from the terminal state.
     pub round_delays: Vec<Duration>,
+    /// Attempts in flight at once to one destination (host and port).
+    pub per_destination_concurrency: usize,
 }
 
 const SEVEN_DAYS_S: u64 = 7 * 24 * 3600;
@@ -298,6 +300,12 @@ fn validate_webhooks(raw: &super::raw::RawWebhooks) -> Result<WebhookSettings, S
             "rounds must be in increasing order",
         ));
     }
+    if raw.per_destination_concurrency == 0 || raw.per_destination_concurrency > 256 {
+        return Err(SpecError::new(
+            "webhooks.per_destination_concurrency",
+            "must be between 1 and 256",
+        ));
+    }
     Ok(WebhookSettings {
         allow_private_targets: raw.allow_private_targets,
         attempt_timeout: Duration::from_millis(raw.attempt_timeout_ms),
@@ -311,6 +319,7 @@ fn validate_webhooks(raw: &super::raw::RawWebhooks) -> Result<WebhookSettings, S
             .iter()
             .map(|&s| Duration::from_secs(s))
             .collect(),
+        per_destination_concurrency: raw.per_destination_concurrency,
     })
 }
 

@@ -1473,3 +1473,39 @@ async fn webhook_deliveries_lists_no_attempts_and_requires_a_request_id() {
         );
     }
 }
+
+#[actix_web::test]
+async fn an_account_webhook_url_on_a_private_address_is_refused() {
+    let app = spawn_app().await;
+    for url in [
+        "http://127.0.0.1:9/hook",
+        "http://169.254.169.254/latest",
+        "http://10.0.0.8/hook",
+    ] {
+        let body = json!({ "daily_call_capacity": 5, "webhook_url": url });
+        let (status, envelope) = status_and_json(
+            app.admin(Method::PUT, "/admin/v1/accounts/private", Some(body))
+                .await,
+        )
+        .await;
+        assert_eq!(
+            (status, envelope["error"].as_str()),
+            (400, Some("INVALID_REQUEST")),
+            "{url}"
+        );
+        assert!(
+            envelope["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("webhook_url: "),
+            "{envelope}"
+        );
+    }
+    let public = json!({ "daily_call_capacity": 5, "webhook_url": "http://93.184.216.34/hook" });
+    assert_eq!(
+        app.admin(Method::PUT, "/admin/v1/accounts/public", Some(public))
+            .await
+            .status(),
+        201
+    );
+}

@@ -96,3 +96,73 @@ async fn a_paused_dialer_books_requests_without_running_them() {
     actix_web::rt::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(state_of(&app, &token, id).await, "PROCESSING");
 }
+
+async fn run_to_end(app: &TestApp, token: &str) -> Value {
+    let response = app
+        .client
+        .post(app.url("/v1/requests"))
+        .bearer_auth(token)
+        .json(&sandbox_item("success"))
+        .send()
+        .await
+        .unwrap();
+    let (_, created) = status_and_json(response).await;
+    let id = created["requestId"].as_str().unwrap().to_owned();
+    assert_eq!(settle(app, token, &id).await, "SUCCESS");
+    status_and_json(app.get(&format!("/v1/requests/{id}"), token).await)
+        .await
+        .1
+}
+
+#[actix_web::test]
+async fn a_request_stays_pinned_to_the_schema_version_it_ran_on() {
+    let mut config = TestConfig::default();
+    config.dispatching();
+    let app = spawn_app_with(&config).await;
+    let token = app.sandbox_token().await;
+    let before = run_to_end(&app, &token).await;
+    assert_eq!(before["scriptVersion"], "vob-basic@v1");
+
+    let v2 = json!({
+        "name": "Verification of benefits", "request_type": "vob",
+        "required_inputs": ["payerName", "memberId", "patientFirstName", "patientLastName", "patientDateOfBirth", "billingProviderNpi"],
+        "fields": [{ "name": "networkTier", "label": "Network tier", "description": "Which network tier applies?", "type": "alphanumeric", "required": true }]
+    });
+    let response = app
+        .admin(
+            reqwest::Method::PUT,
+            "/admin/v1/schemas/vob-basic",
+            Some(v2),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+
+    let id = before["requestId"].as_str().unwrap();
+    let (_, again) = status_and_json(app.get(&format!("/v1/requests/{id}"), &token).await).await;
+    assert_eq!(
+        again["results"], before["results"],
+        "a finished request keeps the answers of its version"
+    );
+    assert_eq!(again["scriptVersion"], "vob-basic@v1");
+    assert!(again["results"].get("networkTier").is_none());
+    let (_, detail) = status_and_json(app.get("/v1/schemas/vob-basic", &token).await).await;
+    let names: Vec<&str> = detail["resultsFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["networkTier"],
+        "the schema endpoint describes the latest version"
+    );
+
+    let after = run_to_end(&app, &token).await;
+    assert_eq!(after["scriptVersion"], "vob-basic@v2");
+    assert!(
+        after["results"].get("networkTier").is_some(),
+        "{}",
+        after["results"]
+    );
+}

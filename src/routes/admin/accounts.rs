@@ -1,6 +1,7 @@
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use switchboard_actors::webhooks::{check_target, TargetError};
 use switchboard_storage::{AccountRecord, Environment, StorageError};
 
 use super::AdminJson;
@@ -104,6 +105,16 @@ pub async fn put_account(
         ));
     }
     spec.validate()?;
+    if let Some(url) = &spec.webhook_url {
+        // The same refusal as a request's webhookUrl, so a private target is reported here rather than
+        // only in the delivery log later.
+        match check_target(url, state.settings.webhooks.allow_private_targets).await {
+            Ok(_) | Err(TargetError::Unresolvable(_)) => {}
+            Err(refused) => {
+                return Err(ApiError::invalid_request(format!("webhook_url: {refused}")))
+            }
+        }
+    }
     for (i, schema) in spec.schemas.iter().enumerate() {
         if state.store.schema_head(schema)?.is_none() {
             return Err(ApiError::invalid_request(format!(
