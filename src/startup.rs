@@ -12,7 +12,7 @@ use rand::RngCore;
 use switchboard_actors::dialer::http::HttpDialer;
 use switchboard_actors::dialer::sandbox::SandboxDialer;
 use switchboard_actors::dialer::simulated::SimulatedPayerDialer;
-use switchboard_actors::orchestration::{Orchestration, Orchestrator, ResumeActive, Stats};
+use switchboard_actors::orchestration::{Orchestration, Orchestrator, ResumeActive};
 use switchboard_actors::scheduler::CapacityScheduler;
 use switchboard_actors::webhooks::{WebhookConfig, WebhookDispatcher};
 use switchboard_actors::{Clock, Metrics};
@@ -92,7 +92,6 @@ impl Application {
             seed: settings.simulation.seed,
             time_scale: settings.simulation.time_scale,
             dispatch_paused: settings.dispatch_paused,
-            stats: Stats::default(),
             metrics: Arc::clone(&metrics),
         }))
         .start();

@@ -99,6 +99,23 @@ pub struct Metrics {
     webhook_attempts: IntCounterVec,
     actor_restarts: IntCounter,
     panics: IntCounter,
+    request_actors_started: IntCounter,
+}
+
+/// Orchestration counters since start-up, read from the metrics so the admin API and `/metrics` never
+/// disagree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Request actors started.
+    pub request_actors_started: u64,
+    /// Requests that reached a terminal state.
+    pub requests_finished: u64,
+    /// Calls that ended (any disposition, or a panic).
+    pub calls_ended: u64,
+    /// Panics caught in dialer code.
+    pub panics: u64,
+    /// Request-actor restarts after a fault.
+    pub restarts: u64,
 }
 
 impl Metrics {
@@ -190,6 +207,13 @@ impl Metrics {
                 "Panics caught in orchestration (dialer code) and turned into reported crashes",
             ),
         );
+        let request_actors_started = register(
+            &registry,
+            IntCounter::new(
+                "switchboard_request_actors_started_total",
+                "Request actors started: one per request run, plus one per restart or resumption",
+            ),
+        );
         register(&registry, Ok(store.flush_latency()));
 
         for environment in [Environment::Production, Environment::Sandbox] {
@@ -216,6 +240,7 @@ impl Metrics {
             webhook_attempts,
             actor_restarts,
             panics,
+            request_actors_started,
         }
     }
 
@@ -268,6 +293,32 @@ impl Metrics {
         self.webhook_attempts
             .with_label_values(&[outcome.as_str()])
             .inc();
+    }
+
+    /// A request actor started (a new run, a resumption or a restart).
+    pub fn request_actor_started(&self) {
+        self.request_actors_started.inc();
+    }
+
+    /// The orchestration counters since start-up, summed over their labels, for the admin API.
+    pub fn totals(&self) -> Totals {
+        let sum = |counter: &IntCounterVec, labels: &[&str]| -> u64 {
+            labels
+                .iter()
+                .map(|l| counter.with_label_values(&[l]).get())
+                .sum()
+        };
+        let states: Vec<&str> = TERMINAL_STATES.iter().map(|s| s.as_str()).collect();
+        let mut dispositions: Vec<&str> =
+            DISPOSITIONS.iter().map(|d| disposition_label(*d)).collect();
+        dispositions.push(PANICKED);
+        Totals {
+            request_actors_started: self.request_actors_started.get(),
+            requests_finished: sum(&self.requests_finished, &states),
+            calls_ended: sum(&self.calls, &dispositions),
+            panics: self.panics.get(),
+            restarts: self.actor_restarts.get(),
+        }
     }
 
     /// A request actor is restarted after a fault.

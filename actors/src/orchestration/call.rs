@@ -7,7 +7,7 @@ use futures::FutureExt;
 
 use super::messages::{CallCrashed, CallEnded};
 use super::step::StepActor;
-use super::{Shared, Stats};
+use super::Shared;
 use crate::dialer::CallJob;
 
 /// One phone call. Lives from placement to the persisted outcome.
@@ -48,7 +48,6 @@ impl Actor for CallActor {
         let step = self.step.clone();
         let call_id = job.call_id.clone();
         let request_id = job.request_id.clone();
-        Stats::bump(&shared.stats.calls_placed);
         tracing::info!(attempt = job.attempt, step = %job.step_key, "call placed");
         // The dialer is foreign code (a simulator, a network agent): a panic in it must become a reported
         // crash, never a silent end of this actor.
@@ -81,7 +80,6 @@ impl Actor for CallActor {
                     }
                 }
                 Err(panic) => {
-                    Stats::bump(&shared.stats.panics);
                     shared.metrics.call_panicked();
                     let reason = panic_message(&panic);
                     tracing::error!(reason = %reason, "call panicked");

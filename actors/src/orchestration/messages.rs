@@ -64,8 +64,8 @@ pub struct StatsSnapshot {
     pub requests_started: u64,
     /// Requests that reached a terminal state since start-up.
     pub requests_finished: u64,
-    /// Calls placed since start-up.
-    pub calls_placed: u64,
+    /// Calls that ended since start-up (any disposition, or a panic).
+    pub calls_ended: u64,
     /// Panics caught in step and call logic since start-up.
     pub panics: u64,
     /// Request-actor restarts after a fault since start-up.

@@ -20,7 +20,6 @@ pub mod outcome;
 mod request;
 mod step;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use switchboard_storage::{Environment, Store};
@@ -52,9 +51,8 @@ pub struct Orchestration {
     pub time_scale: f64,
     /// When set, requests whose day has come are not started (requests already running carry on).
     pub dispatch_paused: bool,
-    /// Process-wide counters.
-    pub stats: Stats,
-    /// Prometheus metrics: call dispositions, terminal states, restarts, panics.
+    /// Prometheus metrics: call dispositions, terminal states, restarts, panics; the admin API's counters
+    /// are read from them.
     pub metrics: Arc<Metrics>,
 }
 
@@ -64,39 +62,6 @@ impl Orchestration {
         match environment {
             Environment::Sandbox => Arc::clone(&self.sandbox),
             Environment::Production => Arc::clone(&self.production),
-        }
-    }
-}
-
-/// Counters kept for operators (admin API, metrics).
-#[derive(Default)]
-pub struct Stats {
-    /// Request actors started.
-    pub requests_started: AtomicU64,
-    /// Requests that reached a terminal state.
-    pub requests_finished: AtomicU64,
-    /// Calls placed.
-    pub calls_placed: AtomicU64,
-    /// Panics caught in step and call logic.
-    pub panics: AtomicU64,
-    /// Request-actor restarts after a fault.
-    pub restarts: AtomicU64,
-}
-
-impl Stats {
-    pub(crate) fn bump(counter: &AtomicU64) {
-        counter.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// A copy of the counters.
-    pub fn snapshot(&self, running: usize) -> StatsSnapshot {
-        StatsSnapshot {
-            running,
-            requests_started: self.requests_started.load(Ordering::Relaxed),
-            requests_finished: self.requests_finished.load(Ordering::Relaxed),
-            calls_placed: self.calls_placed.load(Ordering::Relaxed),
-            panics: self.panics.load(Ordering::Relaxed),
-            restarts: self.restarts.load(Ordering::Relaxed),
         }
     }
 }

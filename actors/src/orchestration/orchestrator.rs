@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
-use super::messages::{DispatchDue, GetStats, RequestEnded};
+use super::messages::{DispatchDue, GetStats, RequestEnded, StatsSnapshot};
 use super::request::RequestActor;
-use super::{Shared, Stats};
+use super::Shared;
 
 /// How often due work is looked for. A manual clock move is picked up within one tick.
 const TICK: Duration = Duration::from_millis(200);
@@ -87,7 +87,6 @@ impl Orchestrator {
             if let Err(e) = recorded {
                 tracing::error!(error.message = %e, request_id = %id, "cannot record the restart");
             }
-            Stats::bump(&self.shared.stats.restarts);
             self.shared.metrics.actor_restarted();
             self.running.remove(&id);
             self.start_request(ctx, id);
@@ -137,9 +136,7 @@ impl Handler<RequestEnded> for Orchestrator {
     type Result = ();
 
     fn handle(&mut self, ended: RequestEnded, _: &mut Context<Self>) {
-        if self.running.remove(&ended.request_id).is_some() {
-            Stats::bump(&self.shared.stats.requests_finished);
-        }
+        self.running.remove(&ended.request_id);
     }
 }
 
@@ -147,6 +144,14 @@ impl Handler<GetStats> for Orchestrator {
     type Result = MessageResult<GetStats>;
 
     fn handle(&mut self, _: GetStats, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.shared.stats.snapshot(self.running.len()))
+        let totals = self.shared.metrics.totals();
+        MessageResult(StatsSnapshot {
+            running: self.running.len(),
+            requests_started: totals.request_actors_started,
+            requests_finished: totals.requests_finished,
+            calls_ended: totals.calls_ended,
+            panics: totals.panics,
+            restarts: totals.restarts,
+        })
     }
 }

@@ -14,7 +14,7 @@ use super::messages::{Advance, RequestEnded, StepCrashed, StepEnded};
 use super::orchestrator::Orchestrator;
 use super::outcome::{failure, finish, required_fields};
 use super::step::StepActor;
-use super::{Shared, Stats, RESTART_LIMIT, RESTART_WINDOW_SECONDS};
+use super::{Shared, RESTART_LIMIT, RESTART_WINDOW_SECONDS};
 use crate::dialer::ElectronicJob;
 
 /// One running request, under an actix `Supervisor`: stopping after a fault restarts it, and a restart
@@ -352,7 +352,6 @@ impl RequestActor {
                 run.restarts.push(now);
             }
         });
-        Stats::bump(&self.shared.stats.restarts);
         self.shared.metrics.actor_restarted();
         let shared = self.shared.clone();
         self.busy = true;
@@ -564,7 +563,7 @@ impl Actor for RequestActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        Stats::bump(&self.shared.stats.requests_started);
+        self.shared.metrics.request_actor_started();
         ctx.notify(Advance);
         ctx.run_interval(Duration::from_millis(500), |act, ctx| {
             let gone = act
