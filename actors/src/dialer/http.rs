@@ -14,8 +14,10 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
+use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use sha2::Sha256;
 use switchboard_storage::{Disposition, FailureRecord};
 use tokio::sync::oneshot;
 
@@ -108,13 +110,14 @@ impl HttpDialer {
 
     /// Whether `signature_hex` signs `body` under the dialer secret (constant time).
     pub fn verify(&self, body: &[u8], signature_hex: &str) -> bool {
-        let expected = signature(&self.secret, body);
-        expected.len() == signature_hex.len()
-            && expected
-                .bytes()
-                .zip(signature_hex.bytes())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0
+        let Ok(presented) = hex::decode(signature_hex) else {
+            return false;
+        };
+        let mut mac = Hmac::<Sha256>::new_from_slice(self.secret.as_bytes())
+            .expect("HMAC takes keys of any length");
+        mac.update(body);
+        // `verify_slice` compares in constant time.
+        mac.verify_slice(&presented).is_ok()
     }
 
     /// Delivers the agent's report of `call_id`; `false` when no call is waiting for it (unknown, already
