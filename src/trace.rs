@@ -140,9 +140,8 @@ pub fn render(request: &Value) -> String {
             step["numContributingCalls"],
         );
         let _ = writeln!(out, "{stem}   schema {}", text(&step["schemaId"]));
-        if let Some(missing) = step["missingFields"].as_array().filter(|m| !m.is_empty()) {
-            let names: Vec<String> = missing.iter().map(text).collect();
-            let _ = writeln!(out, "{stem}   missing {}", names.join(", "));
+        if let Some(missing) = names(&step["missingFields"]) {
+            let _ = writeln!(out, "{stem}   missing {missing}");
         }
         let in_step: Vec<&Value> = calls
             .iter()
@@ -165,9 +164,8 @@ pub fn render(request: &Value) -> String {
                 text(&call["callDuration"]),
                 call["callSummary"].as_str().unwrap_or_default(),
             );
-            if let Some(fields) = call["fieldsCaptured"].as_array().filter(|f| !f.is_empty()) {
-                let names: Vec<String> = fields.iter().map(text).collect();
-                let _ = writeln!(out, "{stem}        captured {}", names.join(", "));
+            if let Some(captured) = names(&call["fieldsCaptured"]) {
+                let _ = writeln!(out, "{stem}        captured {captured}");
             }
         }
     }
@@ -194,14 +192,17 @@ pub fn render(request: &Value) -> String {
             let _ = writeln!(out, "  {field} = {}   <- {origin}", text(value));
         }
     }
-    if let Some(missing) = request["missingFields"]
-        .as_array()
-        .filter(|m| !m.is_empty())
-    {
-        let names: Vec<String> = missing.iter().map(text).collect();
-        let _ = writeln!(out, "missing {}", names.join(", "));
+    if let Some(missing) = names(&request["missingFields"]) {
+        let _ = writeln!(out, "missing {missing}");
     }
     out
+}
+
+/// A non-empty JSON array of names, comma-separated.
+fn names(list: &Value) -> Option<String> {
+    let items = list.as_array().filter(|items| !items.is_empty())?;
+    let names: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+    Some(names.join(", "))
 }
 
 #[cfg(test)]
