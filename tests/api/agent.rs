@@ -120,17 +120,6 @@ async fn report(
     status_and_json(response).await
 }
 
-async fn wait_state(app: &TestApp, token: &str, id: &str) -> Value {
-    for _ in 0..400 {
-        let (_, body) = status_and_json(app.get(&format!("/v1/requests/{id}"), token).await).await;
-        if body["state"] != "PROCESSING" {
-            return body;
-        }
-        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("request {id} stayed PROCESSING");
-}
-
 #[actix_web::test]
 async fn a_voice_agent_gets_a_signed_job_and_its_signed_outcome_completes_the_request() {
     let agent = FakeAgent::default();
@@ -176,7 +165,7 @@ async fn a_voice_agent_gets_a_signed_job_and_its_signed_outcome_completes_the_re
     let (status, body) = report(&app, call_id, &outcome, None).await;
     assert_eq!((status, body), (200, json!({ "accepted": true })));
 
-    let done = wait_state(&app, &token, &id).await;
+    let done = app.wait_terminal(&token, &id).await;
     assert_eq!(done["state"], "SUCCESS");
     assert_eq!(done["callDuration"], "00:07:01");
     assert_eq!(done["callSummary"], "Benefits verified.");
@@ -190,7 +179,7 @@ async fn an_agent_that_never_reports_leads_to_redials_then_unable_to_reach_a_hum
     let app = app_with_agent(&agent.start().await, 1).await;
     let token = app.live_token().await;
     let id = create(&app, &token).await;
-    let done = wait_state(&app, &token, &id).await;
+    let done = app.wait_terminal(&token, &id).await;
     assert_eq!(done["state"], "FAILURE");
     assert_eq!(done["error"]["errorCode"], "UNABLE_TO_REACH_HUMAN_IN_TIME");
     assert_eq!(
@@ -206,7 +195,7 @@ async fn an_agent_that_refuses_the_job_fails_the_call_as_a_system_error() {
     let app = app_with_agent("http://127.0.0.1:9/calls", 60).await;
     let token = app.live_token().await;
     let id = create(&app, &token).await;
-    let done = wait_state(&app, &token, &id).await;
+    let done = app.wait_terminal(&token, &id).await;
     assert_eq!(done["state"], "FAILURE");
     assert_eq!(
         (

@@ -22,18 +22,6 @@ async fn state_of(app: &TestApp, token: &str, id: &str) -> String {
     body["state"].as_str().unwrap().to_owned()
 }
 
-/// Polls until the request leaves PROCESSING, for at most ten seconds.
-async fn settle(app: &TestApp, token: &str, id: &str) -> String {
-    for _ in 0..400 {
-        let state = state_of(app, token, id).await;
-        if state != "PROCESSING" {
-            return state;
-        }
-        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
-    }
-    "PROCESSING".to_owned()
-}
-
 #[actix_web::test]
 async fn a_request_runs_on_its_booked_day_and_not_before() {
     let mut config = TestConfig::default();
@@ -63,7 +51,7 @@ async fn a_request_runs_on_its_booked_day_and_not_before() {
         .unwrap()
         .to_owned();
 
-    assert_eq!(settle(&app, &token, &today).await, "SUCCESS");
+    assert_eq!(app.wait_terminal(&token, &today).await["state"], "SUCCESS");
     actix_web::rt::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(
         state_of(&app, &token, &tomorrow).await,
@@ -76,7 +64,10 @@ async fn a_request_runs_on_its_booked_day_and_not_before() {
 
     app.advance_clock(86_400).await;
     let token = app.sandbox_token().await;
-    assert_eq!(settle(&app, &token, &tomorrow).await, "SUCCESS");
+    assert_eq!(
+        app.wait_terminal(&token, &tomorrow).await["state"],
+        "SUCCESS"
+    );
 }
 
 #[actix_web::test]
@@ -108,7 +99,7 @@ async fn run_to_end(app: &TestApp, token: &str) -> Value {
         .unwrap();
     let (_, created) = status_and_json(response).await;
     let id = created["requestId"].as_str().unwrap().to_owned();
-    assert_eq!(settle(app, token, &id).await, "SUCCESS");
+    assert_eq!(app.wait_terminal(token, &id).await["state"], "SUCCESS");
     status_and_json(app.get(&format!("/v1/requests/{id}"), token).await)
         .await
         .1

@@ -208,6 +208,24 @@ impl TestApp {
         request.send().await.unwrap()
     }
 
+    /// Polls the single read until the request leaves PROCESSING (at most 20 s) and returns that read.
+    pub async fn wait_terminal(&self, token: &str, id: &str) -> Value {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let (status, body) =
+                status_and_json(self.get(&format!("/v1/requests/{id}"), token).await).await;
+            assert_eq!(status, 200, "{body}");
+            if body["state"] != "PROCESSING" {
+                return body;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "request {id} not terminal: {body}"
+            );
+            actix_web::rt::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
     /// Moves the manual clock forward.
     pub async fn advance_clock(&self, seconds: i64) {
         let response = self

@@ -100,19 +100,6 @@ fn sandbox_item(webhook_url: Option<&str>) -> Value {
     item
 }
 
-/// Polls until the request leaves PROCESSING, for at most ten seconds.
-async fn settle(app: &TestApp, token: &str, id: &str) -> String {
-    for _ in 0..400 {
-        let (_, body) = status_and_json(app.get(&format!("/v1/requests/{id}"), token).await).await;
-        let state = body["state"].as_str().unwrap().to_owned();
-        if state != "PROCESSING" {
-            return state;
-        }
-        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
-    }
-    "PROCESSING".to_owned()
-}
-
 #[actix_web::test]
 async fn metrics_expose_http_traffic_request_states_calls_webhooks_and_flushes() {
     let receiver = Receiver::start().await;
@@ -150,7 +137,11 @@ async fn metrics_expose_http_traffic_request_states_calls_webhooks_and_flushes()
     assert_eq!(status, 200, "{created}");
     for item in created["requests"].as_array().unwrap() {
         let id = item["requestId"].as_str().unwrap();
-        assert_eq!(settle(&app, &token, id).await, "SUCCESS", "request {id}");
+        assert_eq!(
+            app.wait_terminal(&token, id).await["state"],
+            "SUCCESS",
+            "request {id}"
+        );
     }
 
     let delivered = |text: &str| {

@@ -1,7 +1,6 @@
 //! `switchboard trace <requestId>` against a running server.
 
 use std::process::Command;
-use std::time::Duration;
 
 use serde_json::json;
 
@@ -33,16 +32,7 @@ async fn trace_prints_the_call_flow_tree_with_the_source_of_every_answer() {
         .unwrap();
     let (_, created) = status_and_json(response).await;
     let id = created["requestId"].as_str().unwrap().to_owned();
-    let mut read = json!({});
-    for _ in 0..400 {
-        read = status_and_json(app.get(&format!("/v1/requests/{id}"), &token).await)
-            .await
-            .1;
-        if read["state"] != "PROCESSING" {
-            break;
-        }
-        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
-    }
+    let read = app.wait_terminal(&token, &id).await;
     assert_eq!(read["state"], "SUCCESS");
 
     let address = app.address.clone();

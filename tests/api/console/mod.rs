@@ -77,18 +77,9 @@ pub async fn create_scenario(app: &TestApp, token: &str, scenario: &str, n: usiz
     created["requestId"].as_str().unwrap().to_owned()
 }
 
-/// Polls the single read until the request is terminal (at most 20 s); returns that read.
+/// Polls the single read until the request is terminal; returns that read.
 pub async fn wait_terminal(app: &TestApp, token: &str, id: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let (status, body) = console_get(app, &format!("/v1/requests/{id}"), token).await;
-        assert_eq!(status, 200, "{body}");
-        if body["state"] != "PROCESSING" {
-            return body;
-        }
-        assert!(Instant::now() < deadline, "{id} not terminal: {body}");
-        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
-    }
+    app.wait_terminal(token, id).await
 }
 
 fn ids(list: &Value) -> Vec<String> {
