@@ -169,6 +169,8 @@ async fn protected_routes_reject_missing_malformed_and_forged_tokens() {
         "/v1/schemas",
         "/v1/schemas/vob-basic",
         "/v1/schemas/vob-basic/required-inputs",
+        "/v1/requests",
+        "/v1/requests/some-request-id",
     ] {
         for (description, header, message_part, rfc_error) in &cases {
             let mut request = app.client.get(app.url(path));
@@ -246,6 +248,8 @@ async fn a_token_of_a_deleted_account_gets_account_not_found() {
         "/v1/schemas",
         "/v1/schemas/vob-basic",
         "/v1/schemas/vob-basic/required-inputs",
+        "/v1/requests",
+        "/v1/requests/some-request-id",
     ] {
         let (status, body) = status_and_json(app.get(path, &token).await).await;
         assert_eq!(status, 404, "{path}");
