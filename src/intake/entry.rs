@@ -1,8 +1,13 @@
 //! One request item (service-interface 4.6): shape, schema, payer, inputs, number.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 use switchboard_actors::scheduler::RequestDraft;
-use switchboard_storage::{DialTarget, Feature, NumberSource, RequestRecord, Scope};
+use switchboard_storage::{
+    DialTarget, Feature, NumberSource, RequestRecord, SchemaVersionRecord, Scope,
+};
 
 use super::payer_lookup::{decide, find_number};
 use crate::auth::Caller;
@@ -13,6 +18,10 @@ use crate::payers::PayerDirectory;
 use crate::routes::schemas::{input_lists, usable_schema};
 use crate::state::AppState;
 use crate::validation::{validate_inputs, InputRules, MemberIdRules};
+
+/// The schemas one POST has looked up, so a batch reads and decodes each schema once and all its entries
+/// see the same version.
+pub type SchemaMemo = HashMap<String, Arc<SchemaVersionRecord>>;
 
 /// What became of one request item.
 #[derive(Debug)]
@@ -38,6 +47,7 @@ pub fn prepare_entry(
     state: &AppState,
     caller: &Caller,
     directory: &PayerDirectory,
+    schemas: &mut SchemaMemo,
     item: &Value,
     mode: EntryMode,
 ) -> Result<Prepared, ApiError> {
@@ -79,9 +89,17 @@ pub fn prepare_entry(
     let ai_only = optional_bool(item, "aiOnly")?;
     let onshore_only = optional_bool(item, "onshoreOnly")?;
 
-    let schema = SchemaId::try_from(schema_id.clone())
-        .map_err(|_| ApiError::schema_not_found(&schema_id))
-        .and_then(|id| usable_schema(state, caller, &id));
+    let schema = match schemas.get(&schema_id) {
+        Some(known) => Ok(Arc::clone(known)),
+        None => SchemaId::try_from(schema_id.clone())
+            .map_err(|_| ApiError::schema_not_found(&schema_id))
+            .and_then(|id| usable_schema(state, caller, &id))
+            .map(|found| {
+                let found = Arc::new(found);
+                schemas.insert(schema_id.clone(), Arc::clone(&found));
+                found
+            }),
+    };
     let schema = match (schema, mode) {
         (Err(e), EntryMode::Batch) if e.code() == Code::SchemaNotFound => {
             return Err(ApiError::invalid_request(format!(

@@ -4,4 +4,4 @@
 mod entry;
 pub mod payer_lookup;
 
-pub use entry::{prepare_entry, EntryMode, Prepared};
+pub use entry::{prepare_entry, EntryMode, Prepared, SchemaMemo};

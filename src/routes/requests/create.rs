@@ -13,7 +13,7 @@ use switchboard_actors::webhooks::{check_target, TargetError};
 
 use crate::auth::Caller;
 use crate::errors::{ApiError, Code};
-use crate::intake::{prepare_entry, EntryMode, Prepared};
+use crate::intake::{prepare_entry, EntryMode, Prepared, SchemaMemo};
 use crate::state::AppState;
 use crate::wire::created_out;
 
@@ -48,7 +48,15 @@ async fn create_single(
     caller: &Caller,
     item: &Value,
 ) -> Result<HttpResponse, ApiError> {
-    let prepared = prepare_entry(state, caller, &state.directory(), item, EntryMode::Single)?;
+    let mut schemas = SchemaMemo::new();
+    let prepared = prepare_entry(
+        state,
+        caller,
+        &state.directory(),
+        &mut schemas,
+        item,
+        EntryMode::Single,
+    )?;
     let record = match check_webhook_target(state, prepared).await? {
         Prepared::Replay(original) => *original,
         Prepared::Draft(draft) => {
@@ -74,6 +82,7 @@ async fn create_batch(
     // decided before its own body is looked at, as a replay of an earlier POST is.
     let (mut drafts, mut slots) = (Vec::new(), Vec::with_capacity(items.len()));
     let mut first_use: HashMap<String, usize> = HashMap::new();
+    let mut schemas = SchemaMemo::new();
     for item in items {
         let internal_id = item
             .get("internalId")
@@ -83,7 +92,14 @@ async fn create_batch(
             slots.push(Ok(Slot::Booked(index)));
             continue;
         }
-        let entry = match prepare_entry(state, caller, &directory, item, EntryMode::Batch) {
+        let entry = match prepare_entry(
+            state,
+            caller,
+            &directory,
+            &mut schemas,
+            item,
+            EntryMode::Batch,
+        ) {
             Ok(entry) => check_webhook_target(state, entry).await,
             Err(error) => Err(error),
         };
