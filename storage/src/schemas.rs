@@ -47,10 +47,13 @@ impl Store {
                     .map(|b| decode(&b))
                     .transpose()
                     .map_err(ConflictableTransactionError::Abort)?;
-                let version = match (&current, publish) {
+                // The version to publish, or `None` when only the flags change.
+                let new_version = match (&current, publish) {
                     (None, PublishRule::Always { first_version })
-                    | (None, PublishRule::IfChanged { first_version }) => first_version.max(1),
-                    (Some(head), PublishRule::Always { .. }) => head.latest_version + 1,
+                    | (None, PublishRule::IfChanged { first_version }) => {
+                        Some(first_version.max(1))
+                    }
+                    (Some(head), PublishRule::Always { .. }) => Some(head.latest_version + 1),
                     (Some(head), PublishRule::IfChanged { first_version }) => {
                         let latest: Option<SchemaVersionRecord> = versions
                             .get(schema_version_key(id, head.latest_version))?
@@ -60,27 +63,26 @@ impl Store {
                         let same_content = latest.is_some_and(|l| &l.definition == definition);
                         let same_flags =
                             head.retired == flags.retired && head.hidden == flags.hidden;
-                        if same_content && same_flags {
-                            return Ok(head.clone());
-                        }
-                        if same_content {
-                            0 // flags only
-                        } else {
-                            (head.latest_version + 1).max(first_version)
+                        match (same_content, same_flags) {
+                            (true, true) => return Ok(head.clone()),
+                            (true, false) => None,
+                            (false, _) => Some((head.latest_version + 1).max(first_version)),
                         }
                     }
                 };
-                let latest_version = if version == 0 {
-                    current.as_ref().map_or(1, |h| h.latest_version)
-                } else {
-                    let record = SchemaVersionRecord {
-                        id: id.to_owned(),
-                        version,
-                        published_at: now,
-                        definition: definition.clone(),
-                    };
-                    versions.insert(schema_version_key(id, version), encode(&record))?;
-                    version
+                let latest_version = match (new_version, &current) {
+                    (Some(version), _) => {
+                        let record = SchemaVersionRecord {
+                            id: id.to_owned(),
+                            version,
+                            published_at: now,
+                            definition: definition.clone(),
+                        };
+                        versions.insert(schema_version_key(id, version), encode(&record))?;
+                        version
+                    }
+                    (None, Some(head)) => head.latest_version,
+                    (None, None) => unreachable!("a flags-only change needs an existing head"),
                 };
                 let head = SchemaHeadRecord {
                     id: id.to_owned(),
