@@ -25,6 +25,8 @@ pub enum Reply {
     Status(u16),
     /// Hold the request this long, then answer with this status (slow endpoints, timeouts).
     Delay(Duration, u16),
+    /// Answer 307 Temporary Redirect to this path of the same receiver.
+    Redirect(&'static str),
 }
 
 /// One request as it arrived.
@@ -186,6 +188,11 @@ async fn answer(
         Reply::Delay(wait, status) => {
             actix_web::rt::time::sleep(wait).await;
             status
+        }
+        Reply::Redirect(path) => {
+            return HttpResponse::TemporaryRedirect()
+                .insert_header(("Location", path))
+                .finish()
         }
     };
     HttpResponse::build(StatusCode::from_u16(status).unwrap()).finish()

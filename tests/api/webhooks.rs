@@ -648,6 +648,27 @@ async fn a_401_or_403_ends_the_round_without_inline_retries_and_the_next_round_r
     assert_eq!(rounds, [(0, 1, 401), (1, 1, 403), (2, 1, 200)], "{log}");
 }
 
+#[actix_web::test]
+async fn a_redirect_is_not_followed_and_the_delivery_waits_for_its_next_round() {
+    let receiver = Receiver::start().await;
+    receiver.respond_with(vec![Reply::Redirect("/elsewhere")]);
+    let app = spawn_app_with(&config()).await;
+    let api = Api::of(&app);
+    let id = api
+        .create(
+            &api.sandbox_token().await,
+            &sandbox_to(&receiver.url("/hook")),
+        )
+        .await;
+
+    receiver.wait_for(1, LIMIT).await;
+    let log = api.wait_pending_for(&id, 1).await;
+    actix_web::rt::time::sleep(QUIET).await;
+    let paths: Vec<String> = receiver.received().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(paths, ["/hook"], "the Location is never requested");
+    assert_eq!(attempts(&log)[0]["statusCode"], 307, "{log}");
+}
+
 // ---- 7. delayed rounds and exhaustion ---------------------------------------------------------------
 
 #[actix_web::test]
