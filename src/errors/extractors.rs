@@ -28,10 +28,13 @@ pub fn path_config() -> web::PathConfig {
     })
 }
 
-/// `QueryConfig` with the envelope.
+/// `QueryConfig` with the envelope. The deserializer's text ("number too large to fit in target type")
+/// names Rust types, not parameters, so it goes to the log and the client gets a plain message; handlers
+/// that take numbers read them as text and parse them with their own messages.
 pub fn query_config() -> web::QueryConfig {
-    web::QueryConfig::default().error_handler(|e: QueryPayloadError, _| {
-        ApiError::invalid_request(format!("Invalid query parameter: {e}")).into()
+    web::QueryConfig::default().error_handler(|e: QueryPayloadError, req| {
+        tracing::debug!(error = %e, path = req.path(), "query string rejected");
+        ApiError::invalid_request("The query string has a parameter with an invalid value").into()
     })
 }
 

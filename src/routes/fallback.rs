@@ -1,4 +1,9 @@
-use actix_web::{web, HttpRequest, HttpResponse, Resource};
+//! What answers when no route fits: 404 for an unknown path, and 405 with an `Allow` header (RFC 9110
+//! section 15.5.6) for a known path asked with a method it does not serve.
+
+use actix_web::dev::{AppService, HttpServiceFactory};
+use actix_web::http::{header, Method};
+use actix_web::{web, FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder};
 
 use crate::errors::{ApiError, Code};
 
@@ -10,15 +15,69 @@ pub async fn not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
     ))
 }
 
-/// A resource whose unmatched methods answer 405. Without an explicit default, a resource inherits the
-/// app's default service and a wrong method would look like a missing route.
-pub fn resource(path: &str) -> Resource {
-    web::resource(path).default_service(web::to(method_not_allowed))
+/// A resource whose unmatched methods answer 405 naming the methods it serves. Without an explicit
+/// default, a resource inherits the app's default service and a wrong method would look like a missing
+/// route; and only the builder knows which methods it was given, so it keeps the list for `Allow`.
+pub fn resource(path: &str) -> Endpoint {
+    Endpoint {
+        resource: web::resource(path),
+        methods: Vec::new(),
+    }
 }
 
-async fn method_not_allowed(req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    Err(ApiError::new(
+/// A [`Resource`] being built, with the methods registered on it so far.
+pub struct Endpoint {
+    resource: Resource,
+    methods: Vec<Method>,
+}
+
+macro_rules! method {
+    ($name:ident, $method:ident) => {
+        #[doc = concat!("Serves ", stringify!($method), " with `handler`.")]
+        pub fn $name<F, Args>(mut self, handler: F) -> Endpoint
+        where
+            F: Handler<Args>,
+            Args: FromRequest + 'static,
+            F::Output: Responder + 'static,
+        {
+            self.methods.push(Method::$method);
+            self.resource = self.resource.$name(handler);
+            self
+        }
+    };
+}
+
+impl Endpoint {
+    method!(get, GET);
+    method!(post, POST);
+    method!(put, PUT);
+    method!(delete, DELETE);
+}
+
+impl HttpServiceFactory for Endpoint {
+    fn register(self, config: &mut AppService) {
+        let allow = self
+            .methods
+            .iter()
+            .map(Method::as_str)
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.resource
+            .default_service(web::to(move |req: HttpRequest| {
+                let allow = allow.clone();
+                async move { method_not_allowed(&req, &allow) }
+            }))
+            .register(config)
+    }
+}
+
+fn method_not_allowed(req: &HttpRequest, allow: &str) -> HttpResponse {
+    let mut response = actix_web::ResponseError::error_response(&ApiError::new(
         Code::MethodNotAllowed,
         format!("Method {} is not allowed on {}", req.method(), req.path()),
-    ))
+    ));
+    if let Ok(value) = header::HeaderValue::from_str(allow) {
+        response.headers_mut().insert(header::ALLOW, value);
+    }
+    response
 }

@@ -7,10 +7,11 @@ use crate::errors::{ApiError, Code};
 use crate::recordings::synthesize;
 use crate::state::AppState;
 
-/// The signature parameters of a link.
+/// The signature parameters of a link. `expires` is read as text and parsed here, so a value out of the
+/// integer range gets this API's own message rather than the query deserializer's.
 #[derive(Deserialize)]
 pub struct LinkQuery {
-    expires: Option<i64>,
+    expires: Option<String>,
     signature: Option<String>,
 }
 
@@ -20,9 +21,15 @@ pub async fn download(
     call_id: web::Path<String>,
     query: web::Query<LinkQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (Some(expires), Some(signature)) = (query.expires, query.signature.as_deref()) else {
+    let (Some(expires), Some(signature)) = (query.expires.as_deref(), query.signature.as_deref())
+    else {
         return Err(ApiError::invalid_request(
             "A recording link needs its expires and signature parameters",
+        ));
+    };
+    let Ok(expires) = expires.trim().parse::<i64>() else {
+        return Err(ApiError::invalid_request(
+            "expires must be a whole number of seconds since 1970-01-01 (as in the link)",
         ));
     };
     if !state

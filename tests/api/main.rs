@@ -9,6 +9,7 @@ mod dispatch;
 mod envelopes;
 mod health;
 mod helpers;
+mod interop;
 mod metrics;
 mod openapi;
 mod orchestration;

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use switchboard_storage::{
-    CallRecord, Disposition, FailureRecord, Modality, NumberSource, RequestState, RunRecord,
-    SchemaVersionRecord, StepRecord, StepState,
+    CallRecord, Disposition, Environment, FailureRecord, Modality, NumberSource, RequestState,
+    RunRecord, SchemaVersionRecord, StepRecord, StepState,
 };
 
 /// Calls a step may place before it gives up (the first call and two redials).
@@ -39,11 +39,13 @@ pub fn required_fields(schema: &SchemaVersionRecord) -> Vec<String> {
         .collect()
 }
 
-/// Decides a step's next move from its finished calls (in order). `first_number` is the request's dial target.
+/// Decides a step's next move from its finished calls (in order). `first_number` is the request's dial
+/// target; `environment` decides how a wrong-number failure is attributed (see [`attribute`]).
 pub fn next_step_move(
     calls: &[&CallRecord],
     required: &[String],
     first_number: Option<(&str, NumberSource)>,
+    environment: Environment,
 ) -> StepDecision {
     let Some(last) = calls.last() else {
         return match first_number {
@@ -103,14 +105,35 @@ pub fn next_step_move(
                 .clone()
                 .unwrap_or_else(|| failure("SYSTEM_ERROR", "OTHER", "The call failed")),
             last.number_source,
+            environment,
         )),
     }
 }
 
 /// Applies the dialing-number attribution table (7.3) to a generic wrong-number failure.
-pub fn attribute(failure_record: FailureRecord, source: NumberSource) -> FailureRecord {
+///
+/// A dialer cannot know where the number it dialed came from, so production calls report the generic
+/// `PHONE_NUMBER_INCORRECT` and the step, which recorded the source, replaces it with the specific code.
+/// Sandbox calls are scripted instead: `failure:PHONE_NUMBER_INCORRECT` asks for the generic code itself,
+/// as clients meet it on calls whose source was not recorded, so there the code stays and only its
+/// category follows the source (`SYSTEM_ERROR` when Switchboard looked the number up, else `NOT_FOUND`).
+pub fn attribute(
+    failure_record: FailureRecord,
+    source: NumberSource,
+    environment: Environment,
+) -> FailureRecord {
     if failure_record.code != "PHONE_NUMBER_INCORRECT" {
         return failure_record;
+    }
+    if environment == Environment::Sandbox {
+        let category = match source {
+            NumberSource::Directory => "SYSTEM_ERROR",
+            NumberSource::Referral | NumberSource::Input | NumberSource::PhoneBook => "NOT_FOUND",
+        };
+        return FailureRecord {
+            category: category.to_owned(),
+            ..failure_record
+        };
     }
     let (category, code) = match source {
         NumberSource::Directory => ("SYSTEM_ERROR", "MATCHED_PHONE_NUMBER_INCORRECT"),

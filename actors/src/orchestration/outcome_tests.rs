@@ -68,7 +68,8 @@ fn a_fresh_step_dials_the_requests_number_or_fails_without_one() {
         next_step_move(
             &[],
             &required(),
-            Some(("8005550123", NumberSource::Directory))
+            Some(("8005550123", NumberSource::Directory)),
+            Environment::Production,
         ),
         StepDecision::Dial {
             number: "8005550123".into(),
@@ -76,7 +77,7 @@ fn a_fresh_step_dials_the_requests_number_or_fails_without_one() {
         }
     );
     assert!(matches!(
-        next_step_move(&[], &required(), None),
+        next_step_move(&[], &required(), None, Environment::Production),
         StepDecision::Fail(_)
     ));
 }
@@ -85,12 +86,17 @@ fn a_fresh_step_dials_the_requests_number_or_fails_without_one() {
 fn voicemail_and_hold_timeouts_redial_until_the_budget_is_spent() {
     let one = call(1, "s", Disposition::Voicemail, &[]);
     assert!(matches!(
-        next_step_move(&[&one], &required(), None),
+        next_step_move(&[&one], &required(), None, Environment::Production),
         StepDecision::Dial { .. }
     ));
     let two = call(2, "s", Disposition::HoldTimeout, &[]);
     let three = call(3, "s", Disposition::Voicemail, &[]);
-    match next_step_move(&[&one, &two, &three], &required(), None) {
+    match next_step_move(
+        &[&one, &two, &three],
+        &required(),
+        None,
+        Environment::Production,
+    ) {
         StepDecision::Fail(f) => assert_eq!(
             (f.category.as_str(), f.code.as_str()),
             ("SYSTEM_ERROR", "UNABLE_TO_REACH_HUMAN_IN_TIME")
@@ -103,7 +109,7 @@ fn voicemail_and_hold_timeouts_redial_until_the_budget_is_spent() {
 fn a_referral_redials_the_given_number_as_a_referral() {
     let referred = call(1, "s", Disposition::Referred, &[]);
     assert_eq!(
-        next_step_move(&[&referred], &required(), None),
+        next_step_move(&[&referred], &required(), None, Environment::Production),
         StepDecision::Dial {
             number: "8885550111".into(),
             source: NumberSource::Referral
@@ -115,17 +121,22 @@ fn a_referral_redials_the_given_number_as_a_referral() {
 fn a_completed_call_with_every_required_field_succeeds_the_step() {
     let done = call(1, "s", Disposition::Completed, &[("a", "1"), ("b", "2")]);
     assert_eq!(
-        next_step_move(&[&done], &required(), None),
+        next_step_move(&[&done], &required(), None, Environment::Production),
         StepDecision::Succeed
     );
     let partial = call(1, "s", Disposition::Completed, &[("a", "1")]);
     assert!(matches!(
-        next_step_move(&[&partial], &required(), None),
+        next_step_move(&[&partial], &required(), None, Environment::Production),
         StepDecision::Dial { .. }
     ));
     let rest = call(2, "s", Disposition::Completed, &[("b", "2")]);
     assert_eq!(
-        next_step_move(&[&partial, &rest], &required(), None),
+        next_step_move(
+            &[&partial, &rest],
+            &required(),
+            None,
+            Environment::Production
+        ),
         StepDecision::Succeed,
         "captures add up across redials"
     );
@@ -134,7 +145,7 @@ fn a_completed_call_with_every_required_field_succeeds_the_step() {
 #[test]
 fn a_failed_call_fails_the_step_with_its_code() {
     let failed = call(1, "s", Disposition::Failed, &[]);
-    match next_step_move(&[&failed], &required(), None) {
+    match next_step_move(&[&failed], &required(), None, Environment::Production) {
         StepDecision::Fail(f) => assert_eq!(f.code, "MEMBER_NOT_FOUND"),
         other => panic!("{other:?}"),
     }
@@ -166,7 +177,7 @@ fn wrong_number_failures_are_attributed_by_where_the_number_came_from() {
         ),
     ];
     for (source, category, code) in cases {
-        let attributed = attribute(generic.clone(), source);
+        let attributed = attribute(generic.clone(), source, Environment::Production);
         assert_eq!(
             (attributed.category.as_str(), attributed.code.as_str()),
             (category, code),
@@ -174,7 +185,45 @@ fn wrong_number_failures_are_attributed_by_where_the_number_came_from() {
         );
     }
     let other = failure("NOT_FOUND", "MEMBER_NOT_FOUND", "m");
-    assert_eq!(attribute(other.clone(), NumberSource::Directory), other);
+    assert_eq!(
+        attribute(
+            other.clone(),
+            NumberSource::Directory,
+            Environment::Production
+        ),
+        other
+    );
+}
+
+#[test]
+fn a_scripted_sandbox_wrong_number_keeps_the_generic_code_under_its_sources_category() {
+    let generic = failure("NOT_FOUND", "PHONE_NUMBER_INCORRECT", "wrong number");
+    for (source, category) in [
+        (NumberSource::Directory, "SYSTEM_ERROR"),
+        (NumberSource::Referral, "NOT_FOUND"),
+        (NumberSource::Input, "NOT_FOUND"),
+        (NumberSource::PhoneBook, "NOT_FOUND"),
+    ] {
+        let kept = attribute(generic.clone(), source, Environment::Sandbox);
+        assert_eq!(
+            (
+                kept.category.as_str(),
+                kept.code.as_str(),
+                kept.message.as_str()
+            ),
+            (category, "PHONE_NUMBER_INCORRECT", "wrong number"),
+            "{source:?}"
+        );
+    }
+    let specific = failure("NOT_FOUND", "INPUT_PHONE_NUMBER_INCORRECT", "i");
+    assert_eq!(
+        attribute(
+            specific.clone(),
+            NumberSource::Directory,
+            Environment::Sandbox
+        ),
+        specific
+    );
 }
 
 #[test]

@@ -143,7 +143,7 @@ impl StepActor {
                     .retain(|f| !electronic.captured.contains_key(f));
             }
         }
-        match next_step_move(&calls, &self.required, first) {
+        match next_step_move(&calls, &self.required, first, record.environment) {
             StepDecision::Dial { number, source } => {
                 let call = CallRecord {
                     id: uuid::Uuid::now_v7().to_string(),

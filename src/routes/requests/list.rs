@@ -35,14 +35,16 @@ pub async fn list_requests(
 ) -> Result<HttpResponse, ApiError> {
     let page_size = match query.page_size.as_deref().map(str::trim) {
         None | Some("") => DEFAULT_PAGE_SIZE,
-        Some(raw) => match raw.parse::<usize>() {
-            Ok(0) | Err(_) => {
-                return Err(ApiError::invalid_request(format!(
-                    "pageSize must be a positive integer, got {raw:?}"
-                )))
+        // Any positive count is accepted and capped; digits too many for a number are still a count
+        // above the cap, not a malformed parameter.
+        Some(raw) if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) => {
+            match raw.parse::<usize>() {
+                Ok(0) => return Err(page_size_error(raw)),
+                Ok(n) => n.min(MAX_PAGE_SIZE),
+                Err(_) => MAX_PAGE_SIZE,
             }
-            Ok(n) => n.min(MAX_PAGE_SIZE),
-        },
+        }
+        Some(raw) => return Err(page_size_error(raw)),
     };
     let scope = Scope::new(caller.account.id.clone(), caller.environment);
     let batch = query
@@ -120,8 +122,16 @@ pub async fn list_requests(
     Ok(HttpResponse::Ok().json(body))
 }
 
+/// A `YYYY-MM-DD` query parameter. Only an absent parameter takes the default: `dateFrom=` (empty or
+/// blank) is a date the client wrote and got wrong, so it answers 400 like any other invalid date.
+fn page_size_error(raw: &str) -> ApiError {
+    ApiError::invalid_request(format!(
+        "pageSize must be a whole number from 1 to {MAX_PAGE_SIZE}, got {raw:?}"
+    ))
+}
+
 pub(crate) fn parse_day(name: &str, raw: Option<&str>) -> Result<Option<NaiveDate>, ApiError> {
-    let Some(raw) = raw.map(str::trim).filter(|r| !r.is_empty()) else {
+    let Some(raw) = raw.map(str::trim) else {
         return Ok(None);
     };
     let strict = raw.len() == 10 && raw.as_bytes()[4] == b'-' && raw.as_bytes()[7] == b'-';

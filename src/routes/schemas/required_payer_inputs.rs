@@ -49,23 +49,32 @@ pub async fn required_payer_inputs(
             names.len()
         )));
     }
+    // The array must hold strings: a number or an object is a malformed body, not a payer name that
+    // failed to resolve. Only a blank string is a per-payer error (4.5).
+    let names = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            name.as_str().ok_or_else(|| {
+                ApiError::invalid_request(format!(
+                    "payerNames must be an array of strings; entry {i} is {}",
+                    json_kind(name)
+                ))
+            })
+        })
+        .collect::<Result<Vec<&str>, ApiError>>()?;
     let schema = usable_schema(&state, &caller, &schema_id)?;
     let (required, optional) = input_lists(&schema.definition, &caller.account);
     let directory = state.directory();
     let payers: Vec<Value> = names
         .iter()
-        .map(|name| match name.as_str().map(str::trim) {
-            None => json!({
-                "inputPayerName": name,
-                "errorCode": "INVALID_PAYER_NAME",
-                "message": "Payer name must be a string",
-            }),
-            Some("") => json!({
+        .map(|name| match name.trim() {
+            "" => json!({
                 "inputPayerName": name,
                 "errorCode": "INVALID_PAYER_NAME",
                 "message": "Payer name must not be blank",
             }),
-            Some(trimmed) => match directory.resolve(trimmed, None) {
+            trimmed => match directory.resolve(trimmed, None) {
                 Some(found) => {
                     let mut fields = found.payer.required_inputs.clone();
                     fields.sort();
@@ -90,4 +99,16 @@ pub async fn required_payer_inputs(
         "optionalInputs": { "fields": optional },
         "payers": payers,
     })))
+}
+
+/// "a number", "an object", ...: what a JSON value is, for a message that names no internal type.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }

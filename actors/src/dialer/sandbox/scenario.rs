@@ -124,8 +124,9 @@ const MISSING_INPUT_CODES: [&str; 19] = [
     "PROVIDER_SPECIALTY_MISSING",
 ];
 
-/// `NOT_FOUND` incorrect-input codes, plus the generic `PHONE_NUMBER_INCORRECT` (the sandbox never looks
-/// a number up, so the generic code is attributed to the caller's input).
+/// `NOT_FOUND` incorrect-input codes, plus the generic `PHONE_NUMBER_INCORRECT`, reported here under
+/// `NOT_FOUND`: the step, which knows where the dialed number came from, moves it to `SYSTEM_ERROR` when
+/// Switchboard looked the number up (`orchestration::outcome::attribute`).
 const INCORRECT_INPUT_CODES: [&str; 56] = [
     "APPLICATION_ID_INCORRECT",
     "APPLICATION_SUBMISSION_METHOD_INCORRECT",

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use switchboard_storage::{Disposition, FailureRecord, NumberSource};
+use switchboard_storage::{Disposition, Environment, FailureRecord, NumberSource};
 
 use super::*;
 use crate::dialer::sandbox::dice::Dice;
@@ -32,7 +32,10 @@ async fn run_step(
                 assert_well_formed(&schema, &report.captured);
                 return Ok(report.follow_up_requested);
             }
-            Disposition::Failed => return Err(attribute(report.failure.expect("failure"), source)),
+            Disposition::Failed => {
+                let failure = report.failure.expect("failure");
+                return Err(attribute(failure, source, Environment::Production));
+            }
             Disposition::Referred if !last => {
                 number = report.referral_number.expect("referral number");
                 source = NumberSource::Referral;
