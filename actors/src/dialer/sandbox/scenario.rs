@@ -243,6 +243,11 @@ pub fn failure_for_code(code: &str) -> FailureRecord {
                 code_subject(code, "_MISSING")
             ),
         ),
+        FailureKind::IncorrectInput if code == "PHONE_NUMBER_INCORRECT" => record(
+            NOT_FOUND,
+            code,
+            "The number dialed did not reach the payer's provider services line.".to_string(),
+        ),
         FailureKind::IncorrectInput => record(
             NOT_FOUND,
             code,

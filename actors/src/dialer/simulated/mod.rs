@@ -255,10 +255,7 @@ const DENIED: &str = "DENIED";
 
 /// Marks `report` failed with `code` and returns the failure.
 fn fail(report: &mut CallReport, code: &str) -> FailureRecord {
-    let failure = match code {
-        WRONG_NUMBER_CODE => wrong_number_failure(),
-        code => failure_for_code(code),
-    };
+    let failure = failure_for_code(code);
     report.disposition = Disposition::Failed;
     report.failure = Some(failure.clone());
     failure
@@ -266,15 +263,6 @@ fn fail(report: &mut CallReport, code: &str) -> FailureRecord {
 
 /// The generic wrong-number code: the step attributes it by the dialed number's source (7.3).
 const WRONG_NUMBER_CODE: &str = "PHONE_NUMBER_INCORRECT";
-
-/// A wrong number, under the category the sandbox table gives the generic code; the step actor replaces
-/// category and code by the dialed number's source.
-fn wrong_number_failure() -> FailureRecord {
-    FailureRecord {
-        message: "The number dialed did not reach the payer's provider services line.".to_string(),
-        ..failure_for_code(WRONG_NUMBER_CODE)
-    }
-}
 
 /// The dice of one call: the sandbox dice over the seed, the inputs plus the dialed number, the step and
 /// the attempt.
