@@ -83,7 +83,7 @@ pub(crate) fn capture(
 
 /// What the electronic channel fills: every required field (`all`), or a part of them fixed by the dice
 /// (half, at least one and never all of them, so a call is still needed).
-pub(super) fn electronic_fields(
+pub(crate) fn electronic_fields(
     schema: &SchemaDefinition,
     dice: &Dice,
     inputs: &BTreeMap<String, String>,
