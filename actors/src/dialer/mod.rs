@@ -45,6 +45,9 @@ pub struct CallJob {
     pub ai_only: bool,
     /// US-based agents only.
     pub onshore_only: bool,
+    /// Answers the request already holds from the electronic channel (primary step only): the call asks
+    /// only for the rest, and what it reports agrees with them.
+    pub known: BTreeMap<String, String>,
 }
 
 /// How a call went, as the dialer reports it.

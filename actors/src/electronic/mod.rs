@@ -14,6 +14,8 @@ pub mod stedi;
 pub mod summary;
 
 #[cfg(test)]
+mod consistency_tests;
+#[cfg(test)]
 #[path = "simulated_tests.rs"]
 mod simulated_tests;
 

@@ -149,7 +149,7 @@ fn generate(scenario: &Scenario, job: &CallJob) -> CallReport {
                     && matches!(scenario, Scenario::FollowUp | Scenario::Partial)
                     && schema.follow_up.is_some(),
             };
-            report.captured = capture(schema, &dice, &job.inputs, answering);
+            report.captured = capture(schema, &dice, &job.inputs, answering, &job.known);
             // Only these scenarios chain the leg; `success` is one step and one call (contract section 4).
             report.follow_up_requested =
                 primary && matches!(scenario, Scenario::FollowUp | Scenario::Partial);

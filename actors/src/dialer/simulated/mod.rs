@@ -166,9 +166,13 @@ impl SimulatedPayerDialer {
         };
         let texts = match outcome {
             Outcome::Completed => {
-                report.captured = capture(schema, &dice, &job.inputs, Answering::default());
+                report.captured =
+                    capture(schema, &dice, &job.inputs, Answering::default(), &job.known);
+                // A denial the electronic answer reported leads to the appeals leg like one said on the call.
+                let mut answers = job.known.clone();
+                answers.extend(report.captured.clone());
                 report.follow_up_requested =
-                    job.step_index == 0 && surfaced_follow_up(job, &report.captured);
+                    job.step_index == 0 && surfaced_follow_up(job, &answers);
                 texts::completed(&ctx, &report.captured, timing)
             }
             Outcome::HoldTimeout | Outcome::Voicemail => {

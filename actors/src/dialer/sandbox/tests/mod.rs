@@ -153,6 +153,7 @@ fn job(scenario: Option<&str>, step_index: usize, attempt: u32, seed: u64) -> Ca
         time_scale: 1_000_000.0,
         ai_only: false,
         onshore_only: false,
+        known: BTreeMap::new(),
     }
 }
 

@@ -217,6 +217,7 @@ fn job(
         time_scale: FAST,
         ai_only: false,
         onshore_only: false,
+        known: BTreeMap::new(),
     }
 }
 
