@@ -7,6 +7,7 @@ pub mod cli;
 pub mod configuration;
 mod console;
 pub mod domain;
+pub mod electronic;
 pub mod errors;
 mod http_metrics;
 pub mod intake;

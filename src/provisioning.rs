@@ -10,8 +10,8 @@ use chrono::{DateTime, Utc};
 use rand::distributions::{Alphanumeric, DistString};
 use sha2::{Digest, Sha256};
 use switchboard_storage::{
-    AccountRecord, CredentialRecord, Environment, FieldCondition, FieldRecord, PayerRecord,
-    PhoneBookEntry, PublishRule, SchemaDefinition, SchemaFlags, StorageError, Store,
+    AccountRecord, CredentialRecord, ElectronicMapping, Environment, FieldCondition, FieldRecord,
+    PayerRecord, PhoneBookEntry, PublishRule, SchemaDefinition, SchemaFlags, StorageError, Store,
 };
 
 use crate::auth::secret_digest;
@@ -193,6 +193,7 @@ pub fn account_record(
             })
             .collect(),
         credentials,
+        provider_name: spec.provider_name.as_ref().map(|n| n.trim().to_owned()),
     }
 }
 
@@ -243,6 +244,20 @@ pub fn schema_definition(spec: &SchemaSpec) -> SchemaDefinition {
                 }),
             })
             .collect(),
+        electronic: electronic_mapping(spec),
+    }
+}
+
+/// The electronic mapping of a validated schema declaration (a field whose mapping does not check is
+/// left out; validation has refused such a declaration before).
+fn electronic_mapping(spec: &SchemaSpec) -> ElectronicMapping {
+    ElectronicMapping {
+        service_type_codes: spec.electronic_service_types.clone(),
+        fields: spec
+            .fields
+            .iter()
+            .filter_map(|f| Some((f.name.clone(), f.electronic_source()?.ok()?)))
+            .collect(),
     }
 }
 
@@ -265,6 +280,7 @@ pub fn payer_record(name: &str, spec: &PayerSpec) -> PayerRecord {
             .map(|p| UsPhone::parse(p).map_or_else(|| p.to_owned(), |p| p.digits().to_owned())),
         required_inputs: spec.required_inputs.clone(),
         electronic: spec.electronic,
+        electronic_payer_id: spec.electronic_payer_id.clone(),
         member_id_prefixes: spec.member_id_prefixes.clone(),
     }
 }

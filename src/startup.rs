@@ -12,6 +12,7 @@ use rand::RngCore;
 use switchboard_actors::dialer::http::HttpDialer;
 use switchboard_actors::dialer::sandbox::SandboxDialer;
 use switchboard_actors::dialer::simulated::SimulatedPayerDialer;
+use switchboard_actors::electronic::sandbox::SandboxElectronic;
 use switchboard_actors::orchestration::{Orchestration, Orchestrator, ResumeActive};
 use switchboard_actors::scheduler::CapacityScheduler;
 use switchboard_actors::webhooks::{WebhookConfig, WebhookDispatcher};
@@ -89,6 +90,8 @@ impl Application {
                 Some(agent) => Arc::new(agent.clone()),
                 None => Arc::new(SimulatedPayerDialer::new()),
             },
+            sandbox_electronic: Arc::new(SandboxElectronic),
+            production_electronic: crate::electronic::channel(&settings)?,
             seed: settings.simulation.seed,
             time_scale: settings.simulation.time_scale,
             dispatch_paused: settings.dispatch_paused,

@@ -9,6 +9,7 @@
 pub mod calendar;
 pub mod clock;
 pub mod dialer;
+pub mod electronic;
 pub mod metrics;
 pub mod orchestration;
 pub mod scheduler;

@@ -8,6 +8,8 @@
 //! The merged TOML is parsed strictly (`deny_unknown_fields`), then validated into typed settings; any
 //! failure names the file, the key and the problem.
 
+mod electronic;
+pub mod electronic_mapping;
 mod raw;
 mod settings;
 pub mod specs;
@@ -15,7 +17,8 @@ pub mod specs;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use raw::{DialerKind, InputType};
+pub use electronic::{ElectronicSettings, StediSettings, STEDI_BASE_URL};
+pub use raw::{DialerKind, ElectronicKind, InputType};
 pub use settings::{
     ClockSettings, DialerSettings, ServerSettings, Settings, SimulationSettings, WebhookSettings,
 };

@@ -17,6 +17,8 @@ pub(crate) struct RawConfig {
     pub dialer: RawDialer,
     pub webhooks: RawWebhooks,
     #[serde(default)]
+    pub electronic: RawElectronic,
+    #[serde(default)]
     pub accounts: Vec<AccountSpec>,
     #[serde(default)]
     pub schemas: Vec<SchemaSpec>,
@@ -110,4 +112,36 @@ pub enum InputType {
     Boolean,
     /// Free text, possibly with a custom pattern.
     String,
+}
+
+/// `[electronic]`: the channel tried before any call on accounts with electronic channels.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawElectronic {
+    #[serde(default)]
+    pub kind: ElectronicKind,
+    pub stedi: Option<RawStedi>,
+}
+
+/// Which electronic channel production requests use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ElectronicKind {
+    /// The seeded simulator.
+    #[default]
+    Simulated,
+    /// Stedi's eligibility and claim status APIs.
+    Stedi,
+    /// No electronic channel: every request goes to the phone.
+    None,
+}
+
+/// `[electronic.stedi]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawStedi {
+    pub api_key: Option<Secret>,
+    pub base_url: Option<String>,
+    pub timeout_ms: Option<u64>,
+    pub retry_backoff_ms: Option<Vec<u64>>,
 }

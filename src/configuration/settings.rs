@@ -30,6 +30,8 @@ pub struct Settings {
     pub dispatch_paused: bool,
     /// `[webhooks]`.
     pub webhooks: WebhookSettings,
+    /// `[electronic]`.
+    pub electronic: super::ElectronicSettings,
     /// `[[accounts]]`, each with its id set.
     pub accounts: Vec<AccountSpec>,
     /// `[[schemas]]`, each with its id set.
@@ -230,6 +232,7 @@ impl Settings {
             }
         };
         let webhooks = validate_webhooks(&raw.webhooks)?;
+        let electronic = super::electronic::validate_electronic(raw.electronic)?;
         let schemas = validate_schemas(raw.schemas)?;
         let accounts = validate_accounts(raw.accounts, &schemas)?;
         for key in raw.input_types.keys() {
@@ -257,6 +260,7 @@ impl Settings {
             dialer,
             dispatch_paused: raw.dialer.paused,
             webhooks,
+            electronic,
             accounts,
             schemas,
             input_types: raw.input_types,

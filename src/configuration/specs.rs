@@ -6,8 +6,11 @@
 use std::collections::BTreeSet;
 
 use serde::Deserialize;
-use switchboard_storage::{Environment, Feature, FieldType};
+use switchboard_storage::{ElectronicSource, Environment, Feature, FieldType};
 
+use super::electronic_mapping::{
+    validate_one_transaction, validate_service_types, ElectronicFieldSpec,
+};
 use crate::domain::{SchemaId, UsPhone};
 use crate::secret::Secret;
 
@@ -67,6 +70,9 @@ pub struct AccountSpec {
     /// Per-account payer phone overrides.
     #[serde(default)]
     pub phone_book: Vec<PhoneBookSpec>,
+    /// Organization name of the provider in clearinghouse inquiries when the inputs carry no
+    /// `billingProviderName`.
+    pub provider_name: Option<String>,
 }
 
 fn utc() -> String {
@@ -112,6 +118,16 @@ impl AccountSpec {
         }
         if let Some(url) = &self.webhook_url {
             validate_http_url("webhook_url", url)?;
+        }
+        if self
+            .provider_name
+            .as_deref()
+            .is_some_and(|n| n.trim().is_empty() || n.chars().count() > 60)
+        {
+            return Err(SpecError::new(
+                "provider_name",
+                "must be 1 to 60 characters (the clearinghouse's limit)",
+            ));
         }
         if self
             .webhook_secret
@@ -188,6 +204,9 @@ pub struct SchemaSpec {
     /// Output fields.
     #[serde(default)]
     pub fields: Vec<FieldSpec>,
+    /// X12 service type codes an eligibility inquiry asks about (`["30"]` when absent).
+    #[serde(default)]
+    pub electronic_service_types: Vec<String>,
 }
 
 /// One output field of a schema.
@@ -210,6 +229,8 @@ pub struct FieldSpec {
     pub required: bool,
     /// Asked only when another field has a given value.
     pub when: Option<WhenSpec>,
+    /// Which part of a clearinghouse answer fills the field.
+    pub electronic: Option<ElectronicFieldSpec>,
 }
 
 /// Condition of a conditional field.
@@ -285,11 +306,27 @@ impl SchemaSpec {
                 .validate(&names)
                 .map_err(|e| e.within(&format!("fields[{i}]")))?;
         }
+        validate_service_types(&self.electronic_service_types)?;
+        // Each field's own mapping was checked above.
+        let sources: Vec<(usize, ElectronicSource)> = self
+            .fields
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| Some((i, f.electronic_source()?.ok()?)))
+            .collect();
+        validate_one_transaction(sources.iter().map(|(i, s)| (*i, s)))?;
         Ok(())
     }
 }
 
 impl FieldSpec {
+    /// The stored electronic source of the field, when it declares one.
+    pub fn electronic_source(&self) -> Option<Result<ElectronicSource, SpecError>> {
+        self.electronic
+            .as_ref()
+            .map(|spec| spec.source(self.field_type, self.allowed_values.as_deref()))
+    }
+
     fn validate(&self, names: &BTreeSet<&str>) -> Result<(), SpecError> {
         if self.name.trim().is_empty() {
             return Err(SpecError::new("name", "must not be blank"));
@@ -323,6 +360,9 @@ impl FieldSpec {
                 ))
             }
             (_, None) => {}
+        }
+        if let Some(Err(e)) = self.electronic_source() {
+            return Err(e);
         }
         if let Some(when) = &self.when {
             if when.field == self.name || !names.contains(when.field.as_str()) {
@@ -360,6 +400,8 @@ pub struct PayerSpec {
     /// Reachable electronically.
     #[serde(default)]
     pub electronic: bool,
+    /// The clearinghouse payer id (`tradingPartnerServiceId`).
+    pub electronic_payer_id: Option<String>,
     /// Member-ID prefixes that steer to this regional plan.
     #[serde(default)]
     pub member_id_prefixes: Vec<String>,
@@ -376,6 +418,16 @@ impl PayerSpec {
                 return Err(SpecError::new(
                     "phone",
                     format!("{phone:?} is not a valid U.S. phone number"),
+                ));
+            }
+        }
+        if let Some(id) = &self.electronic_payer_id {
+            let valid = (2..=80).contains(&id.len())
+                && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+            if !valid {
+                return Err(SpecError::new(
+                    "electronic_payer_id",
+                    format!("{id:?} must be 2 to 80 letters, digits or '-' (keep leading zeros)"),
                 ));
             }
         }

@@ -152,7 +152,10 @@ pub fn prepare_entry(
         (None, dial)
     };
 
-    let payer_electronic = matched_payer.is_some_and(|m| m.payer.electronic);
+    let payer_electronic = matched_payer.as_ref().is_some_and(|m| m.payer.electronic);
+    let electronic_payer_id = matched_payer
+        .as_ref()
+        .and_then(|m| m.payer.electronic_payer_id.clone());
     Ok(Prepared::Draft(Box::new(RequestDraft {
         schema_id,
         schema_version: schema.version,
@@ -166,6 +169,7 @@ pub fn prepare_entry(
         payer_lookup,
         dial,
         payer_electronic,
+        electronic_payer_id,
     })))
 }
 

@@ -191,8 +191,12 @@ fn live_modality(run: &RunRecord) -> Option<Modality> {
     }
 }
 
-/// Prose summary of an electronic-only result.
+/// Prose summary of an electronic-only result: the one written from the mapped values when the request
+/// finished, else (records from before it was stored) one listing the results.
 fn result_summary(run: &RunRecord) -> String {
+    if let Some(summary) = &run.result_summary {
+        return summary.clone();
+    }
     let parts: Vec<String> = run
         .results
         .iter()

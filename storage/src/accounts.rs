@@ -129,6 +129,7 @@ mod tests {
                     issued_at: chrono::Utc::now(),
                 })
                 .collect(),
+            provider_name: None,
         }
     }
 

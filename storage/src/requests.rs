@@ -319,6 +319,7 @@ mod tests {
             payer_lookup: None,
             dial: None,
             payer_electronic: false,
+            electronic_payer_id: None,
             credential_id: None,
             state: RequestState::Processing,
             created_at: DateTime::from_timestamp_micros(created_micros).unwrap(),

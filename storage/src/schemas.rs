@@ -145,6 +145,7 @@ mod tests {
             optional_inputs: vec![],
             follow_up: None,
             fields: vec![],
+            electronic: Default::default(),
         }
     }
 

@@ -21,7 +21,7 @@ use sha2::Sha256;
 use switchboard_storage::{Disposition, FailureRecord};
 use tokio::sync::oneshot;
 
-use super::{CallJob, CallReport, Dialer, ElectronicJob};
+use super::{CallJob, CallReport, Dialer};
 use crate::webhooks::signature;
 
 /// The agent's report of one call, as it POSTs it.
@@ -208,10 +208,5 @@ impl Dialer for HttpDialer {
             }
         }
         .boxed()
-    }
-
-    fn electronic(&self, _: ElectronicJob) -> BoxFuture<'static, BTreeMap<String, String>> {
-        // A voice agent has no electronic channel.
-        futures::future::ready(BTreeMap::new()).boxed()
     }
 }

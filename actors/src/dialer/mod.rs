@@ -45,6 +45,9 @@ pub struct CallJob {
     pub ai_only: bool,
     /// US-based agents only.
     pub onshore_only: bool,
+    /// Answers the request already holds from the electronic channel (primary step only): the call asks
+    /// only for the rest, and what it reports agrees with them.
+    pub known: BTreeMap<String, String>,
 }
 
 /// How a call went, as the dialer reports it.
@@ -98,28 +101,10 @@ impl CallReport {
     }
 }
 
-/// An electronic eligibility lookup to try before any call.
-#[derive(Clone, Debug)]
-pub struct ElectronicJob {
-    /// The request.
-    pub request_id: String,
-    /// The primary schema version.
-    pub schema: Arc<SchemaVersionRecord>,
-    /// The request's inputs.
-    pub inputs: BTreeMap<String, String>,
-    /// Whether the matched payer is reachable electronically.
-    pub payer_electronic: bool,
-    /// `simulation.seed`.
-    pub seed: u64,
-}
-
 /// Places calls. Implementations must be deterministic where they simulate (same seed and inputs, same
 /// outcome) and must never block the thread: the returned future waits.
 pub trait Dialer: Send + Sync {
     /// Runs one call to its end. A future that never resolves is a call that never ends (the `stuck`
     /// scenario); the request then stays `PROCESSING`.
     fn place(&self, job: CallJob) -> BoxFuture<'static, CallReport>;
-
-    /// Tries the electronic channel; returns the fields it could fill (possibly none).
-    fn electronic(&self, job: ElectronicJob) -> BoxFuture<'static, BTreeMap<String, String>>;
 }

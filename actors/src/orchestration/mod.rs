@@ -28,6 +28,7 @@ pub use messages::{GetStats, StatsSnapshot};
 pub use orchestrator::{Orchestrator, ResumeActive};
 
 use crate::dialer::Dialer;
+use crate::electronic::ElectronicChannel;
 use crate::{Clock, Metrics};
 
 /// Restarts of one request's actors tolerated within [`RESTART_WINDOW_SECONDS`].
@@ -45,6 +46,10 @@ pub struct Orchestration {
     pub sandbox: Arc<dyn Dialer>,
     /// Dialer of production requests.
     pub production: Arc<dyn Dialer>,
+    /// Electronic channel of sandbox requests (never a real clearinghouse).
+    pub sandbox_electronic: Arc<dyn ElectronicChannel>,
+    /// Electronic channel of production requests (`[electronic] kind`).
+    pub production_electronic: Arc<dyn ElectronicChannel>,
     /// `simulation.seed`.
     pub seed: u64,
     /// `simulation.time_scale`.
@@ -62,6 +67,14 @@ impl Orchestration {
         match environment {
             Environment::Sandbox => Arc::clone(&self.sandbox),
             Environment::Production => Arc::clone(&self.production),
+        }
+    }
+
+    /// The electronic channel for a request of `environment`.
+    pub fn electronic(&self, environment: Environment) -> Arc<dyn ElectronicChannel> {
+        match environment {
+            Environment::Sandbox => Arc::clone(&self.sandbox_electronic),
+            Environment::Production => Arc::clone(&self.production_electronic),
         }
     }
 }

@@ -322,6 +322,7 @@ fn the_electronic_channel_sets_the_modality() {
         electronic: Some(ElectronicRecord {
             at: now(),
             captured: captured.clone(),
+            ..ElectronicRecord::default()
         }),
         ..RunRecord::default()
     };
@@ -339,6 +340,7 @@ fn the_electronic_channel_sets_the_modality() {
     mixed.electronic = Some(ElectronicRecord {
         at: now(),
         captured: [("a".to_owned(), "1".to_owned())].into(),
+        ..ElectronicRecord::default()
     });
     assert_eq!(finish(&mut mixed, &required()), RequestState::Success);
     assert_eq!(mixed.modality, Some(Modality::DigitalPlusPhone));

@@ -15,7 +15,8 @@ use super::orchestrator::Orchestrator;
 use super::outcome::{failure, finish, required_fields};
 use super::step::StepActor;
 use super::{Shared, RESTART_LIMIT, RESTART_WINDOW_SECONDS};
-use crate::dialer::ElectronicJob;
+use crate::electronic::summary::result_summary;
+use crate::electronic::ElectronicJob;
 
 /// One running request, under an actix `Supervisor`: stopping after a fault restarts it, and a restart
 /// reloads everything from the store.
@@ -247,25 +248,40 @@ impl RequestActor {
         let Ok(Some(record)) = self.shared.store.request(&self.request_id) else {
             return self.fault(ctx, "request vanished".into());
         };
+        let provider_name = self
+            .shared
+            .store
+            .account(&record.account_id)
+            .ok()
+            .flatten()
+            .and_then(|account| account.provider_name);
         let job = ElectronicJob {
             request_id: record.id.clone(),
             schema,
             inputs: record.inputs.clone(),
             payer_electronic: record.payer_electronic,
+            electronic_payer_id: record.electronic_payer_id.clone(),
+            provider_name,
             seed: self.shared.seed,
         };
-        let lookup = self.shared.dialer(record.environment).electronic(job);
+        let channel = self.shared.electronic(record.environment);
+        let name = channel.name();
+        let lookup = channel.inquire(job);
         self.busy = true;
-        ctx.wait(lookup.into_actor(self).map(|captured, act, ctx| {
+        // Nothing is written before the answer: a restart during the inquiry asks again (an inquiry has no
+        // side effect) and places no call, because the step opens only after the answer is recorded.
+        ctx.wait(lookup.into_actor(self).map(move |answer, act, ctx| {
             act.busy = false;
             let at = act.shared.clock.now();
-            tracing::info!(fields = captured.len(), "electronic channel tried");
+            tracing::info!(
+                channel = name,
+                fields = answer.captured.len(),
+                "electronic channel tried"
+            );
+            let record: ElectronicRecord = answer.into_record(name, at);
             act.persist_then_advance(ctx, move |r| {
                 if let Some(run) = r.run.as_mut() {
-                    run.electronic.get_or_insert_with(|| ElectronicRecord {
-                        at,
-                        captured: captured.clone(),
-                    });
+                    run.electronic.get_or_insert_with(|| record.clone());
                 }
             });
         }));
@@ -286,13 +302,17 @@ impl RequestActor {
             .run
             .as_ref()
             .map_or(current.schema_version, |run| run.schema_version);
-        let primary_required = self
-            .schema(&current.schema_id, version)
-            .map(|schema| required_fields(&schema))
-            .unwrap_or_default();
+        let primary = self.schema(&current.schema_id, version).ok();
+        let primary_required = primary.as_deref().map(required_fields).unwrap_or_default();
         // The webhook is decided on the terminal record and enqueued in the same write that makes it so.
         let mut terminal = current;
-        finalize(&mut terminal, error.clone(), &primary_required, now);
+        finalize(
+            &mut terminal,
+            error.clone(),
+            &primary_required,
+            primary.as_deref(),
+            now,
+        );
         let delivery = match webhook_for(&self.shared.store, &terminal, now) {
             Ok(delivery) => delivery,
             Err(e) => return self.fault(ctx, e),
@@ -305,7 +325,7 @@ impl RequestActor {
         let state = terminal.state;
         self.persist_then_with(
             ctx,
-            move |r| finalize(r, error.clone(), &primary_required, now),
+            move |r| finalize(r, error.clone(), &primary_required, primary.as_deref(), now),
             delivery,
             move |act, ctx| {
                 act.shared.metrics.request_finished(state);
@@ -488,6 +508,7 @@ fn finalize(
     record: &mut RequestRecord,
     error: Option<switchboard_storage::FailureRecord>,
     primary_required: &[String],
+    primary: Option<&SchemaVersionRecord>,
     now: chrono::DateTime<chrono::Utc>,
 ) {
     if record.state.is_terminal() {
@@ -531,6 +552,16 @@ fn finalize(
         }
         None => finish(run, primary_required),
     };
+    let answered = matches!(state, RequestState::Success | RequestState::Partial);
+    if answered && run.modality == Some(switchboard_storage::Modality::DigitalOnly) {
+        if let Some(schema) = primary {
+            run.result_summary = Some(result_summary(
+                &schema.definition,
+                &run.results,
+                run.electronic.as_ref(),
+            ));
+        }
+    }
     record.state = state;
     record.completed_at = Some(now);
 }

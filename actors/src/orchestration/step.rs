@@ -100,6 +100,15 @@ impl StepActor {
             time_scale: self.shared.time_scale,
             ai_only: record.ai_only,
             onshore_only: record.onshore_only,
+            known: match self.step_index {
+                0 => record
+                    .run
+                    .as_ref()
+                    .and_then(|run| run.electronic.as_ref())
+                    .map(|e| e.captured.clone())
+                    .unwrap_or_default(),
+                _ => Default::default(),
+            },
         };
         let actor =
             CallActor::new(self.shared.clone(), ctx.address(), job, record.environment).start();

@@ -128,6 +128,7 @@ impl Handler<BookRequests> for CapacityScheduler {
                     payer_lookup: draft.payer_lookup,
                     dial: draft.dial,
                     payer_electronic: draft.payer_electronic,
+                    electronic_payer_id: draft.electronic_payer_id.clone(),
                     credential_id: Some(credential_id.clone()),
                     state: RequestState::Processing,
                     created_at: now,

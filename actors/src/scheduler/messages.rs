@@ -33,6 +33,8 @@ pub struct RequestDraft {
     pub dial: Option<DialTarget>,
     /// Whether the matched payer is reachable electronically.
     pub payer_electronic: bool,
+    /// The matched payer's clearinghouse payer id.
+    pub electronic_payer_id: Option<String>,
 }
 
 /// Command from the create handler: book these drafts (one POST) for `scope`. Replies with one outcome per

@@ -64,6 +64,7 @@ mod tests {
             schemas: vec![],
             phone_book: vec![],
             credentials: vec![],
+            provider_name: None,
         }
     }
 
@@ -75,6 +76,7 @@ mod tests {
             optional_inputs: vec!["claimNumber".into(), "claimChargeAmount".into()],
             follow_up: None,
             fields: vec![],
+            electronic: Default::default(),
         }
     }
 

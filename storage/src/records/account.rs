@@ -26,6 +26,9 @@ pub struct AccountRecord {
     pub phone_book: Vec<PhoneBookEntry>,
     /// Issued key/secret pairs.
     pub credentials: Vec<CredentialRecord>,
+    /// Organization name of the provider in clearinghouse inquiries, when the inputs name none.
+    #[serde(default)]
+    pub provider_name: Option<String>,
 }
 
 impl AccountRecord {

@@ -3,6 +3,7 @@
 
 mod account;
 mod delivery;
+mod electronic;
 mod payer;
 mod request;
 mod run;
@@ -10,6 +11,10 @@ mod schema;
 
 pub use account::{AccountRecord, CredentialRecord, Environment, Feature, PhoneBookEntry};
 pub use delivery::{AttemptRecord, DeliveryRecord, DeliveryStatus};
+pub use electronic::{
+    AmountQualifier, BenefitKind, BenefitSource, ClaimElement, CoverageQualifier,
+    ElectronicMapping, ElectronicSource, NetworkQualifier, PlanElement,
+};
 pub use payer::PayerRecord;
 pub use request::{DialTarget, NumberSource, PayerLookupRecord, RequestRecord, RequestState};
 pub use run::{

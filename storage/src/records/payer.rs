@@ -15,6 +15,9 @@ pub struct PayerRecord {
     pub required_inputs: Vec<String>,
     /// Reachable through the electronic channel.
     pub electronic: bool,
+    /// The clearinghouse payer id (`tradingPartnerServiceId`).
+    #[serde(default)]
+    pub electronic_payer_id: Option<String>,
     /// Member-ID prefixes that steer a regional-plan family member to this plan.
     pub member_id_prefixes: Vec<String>,
 }

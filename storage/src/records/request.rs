@@ -46,6 +46,9 @@ pub struct RequestRecord {
     /// Whether the matched payer is reachable through the electronic channel.
     #[serde(default)]
     pub payer_electronic: bool,
+    /// The matched payer's clearinghouse payer id, when it has one.
+    #[serde(default)]
+    pub electronic_payer_id: Option<String>,
     /// Lifecycle state.
     pub state: RequestState,
     /// Acceptance time.

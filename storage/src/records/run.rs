@@ -163,13 +163,25 @@ pub struct FailureRecord {
     pub message: String,
 }
 
-/// The electronic-channel attempt.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// The electronic-channel attempt and its trace: what filled which field, compactly (no raw response).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ElectronicRecord {
     /// When it ran.
     pub at: DateTime<Utc>,
     /// Fields it filled.
     pub captured: BTreeMap<String, String>,
+    /// The channel that answered (`stedi`, `simulated`, `sandbox`).
+    #[serde(default)]
+    pub channel: Option<String>,
+    /// The clearinghouse's transaction id.
+    #[serde(default)]
+    pub transaction_id: Option<String>,
+    /// Field name to the element of the answer behind its value, e.g. `EB C IND Y 29 STC30`.
+    #[serde(default)]
+    pub sources: BTreeMap<String, String>,
+    /// How the attempt went, in a few words (answered, rejected with its AAA code, timed out, ...).
+    #[serde(default)]
+    pub outcome: Option<String>,
 }
 
 /// How a result was obtained.

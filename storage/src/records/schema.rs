@@ -54,6 +54,9 @@ pub struct SchemaDefinition {
     pub follow_up: Option<String>,
     /// Every field the schema can put in `results`.
     pub fields: Vec<FieldRecord>,
+    /// Which fields a clearinghouse answer fills, and from what.
+    #[serde(default, skip_serializing_if = "super::ElectronicMapping::is_empty")]
+    pub electronic: super::ElectronicMapping,
 }
 
 /// One output field.

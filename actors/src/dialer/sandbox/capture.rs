@@ -27,15 +27,26 @@ pub(crate) struct Answering {
 }
 
 /// What a completed call captures: every required field, about half of the optional unconditional ones,
-/// then every conditional field whose condition holds on what was captured (repeated for chains).
+/// then every conditional field whose condition holds on what was captured (repeated for chains). Fields
+/// in `known` (answered electronically before the call) are not asked again, and conditions are decided on
+/// them as on the call's own answers, so the call never contradicts them.
 pub(crate) fn capture(
     schema: &SchemaDefinition,
     dice: &Dice,
     inputs: &BTreeMap<String, String>,
     answering: Answering,
+    known: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
-    let mut captured = BTreeMap::new();
-    let required: Vec<&FieldRecord> = schema.fields.iter().filter(|f| f.required).collect();
+    let mut captured: BTreeMap<String, String> = schema
+        .fields
+        .iter()
+        .filter_map(|f| Some((f.name.clone(), known.get(&f.name)?.clone())))
+        .collect();
+    let required: Vec<&FieldRecord> = schema
+        .fields
+        .iter()
+        .filter(|f| f.required && !known.contains_key(&f.name))
+        .collect();
     for field in &required {
         let denied = answering.prefer_denied
             && field.field_type == FieldType::Multiple
@@ -55,7 +66,7 @@ pub(crate) fn capture(
     for field in schema
         .fields
         .iter()
-        .filter(|f| !f.required && f.when.is_none())
+        .filter(|f| !f.required && f.when.is_none() && !known.contains_key(&f.name))
     {
         if dice.pick(&format!("optional:{}", field.name), 2) == 0 {
             captured.insert(field.name.clone(), value_for(field, dice, inputs));
@@ -73,6 +84,7 @@ pub(crate) fn capture(
             })
             .collect();
         if opened.is_empty() {
+            captured.retain(|name, _| !known.contains_key(name));
             return captured;
         }
         for field in opened {
@@ -83,7 +95,7 @@ pub(crate) fn capture(
 
 /// What the electronic channel fills: every required field (`all`), or a part of them fixed by the dice
 /// (half, at least one and never all of them, so a call is still needed).
-pub(super) fn electronic_fields(
+pub(crate) fn electronic_fields(
     schema: &SchemaDefinition,
     dice: &Dice,
     inputs: &BTreeMap<String, String>,

@@ -3,7 +3,8 @@
 //! the attempt, following the scenario named by `inputs.sandboxScenario` (operator contract section 4).
 //!
 //! `scenario.rs` owns the scenario names and the failure-code table, `dice.rs` the deterministic dice,
-//! `values.rs` the generated answers, `capture.rs` which fields a call or the electronic channel fills,
+//! `values.rs` the generated answers, `capture.rs` which fields a call or the sandbox's electronic channel
+//! (`crate::electronic::sandbox`) fills,
 //! `dialogue.rs` and `failures.rs` the transcripts and summaries; this file decides what each call of a
 //! scenario does and how long it takes.
 //!
@@ -41,8 +42,8 @@ use switchboard_storage::Disposition;
 
 pub use scenario::{failure_for_code, Scenario, SCENARIO_INPUT};
 
-use super::{CallJob, CallReport, Dialer, ElectronicJob};
-use capture::{capture, electronic_fields, Answering};
+use super::{CallJob, CallReport, Dialer};
+use capture::{capture, Answering};
 use dialogue::{Context, Texts};
 use dice::Dice;
 
@@ -82,19 +83,6 @@ impl Dialer for SandboxDialer {
                 })
             }
         }
-    }
-
-    /// `digital` fills every required field, `digital_plus_phone` part of them, other scenarios nothing.
-    /// Whether the payer is electronic is not consulted: the sandbox scenario decides.
-    fn electronic(&self, job: ElectronicJob) -> BoxFuture<'static, BTreeMap<String, String>> {
-        let dice = Dice::new(job.seed, &job.inputs, 0, 1);
-        let schema = &job.schema.definition;
-        let fields = match Scenario::from_inputs(&job.inputs) {
-            Scenario::Digital => electronic_fields(schema, &dice, &job.inputs, true),
-            Scenario::DigitalPlusPhone => electronic_fields(schema, &dice, &job.inputs, false),
-            _ => BTreeMap::new(),
-        };
-        Box::pin(futures::future::ready(fields))
     }
 }
 
@@ -161,7 +149,7 @@ fn generate(scenario: &Scenario, job: &CallJob) -> CallReport {
                     && matches!(scenario, Scenario::FollowUp | Scenario::Partial)
                     && schema.follow_up.is_some(),
             };
-            report.captured = capture(schema, &dice, &job.inputs, answering);
+            report.captured = capture(schema, &dice, &job.inputs, answering, &job.known);
             // Only these scenarios chain the leg; `success` is one step and one call (contract section 4).
             report.follow_up_requested =
                 primary && matches!(scenario, Scenario::FollowUp | Scenario::Partial);

@@ -41,17 +41,12 @@
 //! 4-12 minutes) and wait that long divided by `simulation.time_scale`, at most [`MAX_WAIT_SECONDS`]
 //! simulated seconds: at the default scale of 60 no call waits more than 20 seconds of wall time.
 //!
-//! **Electronic channel.** For payers marked electronic, benefits requests get a 270/271-style response
-//! (plan status, type, dates, deductibles, out-of-pocket, copay, coinsurance) and claim-status requests
-//! sometimes a 276/277-style one (status, received date, amounts); other requests and payers get nothing.
-//!
 //! `profile.rs` owns the families and profiles, `decide.rs` the pure decision of a call and the failure
 //! codes that fit it, `referral.rs` the referral numbers, `timing.rs` call lengths and waits, `texts.rs` the
-//! prose (on top of the sandbox dialogue), `electronic.rs` the electronic channel; this file assembles the
-//! report.
+//! prose (on top of the sandbox dialogue); this file assembles the report. The simulator's electronic
+//! channel lives in `crate::electronic::simulated`.
 
-mod decide;
-mod electronic;
+pub(crate) mod decide;
 mod profile;
 mod referral;
 mod texts;
@@ -71,7 +66,7 @@ use super::sandbox::capture::{capture, Answering};
 use super::sandbox::dialogue::Context;
 use super::sandbox::dice::Dice;
 use super::sandbox::{failure_for_code, failures};
-use super::{CallJob, CallReport, Dialer, ElectronicJob};
+use super::{CallJob, CallReport, Dialer};
 use decide::{decide, missing_inputs, not_found_codes, Outcome, Situation};
 use referral::{is_referral_number, referral_dice, referral_number};
 use timing::{timing, wall_wait};
@@ -171,9 +166,13 @@ impl SimulatedPayerDialer {
         };
         let texts = match outcome {
             Outcome::Completed => {
-                report.captured = capture(schema, &dice, &job.inputs, Answering::default());
+                report.captured =
+                    capture(schema, &dice, &job.inputs, Answering::default(), &job.known);
+                // A denial the electronic answer reported leads to the appeals leg like one said on the call.
+                let mut answers = job.known.clone();
+                answers.extend(report.captured.clone());
                 report.follow_up_requested =
-                    job.step_index == 0 && surfaced_follow_up(job, &report.captured);
+                    job.step_index == 0 && surfaced_follow_up(job, &answers);
                 texts::completed(&ctx, &report.captured, timing)
             }
             Outcome::HoldTimeout | Outcome::Voicemail => {
@@ -219,22 +218,6 @@ impl Dialer for SimulatedPayerDialer {
             }
             report
         })
-    }
-
-    /// Payers reachable electronically answer benefits requests (271) and, sometimes, claim-status
-    /// requests (277) with the fields such a response carries; everything else gets nothing.
-    fn electronic(&self, job: ElectronicJob) -> BoxFuture<'static, BTreeMap<String, String>> {
-        let fields = match job.payer_electronic {
-            true => {
-                // The channel takes the dialed number's place, so its rolls differ from any call's.
-                let mut keyed = job.inputs.clone();
-                keyed.insert(DIALED_KEY.to_string(), "electronic".to_string());
-                let dice = Dice::new(job.seed, &keyed, 0, 1);
-                electronic::electronic_fields(&job.schema.definition, &dice, &job.inputs)
-            }
-            false => BTreeMap::new(),
-        };
-        Box::pin(futures::future::ready(fields))
     }
 }
 

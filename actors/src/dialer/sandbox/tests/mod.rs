@@ -17,7 +17,9 @@ use super::*;
 
 mod calls;
 mod rules;
-use crate::dialer::{CallJob, Dialer, ElectronicJob};
+use crate::dialer::{CallJob, Dialer};
+use crate::electronic::sandbox::SandboxElectronic;
+use crate::electronic::{ElectronicChannel, ElectronicJob};
 
 fn field(name: &str, field_type: FieldType, required: bool) -> FieldRecord {
     FieldRecord {
@@ -59,6 +61,7 @@ fn schema(id: &str, follow_up: Option<&str>, fields: Vec<FieldRecord>) -> Arc<Sc
             optional_inputs: vec![],
             follow_up: follow_up.map(str::to_string),
             fields,
+            electronic: Default::default(),
         },
     })
 }
@@ -150,6 +153,7 @@ fn job(scenario: Option<&str>, step_index: usize, attempt: u32, seed: u64) -> Ca
         time_scale: 1_000_000.0,
         ai_only: false,
         onshore_only: false,
+        known: BTreeMap::new(),
     }
 }
 

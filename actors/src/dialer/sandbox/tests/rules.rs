@@ -43,6 +43,8 @@ async fn electronic_fills_all_part_or_none_of_the_required_fields() {
         schema: claim_status(),
         inputs: inputs(scenario),
         payer_electronic: true,
+        electronic_payer_id: None,
+        provider_name: None,
         seed: 7,
     };
     let required = claim_status()
@@ -51,12 +53,13 @@ async fn electronic_fills_all_part_or_none_of_the_required_fields() {
         .iter()
         .filter(|f| f.required)
         .count();
-    let dialer = SandboxDialer::new();
-    let all = dialer.electronic(electronic(Some("digital"))).await;
+    let channel = SandboxElectronic;
+    let all = channel.inquire(electronic(Some("digital"))).await.captured;
     assert_eq!(all.len(), required);
-    let part = dialer
-        .electronic(electronic(Some("digital_plus_phone")))
-        .await;
+    let part = channel
+        .inquire(electronic(Some("digital_plus_phone")))
+        .await
+        .captured;
     assert_eq!(part.len(), required / 2);
     let schema = claim_status();
     for (name, value) in all.iter().chain(&part) {
@@ -72,10 +75,11 @@ async fn electronic_fills_all_part_or_none_of_the_required_fields() {
     assert!(part
         .iter()
         .all(|(name, value)| call.captured.get(name) == Some(value)));
-    assert!(dialer.electronic(electronic(None)).await.is_empty());
-    assert!(dialer
-        .electronic(electronic(Some("failure:IVR_FAILURE")))
+    assert!(channel.inquire(electronic(None)).await.captured.is_empty());
+    assert!(channel
+        .inquire(electronic(Some("failure:IVR_FAILURE")))
         .await
+        .captured
         .is_empty());
 }
 

@@ -1,7 +1,6 @@
 //! Tests of the payer simulator: fixtures (schemas shaped like the demo configuration's) and helpers live
 //! here; single calls in `calls.rs`; profiles, the pure decision and missing inputs in `rules.rs`;
-//! referrals and wrong numbers in `referrals.rs`; lengths and waits in `timing.rs`; the electronic channel in
-//! `electronic.rs`; whole requests (redials, referrals, follow-ups) and the outcome distribution in
+//! referrals and wrong numbers in `referrals.rs`; lengths and waits in `timing.rs`; whole requests (redials, referrals, follow-ups) and the outcome distribution in
 //! `requests.rs`.
 
 use std::collections::BTreeMap;
@@ -16,7 +15,6 @@ use super::*;
 use crate::dialer::sandbox::dice::Dice;
 
 mod calls;
-mod electronic;
 mod referrals;
 mod requests;
 mod rules;
@@ -69,6 +67,7 @@ fn schema(
             optional_inputs: vec![],
             follow_up: follow_up.map(str::to_string),
             fields,
+            electronic: Default::default(),
         },
     })
 }
@@ -218,6 +217,7 @@ fn job(
         time_scale: FAST,
         ai_only: false,
         onshore_only: false,
+        known: BTreeMap::new(),
     }
 }
 
