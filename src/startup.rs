@@ -4,7 +4,7 @@
 use std::net::TcpListener;
 use std::sync::Arc;
 
-use actix::Actor;
+use actix::{Actor, Supervisor};
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
@@ -61,8 +61,10 @@ impl Application {
                 .context("cannot initialise the token secret")?,
         };
         let metrics = Arc::new(Metrics::new(&store));
-        let scheduler =
-            CapacityScheduler::new(store.clone(), clock.clone(), Arc::clone(&metrics)).start();
+        let scheduler = {
+            let (store, clock, metrics) = (store.clone(), clock.clone(), Arc::clone(&metrics));
+            Supervisor::start(move |_| CapacityScheduler::new(store, clock, metrics))
+        };
         // Production calls go to the payer simulator, or to a voice agent whose outcome callbacks reach
         // the same dialer instance through the HTTP layer.
         let agent = agent_dialer(&settings)?;

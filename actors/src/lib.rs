@@ -12,6 +12,7 @@ pub mod dialer;
 pub mod metrics;
 pub mod orchestration;
 pub mod scheduler;
+pub mod supervision;
 pub mod webhooks;
 
 pub use clock::{Clock, ClockError};
