@@ -43,7 +43,7 @@ impl Application {
         let data_dir = &settings.server.data_dir;
         std::fs::create_dir_all(data_dir)
             .with_context(|| format!("cannot create data_dir {}", data_dir.display()))?;
-        let store = Store::open(data_dir)
+        let store = Store::open_with_cache(data_dir, settings.storage_cache_bytes)
             .with_context(|| format!("cannot open the store in {}", data_dir.display()))?;
         let clock = match settings.clock {
             ClockSettings::System => Clock::system(),

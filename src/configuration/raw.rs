@@ -17,6 +17,8 @@ pub(crate) struct RawConfig {
     pub dialer: RawDialer,
     pub webhooks: RawWebhooks,
     #[serde(default)]
+    pub storage: RawStorage,
+    #[serde(default)]
     pub accounts: Vec<AccountSpec>,
     #[serde(default)]
     pub schemas: Vec<SchemaSpec>,
@@ -37,6 +39,13 @@ pub(crate) struct RawServer {
     pub token_secret: Option<Secret>,
     #[serde(default)]
     pub fault_injection: bool,
+}
+
+/// `[storage]`: optional; every key has a default.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawStorage {
+    pub cache_capacity_mb: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

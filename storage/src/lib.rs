@@ -29,4 +29,4 @@ pub use error::StorageError;
 pub use records::*;
 pub use requests::{Cursor, Scope};
 pub use runs::DueEntry;
-pub use store::{PublishRule, SchemaFlags, Store};
+pub use store::{PublishRule, SchemaFlags, Store, DEFAULT_CACHE_BYTES};

@@ -125,3 +125,6 @@ mod tests {
         assert!(*days.last().unwrap() <= today + Days::new(HORIZON_DAYS));
     }
 }
+
+#[cfg(test)]
+mod actor_tests;
