@@ -4,7 +4,7 @@
 use std::net::TcpListener;
 use std::sync::Arc;
 
-use actix::Actor;
+use actix::{Actor, Supervisor};
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
@@ -44,7 +44,7 @@ impl Application {
         let data_dir = &settings.server.data_dir;
         std::fs::create_dir_all(data_dir)
             .with_context(|| format!("cannot create data_dir {}", data_dir.display()))?;
-        let store = Store::open(data_dir)
+        let store = Store::open_with_cache(data_dir, settings.storage_cache_bytes)
             .with_context(|| format!("cannot open the store in {}", data_dir.display()))?;
         let clock = match settings.clock {
             ClockSettings::System => Clock::system(),
@@ -62,8 +62,10 @@ impl Application {
                 .context("cannot initialise the token secret")?,
         };
         let metrics = Arc::new(Metrics::new(&store));
-        let scheduler =
-            CapacityScheduler::new(store.clone(), clock.clone(), Arc::clone(&metrics)).start();
+        let scheduler = {
+            let (store, clock, metrics) = (store.clone(), clock.clone(), Arc::clone(&metrics));
+            Supervisor::start(move |_| CapacityScheduler::new(store, clock, metrics))
+        };
         // Production calls go to the payer simulator, or to a voice agent whose outcome callbacks reach
         // the same dialer instance through the HTTP layer.
         let agent = agent_dialer(&settings)?;

@@ -13,6 +13,7 @@ pub mod electronic;
 pub mod metrics;
 pub mod orchestration;
 pub mod scheduler;
+pub mod supervision;
 pub mod webhooks;
 
 pub use clock::{Clock, ClockError};

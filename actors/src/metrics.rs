@@ -87,6 +87,9 @@ const TERMINAL_STATES: [RequestState; 3] = [
     RequestState::Failure,
 ];
 
+/// The supervised singleton actors, as labelled in `switchboard_singleton_restarts_total`.
+pub const SINGLETONS: [&str; 3] = ["capacity_scheduler", "webhook_dispatcher", "orchestrator"];
+
 /// The metrics of one server. Recording is lock-free; rendering reads every series once.
 pub struct Metrics {
     registry: Registry,
@@ -100,6 +103,7 @@ pub struct Metrics {
     actor_restarts: IntCounter,
     panics: IntCounter,
     request_actors_started: IntCounter,
+    singleton_restarts: IntCounterVec,
 }
 
 /// Orchestration counters since start-up, read from the metrics so the admin API and `/metrics` never
@@ -214,6 +218,19 @@ impl Metrics {
                 "Request actors started: one per request run, plus one per restart or resumption",
             ),
         );
+        let singleton_restarts = register(
+            &registry,
+            IntCounterVec::new(
+                Opts::new(
+                    "switchboard_singleton_restarts_total",
+                    "Restarts of a supervised singleton actor after a panic inside it, by actor",
+                ),
+                &["actor"],
+            ),
+        );
+        for actor in SINGLETONS {
+            singleton_restarts.with_label_values(&[actor]);
+        }
         register(&registry, Ok(store.flush_latency()));
 
         for environment in [Environment::Production, Environment::Sandbox] {
@@ -241,6 +258,7 @@ impl Metrics {
             actor_restarts,
             panics,
             request_actors_started,
+            singleton_restarts,
         }
     }
 
@@ -324,6 +342,11 @@ impl Metrics {
     /// A request actor is restarted after a fault.
     pub fn actor_restarted(&self) {
         self.actor_restarts.inc();
+    }
+
+    /// A supervised singleton actor (one of [`SINGLETONS`]) is restarted after a panic.
+    pub fn singleton_restarted(&self, actor: &str) {
+        self.singleton_restarts.with_label_values(&[actor]).inc();
     }
 
     /// Every metric in the text exposition format, served as [`CONTENT_TYPE`].

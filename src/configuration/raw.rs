@@ -18,6 +18,7 @@ pub(crate) struct RawConfig {
     pub webhooks: RawWebhooks,
     #[serde(default)]
     pub electronic: RawElectronic,
+    pub storage: RawStorage,
     #[serde(default)]
     pub accounts: Vec<AccountSpec>,
     #[serde(default)]
@@ -39,6 +40,13 @@ pub(crate) struct RawServer {
     pub token_secret: Option<Secret>,
     #[serde(default)]
     pub fault_injection: bool,
+}
+
+/// `[storage]`: optional; every key has a default.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawStorage {
+    pub cache_capacity_mb: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -32,6 +32,9 @@ pub struct Settings {
     pub webhooks: WebhookSettings,
     /// `[electronic]`.
     pub electronic: super::ElectronicSettings,
+    /// `[storage] cache_capacity_mb`, in bytes: the store's page cache. Bounds resident memory whatever
+    /// the number of stored requests.
+    pub storage_cache_bytes: u64,
     /// `[[accounts]]`, each with its id set.
     pub accounts: Vec<AccountSpec>,
     /// `[[schemas]]`, each with its id set.
@@ -97,6 +100,10 @@ pub enum DialerSettings {
         call_timeout: Duration,
     },
 }
+
+/// The store's page cache when `[storage] cache_capacity_mb` is not set: enough for the hot indexes and
+/// recent requests, a sixteenth of sled's own 1 GiB default.
+pub const DEFAULT_CACHE_CAPACITY_MB: u64 = 64;
 
 /// `[webhooks]`.
 #[derive(Clone, Debug)]
@@ -233,6 +240,16 @@ impl Settings {
         };
         let webhooks = validate_webhooks(&raw.webhooks)?;
         let electronic = super::electronic::validate_electronic(raw.electronic)?;
+        let storage_cache_bytes = match raw.storage.cache_capacity_mb {
+            Some(0) => {
+                return Err(SpecError::new(
+                    "storage.cache_capacity_mb",
+                    "must be at least 1",
+                ))
+            }
+            Some(mb) => mb.saturating_mul(1 << 20),
+            None => DEFAULT_CACHE_CAPACITY_MB << 20,
+        };
         let schemas = validate_schemas(raw.schemas)?;
         let accounts = validate_accounts(raw.accounts, &schemas)?;
         for key in raw.input_types.keys() {
@@ -261,6 +278,7 @@ impl Settings {
             dispatch_paused: raw.dialer.paused,
             webhooks,
             electronic,
+            storage_cache_bytes,
             accounts,
             schemas,
             input_types: raw.input_types,

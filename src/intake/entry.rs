@@ -5,9 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use switchboard_actors::scheduler::RequestDraft;
-use switchboard_storage::{
-    DialTarget, Feature, NumberSource, RequestRecord, SchemaVersionRecord, Scope,
-};
+use switchboard_storage::{DialTarget, Feature, NumberSource, SchemaVersionRecord};
 
 use super::payer_lookup::{decide, find_number};
 use crate::auth::Caller;
@@ -23,15 +21,6 @@ use crate::validation::{validate_inputs, InputRules, MemberIdRules};
 /// see the same version.
 pub type SchemaMemo = HashMap<String, Arc<SchemaVersionRecord>>;
 
-/// What became of one request item.
-#[derive(Debug)]
-pub enum Prepared {
-    /// A new, valid request to book.
-    Draft(Box<RequestDraft>),
-    /// Its internalId was used before in this account and environment: the original request.
-    Replay(Box<RequestRecord>),
-}
-
 /// A single POST answers a missing schema with 404; a batch entry with a per-entry 400 (4.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryMode {
@@ -41,8 +30,8 @@ pub enum EntryMode {
     Batch,
 }
 
-/// Validates one request item and resolves its number, or finds the request it replays. Any error is the
-/// entry's answer.
+/// Validates one request item and resolves its number. Whether it replays an earlier `internalId` is
+/// decided before (`Replays`). Any error is the entry's answer.
 pub fn prepare_entry(
     state: &AppState,
     caller: &Caller,
@@ -50,19 +39,11 @@ pub fn prepare_entry(
     schemas: &mut SchemaMemo,
     item: &Value,
     mode: EntryMode,
-) -> Result<Prepared, ApiError> {
+) -> Result<RequestDraft, ApiError> {
     let item = item
         .as_object()
         .ok_or_else(|| ApiError::invalid_request("Each request must be a JSON object"))?;
     let internal_id = optional_string(item, "internalId")?;
-    // A reused internalId returns the original request silently (4.6), whatever this POST's body says and
-    // however payer data has changed since, so the replay check comes before any other rule.
-    if let Some(key) = internal_id.as_deref() {
-        let scope = Scope::new(caller.account.id.clone(), caller.environment);
-        if let Some(original) = state.store.request_by_internal_id(&scope, key)? {
-            return Ok(Prepared::Replay(Box::new(original)));
-        }
-    }
     let schema_id = match item.get("schemaId") {
         Some(Value::String(id)) if !id.trim().is_empty() => id.clone(),
         Some(Value::String(_)) | None | Some(Value::Null) => {
@@ -139,7 +120,12 @@ pub fn prepare_entry(
     let input_phone = accepted.get("phoneNumber").map(String::as_str);
     let (payer_lookup, dial) = if account.has(Feature::PayerPhoneLookup) {
         let name = payer_name.unwrap_or_default();
-        let found = find_number(account, directory, name, member_id);
+        // A supplied number is dialed as-is unless the client asks for the matched one (rules 1 and 3), and
+        // then payerLookup names no match: the phone book and directory are consulted only when they can
+        // change the answer (rules 2 and 4).
+        let found = (input_phone.is_none() || use_matched)
+            .then(|| find_number(account, directory, name, matched_payer.as_ref()))
+            .flatten();
         let (lookup, dial) = decide(name, input_phone, use_matched, found.as_ref())?;
         (Some(lookup), Some(dial))
     } else {
@@ -156,7 +142,7 @@ pub fn prepare_entry(
     let electronic_payer_id = matched_payer
         .as_ref()
         .and_then(|m| m.payer.electronic_payer_id.clone());
-    Ok(Prepared::Draft(Box::new(RequestDraft {
+    Ok(RequestDraft {
         schema_id,
         schema_version: schema.version,
         request_type: schema.definition.request_type.clone(),
@@ -170,7 +156,7 @@ pub fn prepare_entry(
         dial,
         payer_electronic,
         electronic_payer_id,
-    })))
+    })
 }
 
 fn text<'a>(inputs: &'a Map<String, Value>, key: &str) -> Option<&'a str> {

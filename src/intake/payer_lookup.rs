@@ -7,7 +7,7 @@ use switchboard_storage::{
 
 use crate::domain::UsPhone;
 use crate::errors::{ApiError, Code};
-use crate::payers::{normalize, PayerDirectory};
+use crate::payers::{normalize, PayerDirectory, PayerMatch};
 
 /// A number found for the payer name, before the number-choice rules.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,12 +20,13 @@ pub struct FoundNumber {
     pub source: NumberSource,
 }
 
-/// Looks the payer up: the account's phone book first, then the directory (steered by `member_id`).
+/// Looks the payer up: the account's phone book first, then `resolved`, the directory's match for the same
+/// name (steered by the member ID), which intake has already made.
 pub fn find_number(
     account: &AccountRecord,
     directory: &PayerDirectory,
     payer_name: &str,
-    member_id: Option<&str>,
+    resolved: Option<&PayerMatch<'_>>,
 ) -> Option<FoundNumber> {
     let query = normalize(payer_name);
     if !query.compact.is_empty() {
@@ -41,7 +42,7 @@ pub fn find_number(
             });
         }
     }
-    let found = directory.resolve(payer_name, member_id)?;
+    let found = resolved?;
     // The phone book overrides a directory payer however the client wrote its name: an alias, an acronym
     // or a family name steered by the member ID reaches the same override as the exact name.
     let overridden = account.phone_book.iter().find(|entry| {

@@ -29,6 +29,10 @@ pub enum StorageError {
     /// The account named by a write does not exist.
     #[error("account {0} does not exist")]
     AccountMissing(String),
+    /// A concurrent create claimed this internal id first; nothing of the insert was written. The caller
+    /// decides the replay again, now that the claim is visible.
+    #[error("internal id {0} was claimed by a concurrent create")]
+    InternalIdClaimed(String),
 }
 
 impl From<sled::transaction::TransactionError<StorageError>> for StorageError {

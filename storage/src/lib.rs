@@ -27,6 +27,6 @@ mod trees;
 pub use durability::FlushStats;
 pub use error::StorageError;
 pub use records::*;
-pub use requests::{Cursor, InsertOutcome, Scope};
+pub use requests::{Cursor, Scope};
 pub use runs::DueEntry;
-pub use store::{PublishRule, SchemaFlags, Store};
+pub use store::{PublishRule, SchemaFlags, Store, DEFAULT_CACHE_BYTES};

@@ -50,15 +50,6 @@ pub struct Cursor {
     pub request_id: String,
 }
 
-/// Result of inserting one request.
-#[derive(Clone, Debug, PartialEq)]
-pub enum InsertOutcome {
-    /// Written.
-    Created(RequestRecord),
-    /// Its internal id was already used in the scope: nothing written; this is the earlier request.
-    Existing(RequestRecord),
-}
-
 impl Store {
     /// Reads a request by id.
     pub fn request(&self, id: &str) -> Result<Option<RequestRecord>, StorageError> {
@@ -102,14 +93,14 @@ impl Store {
         Ok(booked)
     }
 
-    /// Inserts new requests with their indexes, idempotency keys and bookings in one transaction. A request
-    /// whose internal id is already claimed in its scope is not written and the earlier one is returned.
+    /// Inserts new requests with their indexes, idempotency keys and bookings in one transaction. Whether an
+    /// internal id replays an earlier request is decided before booking (intake); this transaction is the
+    /// last line of defence against a concurrent create that claimed the same key in between: then nothing
+    /// is written and the error is [`StorageError::InternalIdClaimed`].
     /// The write is not yet durable: the caller awaits [`Store::durable`] before acknowledging it, so that
     /// concurrent creations share one flush.
-    pub fn insert_requests(
-        &self,
-        records: &[RequestRecord],
-    ) -> Result<Vec<InsertOutcome>, StorageError> {
+    pub fn insert_requests(&self, records: &[RequestRecord]) -> Result<(), StorageError> {
+        let encoded: Vec<Vec<u8>> = records.iter().map(encode).collect();
         let trees = (
             &self.requests,
             &self.request_index,
@@ -118,32 +109,25 @@ impl Store {
             &self.bookings,
             &self.due,
         );
-        let outcomes = trees.transaction(
+        trees.transaction(
             |(requests, by_created, by_batch, idempotency, bookings, due)| {
-                let mut outcomes = Vec::with_capacity(records.len());
-                for record in records {
+                for (record, value) in records.iter().zip(&encoded) {
                     let scope = Scope::new(record.account_id.clone(), record.environment);
+                    let prefix = scope.prefix();
                     if let Some(internal_id) = &record.internal_id {
                         let key = idempotency_key(&scope, internal_id);
-                        if let Some(existing_id) = idempotency.get(&key)? {
-                            let existing = requests.get(&existing_id)?.ok_or_else(|| {
-                                ConflictableTransactionError::Abort(corrupt(
-                                    "idempotency key without request",
-                                ))
-                            })?;
-                            let existing =
-                                decode(&existing).map_err(ConflictableTransactionError::Abort)?;
-                            outcomes.push(InsertOutcome::Existing(existing));
-                            continue;
+                        if idempotency.insert(key, record.id.as_bytes())?.is_some() {
+                            return Err(ConflictableTransactionError::Abort(
+                                StorageError::InternalIdClaimed(internal_id.clone()),
+                            ));
                         }
-                        idempotency.insert(key, record.id.as_bytes())?;
                     }
-                    requests.insert(record.id.as_bytes(), encode(record))?;
+                    requests.insert(record.id.as_bytes(), value.as_slice())?;
                     by_created.insert(
-                        created_key(&scope.prefix(), record.created_at, &record.id),
+                        created_key(&prefix, record.created_at, &record.id),
                         &[] as &[u8],
                     )?;
-                    let mut batch_prefix = scope.prefix();
+                    let mut batch_prefix = prefix;
                     batch_prefix.extend_from_slice(record.batch_id.as_bytes());
                     batch_prefix.push(0);
                     by_batch.insert(
@@ -157,12 +141,11 @@ impl Store {
                     };
                     bookings.insert(booking, &(count + 1).to_be_bytes())?;
                     due.insert(due_key(record.due_at, &record.id), &[] as &[u8])?;
-                    outcomes.push(InsertOutcome::Created(record.clone()));
                 }
-                Ok(outcomes)
+                Ok(())
             },
         )?;
-        Ok(outcomes)
+        Ok(())
     }
 
     /// Requests of `scope` created in `[from, to)`, newest first, after `cursor`, at most `limit`.
@@ -335,23 +318,19 @@ mod tests {
     }
 
     #[test]
-    fn a_claimed_internal_id_returns_the_earlier_request_and_books_nothing() {
+    fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing() {
         let (_dir, store) = open();
         let first = record("r1", Environment::Production, Some("key"), 1_000);
-        let replay = record("r2", Environment::Production, Some("key"), 2_000);
         let sandbox = record("r3", Environment::Sandbox, Some("key"), 3_000);
-        let outcomes = store
-            .insert_requests(&[first.clone(), replay, sandbox.clone()])
-            .unwrap();
-        assert_eq!(
-            outcomes,
-            [
-                InsertOutcome::Created(first.clone()),
-                InsertOutcome::Existing(first.clone()),
-                InsertOutcome::Created(sandbox)
-            ]
-        );
+        store.insert_requests(&[first.clone(), sandbox]).unwrap();
+        let fresh = record("r4", Environment::Production, None, 4_000);
+        let replay = record("r2", Environment::Production, Some("key"), 2_000);
+        assert!(matches!(
+            store.insert_requests(&[fresh, replay]),
+            Err(StorageError::InternalIdClaimed(key)) if key == "key"
+        ));
         assert!(store.request("r2").unwrap().is_none());
+        assert!(store.request("r4").unwrap().is_none(), "all or nothing");
         let day = first.due_date;
         assert_eq!(
             store

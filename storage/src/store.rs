@@ -7,6 +7,9 @@ use crate::durability::{FlushStats, Flusher};
 use crate::trees;
 use crate::StorageError;
 
+/// The page cache of [`Store::open`]: 64 MiB, where sled's default is 1 GiB.
+pub const DEFAULT_CACHE_BYTES: u64 = 64 << 20;
+
 /// Handle on the open store; cheap to clone, shared by every layer above.
 #[derive(Clone)]
 pub struct Store {
@@ -31,10 +34,20 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (or creates) the store in `dir`. Fails if another process holds it.
+    /// Opens (or creates) the store in `dir` with a page cache of [`DEFAULT_CACHE_BYTES`]. Fails if another
+    /// process holds it.
     pub fn open(dir: &Path) -> Result<Store, StorageError> {
+        Store::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Opens (or creates) the store in `dir`, its page cache bounded to `cache_bytes`.
+    pub fn open_with_cache(dir: &Path, cache_bytes: u64) -> Result<Store, StorageError> {
         // Our flusher is the only one: sled's periodic flush would add fsyncs without acknowledging anything.
-        let db = sled::Config::new().path(dir).flush_every_ms(None).open()?;
+        let db = sled::Config::new()
+            .path(dir)
+            .flush_every_ms(None)
+            .cache_capacity(cache_bytes)
+            .open()?;
         Ok(Store {
             accounts: db.open_tree(trees::ACCOUNTS)?,
             credential_keys: db.open_tree(trees::CREDENTIAL_KEYS)?,

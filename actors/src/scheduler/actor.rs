@@ -1,56 +1,132 @@
-//! The capacity-scheduler actor: owner of the booking ledgers and sole writer of new requests.
+//! The capacity-scheduler actor: owner of the booking ledgers. Its handler is the create path's only
+//! serial section and touches memory only: the store transaction and the flush run outside it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use actix::{Actor, Context, Handler};
+use actix::{Actor, AsyncContext, Context, Handler, Supervised};
 use chrono::{Days, NaiveDate};
-use switchboard_storage::{InsertOutcome, RequestRecord, RequestState, Scope, Store};
+use switchboard_storage::{Scope, Store};
 
-use super::messages::{BookRequests, Booked, BookingError};
+use super::messages::{BookRequests, BookingError, Placement, ReleaseBookings};
+use super::reservation::Reservation;
 use super::{place, HORIZON_DAYS};
-use crate::calendar::{day_start, local_date};
+use crate::calendar::local_date;
+use crate::supervision::{guarded, InjectPanic, Singleton};
 use crate::{Clock, Metrics};
 
-/// Bookings of one scope from `from` on, mirrored in memory. The actor is the only writer of bookings, so
-/// the mirror stays exact; it is reloaded when the local date moves on.
+/// Places per day of one scope from `from` on: stored bookings plus places reserved by POSTs in flight.
 struct Ledger {
     from: NaiveDate,
     days: BTreeMap<NaiveDate, u32>,
 }
 
-/// Books new requests onto business days. Handling one POST at a time per process is what makes the
-/// idempotency check, the capacity check and the insert one step; the store transaction re-checks the
-/// idempotency key as a second line of defence.
+/// Books new requests onto business days. Handling one reservation at a time per process is what keeps
+/// capacity from being overbooked; each reservation costs a placement over an in-memory map.
 pub struct CapacityScheduler {
     store: Store,
     clock: Clock,
     metrics: Arc<Metrics>,
     ledgers: HashMap<Scope, Ledger>,
+    /// Places reserved and not yet settled, per scope. They survive a restart (the POSTs holding them are
+    /// still running), and are added to the stored bookings whenever a ledger is loaded.
+    pending: HashMap<Scope, BTreeMap<NaiveDate, u32>>,
 }
 
 impl CapacityScheduler {
-    /// A scheduler over `store`, reading days from `clock`, counting bookings in `metrics`.
+    /// A scheduler over `store`, reading days from `clock`, counting restarts in `metrics`.
     pub fn new(store: Store, clock: Clock, metrics: Arc<Metrics>) -> CapacityScheduler {
         CapacityScheduler {
             store,
             clock,
             metrics,
             ledgers: HashMap::new(),
+            pending: HashMap::new(),
         }
     }
 
+    /// The ledger of `scope` from `today`. Loaded from the store once; when the date moves on, past days
+    /// are dropped instead: every booking up to the new horizon was made by this ledger or loaded with it,
+    /// since nothing is booked beyond the horizon of the day it was booked on.
     fn ledger(&mut self, scope: &Scope, today: NaiveDate) -> Result<&mut Ledger, BookingError> {
-        let stale = self.ledgers.get(scope).is_none_or(|l| l.from != today);
-        if stale {
+        let usable = self.ledgers.get(scope).is_some_and(|l| l.from <= today);
+        if !usable {
             let last = today
                 .checked_add_days(Days::new(HORIZON_DAYS))
                 .unwrap_or(NaiveDate::MAX);
-            let days = self.store.bookings(scope, today, last)?;
+            let mut days = self.store.bookings(scope, today, last)?;
+            for (day, count) in self.pending.get(scope).into_iter().flatten() {
+                *days.entry(*day).or_default() += count;
+            }
             self.ledgers
                 .insert(scope.clone(), Ledger { from: today, days });
         }
-        Ok(self.ledgers.get_mut(scope).expect("ledger just loaded"))
+        let ledger = self.ledgers.get_mut(scope).expect("ledger just loaded");
+        if ledger.from < today {
+            ledger.days = ledger.days.split_off(&today);
+            ledger.from = today;
+        }
+        Ok(ledger)
+    }
+
+    fn book(&mut self, message: BookRequests, me: Recipient) -> Result<Reservation, BookingError> {
+        let BookRequests {
+            scope,
+            capacity,
+            timezone,
+            count,
+        } = message;
+        let at = self.clock.now();
+        let today = local_date(at, timezone);
+        let ledger = self.ledger(&scope, today)?;
+        let days = place(count, today, capacity, &ledger.days).map_err(|unplaced| {
+            BookingError::Unplaceable {
+                unplaced,
+                total: count,
+                capacity,
+            }
+        })?;
+        let pending = self.pending.entry(scope.clone()).or_default();
+        let ledger = self.ledgers.get_mut(&scope).expect("ledger loaded above");
+        for day in &days {
+            *ledger.days.entry(*day).or_default() += 1;
+            *pending.entry(*day).or_default() += 1;
+        }
+        Ok(Reservation::new(scope, Placement { days, at }, me))
+    }
+
+    fn release(&mut self, message: ReleaseBookings) {
+        let ReleaseBookings {
+            scope,
+            days,
+            stored,
+        } = message;
+        if let Some(pending) = self.pending.get_mut(&scope) {
+            for (day, count) in &days {
+                decrement(pending, *day, *count);
+            }
+            if pending.is_empty() {
+                self.pending.remove(&scope);
+            }
+        }
+        if !stored {
+            if let Some(ledger) = self.ledgers.get_mut(&scope) {
+                for (day, count) in &days {
+                    decrement(&mut ledger.days, *day, *count);
+                }
+            }
+        }
+    }
+}
+
+type Recipient = actix::Recipient<ReleaseBookings>;
+
+fn decrement(days: &mut BTreeMap<NaiveDate, u32>, day: NaiveDate, count: u32) {
+    if let Some(booked) = days.get_mut(&day) {
+        *booked = booked.saturating_sub(count);
+        if *booked == 0 {
+            days.remove(&day);
+        }
     }
 }
 
@@ -58,113 +134,46 @@ impl Actor for CapacityScheduler {
     type Context = Context<Self>;
 }
 
+impl Singleton for CapacityScheduler {
+    const NAME: &'static str = "capacity_scheduler";
+
+    fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+}
+
+impl Supervised for CapacityScheduler {
+    /// The ledgers are reloaded from the store on next use; places of POSTs still in flight are kept.
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        self.ledgers.clear();
+    }
+}
+
 impl Handler<BookRequests> for CapacityScheduler {
-    type Result = Result<Vec<Booked>, BookingError>;
+    type Result = Result<Reservation, BookingError>;
 
-    fn handle(&mut self, message: BookRequests, _: &mut Context<Self>) -> Self::Result {
-        let BookRequests {
-            scope,
-            capacity,
-            timezone,
-            credential_id,
-            drafts,
-        } = message;
-        let now = self.clock.now();
-        let today = local_date(now, timezone);
+    fn handle(&mut self, message: BookRequests, ctx: &mut Context<Self>) -> Self::Result {
+        let me = ctx.address().recipient();
+        guarded(self, ctx, |scheduler, _| scheduler.book(message, me)).unwrap_or_else(|| {
+            Err(BookingError::Unavailable(
+                "the scheduler restarted while booking".into(),
+            ))
+        })
+    }
+}
 
-        // Replays of an earlier POST, and repeats of a key within this POST, book nothing.
-        let mut outcomes: Vec<Option<Booked>> = vec![None; drafts.len()];
-        let mut repeats: Vec<(usize, usize)> = Vec::new();
-        let mut first_use: HashMap<&str, usize> = HashMap::new();
-        let mut fresh: Vec<usize> = Vec::new();
-        for (i, draft) in drafts.iter().enumerate() {
-            if let Some(key) = draft.internal_id.as_deref() {
-                if let Some(existing) = self.store.request_by_internal_id(&scope, key)? {
-                    outcomes[i] = Some(Booked::Existing(existing));
-                    continue;
-                }
-                if let Some(&first) = first_use.get(key) {
-                    repeats.push((i, first));
-                    continue;
-                }
-                first_use.insert(key, i);
-            }
-            fresh.push(i);
-        }
+impl Handler<ReleaseBookings> for CapacityScheduler {
+    type Result = ();
 
-        let ledger = self.ledger(&scope, today)?;
-        let days = place(fresh.len(), today, capacity, &ledger.days).map_err(|unplaced| {
-            BookingError::Unplaceable {
-                unplaced,
-                total: fresh.len(),
-                capacity,
-            }
-        })?;
+    fn handle(&mut self, message: ReleaseBookings, ctx: &mut Context<Self>) {
+        guarded(self, ctx, |scheduler, _| scheduler.release(message));
+    }
+}
 
-        let mut batch_ids: BTreeMap<NaiveDate, String> = BTreeMap::new();
-        let records: Vec<RequestRecord> = fresh
-            .iter()
-            .zip(&days)
-            .map(|(&i, &day)| {
-                let draft = drafts[i].clone();
-                let batch_id = batch_ids
-                    .entry(day)
-                    .or_insert_with(|| uuid::Uuid::new_v4().to_string())
-                    .clone();
-                RequestRecord {
-                    id: uuid::Uuid::now_v7().to_string(),
-                    account_id: scope.account_id.clone(),
-                    environment: scope.environment,
-                    batch_id,
-                    schema_id: draft.schema_id,
-                    schema_version: draft.schema_version,
-                    request_type: draft.request_type,
-                    inputs: draft.inputs,
-                    internal_id: draft.internal_id,
-                    internal_tag: draft.internal_tag,
-                    webhook_url: draft.webhook_url,
-                    ai_only: draft.ai_only,
-                    onshore_only: draft.onshore_only,
-                    payer_lookup: draft.payer_lookup,
-                    dial: draft.dial,
-                    payer_electronic: draft.payer_electronic,
-                    electronic_payer_id: draft.electronic_payer_id.clone(),
-                    credential_id: Some(credential_id.clone()),
-                    state: RequestState::Processing,
-                    created_at: now,
-                    due_date: day,
-                    due_at: day_start(day, timezone),
-                    completed_at: None,
-                    run: None,
-                }
-            })
-            .collect();
+impl Handler<InjectPanic> for CapacityScheduler {
+    type Result = ();
 
-        let inserted = self.store.insert_requests(&records)?;
-        let metrics = Arc::clone(&self.metrics);
-        let ledger = self.ledger(&scope, today)?;
-        for (&i, outcome) in fresh.iter().zip(inserted) {
-            outcomes[i] = Some(match outcome {
-                InsertOutcome::Created(record) => {
-                    *ledger.days.entry(record.due_date).or_default() += 1;
-                    metrics.request_created(record.environment);
-                    tracing::info!(request_id = %record.id, batch_id = %record.batch_id, due_date = %record.due_date, "request booked");
-                    Booked::Created(record)
-                }
-                InsertOutcome::Existing(record) => Booked::Existing(record),
-            });
-        }
-        for (i, first) in repeats {
-            let earlier = outcomes[first]
-                .as_ref()
-                .expect("first use is decided")
-                .record()
-                .clone();
-            outcomes[i] = Some(Booked::Existing(earlier));
-        }
-        Ok(outcomes
-            .into_iter()
-            .map(|o| o.expect("every draft decided"))
-            .collect())
+    fn handle(&mut self, fault: InjectPanic, ctx: &mut Context<Self>) {
+        guarded(self, ctx, |_, _| fault.panic(Self::NAME));
     }
 }

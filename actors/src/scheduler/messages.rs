@@ -3,8 +3,11 @@
 use std::collections::BTreeMap;
 
 use actix::Message;
+use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
-use switchboard_storage::{DialTarget, PayerLookupRecord, RequestRecord, Scope, StorageError};
+use switchboard_storage::{DialTarget, PayerLookupRecord, Scope, StorageError};
+
+use super::reservation::Reservation;
 
 /// A validated request not yet booked: everything but its id, batch, times and day.
 #[derive(Clone, Debug)]
@@ -37,8 +40,9 @@ pub struct RequestDraft {
     pub electronic_payer_id: Option<String>,
 }
 
-/// Command from the create handler: book these drafts (one POST) for `scope`. Replies with one outcome per
-/// draft, in order, once they are written; the handler awaits the store's flush before acknowledging.
+/// Command of the create path: reserve `count` places (one POST's new requests) in `scope`, against the
+/// in-memory ledger only. Replies with the days, in order, held by a [`Reservation`] that gives them back
+/// unless the requests are stored.
 #[derive(Debug)]
 pub struct BookRequests {
     /// Account and environment.
@@ -47,32 +51,34 @@ pub struct BookRequests {
     pub capacity: u32,
     /// The account's time zone.
     pub timezone: Tz,
-    /// The credential of the POST.
-    pub credential_id: String,
-    /// The POST's valid entries, in input order.
-    pub drafts: Vec<RequestDraft>,
+    /// How many new requests.
+    pub count: usize,
 }
 
 impl Message for BookRequests {
-    type Result = Result<Vec<Booked>, BookingError>;
+    type Result = Result<Reservation, BookingError>;
 }
 
-/// What became of one draft.
+/// Gives back places that were reserved but not stored (the insert failed, lost a race on an internal id,
+/// or the POST was abandoned). Sent by [`Reservation`]'s drop.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ReleaseBookings {
+    /// Account and environment.
+    pub scope: Scope,
+    /// Places per day to give back.
+    pub days: BTreeMap<NaiveDate, u32>,
+    /// Whether the places are stored now (kept in the ledger) or abandoned (removed from it).
+    pub stored: bool,
+}
+
+/// The days of one reservation and the instant it was made (the requests' creation time).
 #[derive(Clone, Debug, PartialEq)]
-pub enum Booked {
-    /// A new request.
-    Created(RequestRecord),
-    /// Its internal id was used before (or earlier in the same POST): the earlier request.
-    Existing(RequestRecord),
-}
-
-impl Booked {
-    /// The request either way.
-    pub fn record(&self) -> &RequestRecord {
-        match self {
-            Booked::Created(r) | Booked::Existing(r) => r,
-        }
-    }
+pub struct Placement {
+    /// One day per requested place, in order.
+    pub days: Vec<NaiveDate>,
+    /// When the reservation was made.
+    pub at: DateTime<Utc>,
 }
 
 /// Why a POST could not be booked; nothing was written.
@@ -88,7 +94,10 @@ pub enum BookingError {
         /// The account's daily capacity.
         capacity: u32,
     },
-    /// The store failed.
+    /// The store failed (including [`StorageError::InternalIdClaimed`], a lost race on an internal id).
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// The scheduler did not answer (it is restarting).
+    #[error("the capacity scheduler is unavailable: {0}")]
+    Unavailable(String),
 }

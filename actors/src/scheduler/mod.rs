@@ -6,17 +6,24 @@
 //! work already booked counts. If any of them cannot be placed, none is.
 //!
 //! `mod.rs` holds the pure placement rule; `actor.rs` the [`CapacityScheduler`] actor that owns the ledgers
-//! and is the only writer of new requests, which is what makes idempotency keys race-free.
+//! in memory and books against them, one POST at a time, in microseconds; `reservation.rs` the places held
+//! for a POST until its requests are stored; `admit.rs` the create sequence around them (reserve, insert
+//! in one transaction, settle, flush), run concurrently by the POSTs themselves. The transaction refuses an
+//! internal id claimed since intake looked, so a key never creates two requests.
 
 mod actor;
+mod admit;
 mod messages;
+mod reservation;
 
 use std::collections::BTreeMap;
 
 use chrono::{Days, NaiveDate};
 
 pub use actor::CapacityScheduler;
-pub use messages::{BookRequests, Booked, BookingError, RequestDraft};
+pub use admit::{admit, Creator};
+pub use messages::{BookRequests, BookingError, Placement, ReleaseBookings, RequestDraft};
+pub use reservation::Reservation;
 
 use crate::calendar::business_days_from;
 
@@ -118,3 +125,6 @@ mod tests {
         assert!(*days.last().unwrap() <= today + Days::new(HORIZON_DAYS));
     }
 }
+
+#[cfg(test)]
+mod actor_tests;

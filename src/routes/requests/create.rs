@@ -1,19 +1,17 @@
 //! `POST /v1/requests`: one request, or a batch under `requests`.
 
-use std::collections::HashMap;
-
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use chrono_tz::Tz;
 use serde_json::{json, Value};
-use switchboard_actors::scheduler::{BookRequests, Booked, BookingError};
-use switchboard_storage::{RequestRecord, Scope};
+use switchboard_actors::scheduler::{admit, BookingError, Creator, RequestDraft};
+use switchboard_storage::{RequestRecord, Scope, StorageError};
 
 use switchboard_actors::webhooks::{check_target, TargetError};
 
 use crate::auth::Caller;
 use crate::errors::{ApiError, Code};
-use crate::intake::{prepare_entry, EntryMode, Prepared, SchemaMemo};
+use crate::intake::{prepare_entry, EntryMode, Replay, Replays, SchemaMemo};
 use crate::state::AppState;
 use crate::wire::created_out;
 
@@ -48,26 +46,9 @@ async fn create_single(
     caller: &Caller,
     item: &Value,
 ) -> Result<HttpResponse, ApiError> {
-    let mut schemas = SchemaMemo::new();
-    let prepared = prepare_entry(
-        state,
-        caller,
-        &state.directory(),
-        &mut schemas,
-        item,
-        EntryMode::Single,
-    )?;
-    let record = match check_webhook_target(state, prepared).await? {
-        Prepared::Replay(original) => *original,
-        Prepared::Draft(draft) => {
-            let mut booked = book(state, caller, vec![*draft]).await?;
-            booked
-                .pop()
-                .expect("one outcome per draft")
-                .record()
-                .clone()
-        }
-    };
+    let mut outcomes = admit_entries(state, caller, std::slice::from_ref(item), EntryMode::Single)
+        .await?;
+    let record = outcomes.pop().expect("one outcome per entry")?;
     Ok(HttpResponse::Ok().json(created_out(&record, &caller.account, state.product_word())))
 }
 
@@ -76,67 +57,19 @@ async fn create_batch(
     caller: &Caller,
     items: &[Value],
 ) -> Result<HttpResponse, ApiError> {
-    let directory = state.directory();
-    // Each slot is an entry's fate: a draft's index among those booked, an earlier request, or an error.
-    // An entry repeating the internalId of an earlier valid entry of this POST is that entry's replay,
-    // decided before its own body is looked at, as a replay of an earlier POST is.
-    let (mut drafts, mut slots) = (Vec::new(), Vec::with_capacity(items.len()));
-    let mut first_use: HashMap<String, usize> = HashMap::new();
-    let mut schemas = SchemaMemo::new();
-    for item in items {
-        let internal_id = item
-            .get("internalId")
-            .and_then(Value::as_str)
-            .filter(|k| !k.trim().is_empty());
-        if let Some(&index) = internal_id.and_then(|key| first_use.get(key)) {
-            slots.push(Ok(Slot::Booked(index)));
-            continue;
-        }
-        let entry = match prepare_entry(
-            state,
-            caller,
-            &directory,
-            &mut schemas,
-            item,
-            EntryMode::Batch,
-        ) {
-            Ok(entry) => check_webhook_target(state, entry).await,
-            Err(error) => Err(error),
-        };
-        slots.push(match entry {
-            Ok(Prepared::Draft(draft)) => {
-                drafts.push(*draft);
-                if let Some(key) = internal_id {
-                    first_use.insert(key.to_owned(), drafts.len() - 1);
-                }
-                Ok(Slot::Booked(drafts.len() - 1))
-            }
-            Ok(Prepared::Replay(original)) => Ok(Slot::Replay(original)),
-            Err(error) => Err(error),
-        });
-    }
-    let booked = if drafts.is_empty() {
-        Vec::new()
-    } else {
-        book(state, caller, drafts).await?
-    };
-
+    let outcomes = admit_entries(state, caller, items, EntryMode::Batch).await?;
     let mut any_success = false;
     let mut any_server_error = false;
-    let entries: Vec<Value> = slots
-        .into_iter()
-        .map(|slot| match slot {
-            Ok(slot) => {
+    let entries: Vec<Value> = outcomes
+        .iter()
+        .map(|outcome| match outcome {
+            Ok(record) => {
                 any_success = true;
-                let record = match &slot {
-                    Slot::Booked(index) => booked[*index].record(),
-                    Slot::Replay(original) => original,
-                };
                 created_out(record, &caller.account, state.product_word())
             }
             Err(error) => {
                 any_server_error |= error.code().status().is_server_error();
-                entry_error(&error)
+                entry_error(error)
             }
         })
         .collect();
@@ -151,27 +84,104 @@ async fn create_batch(
     Ok(HttpResponse::build(status).json(json!({ "requests": entries })))
 }
 
-/// Refuses a per-request webhook URL that is not http(s) or resolves to a private or reserved address
-/// (unless the operator allows such targets), at creation rather than silently at delivery.
-async fn check_webhook_target(state: &AppState, prepared: Prepared) -> Result<Prepared, ApiError> {
-    if let Prepared::Draft(draft) = &prepared {
-        if let Some(url) = &draft.webhook_url {
-            match check_target(url, state.settings.webhooks.allow_private_targets).await {
-                // A name that does not resolve now may resolve by the time the request finishes; delivery
-                // checks again, so only a definite refusal fails the create.
-                Ok(_) | Err(TargetError::Unresolvable(_)) => {}
-                Err(refused) => {
-                    return Err(ApiError::invalid_request(format!("webhookUrl: {refused}")))
+/// How often a POST decides its replays again after losing a race on an internal id to a concurrent POST.
+/// Each loss means the key is now stored, so the next decision sees it; more than one is rare.
+const ATTEMPTS: usize = 3;
+
+/// Each entry's request, in input order: a new one, or the one its internal id replays; or the entry's
+/// error. New requests are stored and flushed before this returns; rejected entries leave no trace.
+async fn admit_entries(
+    state: &AppState,
+    caller: &Caller,
+    items: &[Value],
+    mode: EntryMode,
+) -> Result<Vec<Result<RequestRecord, ApiError>>, ApiError> {
+    let scope = Scope::new(caller.account.id.clone(), caller.environment);
+    let creator = creator(caller, scope.clone())?;
+    let directory = state.directory();
+    let mut attempt = 1;
+    loop {
+        let mut replays = Replays::new(&state.store, scope.clone());
+        let mut schemas = SchemaMemo::new();
+        let (mut drafts, mut slots) = (Vec::new(), Vec::with_capacity(items.len()));
+        for item in items {
+            let key = Replays::key(item);
+            let slot = match replays.check(key) {
+                Ok(Some(replay)) => Ok(Slot::Replay(replay)),
+                Ok(None) => {
+                    match prepare_entry(state, caller, &directory, &mut schemas, item, mode) {
+                        Ok(draft) => check_webhook_target(state, draft).await,
+                        Err(error) => Err(error),
+                    }
+                    .map(|draft| {
+                        replays.claim(key, drafts.len());
+                        drafts.push(draft);
+                        Slot::New(drafts.len() - 1)
+                    })
                 }
-            }
+                Err(error) => Err(error),
+            };
+            slots.push(slot);
         }
+        let replays_only = drafts.is_empty();
+        let created = match admit(
+            &state.scheduler,
+            &state.store,
+            &state.metrics,
+            &creator,
+            drafts,
+        )
+        .await
+        {
+            Ok(created) => created,
+            Err(BookingError::Storage(StorageError::InternalIdClaimed(_))) if attempt < ATTEMPTS => {
+                tracing::info!(attempt, "internalId claimed by a concurrent create; deciding replays again");
+                attempt += 1;
+                continue;
+            }
+            Err(error @ BookingError::Unplaceable { .. }) => {
+                return Err(ApiError::invalid_request(error.to_string()))
+            }
+            Err(BookingError::Storage(error)) => return Err(error.into()),
+            Err(error @ BookingError::Unavailable(_)) => return Err(ApiError::internal(error)),
+        };
+        // A replayed request may have been written by a concurrent POST whose flush is still running.
+        if replays_only && slots.iter().any(Result::is_ok) {
+            state.store.durable().await?;
+        }
+        return Ok(slots
+            .into_iter()
+            .map(|slot| {
+                slot.map(|slot| match slot {
+                    Slot::New(index) | Slot::Replay(Replay::Entry(index)) => created[index].clone(),
+                    Slot::Replay(Replay::Stored(record)) => *record,
+                })
+            })
+            .collect());
     }
-    Ok(prepared)
 }
 
+/// An entry's fate before booking: new request number `n` of the POST, or a replay.
 enum Slot {
-    Booked(usize),
-    Replay(Box<RequestRecord>),
+    New(usize),
+    Replay(Replay),
+}
+
+/// Refuses a per-request webhook URL that is not http(s) or resolves to a private or reserved address
+/// (unless the operator allows such targets), at creation rather than silently at delivery.
+async fn check_webhook_target(
+    state: &AppState,
+    draft: RequestDraft,
+) -> Result<RequestDraft, ApiError> {
+    if let Some(url) = &draft.webhook_url {
+        match check_target(url, state.settings.webhooks.allow_private_targets).await {
+            // A name that does not resolve now may resolve by the time the request finishes; delivery
+            // checks again, so only a definite refusal fails the create.
+            Ok(_) | Err(TargetError::Unresolvable(_)) => {}
+            Err(refused) => return Err(ApiError::invalid_request(format!("webhookUrl: {refused}"))),
+        }
+    }
+    Ok(draft)
 }
 
 /// A failed entry's envelope. Server-side failures of one entry surface as `INVALID_REQUEST` (4.6) while
@@ -192,37 +202,18 @@ fn entry_error(error: &ApiError) -> Value {
     error.body()
 }
 
-/// Books the drafts through the capacity scheduler, then waits until the writes are on disk.
-async fn book(
-    state: &AppState,
-    caller: &Caller,
-    drafts: Vec<switchboard_actors::scheduler::RequestDraft>,
-) -> Result<Vec<Booked>, ApiError> {
+/// Who creates, for the scheduler.
+fn creator(caller: &Caller, scope: Scope) -> Result<Creator, ApiError> {
     let timezone: Tz = caller.account.timezone.parse().map_err(|_| {
         ApiError::internal(anyhow::anyhow!(
             "account {} has an invalid time zone",
             caller.account.id
         ))
     })?;
-    let message = BookRequests {
-        scope: Scope::new(caller.account.id.clone(), caller.environment),
+    Ok(Creator {
+        scope,
         capacity: caller.account.daily_call_capacity,
         timezone,
         credential_id: caller.credential_id.clone(),
-        drafts,
-    };
-    let booked = match state
-        .scheduler
-        .send(message)
-        .await
-        .map_err(ApiError::internal)?
-    {
-        Ok(booked) => booked,
-        Err(error @ BookingError::Unplaceable { .. }) => {
-            return Err(ApiError::invalid_request(error.to_string()))
-        }
-        Err(BookingError::Storage(error)) => return Err(error.into()),
-    };
-    state.store.durable().await?;
-    Ok(booked)
+    })
 }

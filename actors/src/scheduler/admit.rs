@@ -1,0 +1,107 @@
+//! The create path below the HTTP layer: reserve places, store the requests, settle the reservation, wait
+//! for the flush. Only the reservation is serial; the transaction and the flush run in the caller's task,
+//! so concurrent POSTs share fsyncs.
+
+use std::collections::BTreeMap;
+
+use actix::Addr;
+use chrono::NaiveDate;
+use chrono_tz::Tz;
+use switchboard_storage::{RequestRecord, RequestState, Scope, Store};
+
+use super::messages::{BookRequests, BookingError, Placement, RequestDraft};
+use super::CapacityScheduler;
+use crate::calendar::day_start;
+use crate::Metrics;
+
+/// Who creates: the scope, its capacity rule and the credential of the POST.
+#[derive(Clone, Debug)]
+pub struct Creator {
+    /// Account and environment.
+    pub scope: Scope,
+    /// The account's daily call capacity.
+    pub capacity: u32,
+    /// The account's time zone.
+    pub timezone: Tz,
+    /// The credential of the POST.
+    pub credential_id: String,
+}
+
+/// Books `drafts` (one POST's new requests, none replaying an internal id as far as intake could see),
+/// stores them in one transaction and returns them once durable, in order. On any error nothing is stored
+/// and the places are given back; [`switchboard_storage::StorageError::InternalIdClaimed`] means a
+/// concurrent POST claimed one of the keys first, and the caller decides the replays again.
+pub async fn admit(
+    scheduler: &Addr<CapacityScheduler>,
+    store: &Store,
+    metrics: &Metrics,
+    creator: &Creator,
+    drafts: Vec<RequestDraft>,
+) -> Result<Vec<RequestRecord>, BookingError> {
+    if drafts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let reservation = scheduler
+        .send(BookRequests {
+            scope: creator.scope.clone(),
+            capacity: creator.capacity,
+            timezone: creator.timezone,
+            count: drafts.len(),
+        })
+        .await
+        .map_err(|e| BookingError::Unavailable(e.to_string()))??;
+    let records = records(creator, drafts, reservation.placement());
+    store.insert_requests(&records)?;
+    reservation.stored();
+    for record in &records {
+        metrics.request_created(record.environment);
+        tracing::info!(request_id = %record.id, batch_id = %record.batch_id, due_date = %record.due_date, "request booked");
+    }
+    store.durable().await?;
+    Ok(records)
+}
+
+/// The stored form of the drafts on their days: fresh ids, one batch id per day.
+fn records(
+    creator: &Creator,
+    drafts: Vec<RequestDraft>,
+    placement: &Placement,
+) -> Vec<RequestRecord> {
+    let mut batch_ids: BTreeMap<NaiveDate, String> = BTreeMap::new();
+    drafts
+        .into_iter()
+        .zip(&placement.days)
+        .map(|(draft, &day)| {
+            let batch_id = batch_ids
+                .entry(day)
+                .or_insert_with(|| uuid::Uuid::new_v4().to_string())
+                .clone();
+            RequestRecord {
+                id: uuid::Uuid::now_v7().to_string(),
+                account_id: creator.scope.account_id.clone(),
+                environment: creator.scope.environment,
+                batch_id,
+                schema_id: draft.schema_id,
+                schema_version: draft.schema_version,
+                request_type: draft.request_type,
+                inputs: draft.inputs,
+                internal_id: draft.internal_id,
+                internal_tag: draft.internal_tag,
+                webhook_url: draft.webhook_url,
+                ai_only: draft.ai_only,
+                onshore_only: draft.onshore_only,
+                payer_lookup: draft.payer_lookup,
+                dial: draft.dial,
+                payer_electronic: draft.payer_electronic,
+                electronic_payer_id: draft.electronic_payer_id,
+                credential_id: Some(creator.credential_id.clone()),
+                state: RequestState::Processing,
+                created_at: placement.at,
+                due_date: day,
+                due_at: day_start(day, creator.timezone),
+                completed_at: None,
+                run: None,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,66 @@
+//! The one place that decides whether a create entry replays an `internalId` (4.6): a key already claimed
+//! in the account and environment returns the earlier request, and a key repeated within one POST returns
+//! the entry that first used it. The decision comes before anything else of the entry is looked at, so a
+//! replay is answered silently whatever its body says. The store's insert transaction re-checks the key as
+//! the last line of defence; when a concurrent POST wins that race, the create runs this decision again.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use switchboard_storage::{RequestRecord, Scope, Store};
+
+use crate::errors::ApiError;
+
+/// What an entry replays.
+#[derive(Debug)]
+pub enum Replay {
+    /// A request stored by an earlier POST.
+    Stored(Box<RequestRecord>),
+    /// The new request of an earlier entry of this POST, by its index among the POST's new requests.
+    Entry(usize),
+}
+
+/// The replay decision for the entries of one POST, in order.
+pub struct Replays<'a> {
+    store: &'a Store,
+    scope: Scope,
+    first_use: HashMap<String, usize>,
+}
+
+impl<'a> Replays<'a> {
+    /// Decisions for one POST in `scope`.
+    pub fn new(store: &'a Store, scope: Scope) -> Replays<'a> {
+        Replays {
+            store,
+            scope,
+            first_use: HashMap::new(),
+        }
+    }
+
+    /// The entry's idempotency key: a non-blank string `internalId` (any other shape is the validation's
+    /// business, and replays nothing).
+    pub fn key(item: &Value) -> Option<&str> {
+        item.get("internalId")
+            .and_then(Value::as_str)
+            .filter(|key| !key.trim().is_empty())
+    }
+
+    /// What the entry with `key` replays, if anything.
+    pub fn check(&self, key: Option<&str>) -> Result<Option<Replay>, ApiError> {
+        let Some(key) = key else { return Ok(None) };
+        if let Some(&index) = self.first_use.get(key) {
+            return Ok(Some(Replay::Entry(index)));
+        }
+        Ok(self
+            .store
+            .request_by_internal_id(&self.scope, key)?
+            .map(|record| Replay::Stored(Box::new(record))))
+    }
+
+    /// The entry with `key` becomes new request number `index` of the POST.
+    pub fn claim(&mut self, key: Option<&str>, index: usize) {
+        if let Some(key) = key {
+            self.first_use.insert(key.to_owned(), index);
+        }
+    }
+}
