@@ -80,6 +80,8 @@ pub struct FakeRetell {
     hold: Arc<AtomicBool>,
     release: Arc<Notify>,
     ids: Arc<AtomicU64>,
+    /// How long create-phone-call waits before answering (the call exists from the start).
+    answer_delay: Arc<Mutex<Duration>>,
     /// `base_url`, for the server's own clones (made before the port was known).
     base: Arc<std::sync::OnceLock<String>>,
 }
@@ -96,6 +98,7 @@ impl FakeRetell {
             release: Arc::new(Notify::new()),
             ids: Arc::default(),
             base: Arc::default(),
+            answer_delay: Arc::default(),
         };
         let shared = fake.clone();
         let server = HttpServer::new(move || {
@@ -148,6 +151,11 @@ impl FakeRetell {
     pub fn release_calls(&self) {
         self.hold.store(false, Ordering::SeqCst);
         self.release.notify_waiters();
+    }
+
+    /// Create-phone-call answers come `delay` after the call was created (a lost answer, with a kill).
+    pub fn delay_create_answers(&self, delay: Duration) {
+        *self.answer_delay.lock().unwrap() = delay;
     }
 
     /// Create-phone-call bodies received, in order.
@@ -356,6 +364,10 @@ async fn create_phone_call(
     };
     let runner = fake.get_ref().clone();
     actix_web::rt::spawn(runner.live(call_id, scenario, body));
+    let delay = *fake.answer_delay.lock().unwrap();
+    if !delay.is_zero() {
+        actix_web::rt::time::sleep(delay).await;
+    }
     HttpResponse::Created().json(call)
 }
 
