@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use rand::distributions::{Alphanumeric, DistString};
 use sha2::{Digest, Sha256};
 use switchboard_storage::{
-    AccountRecord, CredentialRecord, ElectronicMapping, Environment, FieldCondition, FieldRecord,
+    AccountRecord, CallingHoursRecord, CredentialRecord, ElectronicMapping, Environment, FieldCondition, FieldRecord,
     PayerRecord, PhoneBookEntry, PublishRule, SchemaDefinition, SchemaFlags, StorageError, Store,
 };
 
@@ -282,5 +282,13 @@ pub fn payer_record(name: &str, spec: &PayerSpec) -> PayerRecord {
         electronic: spec.electronic,
         electronic_payer_id: spec.electronic_payer_id.clone(),
         member_id_prefixes: spec.member_id_prefixes.clone(),
+        calling_hours: spec
+            .calling_hours
+            .as_deref()
+            .and_then(|h| crate::configuration::parse_hours(h).ok())
+            .map(|(start_minute, end_minute)| CallingHoursRecord {
+                start_minute,
+                end_minute,
+            }),
     }
 }

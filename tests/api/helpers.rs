@@ -97,6 +97,11 @@ impl TestConfig {
         self
     }
 
+    /// The whole table, for edits the helpers do not cover.
+    pub fn table_mut(&mut self) -> &mut toml::Table {
+        &mut self.table
+    }
+
     /// The TOML text.
     pub fn to_toml(&self) -> String {
         toml::to_string(&self.table).unwrap()

@@ -74,6 +74,7 @@ fn job(seed: u64, scenario: Option<&str>) -> CallJob {
         schema: claim_status(),
         inputs,
         number: "8005550101".into(),
+        placed_at: chrono::DateTime::UNIX_EPOCH,
         restarts: 0,
         seed,
         time_scale: 1.0e12,

@@ -15,11 +15,11 @@ pub use electronic::{
     AmountQualifier, BenefitKind, BenefitSource, ClaimElement, CoverageQualifier,
     ElectronicMapping, ElectronicSource, NetworkQualifier, PlanElement,
 };
-pub use payer::PayerRecord;
+pub use payer::{CallingHoursRecord, PayerRecord};
 pub use request::{DialTarget, NumberSource, PayerLookupRecord, RequestRecord, RequestState};
 pub use run::{
     CallOutcomeRecord, CallRecord, Disposition, ElectronicRecord, FailureRecord, Modality,
-    RunRecord, StepRecord, StepState,
+    PlatformCallRecord, RunRecord, StepRecord, StepState,
 };
 pub use schema::{
     FieldCondition, FieldRecord, FieldType, SchemaDefinition, SchemaHeadRecord, SchemaVersionRecord,

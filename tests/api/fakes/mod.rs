@@ -1,0 +1,4 @@
+//! Local fakes of outside platforms: real HTTP servers started by the tests, faithful to the platforms'
+//! documented shapes.
+
+pub mod retell;
