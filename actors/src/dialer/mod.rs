@@ -6,6 +6,7 @@
 pub mod http;
 pub mod sandbox;
 pub mod simulated;
+pub mod vapi;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
