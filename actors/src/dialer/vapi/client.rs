@@ -96,10 +96,19 @@ impl VapiClient {
     pub fn create_body(&self, job: &CallJob) -> CreateCallDto {
         let config = &self.config;
         let schema = &job.schema.definition;
-        let metadata = BTreeMap::from([(
-            CALL_ID_METADATA_KEY.to_string(),
-            Value::String(job.call_id.clone()),
-        )]);
+        // The call id finds the call again after a crash; request and attempt help an operator reading
+        // Vapi's dashboard.
+        let metadata = BTreeMap::from([
+            (
+                CALL_ID_METADATA_KEY.to_string(),
+                Value::String(job.call_id.clone()),
+            ),
+            (
+                "switchboardRequestId".to_string(),
+                Value::String(job.request_id.clone()),
+            ),
+            ("switchboardAttempt".to_string(), Value::from(job.attempt)),
+        ]);
         CreateCallDto {
             assistant_id: config.assistant_id.clone(),
             phone_number_id: config.phone_number_id.clone(),
