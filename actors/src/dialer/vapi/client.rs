@@ -128,6 +128,10 @@ impl VapiClient {
                         config.server_secret.clone(),
                     )]),
                 }),
+                server_messages: vec![
+                    "status-update".to_string(),
+                    "end-of-call-report".to_string(),
+                ],
                 metadata,
             },
             name: Some(format!("switchboard {}", job.call_id)),

@@ -57,6 +57,10 @@ pub struct AssistantOverrides {
     /// Where the call's server messages go.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<Server>,
+    /// Which server messages are sent (Vapi's default list also has transcripts, speech and tool
+    /// messages, which Switchboard does not use).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_messages: Vec<String>,
     /// Stored with the call; carries [`CALL_ID_METADATA_KEY`].
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, Value>,
