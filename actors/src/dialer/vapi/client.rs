@@ -165,21 +165,23 @@ impl VapiClient {
     }
 
     /// The call tagged with `call_id`, searched among the calls of the configured assistant and number
-    /// created at or after `since`.
+    /// (created at or after `since`, when given), newest first.
     pub async fn find_call(
         &self,
         call_id: &str,
-        since: DateTime<Utc>,
+        since: Option<DateTime<Utc>>,
     ) -> Result<Option<Call>, VapiError> {
-        let since = since.to_rfc3339_opts(SecondsFormat::Millis, true);
+        let since = since.map(|s| s.to_rfc3339_opts(SecondsFormat::Millis, true));
         let mut before: Option<String> = None;
         for _ in 0..MAX_PAGES {
             let mut query = vec![
                 ("assistantId", self.config.assistant_id.clone()),
                 ("phoneNumberId", self.config.phone_number_id.clone()),
-                ("createdAtGe", since.clone()),
                 ("limit", PAGE_SIZE.to_string()),
             ];
+            if let Some(since) = &since {
+                query.push(("createdAtGe", since.clone()));
+            }
             if let Some(before) = &before {
                 query.push(("createdAtLt", before.clone()));
             }

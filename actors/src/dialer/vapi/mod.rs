@@ -9,6 +9,7 @@
 //! pure translation of an ended call into a [`crate::dialer::CallReport`].
 
 pub mod client;
+pub mod dialer;
 pub mod events;
 pub mod extraction;
 pub mod mapping;
@@ -18,3 +19,4 @@ pub mod types;
 mod tests;
 
 pub use client::{VapiClient, VapiConfig, VapiError};
+pub use dialer::{EventRefusal, EventVerdict, VapiDialer};
