@@ -313,4 +313,9 @@ async fn a_restarted_attempt_attaches_to_its_call_instead_of_dialing_again() {
     let report = dialer.place(again).await;
     assert_eq!(report.disposition, Disposition::Completed);
     assert_eq!(fake.creates().len(), 1, "no second call for the attempt");
+    // Another attempt gets its own call.
+    fake.script(vec![Scenario::of(Outcome::Voicemail)]);
+    let report = dialer.place(job(&schemas, "call-h")).await;
+    assert_eq!(report.disposition, Disposition::Voicemail);
+    assert_eq!(fake.creates().len(), 2);
 }

@@ -100,6 +100,7 @@ struct Inner {
     default: Scenario,
     deliveries: Vec<Delivery>,
     reads: usize,
+    lists: usize,
 }
 
 type Shared = Arc<Mutex<Inner>>;
@@ -128,6 +129,7 @@ impl FakeVapi {
             default: Scenario::of(Outcome::Simulated),
             deliveries: Vec::new(),
             reads: 0,
+            lists: 0,
         }));
         let data = web::Data::new(inner.clone());
         let server = HttpServer::new(move || {
@@ -188,9 +190,14 @@ impl FakeVapi {
         self.inner.lock().unwrap().deliveries.clone()
     }
 
-    /// `GET /call/{id}` and `GET /call` requests answered.
+    /// `GET /call/{id}` requests answered.
     pub fn reads(&self) -> usize {
         self.inner.lock().unwrap().reads
+    }
+
+    /// `GET /call` requests answered.
+    pub fn lists(&self) -> usize {
+        self.inner.lock().unwrap().lists
     }
 
     /// Posts a delivered message again, exactly as before (a platform retry).
@@ -566,7 +573,7 @@ async fn list_calls(
         return error(401, json!("Invalid Key."));
     }
     let mut state = inner.lock().unwrap();
-    state.reads += 1;
+    state.lists += 1;
     let created = |c: &Value| {
         c["createdAt"]
             .as_str()

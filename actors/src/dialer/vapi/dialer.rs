@@ -3,8 +3,9 @@
 //! `GET /call/{id}`.
 //!
 //! A call is never created twice for one attempt. The orchestration places an attempt that was in flight
-//! before a restart again under the same call id; such a job (`restarts > 0`), and any create whose answer
-//! was lost, first searches Vapi for a call tagged with that id and attaches to it when there is one.
+//! before a restart again under the same call id, and nothing in the job tells a resumed attempt from a
+//! new one: every attempt, and every create whose answer was lost, first searches Vapi for a call tagged
+//! with its id (among the calls of the last [`SEARCH_WINDOW_HOURS`]) and attaches to it when there is one.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -25,6 +26,9 @@ use crate::dialer::{CallJob, CallReport, Dialer, ElectronicJob};
 const CREATE_TRIES: u32 = 3;
 /// Reads of an ended call still waiting for its analysis before it is taken as it is.
 const ANALYSIS_READS: u32 = 3;
+/// How far back the search for an attempt's existing call looks. Vapi stamps calls with its own time,
+/// so the window is measured on the machine's wall clock, never on Switchboard's (possibly manual) clock.
+const SEARCH_WINDOW_HOURS: i64 = 24;
 /// Event keys remembered for de-duplication.
 const SEEN_CAPACITY: usize = 10_000;
 
@@ -113,11 +117,9 @@ impl VapiDialer {
 
     /// The attempt's call: the one already made for it, else a new one.
     async fn call_for(&self, job: &CallJob) -> Result<Call, VapiError> {
-        if job.restarts > 0 {
-            if let Some(call) = self.client.find_call(&job.call_id, None).await? {
-                tracing::info!(call_id = %job.call_id, "re-attached to the Vapi call");
-                return Ok(call);
-            }
+        if let Some(call) = self.existing(job).await? {
+            tracing::info!(call_id = %job.call_id, "re-attached to the Vapi call");
+            return Ok(call);
         }
         let body = self.client.create_body(job);
         let mut tries = 0;
@@ -129,13 +131,19 @@ impl VapiDialer {
                     tracing::warn!(call_id = %job.call_id, error = %e, "Vapi create failed; retrying");
                     tokio::time::sleep(Duration::from_secs(u64::from(tries))).await;
                     // The failed try may have created the call before its answer was lost.
-                    if let Ok(Some(call)) = self.client.find_call(&job.call_id, None).await {
+                    if let Ok(Some(call)) = self.existing(job).await {
                         return Ok(call);
                     }
                 }
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// The call Vapi already has for the attempt.
+    async fn existing(&self, job: &CallJob) -> Result<Option<Call>, VapiError> {
+        let since = chrono::Utc::now() - chrono::Duration::hours(SEARCH_WINDOW_HOURS);
+        self.client.find_call(&job.call_id, Some(since)).await
     }
 
     /// Waits for the end of `call`: its end-of-call report, or a read showing it ended.
