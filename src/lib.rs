@@ -21,4 +21,5 @@ pub mod state;
 pub mod telemetry;
 pub mod trace;
 pub mod validation;
+pub mod voice;
 pub mod wire;

@@ -10,8 +10,8 @@ use chrono::{DateTime, Utc};
 use rand::distributions::{Alphanumeric, DistString};
 use sha2::{Digest, Sha256};
 use switchboard_storage::{
-    AccountRecord, CredentialRecord, Environment, FieldCondition, FieldRecord, PayerRecord,
-    PhoneBookEntry, PublishRule, SchemaDefinition, SchemaFlags, StorageError, Store,
+    AccountRecord, CallingHoursRecord, CredentialRecord, Environment, FieldCondition, FieldRecord,
+    PayerRecord, PhoneBookEntry, PublishRule, SchemaDefinition, SchemaFlags, StorageError, Store,
 };
 
 use crate::auth::secret_digest;
@@ -266,5 +266,13 @@ pub fn payer_record(name: &str, spec: &PayerSpec) -> PayerRecord {
         required_inputs: spec.required_inputs.clone(),
         electronic: spec.electronic,
         member_id_prefixes: spec.member_id_prefixes.clone(),
+        calling_hours: spec
+            .calling_hours
+            .as_deref()
+            .and_then(|h| crate::configuration::parse_hours(h).ok())
+            .map(|(start_minute, end_minute)| CallingHoursRecord {
+                start_minute,
+                end_minute,
+            }),
     }
 }

@@ -9,9 +9,7 @@ use actix_web::dev::{Server, ServerHandle};
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
 use rand::RngCore;
-use switchboard_actors::dialer::http::HttpDialer;
 use switchboard_actors::dialer::sandbox::SandboxDialer;
-use switchboard_actors::dialer::simulated::SimulatedPayerDialer;
 use switchboard_actors::orchestration::{Orchestration, Orchestrator, ResumeActive};
 use switchboard_actors::scheduler::CapacityScheduler;
 use switchboard_actors::webhooks::{WebhookConfig, WebhookDispatcher};
@@ -19,7 +17,7 @@ use switchboard_actors::{Clock, Metrics};
 use switchboard_storage::Store;
 use tracing_actix_web::TracingLogger;
 
-use crate::configuration::{ClockSettings, DialerSettings, Settings};
+use crate::configuration::{ClockSettings, Settings};
 use crate::errors::{json_config, path_config, query_config};
 use crate::http_metrics;
 use crate::middleware;
@@ -63,9 +61,9 @@ impl Application {
         let metrics = Arc::new(Metrics::new(&store));
         let scheduler =
             CapacityScheduler::new(store.clone(), clock.clone(), Arc::clone(&metrics)).start();
-        // Production calls go to the payer simulator, or to a voice agent whose outcome callbacks reach
-        // the same dialer instance through the HTTP layer.
-        let agent = agent_dialer(&settings)?;
+        // Production calls go to the payer simulator, or to the platform driver whose events reach the
+        // same instance through the HTTP layer.
+        let (production, voice) = crate::voice::production_dialer(&settings, &store, &metrics)?;
         let webhooks = &settings.webhooks;
         WebhookDispatcher::new(
             store.clone(),
@@ -85,14 +83,12 @@ impl Application {
             store: store.clone(),
             clock: clock.clone(),
             sandbox: Arc::new(SandboxDialer::new()),
-            production: match &agent {
-                Some(agent) => Arc::new(agent.clone()),
-                None => Arc::new(SimulatedPayerDialer::new()),
-            },
+            production,
             seed: settings.simulation.seed,
             time_scale: settings.simulation.time_scale,
             dispatch_paused: settings.dispatch_paused,
             metrics: Arc::clone(&metrics),
+            limits: voice.limits.clone(),
         }))
         .start();
         let state = web::Data::new(AppState::new(
@@ -102,7 +98,7 @@ impl Application {
             token_secret,
             scheduler,
             orchestrator,
-            agent,
+            voice,
             metrics,
         ));
 
@@ -176,20 +172,5 @@ impl Application {
             .context("final flush of the store failed")?;
         tracing::info!("switchboard stopped");
         Ok(())
-    }
-}
-
-/// The voice-agent dialer when `[dialer] kind = "http"`; the outcome callback route needs the same one.
-fn agent_dialer(settings: &Settings) -> anyhow::Result<Option<HttpDialer>> {
-    match &settings.dialer {
-        DialerSettings::Http {
-            url,
-            secret,
-            call_timeout,
-        } => Ok(Some(
-            HttpDialer::new(url.as_str(), secret.expose(), *call_timeout)
-                .context("cannot build the voice-agent HTTP client")?,
-        )),
-        DialerSettings::Simulated => Ok(None),
     }
 }

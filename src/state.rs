@@ -4,7 +4,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use actix::Addr;
-use switchboard_actors::dialer::http::HttpDialer;
 use switchboard_actors::orchestration::Orchestrator;
 use switchboard_actors::scheduler::CapacityScheduler;
 use switchboard_actors::{Clock, Metrics};
@@ -29,8 +28,8 @@ pub struct AppState {
     pub scheduler: Addr<CapacityScheduler>,
     /// Runs requests once their day has come.
     pub orchestrator: Addr<Orchestrator>,
-    /// The voice-agent dialer, when `[dialer] kind = "http"`: outcome callbacks are handed to it.
-    pub agent: Option<HttpDialer>,
+    /// The production dialer's HTTP-facing parts: platform events and agent outcomes are handed to it.
+    pub voice: crate::voice::VoiceDialers,
     /// Key of page tokens (and other server-signed values).
     pub signing_key: Vec<u8>,
     /// Signs recording download links.
@@ -51,7 +50,7 @@ impl AppState {
         signing_key: Vec<u8>,
         scheduler: Addr<CapacityScheduler>,
         orchestrator: Addr<Orchestrator>,
-        agent: Option<HttpDialer>,
+        voice: crate::voice::VoiceDialers,
         metrics: Arc<Metrics>,
     ) -> AppState {
         AppState {
@@ -62,7 +61,7 @@ impl AppState {
             settings,
             scheduler,
             orchestrator,
-            agent,
+            voice,
             signing_key,
             metrics,
             directory: RwLock::new(Arc::new(PayerDirectory::new(Vec::new()))),

@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
-    TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 use switchboard_storage::{Disposition, Environment, RequestState, Store};
 
@@ -100,6 +100,8 @@ pub struct Metrics {
     actor_restarts: IntCounter,
     panics: IntCounter,
     request_actors_started: IntCounter,
+    call_slots: IntGaugeVec,
+    calls_waiting: IntGaugeVec,
 }
 
 /// Orchestration counters since start-up, read from the metrics so the admin API and `/metrics` never
@@ -214,6 +216,34 @@ impl Metrics {
                 "Request actors started: one per request run, plus one per restart or resumption",
             ),
         );
+        let call_slots = register(
+            &registry,
+            IntGaugeVec::new(
+                Opts::new(
+                    "switchboard_call_slots",
+                    "Concurrent real calls ([dialer] max_concurrent_calls): state=limit is the cap, \
+                     state=in_use the slots held by calls now",
+                ),
+                &["state"],
+            ),
+        );
+        let calls_waiting = register(
+            &registry,
+            IntGaugeVec::new(
+                Opts::new(
+                    "switchboard_calls_waiting",
+                    "Call attempts waiting to be placed, by reason: calling_hours (outside the payer's \
+                     hours) or slot (every call slot taken)",
+                ),
+                &["reason"],
+            ),
+        );
+        for state in ["limit", "in_use"] {
+            call_slots.with_label_values(&[state]);
+        }
+        for reason in ["calling_hours", "slot"] {
+            calls_waiting.with_label_values(&[reason]);
+        }
         register(&registry, Ok(store.flush_latency()));
 
         for environment in [Environment::Production, Environment::Sandbox] {
@@ -241,7 +271,26 @@ impl Metrics {
             actor_restarts,
             panics,
             request_actors_started,
+            call_slots,
+            calls_waiting,
         }
+    }
+
+    /// The call-slot cap and the slots held now.
+    pub fn set_call_slots(&self, limit: usize, in_use: usize) {
+        self.call_slots
+            .with_label_values(&["limit"])
+            .set(limit as i64);
+        self.call_slots
+            .with_label_values(&["in_use"])
+            .set(in_use as i64);
+    }
+
+    /// Attempts waiting for `reason` (`calling_hours`, `slot`) now.
+    pub fn set_calls_waiting(&self, reason: &str, count: usize) {
+        self.calls_waiting
+            .with_label_values(&[reason])
+            .set(count as i64);
     }
 
     /// An HTTP request answered with `status` after `elapsed`. `route` is the matched pattern, or

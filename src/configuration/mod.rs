@@ -8,6 +8,7 @@
 //! The merged TOML is parsed strictly (`deny_unknown_fields`), then validated into typed settings; any
 //! failure names the file, the key and the problem.
 
+mod dialer;
 mod raw;
 mod settings;
 pub mod specs;
@@ -15,10 +16,9 @@ pub mod specs;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub use dialer::{parse_hours, CallSettings, DialerSettings, RetellSettings, VapiSettings};
 pub use raw::{DialerKind, InputType};
-pub use settings::{
-    ClockSettings, DialerSettings, ServerSettings, Settings, SimulationSettings, WebhookSettings,
-};
+pub use settings::{ClockSettings, ServerSettings, Settings, SimulationSettings, WebhookSettings};
 
 /// The embedded demo configuration served by `cargo run --release`.
 pub const DEFAULT_CONFIG: &str = include_str!("../../config/default.toml");

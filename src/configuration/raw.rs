@@ -69,6 +69,32 @@ pub(crate) struct RawDialer {
     #[serde(default)]
     pub paused: bool,
     pub call_timeout_s: Option<u64>,
+    pub max_concurrent_calls: Option<usize>,
+    pub poll_interval_s: Option<u64>,
+    pub calling_hours: Option<String>,
+    pub retell: Option<RawRetell>,
+    pub vapi: Option<RawVapi>,
+}
+
+/// `[dialer.retell]` (operator contract §5, fixed key names).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRetell {
+    pub api_key: Option<Secret>,
+    pub base_url: Option<String>,
+    pub agent_id: Option<String>,
+    pub from_number: Option<String>,
+}
+
+/// `[dialer.vapi]` (operator contract §5, fixed key names).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawVapi {
+    pub api_key: Option<Secret>,
+    pub base_url: Option<String>,
+    pub assistant_id: Option<String>,
+    pub phone_number_id: Option<String>,
+    pub server_secret: Option<Secret>,
 }
 
 /// Which dialer production requests go to.
@@ -79,6 +105,10 @@ pub enum DialerKind {
     Simulated,
     /// A real voice agent reached over HTTP.
     Http,
+    /// Retell AI places the calls.
+    Retell,
+    /// Vapi places the calls.
+    Vapi,
 }
 
 #[derive(Debug, Deserialize)]

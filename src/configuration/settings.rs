@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::raw::{ClockMode, DialerKind, InputType, RawConfig};
+use super::dialer::{CallSettings, DialerSettings};
+use super::raw::{ClockMode, InputType, RawConfig};
 use super::specs::{validate_http_url, AccountSpec, PayerSpec, SchemaSpec, SpecError};
 use super::{ConfigSource, Overrides};
 use crate::secret::Secret;
@@ -25,6 +26,8 @@ pub struct Settings {
     pub simulation: SimulationSettings,
     /// `[dialer]`.
     pub dialer: DialerSettings,
+    /// `[dialer]` limits of real calls: concurrency, calling hours, polling.
+    pub calls: CallSettings,
     /// `[dialer] paused`: requests are accepted and booked, but none is dispatched (maintenance, tests of
     /// intake alone). Requests already running carry on.
     pub dispatch_paused: bool,
@@ -78,22 +81,6 @@ pub struct SimulationSettings {
     pub time_scale: f64,
     /// Seed of every simulated outcome.
     pub seed: u64,
-}
-
-/// `[dialer]`.
-#[derive(Clone, Debug)]
-pub enum DialerSettings {
-    /// The seeded payer simulator.
-    Simulated,
-    /// A real voice agent.
-    Http {
-        /// Where call jobs are POSTed.
-        url: url::Url,
-        /// HMAC key of job bodies and outcome callbacks.
-        secret: Secret,
-        /// How long an accepted call may go without a report before it counts as a hold timeout.
-        call_timeout: Duration,
-    },
 }
 
 /// `[webhooks]`.
@@ -201,34 +188,7 @@ impl Settings {
                 "must be a positive number",
             ));
         }
-        let dialer = match raw.dialer.kind {
-            DialerKind::Simulated => DialerSettings::Simulated,
-            DialerKind::Http => {
-                let url = raw.dialer.url.as_deref().ok_or_else(|| {
-                    SpecError::new("dialer.url", "is required when kind = \"http\"")
-                })?;
-                DialerSettings::Http {
-                    url: validate_http_url("dialer.url", url)?,
-                    secret: raw
-                        .dialer
-                        .secret
-                        .filter(|s| !s.expose().is_empty())
-                        .ok_or_else(|| {
-                            SpecError::new("dialer.secret", "is required when kind = \"http\"")
-                        })?,
-                    call_timeout: Duration::from_secs(match raw.dialer.call_timeout_s {
-                        Some(0) => {
-                            return Err(SpecError::new(
-                                "dialer.call_timeout_s",
-                                "must be at least 1",
-                            ))
-                        }
-                        Some(seconds) => seconds,
-                        None => 3600,
-                    }),
-                }
-            }
-        };
+        let (dialer, calls) = super::dialer::validate_dialer(&raw.dialer)?;
         let webhooks = validate_webhooks(&raw.webhooks)?;
         let schemas = validate_schemas(raw.schemas)?;
         let accounts = validate_accounts(raw.accounts, &schemas)?;
@@ -255,6 +215,7 @@ impl Settings {
                 seed: raw.simulation.seed,
             },
             dialer,
+            calls,
             dispatch_paused: raw.dialer.paused,
             webhooks,
             accounts,

@@ -363,6 +363,10 @@ pub struct PayerSpec {
     /// Member-ID prefixes that steer to this regional plan.
     #[serde(default)]
     pub member_id_prefixes: Vec<String>,
+    /// When the payer's lines take calls (`"HH:MM-HH:MM"` on business days in the account's zone),
+    /// overriding `[dialer] calling_hours`.
+    #[serde(default)]
+    pub calling_hours: Option<String>,
 }
 
 impl PayerSpec {
@@ -370,6 +374,9 @@ impl PayerSpec {
     pub fn validate(&self) -> Result<(), SpecError> {
         if self.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
             return Err(SpecError::new("name", "must not be blank"));
+        }
+        if let Some(hours) = &self.calling_hours {
+            super::parse_hours(hours).map_err(|e| SpecError::new("calling_hours", e))?;
         }
         if let Some(phone) = &self.phone {
             if UsPhone::parse(phone).is_none() {

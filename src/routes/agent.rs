@@ -2,20 +2,22 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::json;
-use switchboard_actors::dialer::http::AgentOutcome;
+use switchboard_actors::dialer::http::{outcome_event, AgentOutcome};
+use switchboard_actors::dialer::platform::Delivery;
 
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
 
 /// Accepts a signed outcome for a call the agent was given. The signature (`X-Switchboard-Signature`,
-/// hex HMAC-SHA256 of the body under `[dialer] secret`) is the only credential.
+/// hex HMAC-SHA256 of the body under `[dialer] secret`) is the only credential. The outcome is on disk
+/// before the 200, so an agent that saw the 200 never needs to report again, even across a restart.
 pub async fn report_outcome(
     req: HttpRequest,
     state: web::Data<AppState>,
     call_id: web::Path<String>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let Some(agent) = &state.agent else {
+    let (Some(agent), Some(platform)) = (&state.voice.agent, &state.voice.platform) else {
         return Err(ApiError::new(
             Code::NotFound,
             "No voice agent is configured ([dialer] kind is not \"http\")",
@@ -34,7 +36,11 @@ pub async fn report_outcome(
     }
     let outcome: AgentOutcome = serde_json::from_slice(&body)
         .map_err(|e| ApiError::invalid_request(format!("The outcome body is not valid: {e}")))?;
-    if !agent.complete(&call_id, outcome) {
+    let delivery = platform
+        .deliver(outcome_event(&call_id, outcome))
+        .await
+        .map_err(ApiError::internal)?;
+    if delivery != Delivery::Applied {
         return Err(ApiError::new(
             Code::NotFound,
             format!("Call '{call_id}' is not waiting for an outcome"),

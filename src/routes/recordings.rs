@@ -34,11 +34,47 @@ pub async fn download(
             "The recording link is invalid or has expired; read the request again for a fresh one",
         ));
     }
+    // A real call's recording was downloaded from its platform at the end of the call; a simulated call
+    // has generated audio.
+    let (name, content_type, audio) = match stored_recording(&state, &call_id) {
+        Some((name, content_type, bytes)) => (name, content_type, bytes),
+        None => (
+            format!("{call_id}.wav"),
+            "audio/wav",
+            synthesize(&call_id, 4),
+        ),
+    };
     Ok(HttpResponse::Ok()
-        .content_type("audio/wav")
+        .content_type(content_type)
         .insert_header((
             "Content-Disposition",
-            format!("attachment; filename=\"{call_id}.wav\""),
+            format!("attachment; filename=\"{name}\""),
         ))
-        .body(synthesize(&call_id, 4)))
+        .body(audio))
+}
+
+/// The downloaded recording of `call_id` under `{data_dir}/recordings`, with its content type.
+fn stored_recording(state: &AppState, call_id: &str) -> Option<(String, &'static str, Vec<u8>)> {
+    // Call ids are ours (UUIDs); anything else never names a file.
+    if call_id.is_empty()
+        || !call_id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return None;
+    }
+    let dir = crate::voice::recordings_dir(&state.settings);
+    [
+        ("wav", "audio/wav"),
+        ("mp3", "audio/mpeg"),
+        ("ogg", "audio/ogg"),
+        ("m4a", "audio/mp4"),
+    ]
+    .into_iter()
+    .find_map(|(ext, content_type)| {
+        let name = format!("{call_id}.{ext}");
+        std::fs::read(dir.join(&name))
+            .ok()
+            .map(|bytes| (name, content_type, bytes))
+    })
 }

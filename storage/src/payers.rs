@@ -14,4 +14,12 @@ impl Store {
     pub fn payers(&self) -> Result<Vec<PayerRecord>, StorageError> {
         self.payers.iter().values().map(|v| decode(&v?)).collect()
     }
+
+    /// One directory entry by its canonical name.
+    pub fn payer(&self, name: &str) -> Result<Option<PayerRecord>, StorageError> {
+        self.payers
+            .get(name.as_bytes())?
+            .map(|v| decode(&v))
+            .transpose()
+    }
 }

@@ -20,5 +20,6 @@ mod requests_read;
 mod scheduling;
 mod schemas;
 mod trace_cli;
-mod vapi_fake;
+mod vapi;
+mod voice_retell;
 mod webhooks;

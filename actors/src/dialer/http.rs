@@ -1,31 +1,34 @@
-//! The HTTP dialer: hands each call to a real voice agent and waits for the agent's report.
+//! The HTTP dialer: a voice agent of the operator's own, driven like any voice platform (see
+//! [`super::platform`]) so its calls survive restarts too.
 //!
 //! A call job is POSTed to `[dialer] url` as JSON, signed with `X-Switchboard-Signature` (lowercase hex
-//! HMAC-SHA256 of the body under `[dialer] secret`). The agent places the call and reports its outcome to
-//! `POST /agent/v1/calls/{callId}/outcome`, signed the same way; the HTTP layer verifies it and hands it to
-//! [`HttpDialer::complete`]. A job the agent does not accept fails the call (`SYSTEM_ERROR`/`OTHER`); an
+//! HMAC-SHA256 of the body under `[dialer] secret`). The job's `callId` is the agent's idempotency key: the
+//! job is posted once, and only re-posted after a crash that came between the post and storing its
+//! acceptance. An accepted job is never posted again: after a restart the call waits for the agent's
+//! report, which arrives at `POST /agent/v1/calls/{callId}/outcome`, signed the same way, and is persisted
+//! before it is acknowledged. A job the agent does not accept fails the call (`SYSTEM_ERROR`/`OTHER`); an
 //! accepted job without a report within the call timeout counts as a hold timeout, so the step redials
-//! and, once its budget is spent, fails with `UNABLE_TO_REACH_HUMAN_IN_TIME`. Redials, follow-ups, state
-//! and webhooks stay Switchboard's.
+//! and, once its budget is spent, fails with `UNABLE_TO_REACH_HUMAN_IN_TIME`.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use futures::FutureExt;
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::Sha256;
 use switchboard_storage::{Disposition, FailureRecord};
-use tokio::sync::oneshot;
 
-use super::{CallJob, CallReport, Dialer, ElectronicJob};
+use super::platform::{
+    CallResult, PlatformAdapter, PlatformCallRequest, PlatformCallState, PlatformError,
+    PlatformEvent, PlatformFuture,
+};
+use super::CallReport;
 use crate::webhooks::signature;
 
 /// The agent's report of one call, as it POSTs it.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentOutcome {
     /// `completed`, `voicemail`, `hold_timeout`, `referred` or `failed`.
@@ -76,35 +79,24 @@ impl From<AgentOutcome> for CallReport {
     }
 }
 
-/// Calls waiting for the agent's report, by call id.
-type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<CallReport>>>>;
-
-/// Hands calls to a voice agent over HTTP.
+/// The adapter of a voice agent reached over HTTP.
 #[derive(Clone)]
-pub struct HttpDialer {
+pub struct HttpAgent {
     client: reqwest::Client,
     url: String,
     secret: String,
-    call_timeout: Duration,
-    pending: Pending,
 }
 
-impl HttpDialer {
-    /// A dialer posting jobs to `url`, signing with `secret`, waiting at most `call_timeout` per call.
-    pub fn new(
-        url: &str,
-        secret: &str,
-        call_timeout: Duration,
-    ) -> Result<HttpDialer, reqwest::Error> {
-        Ok(HttpDialer {
+impl HttpAgent {
+    /// An agent taking jobs at `url`, signed with `secret`.
+    pub fn new(url: &str, secret: &str) -> Result<HttpAgent, reqwest::Error> {
+        Ok(HttpAgent {
             client: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .timeout(Duration::from_secs(30))
                 .build()?,
             url: url.to_owned(),
             secret: secret.to_owned(),
-            call_timeout,
-            pending: Arc::default(),
         })
     }
 
@@ -119,99 +111,81 @@ impl HttpDialer {
         // `verify_slice` compares in constant time.
         mac.verify_slice(&presented).is_ok()
     }
+}
 
-    /// Delivers the agent's report of `call_id`; `false` when no call is waiting for it (unknown, already
-    /// reported, or timed out).
-    pub fn complete(&self, call_id: &str, outcome: AgentOutcome) -> bool {
-        let waiting = self
-            .pending
-            .lock()
-            .expect("pending calls lock")
-            .remove(call_id);
-        match waiting {
-            Some(sender) => sender.send(outcome.into()).is_ok(),
-            None => false,
-        }
+/// The agent's report of `call_id` as a platform event (the call id doubles as the platform's id).
+pub fn outcome_event(call_id: &str, outcome: AgentOutcome) -> PlatformEvent {
+    PlatformEvent {
+        call_id: call_id.to_owned(),
+        request_id: None,
+        platform_call_id: call_id.to_owned(),
+        event_type: "outcome".into(),
+        state: PlatformCallState::Ended(Box::new(CallResult::Agent(outcome))),
     }
 }
 
-fn failed(message: &str) -> CallReport {
-    CallReport {
-        disposition: Disposition::Failed,
-        duration_seconds: 0,
-        captured: BTreeMap::new(),
-        transcript: None,
-        transcript_post_call: Some(message.to_owned()),
-        summary: None,
-        audit_summary: None,
-        recording: false,
-        from_number: None,
-        failure: Some(FailureRecord {
-            category: "SYSTEM_ERROR".into(),
-            code: "OTHER".into(),
-            message: message.to_owned(),
-        }),
-        referral_number: None,
-        follow_up_requested: false,
+impl PlatformAdapter for HttpAgent {
+    fn name(&self) -> &'static str {
+        "http"
     }
-}
 
-impl Dialer for HttpDialer {
-    fn place(&self, job: CallJob) -> BoxFuture<'static, CallReport> {
-        let this = self.clone();
-        async move {
-            let fields: Vec<_> = job
-                .schema
-                .definition
-                .fields
-                .iter()
-                .map(|f| {
-                    json!({
-                        "name": f.name, "label": f.label, "question": f.description, "type": f.field_type.as_str(),
-                        "allowedValues": f.allowed_values, "required": f.required,
-                        "when": f.when.as_ref().map(|w| json!({ "field": w.field, "equals": w.equals })),
-                    })
+    fn create(&self, request: &PlatformCallRequest) -> PlatformFuture<String> {
+        let job = &request.job;
+        let fields: Vec<_> = job
+            .schema
+            .definition
+            .fields
+            .iter()
+            .map(|f| {
+                json!({
+                    "name": f.name, "label": f.label, "question": f.description, "type": f.field_type.as_str(),
+                    "allowedValues": f.allowed_values, "required": f.required,
+                    "when": f.when.as_ref().map(|w| json!({ "field": w.field, "equals": w.equals })),
                 })
-                .collect();
-            let body = json!({
-                "callId": job.call_id, "requestId": job.request_id, "call": job.seq, "attempt": job.attempt,
-                "callStep": job.step_key, "to": format!("+1{}", job.number),
-                "schema": { "schemaId": job.schema.id, "version": job.schema.version, "fields": fields },
-                "inputs": job.inputs, "aiOnly": job.ai_only, "onshoreOnly": job.onshore_only,
             })
-            .to_string();
-            let (sender, receiver) = oneshot::channel();
-            this.pending.lock().expect("pending calls lock").insert(job.call_id.clone(), sender);
-            let accepted = this
-                .client
-                .post(&this.url)
-                .header("Content-Type", "application/json")
-                .header("X-Switchboard-Signature", signature(&this.secret, body.as_bytes()))
-                .body(body)
-                .send()
-                .await
-                .map(|r| r.status().is_success());
-            if !matches!(accepted, Ok(true)) {
-                this.pending.lock().expect("pending calls lock").remove(&job.call_id);
-                tracing::warn!(call_id = %job.call_id, "voice agent did not accept the call job");
-                return failed("The voice agent did not accept the call job");
-            }
-            match tokio::time::timeout(this.call_timeout, receiver).await {
-                Ok(Ok(report)) => report,
-                _ => {
-                    this.pending.lock().expect("pending calls lock").remove(&job.call_id);
-                    let mut report = failed("No report from the voice agent within the call timeout");
-                    report.disposition = Disposition::HoldTimeout;
-                    report.failure = None;
-                    report
-                }
+            .collect();
+        let body = json!({
+            "callId": job.call_id, "requestId": job.request_id, "call": job.seq, "attempt": job.attempt,
+            "callStep": job.step_key, "to": format!("+1{}", job.number),
+            "schema": { "schemaId": job.schema.id, "version": job.schema.version, "fields": fields },
+            "inputs": job.inputs, "aiOnly": job.ai_only, "onshoreOnly": job.onshore_only,
+        })
+        .to_string();
+        let call_id = job.call_id.clone();
+        let sent = self
+            .client
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header(
+                "X-Switchboard-Signature",
+                signature(&self.secret, body.as_bytes()),
+            )
+            .body(body)
+            .send();
+        async move {
+            match sent.await {
+                Ok(response) if response.status().is_success() => Ok(call_id),
+                Ok(response) => Err(PlatformError::Rejected(format!(
+                    "the voice agent answered {}",
+                    response.status()
+                ))),
+                // The agent never said yes: nothing to re-attach to, and the job's callId lets the agent
+                // recognise a job it did receive.
+                Err(e) => Err(PlatformError::Rejected(format!(
+                    "the voice agent is unreachable: {e}"
+                ))),
             }
         }
         .boxed()
     }
 
-    fn electronic(&self, _: ElectronicJob) -> BoxFuture<'static, BTreeMap<String, String>> {
-        // A voice agent has no electronic channel.
-        futures::future::ready(BTreeMap::new()).boxed()
+    fn find(&self, _call_id: &str) -> PlatformFuture<Option<String>> {
+        // The job protocol has no lookup; a job whose acceptance was not stored is posted again with the
+        // same callId.
+        futures::future::ready(Ok(None)).boxed()
+    }
+
+    fn read(&self, _platform_call_id: &str) -> Option<PlatformFuture<PlatformCallState>> {
+        None
     }
 }

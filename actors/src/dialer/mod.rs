@@ -1,9 +1,11 @@
-//! Dialers: what places a call and reports how it went. One trait, three implementations: the sandbox
-//! generator (sandbox keys), the seeded payer simulator and the HTTP dialer for a real voice agent
-//! (production keys, chosen by `[dialer] kind`). Redials, follow-ups, state and webhooks stay with the
+//! Dialers: what places a call and reports how it went. One trait; the sandbox generator (sandbox keys),
+//! the seeded payer simulator, and the platform driver for calls placed by a voice platform (Retell, Vapi)
+//! or a voice agent of the operator's own (production keys, chosen by `[dialer] kind`). Redials, follow-ups, state and webhooks stay with the
 //! orchestration actors; a dialer only runs one call.
 
 pub mod http;
+pub mod platform;
+pub mod retell;
 pub mod sandbox;
 pub mod simulated;
 pub mod vapi;
@@ -36,6 +38,8 @@ pub struct CallJob {
     pub inputs: BTreeMap<String, String>,
     /// Ten-digit number to dial.
     pub number: String,
+    /// When the call was placed (its record's `placed_at`, from the clock).
+    pub placed_at: DateTime<Utc>,
     /// Restarts the request has been through; fault injection uses it to fail only the first time.
     pub restarts: u32,
     /// `simulation.seed`.

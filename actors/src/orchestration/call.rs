@@ -1,10 +1,13 @@
 //! The call actor: runs one call through the dialer, persists its outcome, reports to its step.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
 use actix::prelude::*;
 use futures::FutureExt;
+use tracing::Instrument;
 
+use super::limits::Gate;
 use super::messages::{CallCrashed, CallEnded};
 use super::step::StepActor;
 use super::Shared;
@@ -15,6 +18,7 @@ pub(crate) struct CallActor {
     shared: Shared,
     step: Addr<StepActor>,
     job: Option<CallJob>,
+    gate: Option<Gate>,
     environment: switchboard_storage::Environment,
     span: tracing::Span,
 }
@@ -24,6 +28,7 @@ impl CallActor {
         shared: Shared,
         step: Addr<StepActor>,
         job: CallJob,
+        gate: Option<Gate>,
         environment: switchboard_storage::Environment,
     ) -> CallActor {
         let span = tracing::info_span!("call", request_id = %job.request_id, call_id = %job.call_id, seq = job.seq);
@@ -31,6 +36,7 @@ impl CallActor {
             shared,
             step,
             job: Some(job),
+            gate,
             environment,
             span,
         }
@@ -48,10 +54,27 @@ impl Actor for CallActor {
         let step = self.step.clone();
         let call_id = job.call_id.clone();
         let request_id = job.request_id.clone();
-        tracing::info!(attempt = job.attempt, step = %job.step_key, "call placed");
+        let limits = match (self.gate.take(), &self.shared.limits) {
+            (Some(gate), Some(limits)) => Some((gate, Arc::clone(limits))),
+            _ => None,
+        };
         // The dialer is foreign code (a simulator, a network agent): a panic in it must become a reported
         // crash, never a silent end of this actor.
-        let run = AssertUnwindSafe(dialer.place(job)).catch_unwind();
+        let clock = self.shared.clock.clone();
+        let run = async move {
+            // A real call waits for the payer's hours and a free slot, holding the slot until it ends.
+            let _slot = match limits {
+                Some((gate, limits)) => Some(
+                    limits
+                        .admit(&clock, &job.call_id, &job.request_id, gate)
+                        .await,
+                ),
+                None => None,
+            };
+            tracing::info!(attempt = job.attempt, step = %job.step_key, "call placed");
+            AssertUnwindSafe(dialer.place(job)).catch_unwind().await
+        }
+        .instrument(self.span.clone());
         let work = async move {
             match run.await {
                 Ok(report) => {

@@ -14,6 +14,7 @@
 //! requests never notice.
 
 mod call;
+pub mod limits;
 mod messages;
 mod orchestrator;
 pub mod outcome;
@@ -54,6 +55,9 @@ pub struct Orchestration {
     /// Prometheus metrics: call dispositions, terminal states, restarts, panics; the admin API's counters
     /// are read from them.
     pub metrics: Arc<Metrics>,
+    /// Concurrency and calling-hours limits of production calls, when the production dialer places real
+    /// calls (`http`, `retell`, `vapi`); `None` for the simulator. Sandbox calls are never limited.
+    pub limits: Option<Arc<limits::CallLimits>>,
 }
 
 impl Orchestration {

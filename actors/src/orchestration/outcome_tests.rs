@@ -40,6 +40,7 @@ fn call(seq: u32, step: &str, disposition: Disposition, captured: &[(&str, &str)
                 .then(|| "8885550111".to_owned()),
             follow_up_requested: false,
         }),
+        platform: None,
     }
 }
 

@@ -5,9 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
-use switchboard_storage::{CallRecord, RequestRecord, SchemaVersionRecord, StepRecord, StepState};
+use switchboard_storage::{
+    CallRecord, Environment, RequestRecord, SchemaVersionRecord, StepRecord, StepState,
+};
 
 use super::call::CallActor;
+use super::limits::Gate;
 use super::messages::{Advance, CallCrashed, CallEnded, StepCrashed, StepEnded};
 use super::outcome::{close_step, next_step_move, required_fields, StepDecision};
 use super::request::RequestActor;
@@ -95,15 +98,53 @@ impl StepActor {
             schema: Arc::clone(&self.schema),
             inputs: record.inputs.clone(),
             number: call.to.clone(),
+            placed_at: call.placed_at,
             restarts: self.restarts,
             seed: self.shared.seed,
             time_scale: self.shared.time_scale,
             ai_only: record.ai_only,
             onshore_only: record.onshore_only,
         };
-        let actor =
-            CallActor::new(self.shared.clone(), ctx.address(), job, record.environment).start();
+        let gate = self.gate(record, &call);
+        let actor = CallActor::new(
+            self.shared.clone(),
+            ctx.address(),
+            job,
+            gate,
+            record.environment,
+        )
+        .start();
         self.current_call = Some((call.id, actor));
+    }
+
+    /// The limits of a real production call: the account's zone, the payer's hours, and whether the
+    /// platform already holds the call. `None` when calls are not limited (simulator, sandbox).
+    fn gate(&self, record: &RequestRecord, call: &CallRecord) -> Option<Gate> {
+        self.shared.limits.as_ref()?;
+        if record.environment != Environment::Production {
+            return None;
+        }
+        let store = &self.shared.store;
+        let zone = store
+            .account(&record.account_id)
+            .ok()
+            .flatten()
+            .and_then(|a| a.timezone.parse().ok())
+            .unwrap_or(chrono_tz::America::New_York);
+        let hours = record
+            .payer_lookup
+            .as_ref()
+            .and_then(|l| l.matched_payer_name.as_deref())
+            .and_then(|name| store.payer(name).ok().flatten())
+            .and_then(|payer| payer.calling_hours);
+        Some(Gate {
+            zone,
+            hours,
+            reattach: call
+                .platform
+                .as_ref()
+                .is_some_and(|p| p.platform_call_id.is_some()),
+        })
     }
 
     fn advance(&mut self, ctx: &mut Context<Self>) -> Result<(), String> {
@@ -129,7 +170,8 @@ impl StepActor {
             .filter(|c| c.step_key == self.key)
             .collect();
         if let Some(in_flight) = calls.iter().find(|c| c.outcome.is_none()) {
-            // Placed before a restart and never finished: the call is placed again, under the same record.
+            // Placed before a restart and never finished: the call runs again under the same record; a
+            // platform dialer re-attaches to the platform's call instead of creating another.
             let call = (*in_flight).clone();
             self.place(ctx, &record, call);
             return Ok(());
@@ -154,6 +196,7 @@ impl StepActor {
                     number_source: source,
                     placed_at: self.shared.clock.now(),
                     outcome: None,
+                    platform: None,
                 };
                 let pushed = call.clone();
                 self.persist(ctx, move |r| {

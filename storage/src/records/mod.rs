@@ -10,11 +10,11 @@ mod schema;
 
 pub use account::{AccountRecord, CredentialRecord, Environment, Feature, PhoneBookEntry};
 pub use delivery::{AttemptRecord, DeliveryRecord, DeliveryStatus};
-pub use payer::PayerRecord;
+pub use payer::{CallingHoursRecord, PayerRecord};
 pub use request::{DialTarget, NumberSource, PayerLookupRecord, RequestRecord, RequestState};
 pub use run::{
     CallOutcomeRecord, CallRecord, Disposition, ElectronicRecord, FailureRecord, Modality,
-    RunRecord, StepRecord, StepState,
+    PlatformCallRecord, RunRecord, StepRecord, StepState,
 };
 pub use schema::{
     FieldCondition, FieldRecord, FieldType, SchemaDefinition, SchemaHeadRecord, SchemaVersionRecord,

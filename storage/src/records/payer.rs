@@ -17,6 +17,19 @@ pub struct PayerRecord {
     pub electronic: bool,
     /// Member-ID prefixes that steer a regional-plan family member to this plan.
     pub member_id_prefixes: Vec<String>,
+    /// When this payer's phone lines take calls, overriding the default business hours.
+    #[serde(default)]
+    pub calling_hours: Option<CallingHoursRecord>,
+}
+
+/// A daily calling window on business days, in the account's time zone: `[start, end)` minutes after
+/// local midnight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallingHoursRecord {
+    /// First minute of the day calls may start.
+    pub start_minute: u16,
+    /// Minute of the day from which no call starts.
+    pub end_minute: u16,
 }
 
 impl Record for PayerRecord {

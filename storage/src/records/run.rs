@@ -100,8 +100,37 @@ pub struct CallRecord {
     pub number_source: super::NumberSource,
     /// When it was placed.
     pub placed_at: DateTime<Utc>,
-    /// Set once it ended; `None` while in flight (a restart re-places such a call).
+    /// Set once it ended; `None` while in flight (a restart re-places such a call, unless `platform`
+    /// says a platform already holds it).
     pub outcome: Option<CallOutcomeRecord>,
+    /// The call as handed to a voice platform (or a voice agent); `None` for simulated calls and for
+    /// records written before platforms existed.
+    #[serde(default)]
+    pub platform: Option<PlatformCallRecord>,
+}
+
+/// A call handed to a platform: written before the platform is asked (the intent), completed with the
+/// platform's id before anything waits on it, so a restart re-attaches instead of dialing again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlatformCallRecord {
+    /// The platform (`retell`, `vapi`, `http`).
+    pub platform: String,
+    /// When Switchboard decided to ask the platform for the call.
+    pub requested_at: DateTime<Utc>,
+    /// The platform's id of the call, once it answered; `None` means the create may or may not have
+    /// reached the platform, which is asked before anything is placed again.
+    #[serde(default)]
+    pub platform_call_id: Option<String>,
+    /// Event types already applied, in arrival order: a repeated event is acknowledged and ignored.
+    #[serde(default)]
+    pub events: Vec<String>,
+    /// The platform's final report of the call (the dialer's own neutral JSON), once an event or a read
+    /// delivered it and before the outcome was derived from it.
+    #[serde(default)]
+    pub result: Option<serde_json::Value>,
+    /// File name of the downloaded recording under the data directory's `recordings/`.
+    #[serde(default)]
+    pub recording_file: Option<String>,
 }
 
 /// How a call ended and what it produced.

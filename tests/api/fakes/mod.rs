@@ -1,5 +1,5 @@
-//! Faithful local fakes of the outside platforms Switchboard talks to, started by the tests.
+//! Local fakes of outside platforms: real HTTP servers started by the tests, faithful to the platforms'
+//! documented shapes.
 
-// Some scenarios and inspection helpers serve the server-level tests only.
-#[allow(dead_code)]
+pub mod retell;
 pub mod vapi;

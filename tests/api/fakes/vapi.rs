@@ -165,11 +165,6 @@ impl FakeVapi {
         self.inner.lock().unwrap().script.extend(scenarios);
     }
 
-    /// How calls go once the script is used up.
-    pub fn always(&self, scenario: Scenario) {
-        self.inner.lock().unwrap().default = scenario;
-    }
-
     /// Accepted create bodies, in order.
     pub fn creates(&self) -> Vec<Value> {
         self.inner.lock().unwrap().creates.clone()
@@ -193,11 +188,6 @@ impl FakeVapi {
     /// `GET /call/{id}` requests answered.
     pub fn reads(&self) -> usize {
         self.inner.lock().unwrap().reads
-    }
-
-    /// `GET /call` requests answered.
-    pub fn lists(&self) -> usize {
-        self.inner.lock().unwrap().lists
     }
 
     /// Posts a delivered message again, exactly as before (a platform retry).
@@ -328,8 +318,31 @@ fn problems(body: &Value, schemas: &[SchemaDefinition]) -> Vec<String> {
     if !server["headers"]["x-vapi-secret"].is_string() {
         problems.push("assistantOverrides.server.headers lacks x-vapi-secret".into());
     }
-    if !overrides["metadata"]["switchboardCallId"].is_string() {
-        problems.push("assistantOverrides.metadata.switchboardCallId is missing".into());
+    if !overrides["metadata"]["switchboard_call_id"].is_string() {
+        problems.push("assistantOverrides.metadata.switchboard_call_id is missing".into());
+    }
+    let known = [
+        "conversation-update",
+        "end-of-call-report",
+        "function-call",
+        "hang",
+        "speech-update",
+        "status-update",
+        "tool-calls",
+        "transfer-destination-request",
+        "user-interrupted",
+        "assistant.started",
+        "transcript",
+        "model-output",
+    ];
+    if let Some(wanted) = overrides.get("serverMessages") {
+        let valid = wanted.as_array().is_some_and(|w| {
+            w.iter()
+                .all(|m| m.as_str().is_some_and(|m| known.contains(&m)))
+        });
+        if !valid {
+            problems.push("assistantOverrides.serverMessages must be server message types".into());
+        }
     }
     problems
 }
@@ -432,7 +445,13 @@ async fn run_call(inner: Shared, call: Value, scenario: Scenario, ending: outcom
         c["status"] = json!("in-progress");
         c["startedAt"] = json!(started.to_rfc3339_opts(SecondsFormat::Millis, true));
     });
-    if !scenario.withhold_events {
+    let wanted = |kind: &str| {
+        !scenario.withhold_events
+            && call["assistantOverrides"]["serverMessages"]
+                .as_array()
+                .is_none_or(|w| w.iter().any(|m| m == kind))
+    };
+    if wanted("status-update") {
         let message = status_update(&in_progress, "in-progress", None);
         post(&inner, &id, message, &headers).await;
     }
@@ -454,11 +473,13 @@ async fn run_call(inner: Shared, call: Value, scenario: Scenario, ending: outcom
         c["artifact"] = artifact.clone();
         c["analysis"] = analysis.clone();
     });
-    if scenario.withhold_events {
+    if wanted("status-update") {
+        let message = status_update(&ended, "ended", Some(ending.ended_reason));
+        post(&inner, &id, message, &headers).await;
+    }
+    if !wanted("end-of-call-report") {
         return;
     }
-    let message = status_update(&ended, "ended", Some(ending.ended_reason));
-    post(&inner, &id, message, &headers).await;
     let report = json!({"message": {
         "type": "end-of-call-report",
         "timestamp": Utc::now().timestamp_millis(),

@@ -1,13 +1,16 @@
 //! Vapi's server messages as they arrive at `POST /dialers/vapi/events`: the `{"message": {...}}`
-//! envelope, the `status-update` and `end-of-call-report` messages Switchboard acts on, and the
-//! `x-vapi-secret` check. Other message types (transcripts, speech updates, tool calls, ...) parse as
-//! [`ServerMessage::Other`] and are acknowledged without effect.
+//! envelope, the `status-update` and `end-of-call-report` messages, and the `x-vapi-secret` check. Only
+//! the end-of-call report (sent once the call ended and its analysis is done) becomes a platform event;
+//! status updates and other types (transcripts, speech updates, tool calls, ...) are acknowledged without
+//! effect: they say nothing the driver could finish a call with.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::types::{Analysis, Artifact, Call, PhoneNumber};
+use super::mapping::call_state;
+use super::types::{Analysis, Artifact, Call, PhoneNumber, CALL_ID_KEY, REQUEST_ID_KEY};
+use crate::dialer::platform::PlatformEvent;
 
 /// The body Vapi posts: one message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -119,6 +122,19 @@ impl ServerMessage {
     }
 }
 
+/// The platform event of an end-of-call report about a call Switchboard placed (its metadata names the
+/// call); `None` for every other message.
+pub fn platform_event(message: &ServerMessage) -> Option<PlatformEvent> {
+    let call = message.ended_call()?;
+    Some(PlatformEvent {
+        call_id: call.metadata_str(CALL_ID_KEY)?.to_owned(),
+        request_id: call.metadata_str(REQUEST_ID_KEY).map(str::to_owned),
+        platform_call_id: call.id.clone(),
+        event_type: message.kind().to_owned(),
+        state: call_state(&call),
+    })
+}
+
 /// Parses a server message body.
 pub fn parse(body: &[u8]) -> Result<ServerMessageEnvelope, serde_json::Error> {
     serde_json::from_slice(body)
@@ -142,6 +158,7 @@ pub fn secret_matches(expected: &str, presented: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialer::platform::PlatformCallState;
 
     #[test]
     fn an_end_of_call_report_parses_with_its_call_and_analysis() {
@@ -149,18 +166,24 @@ mod tests {
             "artifact":{"transcript":"AI: hello","recordingUrl":"https://r/x.wav","messages":[]},
             "analysis":{"summary":"ok","structuredData":{"callOutcome":"answered"}},
             "call":{"id":"c1","orgId":"o","createdAt":"2026-01-01T00:00:00.000Z","status":"in-progress",
-              "assistantOverrides":{"metadata":{"switchboardCallId":"sb-1"}}},
+              "assistantOverrides":{"metadata":{"switchboard_call_id":"sb-1","switchboard_request_id":"r-1"}}},
             "timestamp":1767225600000}}"#;
         let message = parse(body).unwrap().message;
         assert_eq!(message.kind(), "end-of-call-report");
         let call = message.ended_call().unwrap();
         assert_eq!(call.id, "c1");
-        assert_eq!(call.switchboard_call_id(), Some("sb-1"));
+        assert_eq!(call.metadata_str(CALL_ID_KEY), Some("sb-1"));
         assert!(call.has_ended());
         assert_eq!(
             call.artifact.unwrap().recording_location(),
             Some("https://r/x.wav")
         );
+        let event = platform_event(&message).unwrap();
+        assert_eq!(event.call_id, "sb-1");
+        assert_eq!(event.request_id.as_deref(), Some("r-1"));
+        assert_eq!(event.platform_call_id, "c1");
+        assert_eq!(event.event_type, "end-of-call-report");
+        assert!(matches!(event.state, PlatformCallState::Ended(_)));
     }
 
     #[test]
@@ -173,6 +196,7 @@ mod tests {
         assert_eq!(update.kind(), "status-update");
         assert_eq!(update.call().unwrap().id, "c");
         assert!(update.ended_call().is_none());
+        assert!(platform_event(&update).is_none());
         let other =
             parse(br#"{"message":{"type":"speech-update","status":"started","role":"user"}}"#)
                 .unwrap()

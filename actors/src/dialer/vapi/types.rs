@@ -9,8 +9,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Key of `assistantOverrides.metadata` carrying Switchboard's own call id. The SDK's `CreateCallDto` has
-/// no top-level metadata; the overrides' metadata is stored on the call and comes back on every read.
-pub const CALL_ID_METADATA_KEY: &str = "switchboardCallId";
+/// no top-level metadata; the overrides' metadata is stored on the call and comes back on every read and
+/// in every server message.
+pub const CALL_ID_KEY: &str = "switchboard_call_id";
+/// Key of `assistantOverrides.metadata` carrying the request id.
+pub const REQUEST_ID_KEY: &str = "switchboard_request_id";
+/// Key of `assistantOverrides.metadata` carrying the attempt within its step.
+pub const ATTEMPT_KEY: &str = "switchboard_attempt";
 
 /// Header Vapi adds to every server message when `server.headers` asks for it.
 pub const SECRET_HEADER: &str = "x-vapi-secret";
@@ -61,7 +66,7 @@ pub struct AssistantOverrides {
     /// messages, which Switchboard does not use).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_messages: Vec<String>,
-    /// Stored with the call; carries [`CALL_ID_METADATA_KEY`].
+    /// Stored with the call; carries [`CALL_ID_KEY`] and [`REQUEST_ID_KEY`].
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, Value>,
 }
@@ -182,12 +187,12 @@ pub struct PhoneNumber {
 }
 
 impl Call {
-    /// Switchboard's call id, from the overrides' metadata.
-    pub fn switchboard_call_id(&self) -> Option<&str> {
+    /// A text value of the overrides' metadata (Switchboard's ids).
+    pub fn metadata_str(&self, key: &str) -> Option<&str> {
         self.assistant_overrides
             .as_ref()?
             .metadata
-            .get(CALL_ID_METADATA_KEY)?
+            .get(key)?
             .as_str()
     }
 

@@ -63,8 +63,18 @@ pub fn ending(outcome: &Outcome, body: &Value, schema: &SchemaDefinition, seed: 
             "assistant-ended-call",
             json!({"callOutcome": "not_found", "failureCode": code}),
         ),
-        Outcome::Answered => from_report(simulate(body, schema, seed, Some(answering()))),
-        Outcome::Simulated => from_report(simulate(body, schema, seed, None)),
+        Outcome::Answered => from_report(simulate(body, schema, seed, Some(answering())), body),
+        Outcome::Simulated => from_report(simulate(body, schema, seed, None), body),
+    }
+}
+
+/// A captured value as the structured-data plan's model would give it: typed as the create's JSON Schema
+/// types the property; `None` when the type cannot hold it.
+fn typed(value: &str, property: &Value) -> Option<Value> {
+    match property["type"].as_str() {
+        Some("boolean") => value.parse::<bool>().ok().map(Value::Bool),
+        Some("number") => value.parse::<f64>().ok().map(|n| json!(n)),
+        _ => Some(Value::String(value.to_string())),
     }
 }
 
@@ -101,16 +111,16 @@ fn simulate(
     let metadata = &overrides["metadata"];
     let number = body["customer"]["number"].as_str().unwrap_or_default();
     let job = CallJob {
-        call_id: metadata["switchboardCallId"]
+        call_id: metadata["switchboard_call_id"]
             .as_str()
             .unwrap_or_default()
             .to_string(),
-        request_id: metadata["switchboardRequestId"]
+        request_id: metadata["switchboard_request_id"]
             .as_str()
             .unwrap_or_default()
             .to_string(),
         seq: 1,
-        attempt: metadata["switchboardAttempt"].as_u64().unwrap_or(1) as u32,
+        attempt: metadata["switchboard_attempt"].as_u64().unwrap_or(1) as u32,
         step_key: String::new(),
         step_index: 0,
         schema: Arc::new(SchemaVersionRecord {
@@ -121,6 +131,7 @@ fn simulate(
         }),
         inputs,
         number: number.trim_start_matches("+1").to_string(),
+        placed_at: Utc::now(),
         restarts: 0,
         seed,
         // Decide at once: the fake waits on its own schedule.
@@ -136,12 +147,16 @@ fn simulate(
 }
 
 /// Vapi's view of a simulated call.
-fn from_report(report: CallReport) -> Ending {
+fn from_report(report: CallReport, body: &Value) -> Ending {
+    let properties =
+        &body["assistantOverrides"]["analysisPlan"]["structuredDataPlan"]["schema"]["properties"];
     let mut data = Map::new();
     let (reason, outcome) = match report.disposition {
         Disposition::Completed => {
             for (name, value) in &report.captured {
-                data.insert(name.clone(), Value::String(value.clone()));
+                if let Some(value) = typed(value, &properties[name]) {
+                    data.insert(name.clone(), value);
+                }
             }
             data.insert(
                 "followUpNeeded".into(),

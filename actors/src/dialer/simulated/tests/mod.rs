@@ -213,6 +213,7 @@ fn job(
         schema,
         inputs,
         number: "8005550101".to_string(),
+        placed_at: chrono::DateTime::UNIX_EPOCH,
         restarts: 0,
         seed,
         time_scale: FAST,

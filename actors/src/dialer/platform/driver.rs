@@ -1,0 +1,490 @@
+//! The platform driver: runs one call on a voice platform so that a crash at any point neither loses the
+//! call nor dials the payer twice.
+//!
+//! 1. Before asking the platform, the call record gets an intent marker (platform name, no id yet), flushed.
+//! 2. The create carries Switchboard's call id; the platform's id is stored and flushed before any wait.
+//! 3. The wait ends on the platform's final record, whichever way it arrives first: an event (delivered by
+//!    the HTTP route through [`PlatformDialer::deliver`], persisted, then signalled) or a read of the call
+//!    (polled every `poll_interval` while events are late). The final record is stored before the outcome
+//!    is derived from it, so a restart in between does not need the platform again.
+//! 4. After a restart the call actor runs the same call again: with a stored id it re-attaches; with only
+//!    the intent it first asks the platform for a call tagged with this call id, and creates only when the
+//!    platform has none.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use switchboard_storage::{CallRecord, Disposition, PlatformCallRecord, StorageError, Store};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::extraction::{extraction_fields, prompt_variables};
+use super::{mapping, recording};
+use super::{
+    CallResult, PlatformAdapter, PlatformCallRequest, PlatformCallState, PlatformError,
+    PlatformEvent,
+};
+use crate::dialer::{CallJob, CallReport, Dialer, ElectronicJob};
+
+/// Tries of a create (or a find) whose answer got lost before the call fails.
+const CREATE_ATTEMPTS: u32 = 3;
+
+/// How the driver waits.
+#[derive(Clone, Debug)]
+pub struct PlatformOptions {
+    /// Time between reads of a live call when no event has ended it.
+    pub poll_interval: Duration,
+    /// Longest wait for a call to end before it counts as a hold timeout.
+    pub call_timeout: Duration,
+    /// Where recordings are kept (`{data_dir}/recordings`).
+    pub recordings_dir: std::path::PathBuf,
+}
+
+/// What became of a delivered event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// Persisted (and the waiting call woken).
+    Applied,
+    /// This call already had an event of this type, or has ended: nothing changed.
+    Duplicate,
+    /// No call of this platform matches: nothing changed.
+    UnknownCall,
+}
+
+/// Runs calls through one [`PlatformAdapter`]; implements [`Dialer`].
+#[derive(Clone)]
+pub struct PlatformDialer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    adapter: Arc<dyn PlatformAdapter>,
+    store: Store,
+    options: PlatformOptions,
+    client: reqwest::Client,
+    /// Calls this process is waiting on, by Switchboard call id.
+    waiters: Mutex<HashMap<String, Waiter>>,
+    creates: AtomicU64,
+}
+
+struct Waiter {
+    request_id: String,
+    wake: Arc<Notify>,
+}
+
+type Step<T> = Result<T, Box<CallReport>>;
+
+impl PlatformDialer {
+    /// A driver for `adapter`, persisting in `store`.
+    pub fn new(
+        adapter: Arc<dyn PlatformAdapter>,
+        store: Store,
+        options: PlatformOptions,
+    ) -> Result<PlatformDialer, reqwest::Error> {
+        Ok(PlatformDialer {
+            inner: Arc::new(Inner {
+                adapter,
+                store,
+                options,
+                client: reqwest::Client::builder()
+                    .timeout(Duration::from_secs(60))
+                    .build()?,
+                waiters: Mutex::default(),
+                creates: AtomicU64::new(0),
+            }),
+        })
+    }
+
+    /// The platform's name.
+    pub fn platform(&self) -> &'static str {
+        self.inner.adapter.name()
+    }
+
+    /// Create requests sent to the platform since start-up (retries of a lost answer included).
+    pub fn creates(&self) -> u64 {
+        self.inner.creates.load(Ordering::Relaxed)
+    }
+
+    /// Applies an authenticated event: persisted once per call and event type (flushed before this
+    /// returns, so the platform's retry after a crash is harmless), then the waiting call is woken.
+    pub async fn deliver(&self, event: PlatformEvent) -> Result<Delivery, StorageError> {
+        let inner = &self.inner;
+        let request_id = match event
+            .request_id
+            .clone()
+            .or_else(|| inner.waiting_request(&event.call_id))
+        {
+            Some(id) => Some(id),
+            None => inner.find_request(&event.call_id)?,
+        };
+        let Some(request_id) = request_id else {
+            return Ok(Delivery::UnknownCall);
+        };
+        if inner.store.request(&request_id)?.is_none() {
+            return Ok(Delivery::UnknownCall);
+        }
+        let verdict = AtomicU8::new(0);
+        let platform = inner.adapter.name();
+        let result = match &event.state {
+            PlatformCallState::Ended(result) => serde_json::to_value(result).ok(),
+            PlatformCallState::Live => None,
+        };
+        inner.store.update_request(&request_id, |record| {
+            verdict.store(0, Ordering::Relaxed);
+            let Some(call) = find_call(record, &event.call_id) else {
+                return;
+            };
+            let Some(stored) = call.platform.as_mut().filter(|p| p.platform == platform) else {
+                return;
+            };
+            if stored
+                .platform_call_id
+                .as_ref()
+                .is_some_and(|id| *id != event.platform_call_id)
+            {
+                return;
+            }
+            if call.outcome.is_some() || stored.events.contains(&event.event_type) {
+                verdict.store(1, Ordering::Relaxed);
+                return;
+            }
+            verdict.store(2, Ordering::Relaxed);
+            stored.events.push(event.event_type.clone());
+            stored
+                .platform_call_id
+                .get_or_insert_with(|| event.platform_call_id.clone());
+            if stored.result.is_none() {
+                stored.result = result.clone();
+            }
+        })?;
+        match verdict.load(Ordering::Relaxed) {
+            2 => {
+                inner.store.durable().await?;
+                inner.wake(&event.call_id);
+                Ok(Delivery::Applied)
+            }
+            1 => Ok(Delivery::Duplicate),
+            _ => Ok(Delivery::UnknownCall),
+        }
+    }
+}
+
+impl Inner {
+    fn waiting_request(&self, call_id: &str) -> Option<String> {
+        let waiters = self.waiters.lock().expect("waiters lock");
+        waiters.get(call_id).map(|w| w.request_id.clone())
+    }
+
+    fn wake(&self, call_id: &str) {
+        let waiters = self.waiters.lock().expect("waiters lock");
+        if let Some(waiter) = waiters.get(call_id) {
+            // `notify_one` keeps a permit when nobody waits yet, so a wake between two checks is not lost.
+            waiter.wake.notify_one();
+        }
+    }
+
+    /// The running request holding `call_id`, for events that do not name their request (a voice agent's
+    /// callback arriving before its call re-attached after a restart).
+    fn find_request(&self, call_id: &str) -> Result<Option<String>, StorageError> {
+        for id in self.store.active_request_ids()? {
+            if let Some(record) = self.store.request(&id)? {
+                let holds = record
+                    .run
+                    .as_ref()
+                    .is_some_and(|run| run.calls.iter().any(|c| c.id == call_id));
+                if holds {
+                    return Ok(Some(id));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn stored_call(&self, job: &CallJob) -> Step<CallRecord> {
+        let record = self
+            .store
+            .request(&job.request_id)
+            .map_err(|e| system_failure(&format!("store read failed: {e}")))?
+            .ok_or_else(|| system_failure("the request vanished"))?;
+        record
+            .run
+            .as_ref()
+            .and_then(|run| run.calls.iter().find(|c| c.id == job.call_id).cloned())
+            .ok_or_else(|| system_failure("the call record vanished"))
+    }
+
+    /// Changes the call's platform record and waits for the change to be on disk.
+    async fn update(&self, job: &CallJob, change: impl Fn(&mut PlatformCallRecord)) -> Step<()> {
+        let platform = self.adapter.name();
+        let now = job_now(job);
+        self.store
+            .update_request(&job.request_id, |record| {
+                if let Some(call) = find_call(record, &job.call_id) {
+                    let stored = call.platform.get_or_insert_with(|| PlatformCallRecord {
+                        platform: platform.to_owned(),
+                        requested_at: now,
+                        platform_call_id: None,
+                        events: Vec::new(),
+                        result: None,
+                        recording_file: None,
+                    });
+                    change(stored);
+                }
+            })
+            .map_err(|e| system_failure(&format!("store write failed: {e}")))?;
+        self.store
+            .durable()
+            .await
+            .map_err(|e| system_failure(&format!("flush failed: {e}")))
+    }
+
+    async fn run(&self, job: &CallJob, wake: &Notify) -> Step<CallReport> {
+        let stored = self
+            .stored_call(job)?
+            .platform
+            .filter(|p| p.platform == self.adapter.name());
+        let platform_call_id = match stored.as_ref().and_then(|p| p.platform_call_id.clone()) {
+            Some(id) => {
+                tracing::info!(
+                    platform = self.adapter.name(),
+                    "re-attached to the platform call"
+                );
+                id
+            }
+            None => {
+                let found = match stored {
+                    // The intent is stored but not the id: the platform may hold the call already.
+                    Some(_) => self.find(job).await?,
+                    None => {
+                        self.update(job, |_| {}).await?;
+                        None
+                    }
+                };
+                match found {
+                    Some(id) => {
+                        tracing::info!(
+                            platform = self.adapter.name(),
+                            "found the call created before a restart"
+                        );
+                        self.store_id(job, &id).await?;
+                        id
+                    }
+                    None => self.create(job).await?,
+                }
+            }
+        };
+        self.wait(job, &platform_call_id, wake).await
+    }
+
+    async fn store_id(&self, job: &CallJob, id: &str) -> Step<()> {
+        self.update(job, |p| {
+            p.platform_call_id.get_or_insert_with(|| id.to_owned());
+        })
+        .await
+    }
+
+    async fn find(&self, job: &CallJob) -> Step<Option<String>> {
+        for attempt in 1..=CREATE_ATTEMPTS {
+            match self.adapter.find(&job.call_id).await {
+                Ok(found) => return Ok(found),
+                Err(e) => {
+                    tracing::warn!(attempt, error = %e, "cannot ask the platform for an earlier call");
+                    tokio::time::sleep(backoff(attempt)).await;
+                }
+            }
+        }
+        // Placing again without knowing would risk a second call to the payer: fail this attempt instead.
+        Err(system_failure(
+            "The voice platform could not be asked whether the call exists",
+        ))
+    }
+
+    async fn create(&self, job: &CallJob) -> Step<String> {
+        let request = PlatformCallRequest {
+            extraction: extraction_fields(&job.schema),
+            variables: prompt_variables(&job.schema, &job.inputs),
+            job: job.clone(),
+        };
+        for attempt in 1..=CREATE_ATTEMPTS {
+            self.creates.fetch_add(1, Ordering::Relaxed);
+            match self.adapter.create(&request).await {
+                Ok(id) => {
+                    tracing::info!(platform = self.adapter.name(), platform_call_id = %id, "platform call created");
+                    self.store_id(job, &id).await?;
+                    return Ok(id);
+                }
+                Err(PlatformError::Rejected(reason)) => {
+                    tracing::warn!(reason = %reason, "the platform refused the call");
+                    return Err(system_failure("The voice platform refused the call"));
+                }
+                Err(PlatformError::Unavailable(reason)) => {
+                    tracing::warn!(attempt, reason = %reason, "create-call answer lost");
+                    tokio::time::sleep(backoff(attempt)).await;
+                    // The create may have taken effect: look before sending it again.
+                    if let Ok(Some(id)) = self.adapter.find(&job.call_id).await {
+                        self.store_id(job, &id).await?;
+                        return Ok(id);
+                    }
+                }
+            }
+        }
+        Err(system_failure("The voice platform could not be reached"))
+    }
+
+    async fn wait(&self, job: &CallJob, platform_call_id: &str, wake: &Notify) -> Step<CallReport> {
+        let deadline = Instant::now() + self.options.call_timeout;
+        // A re-attached call may have ended while nobody listened: read it soon rather than a full period on.
+        let mut next_read = Instant::now() + self.options.poll_interval.min(Duration::from_secs(1));
+        loop {
+            let Some(stored) = self.stored_call(job)?.platform else {
+                return Err(system_failure("the call's platform record vanished"));
+            };
+            if let Some(result) = stored.result.clone() {
+                return self.finish(job, stored, result).await;
+            }
+            tokio::select! {
+                () = wake.notified() => {}
+                () = tokio::time::sleep_until(next_read) => {
+                    next_read = Instant::now() + self.options.poll_interval;
+                    if let Some(read) = self.adapter.read(platform_call_id) {
+                        match read.await {
+                            Ok(PlatformCallState::Ended(result)) => {
+                                let value = serde_json::to_value(&*result).ok();
+                                self.update(job, |p| {
+                                    if p.result.is_none() {
+                                        p.result = value.clone();
+                                    }
+                                })
+                                .await?;
+                            }
+                            Ok(PlatformCallState::Live) => {}
+                            Err(e) => tracing::warn!(error = %e, "cannot read the platform call"),
+                        }
+                    }
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    tracing::warn!(platform_call_id, "no end of the platform call within the call timeout");
+                    let mut report = *system_failure("No end of the call from the voice platform within the call timeout");
+                    report.disposition = Disposition::HoldTimeout;
+                    report.failure = None;
+                    return Ok(report);
+                }
+            }
+        }
+    }
+
+    async fn finish(
+        &self,
+        job: &CallJob,
+        stored: PlatformCallRecord,
+        value: serde_json::Value,
+    ) -> Step<CallReport> {
+        let result: CallResult = serde_json::from_value(value)
+            .map_err(|e| system_failure(&format!("stored platform result unreadable: {e}")))?;
+        let recording_url = match &result {
+            CallResult::Platform(p) => p.recording_url.clone(),
+            CallResult::Agent(_) => None,
+        };
+        let mut report = mapping::report(job, result);
+        let mut recording_file = stored.recording_file;
+        if let (None, Some(url)) = (&recording_file, recording_url) {
+            recording_file = recording::download(
+                &self.client,
+                &url,
+                &self.options.recordings_dir,
+                &job.call_id,
+            )
+            .await;
+            if let Some(file) = &recording_file {
+                self.update(job, |p| p.recording_file = Some(file.clone()))
+                    .await?;
+            }
+        }
+        if recording_file.is_some() {
+            report.recording = true;
+        }
+        Ok(report)
+    }
+}
+
+impl Dialer for PlatformDialer {
+    fn place(&self, job: CallJob) -> BoxFuture<'static, CallReport> {
+        let inner = Arc::clone(&self.inner);
+        async move {
+            let wake = Arc::new(Notify::new());
+            inner.waiters.lock().expect("waiters lock").insert(
+                job.call_id.clone(),
+                Waiter {
+                    request_id: job.request_id.clone(),
+                    wake: Arc::clone(&wake),
+                },
+            );
+            let report = inner
+                .run(&job, &wake)
+                .await
+                .unwrap_or_else(|failed| *failed);
+            inner
+                .waiters
+                .lock()
+                .expect("waiters lock")
+                .remove(&job.call_id);
+            report
+        }
+        .boxed()
+    }
+
+    fn electronic(
+        &self,
+        _: ElectronicJob,
+    ) -> BoxFuture<'static, std::collections::BTreeMap<String, String>> {
+        // Voice platforms have no electronic channel.
+        futures::future::ready(std::collections::BTreeMap::new()).boxed()
+    }
+}
+
+fn find_call<'a>(
+    record: &'a mut switchboard_storage::RequestRecord,
+    call_id: &str,
+) -> Option<&'a mut CallRecord> {
+    record
+        .run
+        .as_mut()?
+        .calls
+        .iter_mut()
+        .find(|c| c.id == call_id)
+}
+
+/// The intent's timestamp: the call's own placement instant (from the injected clock, via the record).
+fn job_now(job: &CallJob) -> chrono::DateTime<chrono::Utc> {
+    job.placed_at
+}
+
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(500 * u64::from(attempt))
+}
+
+/// A failed report (`SYSTEM_ERROR`/`OTHER`) with `message`.
+fn system_failure(message: &str) -> Box<CallReport> {
+    Box::new(CallReport {
+        disposition: Disposition::Failed,
+        duration_seconds: 0,
+        captured: Default::default(),
+        transcript: None,
+        transcript_post_call: Some(message.to_owned()),
+        summary: None,
+        audit_summary: None,
+        recording: false,
+        from_number: None,
+        failure: Some(switchboard_storage::FailureRecord {
+            category: "SYSTEM_ERROR".into(),
+            code: "OTHER".into(),
+            message: message.to_owned(),
+        }),
+        referral_number: None,
+        follow_up_requested: false,
+    })
+}

@@ -1,0 +1,171 @@
+//! The per-call structured extraction: one field per schema field (named exactly as the schema field,
+//! typed from its type and `allowedValues`, described by its description) plus the control fields that
+//! tell Switchboard how the call went. Platform-neutral; each adapter renders the list in its own format
+//! (Retell `post_call_analysis_data`, Vapi `structuredDataPlan.schema`).
+
+use std::collections::BTreeMap;
+
+use switchboard_storage::{FieldType, SchemaVersionRecord};
+
+/// How the call went, in the agent's words.
+pub const CALL_OUTCOME: &str = "callOutcome";
+/// The 7.3 failure code the agent chose, when the call failed.
+pub const FAILURE_CODE: &str = "failureCode";
+/// The number a representative referred the agent to.
+pub const REFERRAL_PHONE_NUMBER: &str = "referralPhoneNumber";
+/// Whether the call surfaced a matter for the follow-up leg.
+pub const FOLLOW_UP_NEEDED: &str = "followUpNeeded";
+
+/// Values of [`CALL_OUTCOME`].
+pub const CALL_OUTCOMES: [&str; 7] = [
+    "answered",
+    "referred",
+    "refused",
+    "not_found",
+    "missing_input",
+    "ivr_failure",
+    "other",
+];
+
+/// The prefix of an answer that says why the representative could not answer; it still counts as an
+/// answer (service-interface semantics).
+pub const CANNOT_ANSWER_PREFIX: &str = "CANNOT ANSWER - ";
+
+/// The value type of one extracted field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExtractionType {
+    /// Free text (dates and free answers).
+    Text,
+    /// One of the listed values.
+    Choice(Vec<String>),
+    /// `true` or `false`.
+    Boolean,
+    /// A number (dollar amounts).
+    Number,
+}
+
+/// One field of the extraction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExtractionField {
+    /// The exact name the answer must come back under.
+    pub name: String,
+    /// What to extract, for the platform's model.
+    pub description: String,
+    /// Its type.
+    pub kind: ExtractionType,
+    /// Whether it is a control field rather than a schema field.
+    pub control: bool,
+}
+
+/// The extraction of a call on `schema`: its fields in schema order, then the control fields.
+pub fn extraction_fields(schema: &SchemaVersionRecord) -> Vec<ExtractionField> {
+    let mut fields: Vec<ExtractionField> = schema
+        .definition
+        .fields
+        .iter()
+        .map(|field| {
+            let kind = match (field.field_type, &field.allowed_values) {
+                (FieldType::Boolean, _) => ExtractionType::Boolean,
+                (FieldType::Dollar, _) => ExtractionType::Number,
+                (FieldType::Multiple, Some(values)) if !values.is_empty() => {
+                    ExtractionType::Choice(values.clone())
+                }
+                _ => ExtractionType::Text,
+            };
+            let format = match field.field_type {
+                FieldType::Date => " Give dates as YYYY-MM-DD.",
+                FieldType::Dollar => " Give the amount in US dollars as a number.",
+                _ => "",
+            };
+            ExtractionField {
+                name: field.name.clone(),
+                description: format!(
+                    "{}{format} Leave empty if the call did not cover it; if the representative \
+                     explained why it cannot be answered, give \"{CANNOT_ANSWER_PREFIX}<their reason>\".",
+                    field.description.trim_end()
+                ),
+                kind,
+                control: false,
+            }
+        })
+        .collect();
+    fields.extend(control_fields());
+    fields
+}
+
+fn control_fields() -> [ExtractionField; 4] {
+    [
+        ExtractionField {
+            name: CALL_OUTCOME.into(),
+            description: "How the call went: answered (a representative answered the questions), \
+                referred (they gave another number to call), refused (they would not share the \
+                information), not_found (the member, patient or claim was not found), missing_input \
+                (they needed information we did not have), ivr_failure (the phone menu could not be \
+                navigated to a representative), other."
+                .into(),
+            kind: ExtractionType::Choice(CALL_OUTCOMES.iter().map(|s| (*s).to_owned()).collect()),
+            control: true,
+        },
+        ExtractionField {
+            name: FAILURE_CODE.into(),
+            description: "When the call did not get the answers, the most specific code: for not_found \
+                MEMBER_NOT_FOUND, PROVIDER_NOT_FOUND, CLAIM_NOT_FOUND, PRIOR_AUTH_NOT_FOUND or \
+                APPEAL_NOT_FOUND; for missing_input the missing item such as MEMBER_GROUP_MISSING or \
+                CLAIM_NUMBER_MISSING; an input the payer's records contradict such as \
+                MEMBER_DATE_OF_BIRTH_INCORRECT; PHONE_NUMBER_INCORRECT when the number reached the wrong \
+                place; otherwise OTHER. Empty when the call was answered."
+                .into(),
+            kind: ExtractionType::Text,
+            control: true,
+        },
+        ExtractionField {
+            name: REFERRAL_PHONE_NUMBER.into(),
+            description: "When the representative said to call another number, that number with area \
+                code. Empty otherwise."
+                .into(),
+            kind: ExtractionType::Text,
+            control: true,
+        },
+        ExtractionField {
+            name: FOLLOW_UP_NEEDED.into(),
+            description: "true when the call surfaced a matter that needs a follow-up call (for example a \
+                denied claim to appeal), false otherwise."
+                .into(),
+            kind: ExtractionType::Boolean,
+            control: true,
+        },
+    ]
+}
+
+/// The prompt variables of a call: every input under its own key, plus `questions`, the schema's
+/// questions as numbered lines.
+pub fn prompt_variables(
+    schema: &SchemaVersionRecord,
+    inputs: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut variables = inputs.clone();
+    let questions: Vec<String> = schema
+        .definition
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| format!("{}. {} ({})", i + 1, f.description.trim(), f.name))
+        .collect();
+    variables.insert("questions".into(), questions.join("\n"));
+    variables
+}
+
+/// An extracted value as Switchboard stores it, or `None` when the field was left empty.
+pub fn as_captured(value: &serde_json::Value) -> Option<String> {
+    match value {
+        serde_json::Value::Null => None,
+        serde_json::Value::Bool(b) => Some(b.to_string()),
+        // Numbers are dollar amounts (the only numeric field type), kept as Switchboard writes them.
+        serde_json::Value::Number(n) => n.as_f64().map(|f| format!("{f:.2}")),
+        serde_json::Value::String(s) => {
+            let trimmed = s.trim();
+            (!trimmed.is_empty()).then(|| trimmed.to_owned())
+        }
+        other => Some(other.to_string()),
+    }
+}

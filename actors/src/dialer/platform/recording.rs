@@ -1,0 +1,66 @@
+//! Keeping a platform's recording: downloaded into the data directory at the end of the call (a bounded
+//! number of tries), so it outlives the platform's retention and its URL never leaves the server.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Tries of one download before the call is reported without a recording.
+const ATTEMPTS: u32 = 3;
+
+/// Downloads `url` into `dir/{call_id}.{ext}`; answers the file name, or `None` after [`ATTEMPTS`] failures.
+pub(super) async fn download(
+    client: &reqwest::Client,
+    url: &str,
+    dir: &Path,
+    call_id: &str,
+) -> Option<String> {
+    let name = format!("{call_id}.{}", extension(url));
+    let target: PathBuf = dir.join(&name);
+    for attempt in 1..=ATTEMPTS {
+        match fetch(client, url).await {
+            Ok(bytes) => {
+                // Write beside the target and rename, so a crash never leaves half a file under the name.
+                let partial = dir.join(format!("{name}.part"));
+                let written =
+                    tokio_write(&partial, &bytes).and_then(|()| std::fs::rename(&partial, &target));
+                match written {
+                    Ok(()) => return Some(name),
+                    Err(e) => tracing::warn!(call_id, error = %e, "cannot store the recording"),
+                }
+            }
+            Err(reason) => {
+                tracing::warn!(call_id, attempt, reason = %reason, "recording download failed")
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt))).await;
+    }
+    None
+}
+
+async fn fetch(client: &reqwest::Client, url: &str) -> Result<Vec<u8>, String> {
+    let response = client.get(url).send().await.map_err(|e| e.to_string())?;
+    if !response.status().is_success() {
+        return Err(format!("status {}", response.status()));
+    }
+    Ok(response.bytes().await.map_err(|e| e.to_string())?.to_vec())
+}
+
+fn tokio_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, bytes)
+}
+
+/// The file extension a recording URL implies (`wav` unless the path says `mp3`, `ogg` or `m4a`).
+fn extension(url: &str) -> &'static str {
+    let path = url
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    ["mp3", "ogg", "m4a"]
+        .into_iter()
+        .find(|ext| path.ends_with(&format!(".{ext}")))
+        .unwrap_or("wav")
+}

@@ -1,0 +1,236 @@
+//! Between Retell's shapes and the platform driver's: the create-phone-call body (with the extraction
+//! rendered as `post_call_analysis_data`), and a Retell call record read as a finished or live call.
+
+use serde_json::{json, Value};
+
+use super::client::{RetellCall, CALL_ID_KEY, REQUEST_ID_KEY};
+use crate::dialer::platform::extraction::{CALL_OUTCOME, CALL_OUTCOMES};
+use crate::dialer::platform::{
+    CallEnd, CallResult, ExtractionField, ExtractionType, PlatformCallRequest, PlatformCallState,
+    PlatformResult,
+};
+
+/// What every Retell call of this server shares.
+#[derive(Clone, Debug)]
+pub struct RetellCallSettings {
+    /// `override_agent_id`.
+    pub agent_id: String,
+    /// The E.164 number calls are placed from.
+    pub from_number: String,
+    /// `{server.public_url}/dialers/retell/events`.
+    pub webhook_url: String,
+}
+
+/// The `POST /v2/create-phone-call` body of one call.
+pub fn create_body(settings: &RetellCallSettings, request: &PlatformCallRequest) -> Value {
+    let job = &request.job;
+    json!({
+        "from_number": settings.from_number,
+        "to_number": format!("+1{}", job.number),
+        "override_agent_id": settings.agent_id,
+        "metadata": {
+            CALL_ID_KEY: job.call_id,
+            REQUEST_ID_KEY: job.request_id,
+            "switchboard_attempt": job.attempt,
+            "switchboard_step": job.step_key,
+        },
+        "retell_llm_dynamic_variables": request.variables,
+        "agent_override": {
+            "agent": {
+                "webhook_url": settings.webhook_url,
+                "post_call_analysis_data": analysis_data(&request.extraction),
+            },
+        },
+    })
+}
+
+/// The extraction as Retell's `post_call_analysis_data` items (string, enum, boolean, number).
+pub fn analysis_data(fields: &[ExtractionField]) -> Vec<Value> {
+    fields
+        .iter()
+        .map(|field| {
+            let mut item = json!({ "name": field.name, "description": field.description });
+            match &field.kind {
+                ExtractionType::Text => item["type"] = json!("string"),
+                ExtractionType::Boolean => item["type"] = json!("boolean"),
+                ExtractionType::Number => item["type"] = json!("number"),
+                ExtractionType::Choice(values) => {
+                    item["type"] = json!("enum");
+                    item["choices"] = json!(values);
+                }
+            }
+            if field.name == CALL_OUTCOME {
+                item["required"] = json!(true);
+            }
+            item
+        })
+        .collect()
+}
+
+/// A Retell call record as the driver sees it: live until it is over with whatever Switchboard needs
+/// (the analysis, or an end that has none, such as a busy line).
+pub fn call_state(call: &RetellCall) -> PlatformCallState {
+    let reason = call.disconnection_reason.as_deref().unwrap_or_default();
+    let end = end_of(reason, call);
+    let status = call.call_status.as_deref().unwrap_or("registered");
+    let over = matches!(status, "ended" | "not_connected" | "error");
+    let needs_analysis = end == CallEnd::Conversation && status == "ended";
+    if !over || (needs_analysis && call.call_analysis.is_none()) {
+        return PlatformCallState::Live;
+    }
+    let analysis = call.call_analysis.clone().unwrap_or_default();
+    let mut answers = analysis.custom_analysis_data.unwrap_or_default();
+    if reason == "ivr_reached" && !answers.contains_key(CALL_OUTCOME) {
+        answers.insert(CALL_OUTCOME.into(), json!(CALL_OUTCOMES[5]));
+    }
+    PlatformCallState::Ended(Box::new(CallResult::Platform(PlatformResult {
+        end: if analysis.in_voicemail == Some(true) && end == CallEnd::Conversation {
+            CallEnd::Voicemail
+        } else {
+            end
+        },
+        end_detail: (!reason.is_empty()).then(|| reason.to_owned()),
+        duration_seconds: call.duration_ms.map_or(0, |ms| ((ms + 500) / 1000) as u32),
+        analysis: answers,
+        transcript: call.transcript.clone().filter(|t| !t.trim().is_empty()),
+        summary: analysis.call_summary,
+        from_number: call.from_number.clone(),
+        recording_url: call.recording_url.clone(),
+    })))
+}
+
+/// Retell's `disconnection_reason` in the driver's terms. An unknown reason on an `error` call is a
+/// platform error; otherwise a conversation whose analysis decides.
+fn end_of(reason: &str, call: &RetellCall) -> CallEnd {
+    match reason {
+        "dial_busy" => CallEnd::Busy,
+        "dial_no_answer" | "user_declined" => CallEnd::NoAnswer,
+        "voicemail_reached" => CallEnd::Voicemail,
+        "max_duration_reached" => CallEnd::MaxDuration,
+        // Silence long enough to end the call: the agent sat on hold with nobody coming.
+        "inactivity" => CallEnd::HoldTooLong,
+        "invalid_destination" => CallEnd::InvalidNumber,
+        "dial_failed"
+        | "concurrency_limit_reached"
+        | "no_concurrency_fallback"
+        | "no_valid_payment"
+        | "scam_detected"
+        | "telephony_provider_permission_denied"
+        | "telephony_provider_unavailable"
+        | "sip_routing_error"
+        | "marked_as_spam"
+        | "registered_call_timeout"
+        | "manual_stopped" => CallEnd::PlatformError,
+        r if r.starts_with("error_") => CallEnd::PlatformError,
+        _ if call.call_status.as_deref() == Some("error") => CallEnd::PlatformError,
+        _ if call.call_status.as_deref() == Some("not_connected") => CallEnd::NoAnswer,
+        _ => CallEnd::Conversation,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(status: &str, reason: Option<&str>, analysis: Option<Value>) -> RetellCall {
+        serde_json::from_value(json!({
+            "call_id": "call_1", "call_status": status, "disconnection_reason": reason,
+            "duration_ms": 61_400, "from_number": "+14155550100",
+            "call_analysis": analysis,
+        }))
+        .unwrap()
+    }
+
+    fn ended(state: PlatformCallState) -> PlatformResult {
+        match state {
+            PlatformCallState::Ended(ended) => match *ended {
+                CallResult::Platform(result) => result,
+                other => panic!("expected a platform result, got {other:?}"),
+            },
+            other => panic!("expected an ended call, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_conversation_waits_for_its_analysis() {
+        assert_eq!(
+            call_state(&call("ongoing", None, None)),
+            PlatformCallState::Live
+        );
+        assert_eq!(
+            call_state(&call("ended", Some("agent_hangup"), None)),
+            PlatformCallState::Live
+        );
+        let analysed = call(
+            "ended",
+            Some("agent_hangup"),
+            Some(
+                json!({ "call_summary": "ok", "custom_analysis_data": { "callOutcome": "answered", "planActive": true } }),
+            ),
+        );
+        let result = ended(call_state(&analysed));
+        assert_eq!(result.end, CallEnd::Conversation);
+        assert_eq!(result.duration_seconds, 61);
+        assert_eq!(result.analysis["planActive"], json!(true));
+    }
+
+    #[test]
+    fn calls_that_never_connected_end_without_analysis() {
+        assert_eq!(
+            ended(call_state(&call("not_connected", Some("dial_busy"), None))).end,
+            CallEnd::Busy
+        );
+        assert_eq!(
+            ended(call_state(&call(
+                "not_connected",
+                Some("dial_no_answer"),
+                None
+            )))
+            .end,
+            CallEnd::NoAnswer
+        );
+        assert_eq!(
+            ended(call_state(&call("ended", Some("voicemail_reached"), None))).end,
+            CallEnd::Voicemail
+        );
+        assert_eq!(
+            ended(call_state(&call(
+                "ended",
+                Some("max_duration_reached"),
+                None
+            )))
+            .end,
+            CallEnd::MaxDuration
+        );
+        assert_eq!(
+            ended(call_state(&call("error", Some("error_retell"), None))).end,
+            CallEnd::PlatformError
+        );
+    }
+
+    #[test]
+    fn extraction_items_have_retell_shapes() {
+        let items = analysis_data(&[
+            ExtractionField {
+                name: "a".into(),
+                description: "A".into(),
+                kind: ExtractionType::Text,
+                control: false,
+            },
+            ExtractionField {
+                name: "b".into(),
+                description: "B".into(),
+                kind: ExtractionType::Choice(vec!["x".into()]),
+                control: false,
+            },
+        ]);
+        assert_eq!(
+            items[0],
+            json!({ "name": "a", "description": "A", "type": "string" })
+        );
+        assert_eq!(
+            items[1],
+            json!({ "name": "b", "description": "B", "type": "enum", "choices": ["x"] })
+        );
+    }
+}
