@@ -366,23 +366,26 @@ async fn wait_ready(http: &reqwest::Client, server: &BinaryServer) {
     }
 }
 
-#[actix_web::test]
-async fn a_kill_9_during_a_live_call_re_attaches_after_the_restart_without_a_second_call() {
-    let fake = FakeVapi::start(schemas_of(&TestConfig::default().to_toml()), 7).await;
-    // Long enough to kill the server while the payer is on the line.
-    fake.script(vec![
-        Scenario::of(Outcome::Answered).lasting(Duration::from_secs(3))
-    ]);
+/// A dispatching binary calling through `fake` on a known port, with one production vob-basic request
+/// created: the server, what restarting it needs, and the request id.
+struct Crashable {
+    server: BinaryServer,
+    config: std::path::PathBuf,
+    bind: String,
+    id: String,
+    config_dir: tempfile::TempDir,
+    data_dir: tempfile::TempDir,
+}
+
+async fn crashable(fake: &FakeVapi, http: &reqwest::Client) -> Crashable {
     let port = free_port();
     let bind = format!("127.0.0.1:{port}");
     let config_dir = tempfile::tempdir().unwrap();
     let data_dir = tempfile::tempdir().unwrap();
-    let config = write_config(config_dir.path(), &vapi_config(&fake, port));
-    let http = client();
-
-    let first = BinaryServer::start_on(&config, data_dir.path(), &bind);
-    wait_ready(&http, &first).await;
-    let token = live_token_on(&http, &first).await;
+    let config = write_config(config_dir.path(), &vapi_config(fake, port));
+    let server = BinaryServer::start_on(&config, data_dir.path(), &bind);
+    wait_ready(http, &server).await;
+    let token = live_token_on(http, &server).await;
     let body = json!({
         "schemaId": "vob-basic",
         "inputs": {
@@ -392,7 +395,7 @@ async fn a_kill_9_during_a_live_call_re_attaches_after_the_restart_without_a_sec
         }
     });
     let response = http
-        .post(first.url("/v1/requests"))
+        .post(server.url("/v1/requests"))
         .bearer_auth(&token)
         .json(&body)
         .send()
@@ -400,35 +403,62 @@ async fn a_kill_9_during_a_live_call_re_attaches_after_the_restart_without_a_sec
         .unwrap();
     let (status, created) = status_and_json(response).await;
     assert_eq!(status, 200, "{created}");
-    let id = created["requestId"].as_str().unwrap().to_owned();
+    Crashable {
+        server,
+        config,
+        bind,
+        id: created["requestId"].as_str().unwrap().to_owned(),
+        config_dir,
+        data_dir,
+    }
+}
+
+impl Crashable {
+    /// kill -9, a restart on the same port and data, then the request's terminal read.
+    async fn kill_restart_and_finish(self, http: &reqwest::Client) -> Value {
+        self.server.kill_hard();
+        let second = BinaryServer::start_on(&self.config, self.data_dir.path(), &self.bind);
+        wait_ready(http, &second).await;
+        let token = live_token_on(http, &second).await;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let done = loop {
+            let response = http
+                .get(second.url(&format!("/v1/requests/{}", self.id)))
+                .bearer_auth(&token)
+                .send()
+                .await
+                .unwrap();
+            let (status, body) = status_and_json(response).await;
+            assert_eq!(status, 200, "{body}");
+            if body["state"] != "PROCESSING" {
+                break body;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "not terminal after the restart: {body}"
+            );
+            actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+        };
+        drop(self.config_dir);
+        done
+    }
+}
+
+#[actix_web::test]
+async fn a_kill_9_during_a_live_call_re_attaches_after_the_restart_without_a_second_call() {
+    let fake = FakeVapi::start(schemas_of(&TestConfig::default().to_toml()), 7).await;
+    // Long enough to kill the server while the payer is on the line.
+    fake.script(vec![
+        Scenario::of(Outcome::Answered).lasting(Duration::from_secs(3))
+    ]);
+    let http = client();
+    let crashable = crashable(&fake, &http).await;
     fake.wait_until("the call is placed", Duration::from_secs(20), |f| {
         f.creates().len() == 1
     })
     .await;
-    first.kill_hard();
 
-    let second = BinaryServer::start_on(&config, data_dir.path(), &bind);
-    wait_ready(&http, &second).await;
-    let token = live_token_on(&http, &second).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let done = loop {
-        let response = http
-            .get(second.url(&format!("/v1/requests/{id}")))
-            .bearer_auth(&token)
-            .send()
-            .await
-            .unwrap();
-        let (status, body) = status_and_json(response).await;
-        assert_eq!(status, 200, "{body}");
-        if body["state"] != "PROCESSING" {
-            break body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "not terminal after the restart: {body}"
-        );
-        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
-    };
+    let done = crashable.kill_restart_and_finish(&http).await;
     assert_eq!(done["state"], "SUCCESS", "{done}");
     assert_eq!(
         fake.creates().len(),
@@ -436,4 +466,31 @@ async fn a_kill_9_during_a_live_call_re_attaches_after_the_restart_without_a_sec
         "the payer was dialed once for the attempt"
     );
     assert_eq!(dispositions(&done), ["completed"]);
+}
+
+#[actix_web::test]
+async fn a_kill_9_before_vapi_answered_the_create_finds_the_call_instead_of_dialing_again() {
+    let fake = FakeVapi::start(schemas_of(&TestConfig::default().to_toml()), 7).await;
+    // Vapi has the call at once but takes 3 s to say so: the server dies knowing only that it asked.
+    fake.script(vec![Scenario::of(Outcome::Answered)
+        .lasting(Duration::from_secs(4))
+        .answering_after(Duration::from_secs(3))]);
+    let http = client();
+    let crashable = crashable(&fake, &http).await;
+    fake.wait_until("the call is placed", Duration::from_secs(20), |f| {
+        f.creates().len() == 1
+    })
+    .await;
+
+    let done = crashable.kill_restart_and_finish(&http).await;
+    assert_eq!(done["state"], "SUCCESS", "{done}");
+    assert!(
+        fake.lists() >= 1,
+        "the restarted server searched Vapi for the attempt's call"
+    );
+    assert_eq!(
+        fake.creates().len(),
+        1,
+        "the payer was dialed once for the attempt"
+    );
 }

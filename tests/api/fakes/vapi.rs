@@ -59,6 +59,8 @@ pub struct Scenario {
     pub withhold_events: bool,
     /// From creation to the end of the call.
     pub length: Duration,
+    /// How long `POST /call` takes to answer once the call exists (a create whose answer is slow or lost).
+    pub answer_after: Duration,
 }
 
 impl Scenario {
@@ -67,6 +69,7 @@ impl Scenario {
             outcome,
             withhold_events: false,
             length: Duration::from_millis(150),
+            answer_after: Duration::ZERO,
         }
     }
     pub fn withheld(mut self) -> Scenario {
@@ -75,6 +78,10 @@ impl Scenario {
     }
     pub fn lasting(mut self, length: Duration) -> Scenario {
         self.length = length;
+        self
+    }
+    pub fn answering_after(mut self, wait: Duration) -> Scenario {
+        self.answer_after = wait;
         self
     }
 }
@@ -188,6 +195,11 @@ impl FakeVapi {
     /// `GET /call/{id}` requests answered.
     pub fn reads(&self) -> usize {
         self.inner.lock().unwrap().reads
+    }
+
+    /// `GET /call` (list) requests answered.
+    pub fn lists(&self) -> usize {
+        self.inner.lock().unwrap().lists
     }
 
     /// Posts a delivered message again, exactly as before (a platform retry).
@@ -422,12 +434,16 @@ async fn create_call(
         (call, scenario, schema, state.seed)
     };
     let ending = outcomes::ending(&scenario.outcome, &body, &schema, seed);
+    let answer_after = scenario.answer_after;
     actix_web::rt::spawn(run_call(
         inner.get_ref().clone(),
         call.clone(),
         scenario,
         ending,
     ));
+    if !answer_after.is_zero() {
+        actix_web::rt::time::sleep(answer_after).await;
+    }
     HttpResponse::Created().json(call)
 }
 
