@@ -9,6 +9,7 @@ use switchboard_actors::dialer::http::HttpAgent;
 use switchboard_actors::dialer::platform::{PlatformAdapter, PlatformDialer, PlatformOptions};
 use switchboard_actors::dialer::retell::{RetellAdapter, RetellConfig};
 use switchboard_actors::dialer::simulated::SimulatedPayerDialer;
+use switchboard_actors::dialer::vapi::{VapiAdapter, VapiConfig};
 use switchboard_actors::dialer::Dialer;
 use switchboard_actors::orchestration::limits::CallLimits;
 use switchboard_actors::Metrics;
@@ -52,8 +53,16 @@ pub fn production_dialer(
             })
             .context("cannot build the Retell HTTP client")?,
         ),
-        DialerSettings::Vapi(_) => anyhow::bail!(
-            "[dialer] kind = \"vapi\" is not available in this build; use \"retell\", \"http\" or \"simulated\""
+        DialerSettings::Vapi(vapi) => Arc::new(
+            VapiAdapter::new(&VapiConfig {
+                api_key: vapi.api_key.expose().to_owned(),
+                base_url: vapi.base_url.to_string(),
+                assistant_id: vapi.assistant_id.clone(),
+                phone_number_id: vapi.phone_number_id.clone(),
+                server_secret: vapi.server_secret.expose().to_owned(),
+                server_url: event_url(settings, "vapi"),
+            })
+            .context("cannot build the Vapi HTTP client")?,
         ),
     };
     let calls = &settings.calls;

@@ -43,7 +43,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, admin_enabled: bool, fault_inject
         .service(resource("/v1/requests/{requestId}").get(requests::get::get_request))
         .service(resource("/v1/recordings/{callId}").get(recordings::download))
         .service(resource("/agent/v1/calls/{callId}/outcome").post(agent::report_outcome))
-        .service(resource("/dialers/retell/events").post(dialers::retell::events));
+        .service(resource("/dialers/retell/events").post(dialers::retell::events))
+        .service(resource("/dialers/vapi/events").post(dialers::vapi::events));
     cfg.service(resource("/openapi.json").get(openapi::document));
     cfg.service(resource("/console/reference").get(openapi::reference));
     crate::console::configure(cfg);

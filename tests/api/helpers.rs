@@ -123,9 +123,24 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(config: &TestConfig) -> TestApp {
+    spawn_app_on(config, "127.0.0.1:0").await
+}
+
+/// A loopback port free at the time of the call: for servers whose `server.public_url` must be known
+/// before they start (platform fakes post events to it).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// [`spawn_app_with`], listening on `bind`.
+pub async fn spawn_app_on(config: &TestConfig, bind: &str) -> TestApp {
     let data_dir = tempfile::tempdir().unwrap();
     let overrides = Overrides {
-        bind: Some("127.0.0.1:0".into()),
+        bind: Some(bind.into()),
         data_dir: Some(data_dir.path().to_owned()),
         ..Overrides::default()
     };
@@ -272,10 +287,15 @@ pub fn binary() -> &'static str {
 impl BinaryServer {
     /// Starts the binary with `config_path` and `data_dir` and waits for its "listening on" line.
     pub fn start(config_path: &Path, data_dir: &Path) -> BinaryServer {
+        BinaryServer::start_on(config_path, data_dir, "127.0.0.1:0")
+    }
+
+    /// [`BinaryServer::start`], listening on `bind`.
+    pub fn start_on(config_path: &Path, data_dir: &Path, bind: &str) -> BinaryServer {
         let mut child = Command::new(binary())
             .args(["serve", "--config"])
             .arg(config_path)
-            .env("SWITCHBOARD_BIND", "127.0.0.1:0")
+            .env("SWITCHBOARD_BIND", bind)
             .env("SWITCHBOARD_DATA_DIR", data_dir)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())

@@ -21,6 +21,7 @@ mod requests_read;
 mod scheduling;
 mod schemas;
 mod trace_cli;
+mod vapi;
 mod voice_limits;
 mod voice_restart;
 mod voice_retell;

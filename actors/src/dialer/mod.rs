@@ -8,6 +8,7 @@ pub mod platform;
 pub mod retell;
 pub mod sandbox;
 pub mod simulated;
+pub mod vapi;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -4,6 +4,7 @@
 //! and changes nothing.
 
 pub(crate) mod retell;
+pub(crate) mod vapi;
 
 use actix_web::HttpResponse;
 use serde_json::json;

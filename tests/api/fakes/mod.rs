@@ -2,3 +2,4 @@
 //! documented shapes.
 
 pub mod retell;
+pub mod vapi;

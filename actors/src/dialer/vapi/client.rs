@@ -1,0 +1,193 @@
+//! Vapi's REST API as Switchboard uses it: `POST /call` to place a call, `GET /call/{id}` to read one, and
+//! `GET /call` to find a call by Switchboard's own call id after a crash. Bearer auth with the API key.
+//!
+//! Vapi's list endpoint filters by `assistantId`, `phoneNumberId` and creation time, not by metadata. A
+//! call that may have been created before Switchboard stopped is therefore searched among the calls of
+//! the configured assistant and number created in the last [`SEARCH_WINDOW_HOURS`] (newest first, page by
+//! page, bounded), and matched on `assistantOverrides.metadata.switchboard_call_id`.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::extraction::structured_data_plan;
+use super::types::{
+    AnalysisPlan, AssistantOverrides, Call, CreateCallDto, CreateCustomerDto, Server, ATTEMPT_KEY,
+    CALL_ID_KEY, REQUEST_ID_KEY, SECRET_HEADER,
+};
+use super::VapiConfig;
+use crate::dialer::platform::{PlatformCallRequest, PlatformError};
+
+/// Calls per page of `GET /call` (Vapi's default page).
+const PAGE_SIZE: usize = 100;
+/// Pages searched before giving up on finding a call.
+const MAX_PAGES: usize = 10;
+/// How far back the search for an attempt's call looks. The driver searches only for an attempt whose
+/// create may have happened just before a crash; a day covers any outage worth resuming from.
+pub const SEARCH_WINDOW_HOURS: i64 = 24;
+/// Template variable with the schema's request type, next to the inputs and `questions`.
+pub const REQUEST_TYPE_VARIABLE: &str = "requestType";
+/// Server messages a call asks for: Vapi's default list also has transcripts, speech and tool messages.
+pub const SERVER_MESSAGES: [&str; 2] = ["status-update", "end-of-call-report"];
+
+/// A client of one Vapi account.
+#[derive(Clone, Debug)]
+pub struct VapiClient {
+    http: reqwest::Client,
+    base_url: String,
+    api_key: String,
+}
+
+impl VapiClient {
+    /// A client of the API at `base_url` with the Bearer `api_key`.
+    pub fn new(base_url: &str, api_key: &str) -> Result<VapiClient, reqwest::Error> {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(30))
+            .build()?;
+        Ok(VapiClient {
+            http,
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            api_key: api_key.to_owned(),
+        })
+    }
+
+    /// `POST /call`: places the call.
+    pub async fn create_call(&self, body: &CreateCallDto) -> Result<Call, PlatformError> {
+        self.send(self.http.post(self.url("/call")).json(body))
+            .await
+    }
+
+    /// `GET /call/{id}`.
+    pub async fn get_call(&self, id: &str) -> Result<Call, PlatformError> {
+        self.send(self.http.get(self.url(&format!("/call/{id}"))))
+            .await
+    }
+
+    /// The call tagged with `call_id` among the calls of `assistant_id` from `phone_number_id` created at
+    /// or after `since`, newest first.
+    pub async fn find_call(
+        &self,
+        assistant_id: &str,
+        phone_number_id: &str,
+        call_id: &str,
+        since: DateTime<Utc>,
+    ) -> Result<Option<Call>, PlatformError> {
+        let since = since.to_rfc3339_opts(SecondsFormat::Millis, true);
+        let mut before: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let mut query = vec![
+                ("assistantId", assistant_id.to_owned()),
+                ("phoneNumberId", phone_number_id.to_owned()),
+                ("createdAtGe", since.clone()),
+                ("limit", PAGE_SIZE.to_string()),
+            ];
+            if let Some(before) = &before {
+                query.push(("createdAtLt", before.clone()));
+            }
+            let page: Vec<Call> = self
+                .send(self.http.get(self.url("/call")).query(&query))
+                .await?;
+            // Match here whatever the server filtered: a call must carry exactly our id.
+            if let Some(found) = page
+                .iter()
+                .find(|c| c.metadata_str(CALL_ID_KEY) == Some(call_id))
+            {
+                return Ok(Some(found.clone()));
+            }
+            if page.len() < PAGE_SIZE {
+                return Ok(None);
+            }
+            // ISO 8601 instants in one format order as text: the oldest of the page bounds the next.
+            before = page.iter().filter_map(|c| c.created_at.clone()).min();
+            if before.is_none() {
+                return Ok(None);
+            }
+        }
+        Ok(None)
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    async fn send<T: DeserializeOwned>(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<T, PlatformError> {
+        let response = request
+            .bearer_auth(&self.api_key)
+            .send()
+            .await
+            .map_err(|e| PlatformError::Unavailable(e.without_url().to_string()))?;
+        let status = response.status();
+        if status.is_server_error() || status.as_u16() == 429 {
+            return Err(PlatformError::Unavailable(format!(
+                "Vapi answered {status}"
+            )));
+        }
+        if !status.is_success() {
+            return Err(PlatformError::Rejected(format!("Vapi answered {status}")));
+        }
+        response
+            .json()
+            .await
+            .map_err(|e| PlatformError::Unavailable(format!("unreadable Vapi answer: {e}")))
+    }
+}
+
+/// The `POST /call` body for one attempt.
+pub fn create_body(config: &VapiConfig, request: &PlatformCallRequest) -> CreateCallDto {
+    let job = &request.job;
+    let mut variables: BTreeMap<String, Value> = request
+        .variables
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    variables.insert(
+        REQUEST_TYPE_VARIABLE.to_owned(),
+        Value::String(job.schema.definition.request_type.clone()),
+    );
+    // The call id finds the call again after a crash and names it in events; request and attempt help an
+    // operator reading Vapi's dashboard.
+    let metadata = BTreeMap::from([
+        (CALL_ID_KEY.to_owned(), Value::String(job.call_id.clone())),
+        (
+            REQUEST_ID_KEY.to_owned(),
+            Value::String(job.request_id.clone()),
+        ),
+        (ATTEMPT_KEY.to_owned(), Value::from(job.attempt)),
+    ]);
+    CreateCallDto {
+        assistant_id: config.assistant_id.clone(),
+        phone_number_id: config.phone_number_id.clone(),
+        customer: CreateCustomerDto {
+            number: Some(e164(&job.number)),
+            name: job.inputs.get("payerName").cloned(),
+        },
+        assistant_overrides: AssistantOverrides {
+            variable_values: variables,
+            analysis_plan: Some(AnalysisPlan {
+                structured_data_plan: Some(structured_data_plan(&request.extraction)),
+            }),
+            server: Some(Server {
+                url: config.server_url.clone(),
+                headers: BTreeMap::from([(SECRET_HEADER.to_owned(), config.server_secret.clone())]),
+            }),
+            server_messages: SERVER_MESSAGES.iter().map(|s| (*s).to_owned()).collect(),
+            metadata,
+        },
+        name: Some(format!("switchboard {}", job.call_id)),
+    }
+}
+
+/// A ten-digit US number in E.164; a number already in E.164 stays as it is.
+pub fn e164(number: &str) -> String {
+    match number.starts_with('+') {
+        true => number.to_owned(),
+        false => format!("+1{number}"),
+    }
+}
