@@ -48,7 +48,20 @@ macro_rules! method {
 }
 
 impl Endpoint {
-    method!(get, GET);
+    /// Serves GET with `handler`, and HEAD with the same handler: RFC 9110 (section 9.1) asks every
+    /// general-purpose server to support HEAD wherever it supports GET. actix-web sends HEAD answers
+    /// without their body.
+    pub fn get<F, Args>(mut self, handler: F) -> Endpoint
+    where
+        F: Handler<Args>,
+        Args: FromRequest + 'static,
+        F::Output: Responder + 'static,
+    {
+        self.methods.extend([Method::GET, Method::HEAD]);
+        self.resource = self.resource.get(handler.clone()).head(handler);
+        self
+    }
+
     method!(post, POST);
     method!(put, PUT);
     method!(delete, DELETE);

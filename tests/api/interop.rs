@@ -41,9 +41,9 @@ fn assert_plain(message: &str) {
 async fn a_405_lists_the_methods_the_path_serves_in_an_allow_header() {
     let app = spawn_app().await;
     let cases = [
-        (Method::DELETE, "/v1/requests", &["GET", "POST"][..]),
-        (Method::POST, "/v1/schemas", &["GET"]),
-        (Method::PUT, "/v1/auth", &["GET"]),
+        (Method::DELETE, "/v1/requests", &["GET", "HEAD", "POST"][..]),
+        (Method::POST, "/v1/schemas", &["GET", "HEAD"]),
+        (Method::PUT, "/v1/auth", &["GET", "HEAD"]),
         (
             Method::GET,
             "/v1/schemas/vob-basic/required-payer-inputs",
@@ -52,10 +52,10 @@ async fn a_405_lists_the_methods_the_path_serves_in_an_allow_header() {
         (
             Method::PATCH,
             "/admin/v1/accounts/demo",
-            &["GET", "PUT", "DELETE"],
+            &["GET", "HEAD", "PUT", "DELETE"],
         ),
-        (Method::DELETE, "/admin/v1/clock", &["GET", "POST"]),
-        (Method::POST, "/healthz", &["GET"]),
+        (Method::DELETE, "/admin/v1/clock", &["GET", "HEAD", "POST"]),
+        (Method::POST, "/healthz", &["GET", "HEAD"]),
     ];
     for (method, path, allowed) in cases {
         let response = app
@@ -94,6 +94,26 @@ async fn a_405_lists_the_methods_the_path_serves_in_an_allow_header() {
                 .status();
             assert_ne!(status, 405, "{served} {path}");
         }
+    }
+}
+
+#[actix_web::test]
+async fn head_is_served_wherever_get_is_with_the_get_status_and_no_body() {
+    let app = spawn_app().await;
+    let token = app.live_token().await;
+    for (path, bearer, status) in [
+        ("/healthz", None, 200),
+        ("/v1/schemas", Some(token.as_str()), 200),
+        ("/v1/schemas", None, 401),
+        ("/v1/schemas/no-such-schema", Some(token.as_str()), 404),
+    ] {
+        let mut request = app.client.head(app.url(path));
+        if let Some(token) = bearer {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), status, "HEAD {path}");
+        assert!(response.bytes().await.unwrap().is_empty(), "HEAD {path}");
     }
 }
 
