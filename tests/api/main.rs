@@ -20,6 +20,7 @@ mod requests_read;
 mod scheduling;
 mod schemas;
 mod trace_cli;
+mod voice_bench;
 mod voice_limits;
 mod voice_restart;
 mod voice_retell;
