@@ -319,6 +319,11 @@ impl BinaryServer {
         format!("{}{path}", self.address)
     }
 
+    /// The server's process id (for measurements of its memory).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     fn signal(&self, signal: &str) {
         let status = Command::new("kill")
             .args([signal, &self.child.id().to_string()])

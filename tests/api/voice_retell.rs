@@ -139,6 +139,26 @@ async fn an_answered_call_fills_the_results_under_the_schema_field_names_and_kee
         .iter()
         .all(|i| i["description"].as_str().is_some_and(|d| !d.is_empty())));
 
+    // The console names the platform and its call id.
+    let (status, voice) = status_and_json(
+        app.get(&format!("/console/api/requests/{id}/voice"), &token)
+            .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{voice}");
+    let ours = create["metadata"]["switchboard_call_id"].as_str().unwrap();
+    let platform_call = fake.call_for(ours).unwrap();
+    assert_eq!(voice["calls"][0]["platform"], "retell");
+    assert_eq!(
+        voice["calls"][0]["platformCallId"],
+        platform_call["call_id"]
+    );
+    assert_eq!(voice["calls"][0]["recordingKept"], true);
+    assert!(
+        !voice.to_string().contains(&fake.base_url),
+        "no platform URL in the console"
+    );
+
     // The recording was downloaded at the end of the call and is served by Switchboard itself.
     let link = done["recordingDownloadUrl"]
         .as_str()
@@ -315,4 +335,58 @@ pub async fn wait_platform_call(fake: &FakeRetell, create: &Value) -> String {
         actix_web::rt::time::sleep(Duration::from_millis(25)).await;
     }
     panic!("the call of {ours} never went ongoing");
+}
+
+#[actix_web::test]
+async fn follow_up_needed_opens_the_follow_up_leg_on_accounts_that_have_it() {
+    let fake = FakeRetell::start().await;
+    fake.force(&[Scenario::AnsweredWithFollowUp, Scenario::Answered]);
+    let app = app_with_retell(&fake, |c| {
+        c.features(&["follow_up_calls", "attempt_details"]);
+    })
+    .await;
+    let token = app.live_token().await;
+    let body = json!({
+        "schemaId": "claim-status-basic",
+        "inputs": {
+            "payerName": "UHC", "phoneNumber": "(800) 555-0123", "groupNumber": "GRP20417", "memberId": "W123456001",
+            "patientFirstName": "Jane", "patientLastName": "Doe", "patientDateOfBirth": "1980-04-12",
+            "dateOfService": "2026-10-01", "billingProviderNpi": "1234567890", "billingProviderTaxId": "12-3456789"
+        }
+    });
+    let response = app
+        .client
+        .post(app.url("/v1/requests"))
+        .bearer_auth(&token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let (status, created) = status_and_json(response).await;
+    assert_eq!(status, 200, "{created}");
+    let id = created["requestId"].as_str().unwrap();
+
+    let done = app.wait_terminal(&token, id).await;
+    assert_eq!(done["state"], "SUCCESS", "{done}");
+    let steps: Vec<&str> = done["callSteps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["schemaId"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["claim-status-basic", "claim-appeal-basic"]);
+    let creates = fake.creates();
+    assert_eq!(creates.len(), 2);
+    let second: Vec<&str> = creates[1]["agent_override"]["agent"]["post_call_analysis_data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
+    assert!(second.contains(&"callOutcome"));
+    assert_ne!(
+        creates[0]["agent_override"]["agent"]["post_call_analysis_data"],
+        creates[1]["agent_override"]["agent"]["post_call_analysis_data"],
+        "the leg asks its own schema's questions"
+    );
 }
