@@ -21,5 +21,6 @@ mod scheduling;
 mod schemas;
 mod trace_cli;
 mod vapi;
+mod vapi_crashes;
 mod voice_retell;
 mod webhooks;
