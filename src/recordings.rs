@@ -2,9 +2,10 @@
 //!
 //! A `recordingDownloadUrl` is `{public_url}/v1/recordings/{callId}?expires=UNIX&signature=HEX`, signed
 //! with HMAC-SHA256 under the server's key. Anyone holding the link may download until it expires; a
-//! changed call id, expiry or signature is refused. Calls here are simulated, so the audio is generated: a
-//! short, deterministic WAV per call (a dial tone, a ring and a voice-band tone whose pitch depends on the
-//! call id), so players and downloads behave as with a real recording.
+//! changed call id, expiry or signature is refused. A real call's recording is the file downloaded from its
+//! platform; a simulated call's audio is generated: a short, deterministic WAV per call (a dial tone, a ring
+//! and a voice-band tone whose pitch depends on the call id), so players and downloads behave as with a
+//! real recording.
 
 use chrono::{DateTime, Duration, Utc};
 use hmac::{Hmac, Mac};

@@ -12,6 +12,7 @@ mod detail;
 mod list;
 mod schedule;
 mod scope;
+mod voice;
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::json;
@@ -30,6 +31,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(resource("/console/api/session").get(session))
         .service(resource("/console/api/requests").get(list::list_requests))
         .service(resource("/console/api/requests/{requestId}").get(detail::get_request))
+        .service(resource("/console/api/requests/{requestId}/voice").get(voice::get_voice))
         .service(resource("/console/api/schedule").get(schedule::get_schedule));
     for asset in assets::ASSETS {
         let path = format!("/console/{}", asset.name);

@@ -97,6 +97,11 @@ impl TestConfig {
         self
     }
 
+    /// The whole table, for edits the helpers do not cover.
+    pub fn table_mut(&mut self) -> &mut toml::Table {
+        &mut self.table
+    }
+
     /// The TOML text.
     pub fn to_toml(&self) -> String {
         toml::to_string(&self.table).unwrap()
@@ -312,6 +317,11 @@ impl BinaryServer {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.address)
+    }
+
+    /// The server's process id (for measurements of its memory).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     fn signal(&self, signal: &str) {

@@ -22,5 +22,8 @@ mod schemas;
 mod trace_cli;
 mod vapi;
 mod vapi_crashes;
+mod voice_bench;
+mod voice_limits;
+mod voice_restart;
 mod voice_retell;
 mod webhooks;

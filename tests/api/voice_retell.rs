@@ -139,6 +139,26 @@ async fn an_answered_call_fills_the_results_under_the_schema_field_names_and_kee
         .iter()
         .all(|i| i["description"].as_str().is_some_and(|d| !d.is_empty())));
 
+    // The console names the platform and its call id.
+    let (status, voice) = status_and_json(
+        app.get(&format!("/console/api/requests/{id}/voice"), &token)
+            .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{voice}");
+    let ours = create["metadata"]["switchboard_call_id"].as_str().unwrap();
+    let platform_call = fake.call_for(ours).unwrap();
+    assert_eq!(voice["calls"][0]["platform"], "retell");
+    assert_eq!(
+        voice["calls"][0]["platformCallId"],
+        platform_call["call_id"]
+    );
+    assert_eq!(voice["calls"][0]["recordingKept"], true);
+    assert!(
+        !voice.to_string().contains(&fake.base_url),
+        "no platform URL in the console"
+    );
+
     // The recording was downloaded at the end of the call and is served by Switchboard itself.
     let link = done["recordingDownloadUrl"]
         .as_str()

@@ -131,10 +131,13 @@ impl StepActor {
             .flatten()
             .and_then(|a| a.timezone.parse().ok())
             .unwrap_or(chrono_tz::America::New_York);
+        // The directory's match, else the payer as the client named it (a request dialing its own number
+        // keeps no match, but its payer's hours still apply when the name is the directory's).
         let hours = record
             .payer_lookup
             .as_ref()
             .and_then(|l| l.matched_payer_name.as_deref())
+            .or_else(|| record.inputs.get("payerName").map(|n| n.trim()))
             .and_then(|name| store.payer(name).ok().flatten())
             .and_then(|payer| payer.calling_hours);
         Some(Gate {

@@ -22,6 +22,9 @@ export async function renderDetail(id) {
       return null;
     }
     if (!isCurrent(ticket)) return null;
+    // The voice-platform panel is an extra; a failure to read it leaves the rest of the view intact.
+    data.voice = await consoleGet(`requests/${encodeURIComponent(id)}/voice`).catch(() => null);
+    if (!isCurrent(ticket)) return null;
     const scroll = window.scrollY;
     show(view(data, openTranscripts));
     window.scrollTo(0, scroll);
@@ -44,7 +47,7 @@ export async function renderDetail(id) {
 
 const crumbs = (id) => h('div', { class: 'crumbs' }, h('a', { href: '#/requests' }, 'Requests'), ' / ', mono(id));
 
-function view({ request: r, schemas, webhook }, openTranscripts) {
+function view({ request: r, schemas, webhook, voice }, openTranscripts) {
   const steps = r.callSteps || [];
   const calls = callsOf(r);
   const schemaName = (schemas[r.schemaId] && schemas[r.schemaId].name) || r.schemaId;
@@ -73,6 +76,7 @@ function view({ request: r, schemas, webhook }, openTranscripts) {
       h('aside', { class: 'detail-side' },
         requestFacts(r, schemas),
         payerLookup(r.payerLookup),
+        voicePanel(voice),
         webhookLog(webhook, r.state),
         callNotes(r),
         inputs(r.inputs))));
@@ -276,6 +280,25 @@ function requestFacts(r, schemas) {
     ['Script version', r.scriptVersion ? mono(String(r.scriptVersion)) : null],
     ['Data completeness', r.data_completeness],
   ]));
+}
+
+/** The calls as the voice platform knows them, and why an attempt is waiting (calling hours or a slot). */
+function voicePanel(voice) {
+  if (!voice || !voice.platform) return null;
+  const reason = { calling_hours: "outside the payer's calling hours", slot: 'every call slot is taken' };
+  return section('Voice platform', { 'data-testid': 'voice-platform', 'data-platform': voice.platform },
+    voice.waiting.map((w) => h('p', { class: 'decision', 'data-testid': 'call-waiting', 'data-reason': w.reason },
+      `Call ${w.call ?? ''} is waiting: ${reason[w.reason] || w.reason} (since ${time(w.since)}).`)),
+    voice.slots ? h('p', { class: 'muted small' }, `Call slots in use: ${voice.slots.inUse} of ${voice.slots.limit}`) : null,
+    voice.calls.length
+      ? h('table', { class: 'table table-compact' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'Call'), h('th', {}, 'Platform'), h('th', {}, 'Platform call id'), h('th', {}, 'Recording'))),
+        h('tbody', {}, voice.calls.map((c) => h('tr', { 'data-testid': 'platform-call', 'data-call': c.call },
+          h('td', {}, String(c.call)),
+          h('td', {}, c.platform),
+          h('td', {}, c.platformCallId ? mono(c.platformCallId) : h('span', { class: 'muted' }, 'being created')),
+          h('td', {}, c.recordingKept ? 'kept' : '—')))))
+      : h('p', { class: 'muted small' }, 'No call handed to the platform yet.'));
 }
 
 function payerLookup(lookup) {

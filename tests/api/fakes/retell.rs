@@ -80,6 +80,10 @@ pub struct FakeRetell {
     hold: Arc<AtomicBool>,
     release: Arc<Notify>,
     ids: Arc<AtomicU64>,
+    /// How long a connected call lasts before it ends (wall time).
+    call_length: Arc<Mutex<Duration>>,
+    /// How long create-phone-call waits before answering (the call exists from the start).
+    answer_delay: Arc<Mutex<Duration>>,
     /// `base_url`, for the server's own clones (made before the port was known).
     base: Arc<std::sync::OnceLock<String>>,
 }
@@ -96,6 +100,8 @@ impl FakeRetell {
             release: Arc::new(Notify::new()),
             ids: Arc::default(),
             base: Arc::default(),
+            answer_delay: Arc::default(),
+            call_length: Arc::default(),
         };
         let shared = fake.clone();
         let server = HttpServer::new(move || {
@@ -148,6 +154,16 @@ impl FakeRetell {
     pub fn release_calls(&self) {
         self.hold.store(false, Ordering::SeqCst);
         self.release.notify_waiters();
+    }
+
+    /// Connected calls last `length` before they end.
+    pub fn set_call_length(&self, length: Duration) {
+        *self.call_length.lock().unwrap() = length;
+    }
+
+    /// Create-phone-call answers come `delay` after the call was created (a lost answer, with a kill).
+    pub fn delay_create_answers(&self, delay: Duration) {
+        *self.answer_delay.lock().unwrap() = delay;
     }
 
     /// Create-phone-call bodies received, in order.
@@ -273,6 +289,10 @@ impl FakeRetell {
             let call = self.update(&call_id, |c| c["call_status"] = json!("ongoing"));
             self.emit("call_started", &call).await;
         }
+        let length = *self.call_length.lock().unwrap();
+        if connects && !length.is_zero() {
+            actix_web::rt::time::sleep(length).await;
+        }
         while self.hold.load(Ordering::SeqCst) {
             let released = self.release.notified();
             if !self.hold.load(Ordering::SeqCst) {
@@ -356,6 +376,10 @@ async fn create_phone_call(
     };
     let runner = fake.get_ref().clone();
     actix_web::rt::spawn(runner.live(call_id, scenario, body));
+    let delay = *fake.answer_delay.lock().unwrap();
+    if !delay.is_zero() {
+        actix_web::rt::time::sleep(delay).await;
+    }
     HttpResponse::Created().json(call)
 }
 

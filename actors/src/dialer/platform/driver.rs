@@ -224,6 +224,15 @@ impl Inner {
         self.store
             .update_request(&job.request_id, |record| {
                 if let Some(call) = find_call(record, &job.call_id) {
+                    // A record of another platform (the kind changed across a restart) is replaced: that
+                    // platform is no longer reachable from here.
+                    if call
+                        .platform
+                        .as_ref()
+                        .is_some_and(|p| p.platform != platform)
+                    {
+                        call.platform = None;
+                    }
                     let stored = call.platform.get_or_insert_with(|| PlatformCallRecord {
                         platform: platform.to_owned(),
                         requested_at: now,

@@ -1,0 +1,66 @@
+//! `GET /console/api/requests/{requestId}/voice`: how a request's calls stand with the voice platform,
+//! for the detail view: each call's platform and platform call id (the handle to look the call up in the
+//! platform's own dashboard), the events applied, whether its recording is kept, and, while the request
+//! waits, why (calling hours or a free call slot) with the server's slot usage. Platform URLs are never
+//! included.
+
+use actix_web::{web, HttpResponse};
+use serde_json::{json, Value};
+
+use super::ConsoleScope;
+use crate::errors::{ApiError, Code};
+use crate::state::AppState;
+use crate::wire::format_timestamp;
+
+/// The voice view of one request (404 `REQUEST_NOT_FOUND` outside the scope).
+pub async fn get_voice(
+    state: web::Data<AppState>,
+    scope: ConsoleScope,
+    request_id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let record = match state.store.request(&request_id)? {
+        Some(record) if scope.owns(&record) => record,
+        _ => {
+            return Err(ApiError::new(
+                Code::RequestNotFound,
+                format!("Request '{request_id}' was not found"),
+            ))
+        }
+    };
+    let calls: Vec<Value> = record
+        .run
+        .iter()
+        .flat_map(|run| run.calls.iter())
+        .filter_map(|call| {
+            let platform = call.platform.as_ref()?;
+            Some(json!({
+                "call": call.seq,
+                "platform": platform.platform,
+                "platformCallId": platform.platform_call_id,
+                "requestedAt": format_timestamp(platform.requested_at),
+                "events": platform.events,
+                "recordingKept": platform.recording_file.is_some(),
+            }))
+        })
+        .collect();
+    let limits = state.voice.limits.as_ref();
+    let waiting: Vec<Value> = limits
+        .map(|l| l.waiting())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|w| w.request_id == record.id)
+        .map(|w| {
+            json!({
+                "reason": w.reason,
+                "since": format_timestamp(w.since),
+                "call": record.run.as_ref().and_then(|run| run.calls.iter().find(|c| c.id == w.call_id)).map(|c| c.seq),
+            })
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(json!({
+        "platform": state.voice.platform.as_ref().map(|p| p.platform()),
+        "calls": calls,
+        "waiting": waiting,
+        "slots": limits.map(|l| json!({ "limit": l.max(), "inUse": l.in_use() })),
+    })))
+}

@@ -1,0 +1,240 @@
+//! Crash safety of real calls, with the built binary and `kill -9`: a restart re-attaches to the live
+//! platform call (or finds the one whose create answer was lost) and never places a second call.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::fakes::retell::{FakeRetell, Scenario};
+use crate::helpers::{
+    client, status_and_json, write_config, BinaryServer, TestConfig, LIVE_KEY, LIVE_SECRET,
+};
+use crate::voice_retell::retell_config;
+
+async fn start(client: &reqwest::Client, config: &Path, data_dir: &Path) -> BinaryServer {
+    let server = BinaryServer::start(config, data_dir);
+    for _ in 0..100 {
+        if let Ok(r) = client.get(server.url("/readyz")).send().await {
+            if r.status() == 200 {
+                return server;
+            }
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the server never became ready");
+}
+
+async fn token(client: &reqwest::Client, server: &BinaryServer) -> String {
+    let response = client
+        .get(server.url("/v1/auth"))
+        .header("Switchboard-API-Key", LIVE_KEY)
+        .header("Switchboard-API-Secret", LIVE_SECRET)
+        .send()
+        .await
+        .unwrap();
+    response.json::<Value>().await.unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn create(client: &reqwest::Client, server: &BinaryServer, token: &str) -> String {
+    let body = json!({
+        "schemaId": "vob-basic",
+        "inputs": {
+            "payerName": "Aetna", "phoneNumber": "(800) 555-0123", "memberId": "W123456789", "patientFirstName": "Ann",
+            "patientLastName": "Lee", "patientDateOfBirth": "1980-01-02", "billingProviderNpi": "1234567890"
+        }
+    });
+    let response = client
+        .post(server.url("/v1/requests"))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let (status, created) = status_and_json(response).await;
+    assert_eq!(status, 200, "{created}");
+    created["requestId"].as_str().unwrap().to_owned()
+}
+
+async fn wait_terminal(
+    client: &reqwest::Client,
+    server: &BinaryServer,
+    token: &str,
+    id: &str,
+) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let response = client
+            .get(server.url(&format!("/v1/requests/{id}")))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        let (_, body) = status_and_json(response).await;
+        if body["state"] != "PROCESSING" {
+            return body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "request {id} not terminal: {body}"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn config(dir: &Path, fake: &FakeRetell) -> std::path::PathBuf {
+    let mut config = TestConfig::default();
+    retell_config(&mut config, fake);
+    write_config(dir, &config)
+}
+
+#[actix_web::test]
+async fn kill_9_during_a_live_call_reattaches_without_a_second_create() {
+    let fake = FakeRetell::start().await;
+    fake.hold_calls(true);
+    fake.force(&[Scenario::Answered]);
+    let (config_dir, data_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let config = config(config_dir.path(), &fake);
+    let client = client();
+    let server = start(&client, &config, data_dir.path()).await;
+    fake.deliver_to(&server.url(""));
+    let token = token(&client, &server).await;
+    let id = create(&client, &server, &token).await;
+    let created = fake.wait_creates(1).await;
+    crate::voice_retell::wait_platform_call(&fake, &created[0]).await;
+    // The platform's id is stored before anything waits on it; give the flush a moment, then crash.
+    actix_web::rt::time::sleep(Duration::from_millis(300)).await;
+    server.kill_hard();
+
+    let server = start(&client, &config, data_dir.path()).await;
+    fake.deliver_to(&server.url(""));
+    fake.release_calls();
+    let done = wait_terminal(&client, &server, &token, &id).await;
+    assert_eq!(done["state"], "SUCCESS", "{done}");
+    assert_eq!(fake.creates().len(), 1, "the restart placed a second call");
+    assert_eq!(server.terminate(), Some(0));
+}
+
+#[actix_web::test]
+async fn kill_9_before_the_create_answer_finds_the_call_instead_of_placing_another() {
+    let fake = FakeRetell::start().await;
+    fake.hold_calls(true);
+    fake.delay_create_answers(Duration::from_secs(5));
+    fake.force(&[Scenario::Answered]);
+    let (config_dir, data_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let config = config(config_dir.path(), &fake);
+    let client = client();
+    let server = start(&client, &config, data_dir.path()).await;
+    fake.deliver_to(&server.url(""));
+    let token = token(&client, &server).await;
+    let id = create(&client, &server, &token).await;
+    // The call exists at Retell, but Switchboard has not heard its id yet.
+    fake.wait_creates(1).await;
+    server.kill_hard();
+    fake.delay_create_answers(Duration::ZERO);
+
+    let server = start(&client, &config, data_dir.path()).await;
+    fake.deliver_to(&server.url(""));
+    fake.release_calls();
+    let done = wait_terminal(&client, &server, &token, &id).await;
+    assert_eq!(done["state"], "SUCCESS", "{done}");
+    assert_eq!(fake.creates().len(), 1, "the restart placed a second call");
+    assert_eq!(server.terminate(), Some(0));
+}
+
+const AGENT_SECRET: &str = "agent-shared-secret";
+
+/// A voice agent that accepts every job and keeps it.
+async fn start_agent(jobs: std::sync::Arc<std::sync::Mutex<Vec<Value>>>) -> String {
+    use actix_web::{web, App, HttpResponse, HttpServer};
+    let server = HttpServer::new(move || {
+        let jobs = std::sync::Arc::clone(&jobs);
+        App::new().route(
+            "/calls",
+            web::post().to(move |body: web::Json<Value>| {
+                let jobs = std::sync::Arc::clone(&jobs);
+                async move {
+                    jobs.lock().unwrap().push(body.into_inner());
+                    HttpResponse::Accepted().finish()
+                }
+            }),
+        )
+    })
+    .workers(1)
+    .bind("127.0.0.1:0")
+    .unwrap();
+    let url = format!("http://{}/calls", server.addrs()[0]);
+    actix_web::rt::spawn(server.run());
+    url
+}
+
+#[actix_web::test]
+async fn an_accepted_http_job_is_not_posted_again_after_kill_9_and_its_outcome_still_lands() {
+    use hmac::{Hmac, Mac};
+    let jobs = std::sync::Arc::default();
+    let agent_url = start_agent(std::sync::Arc::clone(&jobs)).await;
+    let mut config = TestConfig::default();
+    config
+        .dispatching()
+        .set("dialer.kind", "http")
+        .set("dialer.url", agent_url.as_str())
+        .set("dialer.secret", AGENT_SECRET)
+        .features(&[]);
+    let (config_dir, data_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let config = write_config(config_dir.path(), &config);
+    let client = client();
+    let server = start(&client, &config, data_dir.path()).await;
+    let token = token(&client, &server).await;
+    let id = create(&client, &server, &token).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while jobs.lock().unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "no job reached the agent");
+        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
+    }
+    actix_web::rt::time::sleep(Duration::from_millis(300)).await;
+    server.kill_hard();
+
+    let server = start(&client, &config, data_dir.path()).await;
+    actix_web::rt::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        jobs.lock().unwrap().len(),
+        1,
+        "the accepted job was posted again"
+    );
+
+    let job = jobs.lock().unwrap()[0].clone();
+    let required: serde_json::Map<String, Value> = job["schema"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["required"] == true)
+        .map(|f| (f["name"].as_str().unwrap().to_owned(), json!("true")))
+        .collect();
+    let outcome =
+        json!({ "disposition": "completed", "durationSeconds": 60, "captured": required })
+            .to_string();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(AGENT_SECRET.as_bytes()).unwrap();
+    mac.update(outcome.as_bytes());
+    let response = client
+        .post(server.url(&format!(
+            "/agent/v1/calls/{}/outcome",
+            job["callId"].as_str().unwrap()
+        )))
+        .header("Content-Type", "application/json")
+        .header(
+            "X-Switchboard-Signature",
+            hex::encode(mac.finalize().into_bytes()),
+        )
+        .body(outcome)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let done = wait_terminal(&client, &server, &token, &id).await;
+    assert_eq!(done["state"], "SUCCESS", "{done}");
+    assert_eq!(jobs.lock().unwrap().len(), 1);
+    assert_eq!(server.terminate(), Some(0));
+}
