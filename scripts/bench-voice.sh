@@ -7,4 +7,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=()
 if [[ "${1:-}" == "--release" ]]; then profile=(--release); fi
-cargo test "${profile[@]}" --test api voice_bench -- --ignored --nocapture --test-threads=1 2>&1 | grep -E '^(BENCH|kill -9)|test result|panicked'
+cargo test "${profile[@]}" --test api voice_bench -- --ignored --nocapture --test-threads=1 2>&1 | grep -oE 'BENCH.*|kill -9 #.*|test result.*|panicked.*'

@@ -39,6 +39,10 @@ const UNDOCUMENTED: &[(&str, &str)] = &[
         "the operator console's pages and their own session API, not the client API",
     ),
     (
+        "/dialers/",
+        "voice platforms' signed events (Retell, Vapi); not for API clients",
+    ),
+    (
         "/metrics",
         "Prometheus exposition for the operator's scraper, not the client API",
     ),
