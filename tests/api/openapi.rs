@@ -31,10 +31,6 @@ const UNDOCUMENTED: &[(&str, &str)] = &[
         "voice-agent callback, authenticated by the dialer secret; not for API clients",
     ),
     (
-        "/dialers/",
-        "voice platforms' event endpoints (Retell, Vapi), authenticated by each platform's signature or secret",
-    ),
-    (
         "/console",
         "the operator console's pages and their own session API, not the client API",
     ),
