@@ -22,6 +22,7 @@ mod scheduling;
 mod schemas;
 mod trace_cli;
 mod vapi;
+mod vapi_crashes;
 mod voice_bench;
 mod voice_limits;
 mod voice_restart;

@@ -17,7 +17,7 @@ use crate::helpers::{
 use crate::voice_retell::create;
 
 /// A dispatching config placing production calls through the fake, its events URL on `port`.
-fn vapi_config(fake: &FakeVapi, port: u16) -> TestConfig {
+pub(crate) fn vapi_config(fake: &FakeVapi, port: u16) -> TestConfig {
     let mut config = TestConfig::default();
     config
         .dispatching()
@@ -340,7 +340,7 @@ async fn without_server_messages_the_call_is_completed_by_reading_it() {
 }
 
 /// A live token from a running binary.
-async fn live_token_on(http: &reqwest::Client, server: &BinaryServer) -> String {
+pub(crate) async fn live_token_on(http: &reqwest::Client, server: &BinaryServer) -> String {
     let response = http
         .get(server.url("/v1/auth"))
         .header("Switchboard-API-Key", LIVE_KEY)
@@ -354,7 +354,7 @@ async fn live_token_on(http: &reqwest::Client, server: &BinaryServer) -> String 
 }
 
 /// Polls until `server` answers `/readyz` with 200.
-async fn wait_ready(http: &reqwest::Client, server: &BinaryServer) {
+pub(crate) async fn wait_ready(http: &reqwest::Client, server: &BinaryServer) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let ready = http.get(server.url("/readyz")).send().await;

@@ -172,6 +172,11 @@ impl FakeVapi {
         self.inner.lock().unwrap().script.extend(scenarios);
     }
 
+    /// How calls go once the script is used up (at first: the simulator decides, 150 ms calls).
+    pub fn always(&self, scenario: Scenario) {
+        self.inner.lock().unwrap().default = scenario;
+    }
+
     /// Accepted create bodies, in order.
     pub fn creates(&self) -> Vec<Value> {
         self.inner.lock().unwrap().creates.clone()
