@@ -530,3 +530,59 @@ async fn the_api_key_never_appears_in_the_servers_logs() {
         "an input value leaked into the logs"
     );
 }
+
+#[actix_web::test]
+async fn the_admin_api_takes_and_checks_the_same_mapping_and_stores_it_with_the_version() {
+    let fake = FakeStedi::start().await;
+    let app = spawn_app_with(&config(&fake)).await;
+    let schema = |electronic: Value| {
+        json!({
+            "request_type": "vob",
+            "electronic_service_types": ["30"],
+            "fields": [{
+                "name": "active", "label": "Active", "description": "Is the plan active?",
+                "type": "boolean", "required": true, "electronic": electronic
+            }]
+        })
+    };
+    let (status, body) = status_and_json(
+        app.admin(
+            reqwest::Method::PUT,
+            "/admin/v1/schemas/admin-eligibility",
+            Some(schema(json!({ "benefit": "deductible" }))),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        body["message"],
+        "fields[0].electronic: this element fills a dollar or alphanumeric field, not a boolean field"
+    );
+    let (status, body) = status_and_json(
+        app.admin(
+            reqwest::Method::PUT,
+            "/admin/v1/schemas/admin-eligibility",
+            Some(schema(json!({ "benefit": "active_coverage" }))),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let stored = app
+        .state
+        .store
+        .schema_version("admin-eligibility", 1)
+        .unwrap()
+        .unwrap();
+    let mapping = serde_json::to_value(&stored.definition.electronic).unwrap();
+    assert_eq!(
+        mapping,
+        json!({
+            "service_type_codes": ["30"],
+            "fields": { "active": { "benefit": {
+                "benefit": "active_coverage", "network": null, "coverage": null, "amount": null
+            } } }
+        })
+    );
+}
