@@ -169,3 +169,86 @@ pub fn validate_one_transaction<'a>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::configuration::specs::SchemaSpec;
+
+    fn schema(fields: &str) -> Result<(), String> {
+        let text = format!("id = \"s\"\nrequest_type = \"vob\"\n{fields}");
+        toml::from_str::<SchemaSpec>(&text)
+            .map_err(|e| e.message().to_owned())?
+            .validate()
+            .map_err(|e| e.to_string())
+    }
+
+    fn field(field_type: &str, extra: &str, electronic: &str) -> String {
+        format!(
+            "[[fields]]\nname = \"f\"\nlabel = \"F\"\ndescription = \"?\"\ntype = \"{field_type}\"\n{extra}\nelectronic = {electronic}\n"
+        )
+    }
+
+    #[test]
+    fn well_formed_mappings_validate() {
+        for (field_type, extra, electronic) in [
+            ("boolean", "", "{ benefit = \"active_coverage\" }"),
+            (
+                "dollar",
+                "",
+                "{ benefit = \"deductible\", network = \"in\", coverage = \"family\", amount = \"remaining\" }",
+            ),
+            ("alphanumeric", "", "{ benefit = \"coinsurance\", network = \"out\" }"),
+            ("date", "", "{ plan = \"begin_date\" }"),
+            (
+                "multiple",
+                "allowed_values = [\"PAID\", \"LOST\"]",
+                "{ claim = \"status\" }",
+            ),
+            ("dollar", "", "{ claim = \"paid_amount\" }"),
+        ] {
+            schema(&field(field_type, extra, electronic))
+                .unwrap_or_else(|e| panic!("{electronic}: {e}"));
+        }
+        schema("electronic_service_types = [\"30\", \"MH\"]\n[[fields]]\nname = \"f\"\nlabel = \"F\"\ndescription = \"?\"\ntype = \"boolean\"").unwrap();
+    }
+
+    #[test]
+    fn mistakes_name_the_field_and_the_problem() {
+        let cases = [
+            ("boolean", "", "{ benefit = \"deductible\" }", "fields[0].electronic: this element fills a dollar or alphanumeric field, not a boolean field"),
+            ("boolean", "", "{ benefit = \"active_coverage\", network = \"in\" }", "fields[0].electronic: active_coverage takes no network, coverage or amount qualifier"),
+            ("date", "", "{ plan = \"begin_date\", coverage = \"family\" }", "fields[0].electronic: network, coverage and amount qualify a benefit only"),
+            ("date", "", "{ }", "fields[0].electronic: name exactly one of benefit, plan or claim"),
+            ("date", "", "{ plan = \"end_date\", claim = \"paid_date\" }", "fields[0].electronic: name exactly one of benefit, plan or claim"),
+            ("multiple", "allowed_values = [\"YES\"]", "{ claim = \"status\" }", "fields[0].electronic: a claim status fills only the allowed values PAID, DENIED, PENDING, IN_PROCESS, RETURNED_TO_PROVIDER, NOT_ON_FILE; none is allowed here"),
+        ];
+        for (field_type, extra, electronic, expected) in cases {
+            assert_eq!(
+                schema(&field(field_type, extra, electronic)).unwrap_err(),
+                expected,
+                "{electronic}"
+            );
+        }
+        let unknown = schema(&field("dollar", "", "{ benefit = \"dental\" }")).unwrap_err();
+        assert!(unknown.contains("unknown variant `dental`"), "{unknown}");
+        let typo = schema(&field(
+            "dollar",
+            "",
+            "{ benefit = \"copay\", netwrk = \"in\" }",
+        ))
+        .unwrap_err();
+        assert!(typo.contains("unknown field `netwrk`"), "{typo}");
+        assert_eq!(
+            schema("electronic_service_types = [\"health\"]\n[[fields]]\nname = \"f\"\nlabel = \"F\"\ndescription = \"?\"\ntype = \"boolean\"").unwrap_err(),
+            "electronic_service_types[0]: \"health\" is not an X12 service type code such as \"30\" or \"MH\""
+        );
+        let mixed = format!(
+            "{}{}",
+            field("boolean", "", "{ benefit = \"active_coverage\" }"),
+            field("date", "", "{ claim = \"paid_date\" }").replace("name = \"f\"", "name = \"g\"")
+        );
+        assert!(schema(&mixed)
+            .unwrap_err()
+            .starts_with("fields[1].electronic: a schema maps either"));
+    }
+}

@@ -37,6 +37,7 @@ pub async fn get_request(
         "request": request,
         "schemas": schemas,
         "webhook": webhook,
+        "electronic": super::electronic::electronic_trace(&record),
     })))
 }
 

@@ -9,6 +9,7 @@
 
 mod assets;
 mod detail;
+mod electronic;
 mod list;
 mod schedule;
 mod scope;

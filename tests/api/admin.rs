@@ -1148,6 +1148,7 @@ async fn put_payer_creates_or_replaces_a_directory_entry() {
         "phone": "(800) 555-0199",
         "required_inputs": ["groupNumber"],
         "electronic": true,
+        "electronic_payer_id": "00621",
         "member_id_prefixes": ["AHP"],
     });
     let expected = json!({
@@ -1156,6 +1157,7 @@ async fn put_payer_creates_or_replaces_a_directory_entry() {
         "phone": "8005550199",
         "required_inputs": ["groupNumber"],
         "electronic": true,
+        "electronic_payer_id": "00621",
         "member_id_prefixes": ["AHP"],
     });
     let response = app
@@ -1196,6 +1198,7 @@ async fn put_payer_creates_or_replaces_a_directory_entry() {
         "phone": null,
         "required_inputs": [],
         "electronic": false,
+        "electronic_payer_id": null,
         "member_id_prefixes": [],
     });
     assert_eq!(status_and_json(response).await, (200, replaced.clone()));

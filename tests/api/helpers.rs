@@ -102,6 +102,18 @@ impl TestConfig {
         &mut self.table
     }
 
+    /// Appends a table, written as TOML text, to the array of tables `array` (e.g. `schemas`).
+    pub fn push(&mut self, array: &str, item: &str) -> &mut TestConfig {
+        let item: toml::Table = item.parse().unwrap();
+        self.table
+            .entry(array)
+            .or_insert_with(|| toml::Value::Array(vec![]))
+            .as_array_mut()
+            .unwrap()
+            .push(toml::Value::Table(item));
+        self
+    }
+
     /// The TOML text.
     pub fn to_toml(&self) -> String {
         toml::to_string(&self.table).unwrap()

@@ -6,6 +6,8 @@ mod auth;
 mod binary;
 mod console;
 mod dispatch;
+mod electronic_restart;
+mod electronic_stedi;
 mod envelopes;
 mod fakes;
 mod health;

@@ -47,7 +47,7 @@ export async function renderDetail(id) {
 
 const crumbs = (id) => h('div', { class: 'crumbs' }, h('a', { href: '#/requests' }, 'Requests'), ' / ', mono(id));
 
-function view({ request: r, schemas, webhook, voice }, openTranscripts) {
+function view({ request: r, schemas, webhook, voice, electronic }, openTranscripts) {
   const steps = r.callSteps || [];
   const calls = callsOf(r);
   const schemaName = (schemas[r.schemaId] && schemas[r.schemaId].name) || r.schemaId;
@@ -72,7 +72,7 @@ function view({ request: r, schemas, webhook, voice }, openTranscripts) {
       h('div', { class: 'detail-main' },
         r.error ? failure(r.error) : null,
         timeline(r, steps, calls, schemas, openTranscripts),
-        results(r, steps, calls, schemas)),
+        results(r, steps, calls, schemas, electronic)),
       h('aside', { class: 'detail-side' },
         requestFacts(r, schemas),
         payerLookup(r.payerLookup),
@@ -224,13 +224,25 @@ function labelOf(field, schemas, preferred) {
   return hit ? hit.label : field;
 }
 
-function results(r, steps, calls, schemas) {
+// An electronically filled field is traced to its clearinghouse transaction and the element of the
+// answer behind it, where a phone answer is traced to its call and step.
+function electronicSource(electronic, field) {
+  const element = electronic && electronic.fields && electronic.fields[field];
+  return element ? { element, transactionId: electronic.transactionId || '', channel: electronic.channel || 'electronic' } : null;
+}
+
+function electronicCell(source) {
+  return h('span', { 'data-testid': 'electronic-source' }, source.channel, ' ', mono(source.transactionId, { class: 'mono small muted' }));
+}
+
+function results(r, steps, calls, schemas, electronic) {
   const sources = r.resultSources || {};
   const rows = Object.entries(r.results || {}).map(([field, value]) => {
     const number = sources[field];
     const call = calls.find((c) => c.call === number);
     const step = call && steps.find((s) => s.key === call.callStep);
-    return { field, value, number, step, schemaId: step ? step.schemaId : '' };
+    const digital = number ? null : electronicSource(electronic, field);
+    return { field, value, number, step, digital, schemaId: step ? step.schemaId : (digital ? r.schemaId : '') };
   }).sort((a, b) => (a.number ?? 1e9) - (b.number ?? 1e9) || a.field.localeCompare(b.field));
   const missing = r.missingFields || [];
   const cannot = rows.filter((row) => isCannotAnswer(row.value)).length;
@@ -238,7 +250,10 @@ function results(r, steps, calls, schemas) {
   if (cannot) summary.push(`${cannot} cannot answer`);
   if (missing.length) summary.push(`${missing.length} missing`);
   return section('Results', { 'data-testid': 'results' },
-    h('p', { class: 'muted small' }, summary.join(' · '), ' — each answer traced through resultSources → contributingCalls → callSteps.'),
+    h('p', { class: 'muted small' }, summary.join(' · '), ' — each answer traced through resultSources → contributingCalls → callSteps, or to the electronic transaction and the element that fed it.'),
+    electronic ? h('p', { class: 'muted small', 'data-testid': 'electronic-transaction', 'data-outcome': electronic.outcome || '' },
+      `Electronic (${electronic.channel || 'channel'}): ${electronic.outcome || ''}`,
+      electronic.transactionId ? [' · transaction ', mono(electronic.transactionId)] : null) : null,
     rows.length ? h('table', { class: 'table table-results' },
       h('thead', {}, h('tr', {}, ['Field', 'Value', 'Call', 'Step', 'Schema'].map((c) => h('th', {}, c)))),
       h('tbody', {}, rows.map((row) => h('tr', {
@@ -248,11 +263,13 @@ function results(r, steps, calls, schemas) {
         'data-source-call': row.number ?? '',
         'data-source-step': row.step ? row.step.key : '',
         'data-source-schema': row.schemaId,
+        'data-source-transaction': row.digital ? row.digital.transactionId : '',
+        'data-source-element': row.digital ? row.digital.element : '',
       },
       h('td', {}, h('div', {}, labelOf(row.field, schemas, row.schemaId)), h('div', { class: 'mono small muted' }, row.field)),
       h('td', { class: 'value' }, valueCell(row.value)),
-      h('td', { class: 'nowrap' }, row.number ? h('a', { href: `#call-${row.number}`, onclick: jump(`call-${row.number}`) }, `Call ${row.number}`) : h('span', { class: 'muted' }, r.modality && r.modality !== 'phone_only' ? 'electronic' : '—')),
-      h('td', { class: 'nowrap' }, row.step ? mono(row.step.key) : '—'),
+      h('td', { class: 'nowrap' }, row.number ? h('a', { href: `#call-${row.number}`, onclick: jump(`call-${row.number}`) }, `Call ${row.number}`) : row.digital ? electronicCell(row.digital) : h('span', { class: 'muted' }, r.modality && r.modality !== 'phone_only' ? 'electronic' : '—')),
+      h('td', { class: 'nowrap' }, row.step ? mono(row.step.key) : row.digital ? mono(row.digital.element, { class: 'mono small' }) : '—'),
       h('td', { class: 'nowrap' }, row.schemaId ? mono(row.schemaId) : '—'))))) : empty(r.state === 'PROCESSING' ? 'No results yet.' : 'No results.'),
     missing.length ? h('div', { class: 'missing', 'data-testid': 'missing-fields' },
       h('h3', {}, `Missing fields (${missing.length})`),

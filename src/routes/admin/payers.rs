@@ -16,6 +16,7 @@ fn payer_out(payer: &PayerRecord) -> serde_json::Value {
         "phone": payer.phone,
         "required_inputs": payer.required_inputs,
         "electronic": payer.electronic,
+        "electronic_payer_id": payer.electronic_payer_id,
         "member_id_prefixes": payer.member_id_prefixes,
     })
 }

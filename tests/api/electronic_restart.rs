@@ -1,0 +1,82 @@
+//! A restart in the middle of a clearinghouse inquiry (`kill -9` while the fake is still answering): the
+//! restarted server asks again, which is safe (an inquiry has no side effect), and no call is placed.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::electronic_stedi::{config, inputs};
+use crate::fakes::stedi::FakeStedi;
+use crate::helpers::{client, write_config, BinaryServer, LIVE_KEY, LIVE_SECRET};
+
+async fn token(server: &BinaryServer) -> String {
+    let body: Value = client()
+        .get(server.url("/v1/auth"))
+        .header("Switchboard-API-Key", LIVE_KEY)
+        .header("Switchboard-API-Secret", LIVE_SECRET)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    body["token"].as_str().unwrap().to_owned()
+}
+
+#[actix_web::test]
+async fn a_restart_during_an_inquiry_asks_again_and_places_no_call() {
+    let fake = FakeStedi::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(&fake);
+    // The fake's slow answer (3 s) fits in the timeout: only the kill interrupts it.
+    config.set("electronic.stedi.timeout_ms", 10_000);
+    let path = write_config(dir.path(), &config);
+    let data = dir.path().join("data");
+
+    let server = BinaryServer::start(&path, &data);
+    let token_before = token(&server).await;
+    let created: Value = client()
+        .post(server.url("/v1/requests"))
+        .bearer_auth(&token_before)
+        .json(&json!({ "schemaId": "eligibility-check", "inputs": inputs("SLOW1") }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["requestId"].as_str().unwrap().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while fake.received().is_empty() {
+        assert!(Instant::now() < deadline, "the inquiry never left");
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.kill_hard();
+
+    let server = BinaryServer::start(&path, &data);
+    let token = token(&server).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let read = loop {
+        let read: Value = client()
+            .get(server.url(&format!("/v1/requests/{id}")))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if read["state"] != "PROCESSING" {
+            break read;
+        }
+        assert!(Instant::now() < deadline, "{read}");
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(fake.received().len(), 2, "asked once per start");
+    assert_eq!(read["state"], "SUCCESS", "{read}");
+    assert_eq!(
+        read["modality"], "digital_only",
+        "no call was placed: {read}"
+    );
+    assert_eq!(read["results"]["planActive"], "true");
+}
