@@ -4,7 +4,7 @@
 use std::net::TcpListener;
 use std::sync::Arc;
 
-use actix::{Actor, Supervisor};
+use actix::Supervisor;
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
@@ -69,7 +69,7 @@ impl Application {
         // the same dialer instance through the HTTP layer.
         let agent = agent_dialer(&settings)?;
         let webhooks = &settings.webhooks;
-        WebhookDispatcher::new(
+        let dispatcher = WebhookDispatcher::new(
             store.clone(),
             clock.clone(),
             WebhookConfig {
@@ -81,9 +81,9 @@ impl Application {
             },
             Arc::clone(&metrics),
         )
-        .context("cannot build the webhook HTTP client")?
-        .start();
-        let orchestrator = Orchestrator::new(Arc::new(Orchestration {
+        .context("cannot build the webhook HTTP client")?;
+        let dispatcher = Supervisor::start(move |_| dispatcher);
+        let orchestration = Arc::new(Orchestration {
             store: store.clone(),
             clock: clock.clone(),
             sandbox: Arc::new(SandboxDialer::new()),
@@ -95,8 +95,8 @@ impl Application {
             time_scale: settings.simulation.time_scale,
             dispatch_paused: settings.dispatch_paused,
             metrics: Arc::clone(&metrics),
-        }))
-        .start();
+        });
+        let orchestrator = Supervisor::start(move |_| Orchestrator::new(orchestration));
         let state = web::Data::new(AppState::new(
             store,
             clock,
@@ -104,6 +104,7 @@ impl Application {
             token_secret,
             scheduler,
             orchestrator,
+            dispatcher,
             agent,
             metrics,
         ));

@@ -7,6 +7,7 @@ use actix::Addr;
 use switchboard_actors::dialer::http::HttpDialer;
 use switchboard_actors::orchestration::Orchestrator;
 use switchboard_actors::scheduler::CapacityScheduler;
+use switchboard_actors::webhooks::WebhookDispatcher;
 use switchboard_actors::{Clock, Metrics};
 use switchboard_storage::{StorageError, Store};
 
@@ -29,6 +30,8 @@ pub struct AppState {
     pub scheduler: Addr<CapacityScheduler>,
     /// Runs requests once their day has come.
     pub orchestrator: Addr<Orchestrator>,
+    /// Delivers webhooks (its address serves fault injection).
+    pub dispatcher: Addr<WebhookDispatcher>,
     /// The voice-agent dialer, when `[dialer] kind = "http"`: outcome callbacks are handed to it.
     pub agent: Option<HttpDialer>,
     /// Key of page tokens (and other server-signed values).
@@ -51,6 +54,7 @@ impl AppState {
         signing_key: Vec<u8>,
         scheduler: Addr<CapacityScheduler>,
         orchestrator: Addr<Orchestrator>,
+        dispatcher: Addr<WebhookDispatcher>,
         agent: Option<HttpDialer>,
         metrics: Arc<Metrics>,
     ) -> AppState {
@@ -62,6 +66,7 @@ impl AppState {
             settings,
             scheduler,
             orchestrator,
+            dispatcher,
             agent,
             signing_key,
             metrics,

@@ -18,5 +18,6 @@ mod requests_create;
 mod requests_read;
 mod scheduling;
 mod schemas;
+mod supervision;
 mod trace_cli;
 mod webhooks;
