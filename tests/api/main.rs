@@ -18,6 +18,7 @@ mod requests_create;
 mod requests_read;
 mod scheduling;
 mod schemas;
+mod shutdown;
 mod supervision;
 mod trace_cli;
 mod webhooks;
