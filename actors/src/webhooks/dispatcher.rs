@@ -132,9 +132,9 @@ impl WebhookDispatcher {
             );
             let request_id = delivery.request_id.clone();
             let work = async move {
-                let _permit = gate.acquire_owned().await;
                 // The delivery was enqueued by the terminal write, possibly not flushed yet: no webhook may
-                // announce a state that a crash could still undo.
+                // announce a state that a crash could still undo. Awaited before taking a slot of the
+                // destination, so concurrent deliveries share the flush and a slot is held only over HTTP.
                 if delivery.next_round == 0 {
                     if let Err(e) = store.durable().await {
                         tracing::error!(error.message = %e, "cannot flush before a webhook");
@@ -142,7 +142,10 @@ impl WebhookDispatcher {
                     }
                 }
                 let previous_next_at = delivery.next_at;
-                let updated = run_round(&store, &clock, &client, &config, &metrics, delivery).await;
+                let updated = {
+                    let _permit = gate.acquire_owned().await;
+                    run_round(&store, &clock, &client, &config, &metrics, delivery).await
+                };
                 if let Err(e) = store.save_delivery(previous_next_at, &updated) {
                     tracing::error!(error.message = %e, request_id = %updated.request_id, "cannot save a webhook delivery");
                 }
