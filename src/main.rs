@@ -24,13 +24,26 @@ fn main() -> ExitCode {
         }
     };
     telemetry::init_subscriber(std::io::stderr);
-    match actix_web::rt::System::new().block_on(serve(settings)) {
+    let system = actix_web::rt::System::new();
+    let served = system.block_on(serve(settings));
+    drop_in_runtime_context(system);
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("switchboard: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Drops the runtime with its tokio context entered. Actors still alive at the end of `main` (request,
+/// step and call actors mid-call, the dispatcher with rounds in flight) are dropped with it, and actix
+/// polls each dropped actor one last time; a timer created in that poll (an interval, a dialer's sleep, an
+/// HTTP timeout) needs the runtime's context, or it panics ("there is no reactor running").
+fn drop_in_runtime_context(system: actix_web::rt::SystemRunner) {
+    let handle = system.runtime().tokio_runtime().handle().clone();
+    let _context = handle.enter();
+    drop(system);
 }
 
 fn trace(args: TraceArgs) -> ExitCode {

@@ -4,7 +4,7 @@
 use std::net::TcpListener;
 use std::sync::Arc;
 
-use actix::{Actor, Supervisor};
+use actix::Supervisor;
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
@@ -68,7 +68,7 @@ impl Application {
         // same instance through the HTTP layer.
         let (production, voice) = crate::voice::production_dialer(&settings, &store, &metrics)?;
         let webhooks = &settings.webhooks;
-        WebhookDispatcher::new(
+        let dispatcher = WebhookDispatcher::new(
             store.clone(),
             clock.clone(),
             WebhookConfig {
@@ -80,9 +80,9 @@ impl Application {
             },
             Arc::clone(&metrics),
         )
-        .context("cannot build the webhook HTTP client")?
-        .start();
-        let orchestrator = Orchestrator::new(Arc::new(Orchestration {
+        .context("cannot build the webhook HTTP client")?;
+        let dispatcher = Supervisor::start(move |_| dispatcher);
+        let orchestration = Arc::new(Orchestration {
             store: store.clone(),
             clock: clock.clone(),
             sandbox: Arc::new(SandboxDialer::new()),
@@ -94,8 +94,8 @@ impl Application {
             dispatch_paused: settings.dispatch_paused,
             metrics: Arc::clone(&metrics),
             limits: voice.limits.clone(),
-        }))
-        .start();
+        });
+        let orchestrator = Supervisor::start(move |_| Orchestrator::new(orchestration));
         let state = web::Data::new(AppState::new(
             store,
             clock,
@@ -104,6 +104,7 @@ impl Application {
             scheduler,
             orchestrator,
             voice,
+            dispatcher,
             metrics,
         ));
 

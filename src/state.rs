@@ -6,6 +6,7 @@ use std::sync::{Arc, RwLock};
 use actix::Addr;
 use switchboard_actors::orchestration::Orchestrator;
 use switchboard_actors::scheduler::CapacityScheduler;
+use switchboard_actors::webhooks::WebhookDispatcher;
 use switchboard_actors::{Clock, Metrics};
 use switchboard_storage::{StorageError, Store};
 
@@ -30,6 +31,8 @@ pub struct AppState {
     pub orchestrator: Addr<Orchestrator>,
     /// The production dialer's HTTP-facing parts: platform events and agent outcomes are handed to it.
     pub voice: crate::voice::VoiceDialers,
+    /// Delivers webhooks (its address serves fault injection).
+    pub dispatcher: Addr<WebhookDispatcher>,
     /// Key of page tokens (and other server-signed values).
     pub signing_key: Vec<u8>,
     /// Signs recording download links.
@@ -51,6 +54,7 @@ impl AppState {
         scheduler: Addr<CapacityScheduler>,
         orchestrator: Addr<Orchestrator>,
         voice: crate::voice::VoiceDialers,
+        dispatcher: Addr<WebhookDispatcher>,
         metrics: Arc<Metrics>,
     ) -> AppState {
         AppState {
@@ -62,6 +66,7 @@ impl AppState {
             scheduler,
             orchestrator,
             voice,
+            dispatcher,
             signing_key,
             metrics,
             directory: RwLock::new(Arc::new(PayerDirectory::new(Vec::new()))),

@@ -1,8 +1,9 @@
 //! Versioned record encoding.
 //!
-//! Every stored value is one format-version byte followed by the record's JSON. The version byte lets a
-//! later release recognise, and migrate, bytes written by an earlier one: a record type bumps `VERSION`
-//! when its shape changes and teaches `upgrade` to read the older versions.
+//! Every stored value is one format-version byte followed by the record's JSON, zstd-compressed for record
+//! types that carry large text (`COMPRESSED`). The version byte lets a later release recognise, and
+//! migrate, bytes written by an earlier one: a record type bumps `VERSION` when its shape or encoding
+//! changes and teaches `upgrade` to read the older versions.
 
 use serde::{de::DeserializeOwned, Serialize};
 
@@ -14,6 +15,8 @@ pub(crate) trait Record: Serialize + DeserializeOwned {
     const KIND: &'static str;
     /// Format version written by this release.
     const VERSION: u8;
+    /// Whether the JSON is stored zstd-compressed.
+    const COMPRESSED: bool = false;
 
     /// Reads a body written under an older `version`. No record type has an older version yet.
     fn upgrade(version: u8, _body: &[u8]) -> Result<Self, StorageError> {
@@ -24,12 +27,30 @@ pub(crate) trait Record: Serialize + DeserializeOwned {
     }
 }
 
+/// zstd's level for stored records: its fastest standard level already halves request JSON, and every
+/// create and orchestration step pays for it.
+const LEVEL: i32 = 1;
+
 pub(crate) fn encode<R: Record>(record: &R) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(128);
     bytes.push(R::VERSION);
     // Serializing plain data structs to a Vec cannot fail: no maps with non-string keys, no I/O.
-    serde_json::to_writer(&mut bytes, record).expect("record serializes to JSON");
+    if R::COMPRESSED {
+        let json = serde_json::to_vec(record).expect("record serializes to JSON");
+        // Compressing into memory fails only on allocation failure.
+        zstd::stream::copy_encode(json.as_slice(), &mut bytes, LEVEL).expect("zstd into memory");
+    } else {
+        serde_json::to_writer(&mut bytes, record).expect("record serializes to JSON");
+    }
     bytes
+}
+
+/// Reads a plain JSON body: the encoding of every record type before it was compressed, for `upgrade`.
+pub(crate) fn decode_json<R: Record>(body: &[u8]) -> Result<R, StorageError> {
+    serde_json::from_slice(body).map_err(|e| StorageError::Corrupt {
+        kind: R::KIND,
+        reason: e.to_string(),
+    })
 }
 
 pub(crate) fn decode<R: Record>(bytes: &[u8]) -> Result<R, StorageError> {
@@ -40,10 +61,14 @@ pub(crate) fn decode<R: Record>(bytes: &[u8]) -> Result<R, StorageError> {
     if version != R::VERSION {
         return R::upgrade(version, body);
     }
-    serde_json::from_slice(body).map_err(|e| StorageError::Corrupt {
-        kind: R::KIND,
-        reason: e.to_string(),
-    })
+    if R::COMPRESSED {
+        let json = zstd::stream::decode_all(body).map_err(|e| StorageError::Corrupt {
+            kind: R::KIND,
+            reason: format!("zstd: {e}"),
+        })?;
+        return decode_json(&json);
+    }
+    decode_json(body)
 }
 
 #[cfg(test)]
@@ -76,6 +101,41 @@ mod tests {
             err.to_string().contains("unknown format version 9"),
             "{err}"
         );
+    }
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Packed {
+        text: String,
+    }
+
+    impl Record for Packed {
+        const KIND: &'static str = "packed";
+        const VERSION: u8 = 2;
+        const COMPRESSED: bool = true;
+
+        fn upgrade(version: u8, body: &[u8]) -> Result<Self, StorageError> {
+            match version {
+                1 => decode_json(body),
+                other => Err(StorageError::Corrupt {
+                    kind: Self::KIND,
+                    reason: format!("unknown format version {other}"),
+                }),
+            }
+        }
+    }
+
+    #[test]
+    fn a_compressed_record_round_trips_smaller_and_reads_its_older_plain_form() {
+        let packed = Packed {
+            text: "Agent: thank you for calling. ".repeat(100),
+        };
+        let bytes = encode(&packed);
+        assert_eq!(bytes[0], 2);
+        assert!(bytes.len() < 300, "{} bytes", bytes.len());
+        assert_eq!(decode::<Packed>(&bytes).unwrap(), packed);
+        let mut old = vec![1];
+        old.extend_from_slice(&serde_json::to_vec(&packed).unwrap());
+        assert_eq!(decode::<Packed>(&old).unwrap(), packed);
     }
 
     #[test]

@@ -52,6 +52,10 @@ impl Store {
             }
             Ok(record)
         })?;
+        if delivery.is_some() {
+            // At most a spurious wake-up when the delivery existed already.
+            self.signal_outbox();
+        }
         Ok(updated)
     }
 
@@ -61,11 +65,28 @@ impl Store {
         now: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<DeliveryRecord>, StorageError> {
+        self.due_deliveries_except(now, limit, |_| false)
+    }
+
+    /// Like [`Store::due_deliveries`], passing over the requests for which `skip` holds (rounds already
+    /// running) by their queue key alone, without reading their records.
+    pub fn due_deliveries_except(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+        skip: impl Fn(&str) -> bool,
+    ) -> Result<Vec<DeliveryRecord>, StorageError> {
         let end = queue_key(now, "\u{10FFFF}");
         let mut due = Vec::new();
-        for entry in self.delivery_queue.range(..end).take(limit) {
+        for entry in self.delivery_queue.range(..end) {
+            if due.len() == limit {
+                break;
+            }
             let (key, _) = entry?;
             let id = &key[8..];
+            if skip(&String::from_utf8_lossy(id)) {
+                continue;
+            }
             if let Some(bytes) = self.deliveries.get(id)? {
                 due.push(decode(&bytes)?);
             }

@@ -355,6 +355,22 @@ mod tests {
     }
 
     #[test]
+    fn a_request_written_before_compression_reads_the_same() {
+        let (_dir, store) = open();
+        let mut old = record("old", Environment::Production, Some("key"), 1_000);
+        old.inputs.insert("payerName".into(), "Aetna".into());
+        let mut bytes = vec![1u8];
+        bytes.extend_from_slice(&serde_json::to_vec(&old).unwrap());
+        store.requests.insert("old", bytes).unwrap();
+        assert_eq!(store.request("old").unwrap().unwrap(), old);
+        // Rewritten, it is compressed under the current version.
+        store.update_request("old", |_| {}).unwrap();
+        let raw = store.requests.get("old").unwrap().unwrap();
+        assert_eq!(raw[0], 2);
+        assert_eq!(store.request("old").unwrap().unwrap(), old);
+    }
+
+    #[test]
     fn listing_is_newest_first_within_the_window_and_pages_by_keyset() {
         let (_dir, store) = open();
         let records: Vec<RequestRecord> = (0..25)

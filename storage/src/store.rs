@@ -31,6 +31,8 @@ pub struct Store {
     pub(crate) delivery_attempts: sled::Tree,
     pub(crate) meta: sled::Tree,
     flusher: Arc<Flusher>,
+    /// Signalled whenever a delivery is enqueued, so the webhook dispatcher wakes on work, not on a timer.
+    outbox: Arc<tokio::sync::Notify>,
 }
 
 impl Store {
@@ -66,6 +68,7 @@ impl Store {
             delivery_attempts: db.open_tree(trees::DELIVERY_ATTEMPTS)?,
             meta: db.open_tree(trees::META)?,
             flusher: Arc::new(Flusher::start(db.clone())),
+            outbox: Arc::new(tokio::sync::Notify::new()),
             db,
         })
     }
@@ -83,6 +86,16 @@ impl Store {
             StorageError::Closed => Ok(()),
             other => Err(other),
         })
+    }
+
+    /// Waits until a delivery is enqueued after the previous wait returned (or, the first time, since the
+    /// store was opened). Signals coalesce: one wake-up may stand for many deliveries.
+    pub async fn outbox_enqueued(&self) {
+        self.outbox.notified().await;
+    }
+
+    pub(crate) fn signal_outbox(&self) {
+        self.outbox.notify_one();
     }
 
     /// Flush counters, for metrics.

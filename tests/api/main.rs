@@ -22,6 +22,8 @@ mod requests_create;
 mod requests_read;
 mod scheduling;
 mod schemas;
+mod shutdown;
+mod supervision;
 mod trace_cli;
 mod vapi;
 mod vapi_crashes;

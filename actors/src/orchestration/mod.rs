@@ -26,7 +26,7 @@ use std::sync::Arc;
 use switchboard_storage::{Environment, Store};
 
 pub use messages::{GetStats, StatsSnapshot};
-pub use orchestrator::{Orchestrator, ResumeActive};
+pub use orchestrator::{DueWorkAdded, Orchestrator, ResumeActive};
 
 use crate::dialer::Dialer;
 use crate::electronic::ElectronicChannel;

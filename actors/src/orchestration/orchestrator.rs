@@ -1,5 +1,9 @@
 //! The orchestrator: starts request actors when their day comes, resumes them after a restart, and
 //! revives any that vanished.
+//!
+//! Due work is looked for on events: the create path announces requests booked for a day that has begun
+//! ([`DueWorkAdded`]), and a manual clock move may make booked days begin. A slow sweep covers days that
+//! begin as wall time passes and actors that vanished.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -9,15 +13,24 @@ use actix::prelude::*;
 use super::messages::{DispatchDue, GetStats, RequestEnded, StatsSnapshot};
 use super::request::RequestActor;
 use super::Shared;
+use crate::supervision::{guarded, InjectPanic, Singleton};
+use crate::Metrics;
 
-/// How often due work is looked for. A manual clock move is picked up within one tick.
-const TICK: Duration = Duration::from_millis(200);
+/// How often due work is looked for without an event.
+const SWEEP: Duration = Duration::from_secs(1);
 
 /// Owner of every running request actor.
 pub struct Orchestrator {
     shared: Shared,
     running: HashMap<String, Addr<RequestActor>>,
+    /// A dispatch is queued and has not run yet: further events until then are the same dispatch.
+    dispatch_queued: bool,
 }
+
+/// Event from the create path: requests were stored whose booked day has begun.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct DueWorkAdded;
 
 /// Command from start-up: resume every request whose run had started; replies with how many.
 #[derive(Message)]
@@ -30,7 +43,29 @@ impl Orchestrator {
         Orchestrator {
             shared,
             running: HashMap::new(),
+            dispatch_queued: false,
         }
+    }
+
+    fn wake(&mut self, ctx: &mut Context<Self>) {
+        if !self.dispatch_queued {
+            self.dispatch_queued = true;
+            ctx.notify(DispatchDue);
+        }
+    }
+
+    fn resume_active(&mut self, ctx: &mut Context<Self>) -> Result<usize, String> {
+        let ids = self
+            .shared
+            .store
+            .active_request_ids()
+            .map_err(|e| e.to_string())?;
+        let count = ids.len();
+        for id in ids {
+            self.start_request(ctx, id);
+        }
+        self.dispatch_due(ctx)?;
+        Ok(count)
     }
 
     fn start_request(&mut self, ctx: &mut Context<Self>, request_id: String) {
@@ -45,6 +80,7 @@ impl Orchestrator {
     }
 
     fn dispatch_due(&mut self, ctx: &mut Context<Self>) -> Result<(), String> {
+        self.dispatch_queued = false;
         let now = self.shared.clock.now();
         // The due index is keyed by the instant a booked day begins: only what has fallen due is read.
         let due = if self.shared.dispatch_paused {
@@ -99,7 +135,38 @@ impl Actor for Orchestrator {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        ctx.run_interval(TICK, |_, ctx| ctx.notify(DispatchDue));
+        let me = ctx.address();
+        let mut ticks = self.shared.clock.ticks();
+        // A system clock's receiver ends at once; a manual clock's signals every move.
+        ctx.spawn(
+            async move {
+                while ticks.changed().await.is_ok() {
+                    me.do_send(DueWorkAdded);
+                }
+            }
+            .into_actor(self),
+        );
+        ctx.run_interval(SWEEP, |act, ctx| act.wake(ctx));
+    }
+}
+
+impl Supervised for Orchestrator {
+    /// Request actors keep running across a restart (each is supervised on its own); those that are gone
+    /// are dropped, and the store's `active` and `due` indexes are read again.
+    fn restarting(&mut self, ctx: &mut Context<Self>) {
+        self.running.retain(|_, addr| addr.connected());
+        self.dispatch_queued = false;
+        if let Err(e) = self.resume_active(ctx) {
+            tracing::error!(error.message = %e, "cannot reload orchestration from the store");
+        }
+    }
+}
+
+impl Singleton for Orchestrator {
+    const NAME: &'static str = "orchestrator";
+
+    fn metrics(&self) -> &Metrics {
+        &self.shared.metrics
     }
 }
 
@@ -107,18 +174,20 @@ impl Handler<ResumeActive> for Orchestrator {
     type Result = Result<usize, String>;
 
     fn handle(&mut self, _: ResumeActive, ctx: &mut Context<Self>) -> Self::Result {
-        let ids = self
-            .shared
-            .store
-            .active_request_ids()
-            .map_err(|e| e.to_string())?;
-        let count = ids.len();
-        for id in ids {
-            self.start_request(ctx, id);
-        }
-        self.dispatch_due(ctx)?;
+        let count = guarded(self, ctx, |orchestrator, ctx| {
+            orchestrator.resume_active(ctx)
+        })
+        .unwrap_or_else(|| Err("the orchestrator restarted while resuming".into()))?;
         tracing::info!(resumed = count, "orchestration resumed");
         Ok(count)
+    }
+}
+
+impl Handler<DueWorkAdded> for Orchestrator {
+    type Result = ();
+
+    fn handle(&mut self, _: DueWorkAdded, ctx: &mut Context<Self>) {
+        self.wake(ctx);
     }
 }
 
@@ -126,9 +195,20 @@ impl Handler<DispatchDue> for Orchestrator {
     type Result = ();
 
     fn handle(&mut self, _: DispatchDue, ctx: &mut Context<Self>) {
-        if let Err(e) = self.dispatch_due(ctx) {
+        let outcome = guarded(self, ctx, |orchestrator, ctx| {
+            orchestrator.dispatch_due(ctx)
+        });
+        if let Some(Err(e)) = outcome {
             tracing::error!(error.message = %e, "due dispatch failed");
         }
+    }
+}
+
+impl Handler<InjectPanic> for Orchestrator {
+    type Result = ();
+
+    fn handle(&mut self, fault: InjectPanic, ctx: &mut Context<Self>) {
+        guarded(self, ctx, |_, _| fault.panic(Self::NAME));
     }
 }
 

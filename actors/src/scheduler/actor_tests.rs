@@ -48,12 +48,18 @@ async fn a_reservation_holds_its_places_until_it_is_given_back() {
     drop(held);
     // Given back: today has room again.
     let again = addr.send(book(2)).await.unwrap().unwrap();
-    assert_eq!(again.placement().days, [day("2026-11-23"), day("2026-11-23")]);
+    assert_eq!(
+        again.placement().days,
+        [day("2026-11-23"), day("2026-11-23")]
+    );
     again.stored();
     next.stored();
     // Stored places stay booked: Monday is full, Tuesday has one left, then Wednesday.
     let later = addr.send(book(2)).await.unwrap().unwrap();
-    assert_eq!(later.placement().days, [day("2026-11-24"), day("2026-11-25")]);
+    assert_eq!(
+        later.placement().days,
+        [day("2026-11-24"), day("2026-11-25")]
+    );
 }
 
 #[actix::test]
@@ -70,6 +76,9 @@ async fn a_panic_inside_the_scheduler_restarts_it_and_booking_goes_on() {
     );
     // The restarted scheduler reloads the (empty) stored ledger and keeps the place still held.
     let next = addr.send(book(2)).await.unwrap().unwrap();
-    assert_eq!(next.placement().days, [day("2026-11-23"), day("2026-11-24")]);
+    assert_eq!(
+        next.placement().days,
+        [day("2026-11-23"), day("2026-11-24")]
+    );
     drop((held, next));
 }

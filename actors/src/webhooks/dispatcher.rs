@@ -1,8 +1,12 @@
 //! The dispatcher actor: finds due deliveries and runs their rounds, isolated per destination.
+//!
+//! It wakes on events: a delivery enqueued (the store signals the outbox), a manual clock move (later
+//! rounds fall due), a round ending while a backlog waits. A slow sweep is the safety net for rounds that
+//! fall due as wall time passes (15 minutes and more apart), not the latency of a new delivery.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use switchboard_storage::Store;
@@ -11,10 +15,13 @@ use tokio::sync::Semaphore;
 use super::round::run_round;
 use super::target::GuardedResolver;
 use super::WebhookConfig;
+use crate::supervision::{guarded, InjectPanic, Singleton};
 use crate::{Clock, Metrics};
 
-/// How often the outbox is looked at. Deliveries enqueued in between wait at most this long.
-const TICK: Duration = Duration::from_millis(100);
+/// How often the outbox is swept without an event.
+const SWEEP: Duration = Duration::from_secs(1);
+/// The shortest time between two ticks.
+const GAP: Duration = Duration::from_millis(5);
 /// Deliveries started per tick, so a backlog drains without a thundering herd.
 const BATCH: usize = 512;
 
@@ -27,6 +34,11 @@ pub struct WebhookDispatcher {
     metrics: Arc<Metrics>,
     in_flight: HashSet<String>,
     destinations: HashMap<String, Arc<Semaphore>>,
+    /// A tick is queued and has not run yet: further wake-ups until then are the same tick.
+    tick_queued: bool,
+    /// The last tick left due deliveries behind (its batch was full).
+    backlog: bool,
+    last_tick: Instant,
 }
 
 #[derive(Message)]
@@ -58,6 +70,9 @@ impl WebhookDispatcher {
             metrics,
             in_flight: HashSet::new(),
             destinations: HashMap::new(),
+            tick_queued: false,
+            backlog: false,
+            last_tick: Instant::now(),
         })
     }
 
@@ -80,14 +95,29 @@ impl WebhookDispatcher {
         )
     }
 
+    fn wake(&mut self, ctx: &mut Context<Self>) {
+        if !self.tick_queued {
+            self.tick_queued = true;
+            // Ticks are at least GAP apart: a burst of completions becomes batches, not a tick per webhook.
+            let wait = GAP.saturating_sub(self.last_tick.elapsed());
+            ctx.notify_later(Tick, wait);
+        }
+    }
+
     fn tick(&mut self, ctx: &mut Context<Self>) {
-        // Deliveries in flight keep their queue entries until their round ends: look past them, or a
-        // backlog waiting on one slow destination would fill every batch and starve the others.
-        let limit = BATCH + self.in_flight.len();
-        let due = match self.store.due_deliveries(self.clock.now(), limit) {
+        self.tick_queued = false;
+        self.last_tick = Instant::now();
+        // Deliveries in flight keep their queue entries until their round ends: they are passed over by key,
+        // or a backlog waiting on one slow destination would fill every batch and starve the others.
+        let in_flight = &self.in_flight;
+        let due = match self
+            .store
+            .due_deliveries_except(self.clock.now(), BATCH, |id| in_flight.contains(id))
+        {
             Ok(due) => due,
             Err(e) => return tracing::error!(error.message = %e, "cannot read the webhook outbox"),
         };
+        self.backlog = due.len() >= BATCH;
         for delivery in due {
             if !self.in_flight.insert(delivery.request_id.clone()) {
                 continue;
@@ -102,9 +132,9 @@ impl WebhookDispatcher {
             );
             let request_id = delivery.request_id.clone();
             let work = async move {
-                let _permit = gate.acquire_owned().await;
                 // The delivery was enqueued by the terminal write, possibly not flushed yet: no webhook may
-                // announce a state that a crash could still undo.
+                // announce a state that a crash could still undo. Awaited before taking a slot of the
+                // destination, so concurrent deliveries share the flush and a slot is held only over HTTP.
                 if delivery.next_round == 0 {
                     if let Err(e) = store.durable().await {
                         tracing::error!(error.message = %e, "cannot flush before a webhook");
@@ -112,7 +142,10 @@ impl WebhookDispatcher {
                     }
                 }
                 let previous_next_at = delivery.next_at;
-                let updated = run_round(&store, &clock, &client, &config, &metrics, delivery).await;
+                let updated = {
+                    let _permit = gate.acquire_owned().await;
+                    run_round(&store, &clock, &client, &config, &metrics, delivery).await
+                };
                 if let Err(e) = store.save_delivery(previous_next_at, &updated) {
                     tracing::error!(error.message = %e, request_id = %updated.request_id, "cannot save a webhook delivery");
                 }
@@ -121,8 +154,11 @@ impl WebhookDispatcher {
                 }
             };
             // Each round runs on its own; only bookkeeping comes back to the actor.
-            ctx.spawn(work.into_actor(self).map(move |_, act, _| {
+            ctx.spawn(work.into_actor(self).map(move |_, act, ctx| {
                 act.in_flight.remove(&request_id);
+                if act.backlog {
+                    act.wake(ctx);
+                }
             }));
         }
     }
@@ -132,7 +168,60 @@ impl Actor for WebhookDispatcher {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        ctx.run_interval(TICK, |_, ctx| ctx.notify(Tick));
+        let me = ctx.address();
+        let (store, mut ticks) = (self.store.clone(), self.clock.ticks());
+        // Each waiter only forwards the event; the actor coalesces them into ticks.
+        ctx.spawn(
+            async move {
+                loop {
+                    store.outbox_enqueued().await;
+                    me.do_send(Wake);
+                }
+            }
+            .into_actor(self),
+        );
+        let me = ctx.address();
+        ctx.spawn(
+            async move {
+                while ticks.changed().await.is_ok() {
+                    me.do_send(Wake);
+                }
+            }
+            .into_actor(self),
+        );
+        ctx.run_interval(SWEEP, |act, ctx| act.wake(ctx));
+        self.wake(ctx);
+    }
+}
+
+impl Supervised for WebhookDispatcher {
+    /// Rounds in flight were cancelled with the old context; their deliveries are still queued in the store
+    /// and are picked up again (a webhook may then arrive twice, which receivers de-duplicate by id).
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        self.in_flight.clear();
+        self.tick_queued = false;
+        self.backlog = false;
+    }
+}
+
+impl Singleton for WebhookDispatcher {
+    const NAME: &'static str = "webhook_dispatcher";
+
+    fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+}
+
+/// An event that may have made deliveries due.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Wake;
+
+impl Handler<Wake> for WebhookDispatcher {
+    type Result = ();
+
+    fn handle(&mut self, _: Wake, ctx: &mut Context<Self>) {
+        self.wake(ctx);
     }
 }
 
@@ -140,6 +229,14 @@ impl Handler<Tick> for WebhookDispatcher {
     type Result = ();
 
     fn handle(&mut self, _: Tick, ctx: &mut Context<Self>) {
-        self.tick(ctx);
+        guarded(self, ctx, |dispatcher, ctx| dispatcher.tick(ctx));
+    }
+}
+
+impl Handler<InjectPanic> for WebhookDispatcher {
+    type Result = ();
+
+    fn handle(&mut self, fault: InjectPanic, ctx: &mut Context<Self>) {
+        guarded(self, ctx, |_, _| fault.panic(Self::NAME));
     }
 }

@@ -22,7 +22,9 @@ use crate::errors::ApiError;
 pub(super) fn configure(cfg: &mut web::ServiceConfig, fault_injection: bool) {
     let mut scope = web::scope("/admin/v1");
     if fault_injection {
-        scope = scope.service(resource("/faults/handler-panic").post(faults::handler_panic));
+        scope = scope
+            .service(resource("/faults/handler-panic").post(faults::handler_panic))
+            .service(resource("/faults/actor-panic/{actor}").post(faults::actor_panic));
     }
     cfg.service(
         scope

@@ -4,6 +4,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use chrono_tz::Tz;
 use serde_json::{json, Value};
+use switchboard_actors::orchestration::DueWorkAdded;
 use switchboard_actors::scheduler::{admit, BookingError, Creator, RequestDraft};
 use switchboard_storage::{RequestRecord, Scope, StorageError};
 
@@ -46,8 +47,8 @@ async fn create_single(
     caller: &Caller,
     item: &Value,
 ) -> Result<HttpResponse, ApiError> {
-    let mut outcomes = admit_entries(state, caller, std::slice::from_ref(item), EntryMode::Single)
-        .await?;
+    let mut outcomes =
+        admit_entries(state, caller, std::slice::from_ref(item), EntryMode::Single).await?;
     let record = outcomes.pop().expect("one outcome per entry")?;
     Ok(HttpResponse::Ok().json(created_out(&record, &caller.account, state.product_word())))
 }
@@ -134,8 +135,13 @@ async fn admit_entries(
         .await
         {
             Ok(created) => created,
-            Err(BookingError::Storage(StorageError::InternalIdClaimed(_))) if attempt < ATTEMPTS => {
-                tracing::info!(attempt, "internalId claimed by a concurrent create; deciding replays again");
+            Err(BookingError::Storage(StorageError::InternalIdClaimed(_)))
+                if attempt < ATTEMPTS =>
+            {
+                tracing::info!(
+                    attempt,
+                    "internalId claimed by a concurrent create; deciding replays again"
+                );
                 attempt += 1;
                 continue;
             }
@@ -145,6 +151,11 @@ async fn admit_entries(
             Err(BookingError::Storage(error)) => return Err(error.into()),
             Err(error @ BookingError::Unavailable(_)) => return Err(ApiError::internal(error)),
         };
+        // Requests booked for a day that has begun run now, not at the orchestrator's next sweep.
+        let now = state.clock.now();
+        if created.iter().any(|record| record.due_at <= now) {
+            state.orchestrator.do_send(DueWorkAdded);
+        }
         // A replayed request may have been written by a concurrent POST whose flush is still running.
         if replays_only && slots.iter().any(Result::is_ok) {
             state.store.durable().await?;
@@ -178,7 +189,9 @@ async fn check_webhook_target(
             // A name that does not resolve now may resolve by the time the request finishes; delivery
             // checks again, so only a definite refusal fails the create.
             Ok(_) | Err(TargetError::Unresolvable(_)) => {}
-            Err(refused) => return Err(ApiError::invalid_request(format!("webhookUrl: {refused}"))),
+            Err(refused) => {
+                return Err(ApiError::invalid_request(format!("webhookUrl: {refused}")))
+            }
         }
     }
     Ok(draft)

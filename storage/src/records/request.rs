@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Environment;
 use crate::codec::Record;
+use crate::StorageError;
 
 /// One extraction request, from acceptance to its terminal state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,7 +67,20 @@ pub struct RequestRecord {
 
 impl Record for RequestRecord {
     const KIND: &'static str = "request";
-    const VERSION: u8 = 1;
+    /// 2: the JSON is zstd-compressed (transcripts, summaries and inputs are most of a finished request).
+    /// 1: plain JSON, still read.
+    const VERSION: u8 = 2;
+    const COMPRESSED: bool = true;
+
+    fn upgrade(version: u8, body: &[u8]) -> Result<Self, StorageError> {
+        match version {
+            1 => crate::codec::decode_json(body),
+            other => Err(StorageError::Corrupt {
+                kind: Self::KIND,
+                reason: format!("unknown format version {other}"),
+            }),
+        }
+    }
 }
 
 /// Lifecycle states (service-interface section 3).

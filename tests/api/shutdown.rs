@@ -1,0 +1,168 @@
+//! Graceful stop never panics: SIGTERM with thousands of requests in every phase (booked, calls in flight,
+//! calls that never end, webhooks waiting on a slow receiver) exits 0 with no panic on stderr.
+//!
+//! The panic this pins: when `main` returned, the runtime dropped the actors still alive, and actix polls a
+//! dropped actor one last time; a call or webhook round then created a timer outside any runtime context.
+
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::helpers::{
+    binary, client, write_config, TestConfig, ADMIN_TOKEN, SANDBOX_KEY, SANDBOX_SECRET,
+};
+use crate::receiver::{Receiver, Reply};
+
+fn item(scenario: &str, url: &str) -> Value {
+    json!({
+        "schemaId": "vob-basic",
+        "webhookUrl": url,
+        "inputs": {
+            "payerName": "Aetna", "memberId": "W123456789", "patientFirstName": "Ann",
+            "patientLastName": "Lee", "patientDateOfBirth": "1980-01-02", "billingProviderNpi": "1234567890",
+            "sandboxScenario": scenario
+        }
+    })
+}
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(config: &std::path::Path, data_dir: &std::path::Path) -> Server {
+    let mut child = Command::new(binary())
+        .args(["serve", "--config"])
+        .arg(config)
+        .env("SWITCHBOARD_BIND", "127.0.0.1:0")
+        .env("SWITCHBOARD_DATA_DIR", data_dir)
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = Vec::new();
+    let mut byte = [0u8];
+    while stdout.read(&mut byte).unwrap() == 1 && byte[0] != b'\n' {
+        first.push(byte[0]);
+    }
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let first = String::from_utf8(first).unwrap();
+    let base = first
+        .strip_prefix("Switchboard listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+        .to_owned();
+    Server { child, base }
+}
+
+async fn running(http: &reqwest::Client, base: &str) -> u64 {
+    let stats: Value = http
+        .get(format!("{base}/admin/v1/orchestration"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    stats["running"].as_u64().unwrap()
+}
+
+/// Starts a server, creates `count` requests of each scenario, waits until `in_flight` requests run, then
+/// stops it with SIGTERM; asserts exit code 0 and no panic on stderr.
+async fn stop_with_work_in_flight(count: usize, in_flight: u64) {
+    let receiver = Receiver::start().await;
+    receiver.always(Reply::Delay(Duration::from_millis(500), 200));
+    let config_dir = tempfile::tempdir().unwrap();
+    let data_dir = tempfile::tempdir().unwrap();
+    let mut config = TestConfig::default();
+    config
+        .dispatching()
+        .set("simulation.time_scale", 2_000.0)
+        .set("webhooks.allow_private_targets", true);
+    config
+        .demo_account()
+        .insert("daily_call_capacity".into(), 100_000.into());
+    let path = write_config(config_dir.path(), &config);
+    let mut server = start(&path, data_dir.path());
+    let http = client();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while http
+        .get(format!("{}/readyz", server.base))
+        .send()
+        .await
+        .map_or(true, |r| r.status() != 200)
+    {
+        assert!(Instant::now() < deadline, "never ready");
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    let auth: Value = http
+        .get(format!("{}/v1/auth", server.base))
+        .header("Switchboard-API-Key", SANDBOX_KEY)
+        .header("Switchboard-API-Secret", SANDBOX_SECRET)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = auth["token"].as_str().unwrap().to_owned();
+    let url = receiver.url("/hook");
+    for scenario in ["success", "stuck"] {
+        for chunk in 0..count.div_ceil(500) {
+            let n = 500.min(count - chunk * 500);
+            let items = vec![item(scenario, &url); n];
+            let response = http
+                .post(format!("{}/v1/requests", server.base))
+                .bearer_auth(&token)
+                .json(&json!({ "requests": items }))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 200);
+        }
+    }
+    while running(&http, &server.base).await < in_flight {
+        assert!(Instant::now() < deadline, "fewer than {in_flight} running");
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    let status = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut stderr = String::new();
+    server
+        .child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let code = server.child.wait().unwrap().code();
+    assert!(
+        !stderr.contains("panicked"),
+        "a panic while stopping:\n{stderr}"
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[actix_web::test]
+async fn sigterm_right_after_thousands_of_creates_exits_cleanly() {
+    stop_with_work_in_flight(1_500, 0).await;
+}
+
+#[actix_web::test]
+async fn sigterm_with_thousands_of_calls_and_webhooks_in_flight_exits_cleanly() {
+    stop_with_work_in_flight(1_500, 1_000).await;
+}
