@@ -10,8 +10,9 @@ use chrono::{DateTime, Utc};
 use rand::distributions::{Alphanumeric, DistString};
 use sha2::{Digest, Sha256};
 use switchboard_storage::{
-    AccountRecord, CallingHoursRecord, CredentialRecord, ElectronicMapping, Environment, FieldCondition, FieldRecord,
-    PayerRecord, PhoneBookEntry, PublishRule, SchemaDefinition, SchemaFlags, StorageError, Store,
+    AccountRecord, CallingHoursRecord, CredentialRecord, ElectronicMapping, Environment,
+    FieldCondition, FieldRecord, PayerRecord, PhoneBookEntry, PublishRule, SchemaDefinition,
+    SchemaFlags, StorageError, Store,
 };
 
 use crate::auth::secret_digest;
