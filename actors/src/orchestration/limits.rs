@@ -72,7 +72,7 @@ pub(crate) struct Gate {
     pub zone: Tz,
     /// The payer's override, if any.
     pub hours: Option<CallingHoursRecord>,
-    /// The platform already holds this call (a restart re-attaches): the hours no longer apply.
+    /// The platform may already hold this call (a restart re-attaches): the hours no longer apply.
     pub reattach: bool,
 }
 

@@ -152,10 +152,9 @@ impl StepActor {
         Some(Gate {
             zone,
             hours,
-            reattach: call
-                .platform
-                .as_ref()
-                .is_some_and(|p| p.platform_call_id.is_some()),
+            // With an intent on record the platform may hold the call already (even if its id was lost):
+            // it is re-attached or looked up at once, never held back by the hours.
+            reattach: call.platform.is_some(),
         })
     }
 

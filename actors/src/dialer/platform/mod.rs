@@ -9,6 +9,7 @@
 //! are late, and the recording download. [`extraction`] builds the per-call structured extraction each
 //! adapter renders in its own format; [`mapping`] turns a platform's verdict into a disposition.
 
+mod delivery;
 pub mod driver;
 pub mod extraction;
 pub mod mapping;
@@ -20,7 +21,8 @@ use std::fmt;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-pub use driver::{Delivery, PlatformDialer, PlatformOptions};
+pub use delivery::Delivery;
+pub use driver::{PlatformDialer, PlatformOptions};
 pub use extraction::{ExtractionField, ExtractionType};
 
 use super::http::AgentOutcome;

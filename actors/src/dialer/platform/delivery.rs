@@ -1,0 +1,118 @@
+//! Platform events into the store: each event is applied once per call and event type, flushed, and only
+//! then acknowledged and signalled to the waiting call, so a platform's retry after a crash is harmless and
+//! a duplicate changes nothing.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use switchboard_storage::StorageError;
+
+use super::driver::{find_call, Inner, PlatformDialer};
+use super::{PlatformCallState, PlatformEvent};
+
+/// What became of a delivered event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// Persisted (and the waiting call woken).
+    Applied,
+    /// This call already had an event of this type, or has ended: nothing changed.
+    Duplicate,
+    /// No call of this platform matches: nothing changed.
+    UnknownCall,
+}
+
+impl PlatformDialer {
+    /// Applies an authenticated event: persisted once per call and event type (flushed before this
+    /// returns, so the platform's retry after a crash is harmless), then the waiting call is woken.
+    pub async fn deliver(&self, event: PlatformEvent) -> Result<Delivery, StorageError> {
+        let inner = &self.inner;
+        let request_id = match event
+            .request_id
+            .clone()
+            .or_else(|| inner.waiting_request(&event.call_id))
+        {
+            Some(id) => Some(id),
+            None => inner.find_request(&event.call_id)?,
+        };
+        let Some(request_id) = request_id else {
+            return Ok(Delivery::UnknownCall);
+        };
+        if inner.store.request(&request_id)?.is_none() {
+            return Ok(Delivery::UnknownCall);
+        }
+        let verdict = AtomicU8::new(0);
+        let platform = inner.adapter.name();
+        let result = match &event.state {
+            PlatformCallState::Ended(result) => serde_json::to_value(result).ok(),
+            PlatformCallState::Live => None,
+        };
+        inner.store.update_request(&request_id, |record| {
+            verdict.store(0, Ordering::Relaxed);
+            let Some(call) = find_call(record, &event.call_id) else {
+                return;
+            };
+            let Some(stored) = call.platform.as_mut().filter(|p| p.platform == platform) else {
+                return;
+            };
+            if stored
+                .platform_call_id
+                .as_ref()
+                .is_some_and(|id| *id != event.platform_call_id)
+            {
+                return;
+            }
+            if call.outcome.is_some() || stored.events.contains(&event.event_type) {
+                verdict.store(1, Ordering::Relaxed);
+                return;
+            }
+            verdict.store(2, Ordering::Relaxed);
+            stored.events.push(event.event_type.clone());
+            stored
+                .platform_call_id
+                .get_or_insert_with(|| event.platform_call_id.clone());
+            if stored.result.is_none() {
+                stored.result = result.clone();
+            }
+        })?;
+        match verdict.load(Ordering::Relaxed) {
+            2 => {
+                inner.store.durable().await?;
+                inner.wake(&event.call_id);
+                Ok(Delivery::Applied)
+            }
+            1 => Ok(Delivery::Duplicate),
+            _ => Ok(Delivery::UnknownCall),
+        }
+    }
+}
+
+impl Inner {
+    pub(super) fn waiting_request(&self, call_id: &str) -> Option<String> {
+        let waiters = self.waiters.lock().expect("waiters lock");
+        waiters.get(call_id).map(|w| w.request_id.clone())
+    }
+
+    pub(super) fn wake(&self, call_id: &str) {
+        let waiters = self.waiters.lock().expect("waiters lock");
+        if let Some(waiter) = waiters.get(call_id) {
+            // `notify_one` keeps a permit when nobody waits yet, so a wake between two checks is not lost.
+            waiter.wake.notify_one();
+        }
+    }
+
+    /// The running request holding `call_id`, for events that do not name their request (a voice agent's
+    /// callback arriving before its call re-attached after a restart).
+    pub(super) fn find_request(&self, call_id: &str) -> Result<Option<String>, StorageError> {
+        for id in self.store.active_request_ids()? {
+            if let Some(record) = self.store.request(&id)? {
+                let holds = record
+                    .run
+                    .as_ref()
+                    .is_some_and(|run| run.calls.iter().any(|c| c.id == call_id));
+                if holds {
+                    return Ok(Some(id));
+                }
+            }
+        }
+        Ok(None)
+    }
+}
