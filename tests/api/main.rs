@@ -21,6 +21,7 @@ mod scheduling;
 mod schemas;
 mod trace_cli;
 mod vapi;
+mod vapi_adapter;
 mod vapi_crashes;
 mod voice_bench;
 mod voice_limits;
