@@ -336,3 +336,57 @@ pub async fn wait_platform_call(fake: &FakeRetell, create: &Value) -> String {
     }
     panic!("the call of {ours} never went ongoing");
 }
+
+#[actix_web::test]
+async fn follow_up_needed_opens_the_follow_up_leg_on_accounts_that_have_it() {
+    let fake = FakeRetell::start().await;
+    fake.force(&[Scenario::AnsweredWithFollowUp, Scenario::Answered]);
+    let app = app_with_retell(&fake, |c| {
+        c.features(&["follow_up_calls", "attempt_details"]);
+    })
+    .await;
+    let token = app.live_token().await;
+    let body = json!({
+        "schemaId": "claim-status-basic",
+        "inputs": {
+            "payerName": "UHC", "phoneNumber": "(800) 555-0123", "groupNumber": "GRP20417", "memberId": "W123456001",
+            "patientFirstName": "Jane", "patientLastName": "Doe", "patientDateOfBirth": "1980-04-12",
+            "dateOfService": "2026-10-01", "billingProviderNpi": "1234567890", "billingProviderTaxId": "12-3456789"
+        }
+    });
+    let response = app
+        .client
+        .post(app.url("/v1/requests"))
+        .bearer_auth(&token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let (status, created) = status_and_json(response).await;
+    assert_eq!(status, 200, "{created}");
+    let id = created["requestId"].as_str().unwrap();
+
+    let done = app.wait_terminal(&token, id).await;
+    assert_eq!(done["state"], "SUCCESS", "{done}");
+    let steps: Vec<&str> = done["callSteps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["schemaId"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["claim-status-basic", "claim-appeal-basic"]);
+    let creates = fake.creates();
+    assert_eq!(creates.len(), 2);
+    let second: Vec<&str> = creates[1]["agent_override"]["agent"]["post_call_analysis_data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
+    assert!(second.contains(&"callOutcome"));
+    assert_ne!(
+        creates[0]["agent_override"]["agent"]["post_call_analysis_data"],
+        creates[1]["agent_override"]["agent"]["post_call_analysis_data"],
+        "the leg asks its own schema's questions"
+    );
+}
