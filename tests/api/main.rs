@@ -26,6 +26,7 @@ mod shutdown;
 mod supervision;
 mod trace_cli;
 mod vapi;
+mod vapi_adapter;
 mod vapi_crashes;
 mod voice_bench;
 mod voice_limits;

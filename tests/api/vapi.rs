@@ -35,9 +35,16 @@ pub(crate) fn vapi_config(fake: &FakeVapi, port: u16) -> TestConfig {
 
 /// A fake Vapi and a Switchboard calling through it.
 async fn vapi_app() -> (FakeVapi, TestApp) {
+    vapi_app_with(|_| {}).await
+}
+
+/// [`vapi_app`] with `tweak` applied to the config last.
+async fn vapi_app_with(tweak: impl FnOnce(&mut TestConfig)) -> (FakeVapi, TestApp) {
     let fake = FakeVapi::start(schemas_of(&TestConfig::default().to_toml()), 7).await;
     let port = free_port();
-    let app = spawn_app_on(&vapi_config(&fake, port), &format!("127.0.0.1:{port}")).await;
+    let mut config = vapi_config(&fake, port);
+    tweak(&mut config);
+    let app = spawn_app_on(&config, &format!("127.0.0.1:{port}")).await;
     (fake, app)
 }
 
@@ -173,6 +180,60 @@ async fn voicemail_and_a_busy_line_are_redialed() {
     let call_id =
         |i: usize| creates[i]["assistantOverrides"]["metadata"]["switchboard_call_id"].clone();
     assert_ne!(call_id(0), call_id(1), "each redial is its own call");
+}
+
+#[actix_web::test]
+async fn follow_up_needed_opens_the_follow_up_leg_on_accounts_that_have_it() {
+    let (fake, app) = vapi_app_with(|c| {
+        c.features(&["follow_up_calls", "attempt_details"]);
+    })
+    .await;
+    fake.script(vec![
+        Scenario::of(Outcome::AnsweredWithFollowUp),
+        Scenario::of(Outcome::Answered),
+    ]);
+    let token = app.live_token().await;
+    let body = json!({
+        "schemaId": "claim-status-basic",
+        "inputs": {
+            "payerName": "UHC", "phoneNumber": "(800) 555-0123", "groupNumber": "GRP20417",
+            "memberId": "W123456001", "patientFirstName": "Jane", "patientLastName": "Doe",
+            "patientDateOfBirth": "1980-04-12", "dateOfService": "2026-10-01",
+            "billingProviderNpi": "1234567890", "billingProviderTaxId": "12-3456789"
+        }
+    });
+    let response = app
+        .client
+        .post(app.url("/v1/requests"))
+        .bearer_auth(&token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let (status, created) = status_and_json(response).await;
+    assert_eq!(status, 200, "{created}");
+    let id = created["requestId"].as_str().unwrap();
+
+    let done = app.wait_terminal(&token, id).await;
+    assert_eq!(done["state"], "SUCCESS", "{done}");
+    let steps: Vec<&str> = done["callSteps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["schemaId"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["claim-status-basic", "claim-appeal-basic"]);
+    let creates = fake.creates();
+    assert_eq!(creates.len(), 2);
+    let schema = |i: usize| {
+        creates[i]["assistantOverrides"]["analysisPlan"]["structuredDataPlan"]["schema"].clone()
+    };
+    assert!(schema(1)["properties"]["callOutcome"].is_object());
+    assert_ne!(
+        schema(0),
+        schema(1),
+        "the leg asks its own schema's questions"
+    );
 }
 
 #[actix_web::test]

@@ -5,6 +5,7 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use switchboard_actors::dialer::vapi::events::{parse, platform_event, secret_matches};
 use switchboard_actors::dialer::vapi::types::SECRET_HEADER;
+use switchboard_actors::Clock;
 
 use super::{deliver, not_configured};
 use crate::configuration::DialerSettings;
@@ -33,5 +34,10 @@ pub async fn events(
     }
     let envelope = parse(&body)
         .map_err(|e| ApiError::invalid_request(format!("The server message is not valid: {e}")))?;
-    deliver(&state, platform_event(&envelope.message)).await
+    // The report's times are Vapi's: judged by the machine's wall clock, never the manual test clock.
+    deliver(
+        &state,
+        platform_event(&envelope.message, Clock::system().now()),
+    )
+    .await
 }

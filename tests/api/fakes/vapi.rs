@@ -601,8 +601,10 @@ async fn get_call(
 struct ListQuery {
     assistant_id: Option<String>,
     phone_number_id: Option<String>,
+    created_at_gt: Option<DateTime<Utc>>,
     created_at_ge: Option<DateTime<Utc>>,
     created_at_lt: Option<DateTime<Utc>>,
+    created_at_le: Option<DateTime<Utc>>,
     limit: Option<usize>,
 }
 
@@ -640,6 +642,12 @@ async fn list_calls(
                 && query
                     .created_at_lt
                     .is_none_or(|t| created(c).is_some_and(|at| at < t))
+                && query
+                    .created_at_le
+                    .is_none_or(|t| created(c).is_some_and(|at| at <= t))
+                && query
+                    .created_at_gt
+                    .is_none_or(|t| created(c).is_some_and(|at| at > t))
         })
         .cloned()
         .collect();

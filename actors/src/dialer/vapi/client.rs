@@ -6,7 +6,7 @@
 //! the configured assistant and number created in the last [`SEARCH_WINDOW_HOURS`] (newest first, page by
 //! page, bounded), and matched on `assistantOverrides.metadata.switchboard_call_id`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -23,8 +23,8 @@ use crate::dialer::platform::{PlatformCallRequest, PlatformError};
 
 /// Calls per page of `GET /call` (Vapi's default page).
 const PAGE_SIZE: usize = 100;
-/// Pages searched before giving up on finding a call.
-const MAX_PAGES: usize = 10;
+/// Pages searched before giving up on finding a call: 2,000 calls in the window.
+const MAX_PAGES: usize = 20;
 /// How far back the search for an attempt's call looks. The driver searches only for an attempt whose
 /// create may have happened just before a crash; a day covers any outage worth resuming from.
 pub const SEARCH_WINDOW_HOURS: i64 = 24;
@@ -68,7 +68,9 @@ impl VapiClient {
     }
 
     /// The call tagged with `call_id` among the calls of `assistant_id` from `phone_number_id` created at
-    /// or after `since`, newest first.
+    /// or after `since`. Pages move through creation time from the page's far edge, inclusive (calls of
+    /// one millisecond may straddle pages), in whichever direction Vapi sorts; calls already seen are
+    /// skipped, and a page with nothing new ends the search.
     pub async fn find_call(
         &self,
         assistant_id: &str,
@@ -76,18 +78,18 @@ impl VapiClient {
         call_id: &str,
         since: DateTime<Utc>,
     ) -> Result<Option<Call>, PlatformError> {
-        let since = since.to_rfc3339_opts(SecondsFormat::Millis, true);
-        let mut before: Option<String> = None;
+        let mut window = vec![(
+            "createdAtGe",
+            since.to_rfc3339_opts(SecondsFormat::Millis, true),
+        )];
+        let mut seen: HashSet<String> = HashSet::new();
         for _ in 0..MAX_PAGES {
             let mut query = vec![
                 ("assistantId", assistant_id.to_owned()),
                 ("phoneNumberId", phone_number_id.to_owned()),
-                ("createdAtGe", since.clone()),
                 ("limit", PAGE_SIZE.to_string()),
             ];
-            if let Some(before) = &before {
-                query.push(("createdAtLt", before.clone()));
-            }
+            query.extend(window.iter().cloned());
             let page: Vec<Call> = self
                 .send(self.http.get(self.url("/call")).query(&query))
                 .await?;
@@ -98,14 +100,23 @@ impl VapiClient {
             {
                 return Ok(Some(found.clone()));
             }
-            if page.len() < PAGE_SIZE {
+            let fresh = page.iter().filter(|c| seen.insert(c.id.clone())).count();
+            if page.len() < PAGE_SIZE || fresh == 0 {
                 return Ok(None);
             }
-            // ISO 8601 instants in one format order as text: the oldest of the page bounds the next.
-            before = page.iter().filter_map(|c| c.created_at.clone()).min();
-            if before.is_none() {
+            // ISO 8601 instants in one format order as text.
+            let times: Vec<&String> = page.iter().filter_map(|c| c.created_at.as_ref()).collect();
+            let (Some(first), Some(last)) = (times.first(), times.last()) else {
                 return Ok(None);
-            }
+            };
+            let edge = match first >= last {
+                // Newest first: go on below the oldest.
+                true => ("createdAtLe", (*last).clone()),
+                // Oldest first: go on above the newest.
+                false => ("createdAtGe", (*last).clone()),
+            };
+            window.retain(|(k, _)| *k != edge.0);
+            window.push(edge);
         }
         Ok(None)
     }

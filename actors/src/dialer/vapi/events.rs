@@ -4,6 +4,7 @@
 //! status updates and other types (transcripts, speech updates, tool calls, ...) are acknowledged without
 //! effect: they say nothing the driver could finish a call with.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -123,15 +124,15 @@ impl ServerMessage {
 }
 
 /// The platform event of an end-of-call report about a call Switchboard placed (its metadata names the
-/// call); `None` for every other message.
-pub fn platform_event(message: &ServerMessage) -> Option<PlatformEvent> {
+/// call); `None` for every other message. `now` is the machine's wall clock (see [`call_state`]).
+pub fn platform_event(message: &ServerMessage, now: DateTime<Utc>) -> Option<PlatformEvent> {
     let call = message.ended_call()?;
     Some(PlatformEvent {
         call_id: call.metadata_str(CALL_ID_KEY)?.to_owned(),
         request_id: call.metadata_str(REQUEST_ID_KEY).map(str::to_owned),
         platform_call_id: call.id.clone(),
         event_type: message.kind().to_owned(),
-        state: call_state(&call),
+        state: call_state(&call, now),
     })
 }
 
@@ -178,7 +179,7 @@ mod tests {
             call.artifact.unwrap().recording_location(),
             Some("https://r/x.wav")
         );
-        let event = platform_event(&message).unwrap();
+        let event = platform_event(&message, Utc::now()).unwrap();
         assert_eq!(event.call_id, "sb-1");
         assert_eq!(event.request_id.as_deref(), Some("r-1"));
         assert_eq!(event.platform_call_id, "c1");
@@ -196,7 +197,7 @@ mod tests {
         assert_eq!(update.kind(), "status-update");
         assert_eq!(update.call().unwrap().id, "c");
         assert!(update.ended_call().is_none());
-        assert!(platform_event(&update).is_none());
+        assert!(platform_event(&update, Utc::now()).is_none());
         let other =
             parse(br#"{"message":{"type":"speech-update","status":"started","role":"user"}}"#)
                 .unwrap()

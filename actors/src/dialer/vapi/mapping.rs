@@ -35,16 +35,25 @@ pub fn end_of(reason: &str) -> CallEnd {
     }
 }
 
-/// The driver's view of `call`: live until it has ended with its analysis (a conversation's verdict is
-/// in the structured data, which Vapi adds after the end), or ended in a way that needs none.
-pub fn call_state(call: &Call) -> PlatformCallState {
+/// How long after a conversation's end its analysis may still come. Vapi gives up on structured data after
+/// the plan's timeout (60 s); past this, a read takes the call as it is rather than wait for the call
+/// timeout.
+pub const ANALYSIS_GRACE_SECONDS: i64 = 300;
+
+/// The driver's view of `call` as read at `now` (the machine's wall clock: Vapi stamps its own times):
+/// live until it has ended with its analysis (a conversation's verdict is in the structured data, which
+/// Vapi adds after the end), or ended in a way that needs none, or ended so long ago that no analysis will
+/// come.
+pub fn call_state(call: &Call, now: DateTime<Utc>) -> PlatformCallState {
     if !call.has_ended() {
         return PlatformCallState::Live;
     }
     let reason = call.ended_reason.as_deref().unwrap_or_default();
     let end = end_of(reason);
     let analysis = call.analysis.clone().unwrap_or_default();
-    if end == CallEnd::Conversation && call.analysis.is_none() {
+    let given_up = parse_time(&call.ended_at)
+        .is_some_and(|ended| (now - ended).num_seconds() > ANALYSIS_GRACE_SECONDS);
+    if end == CallEnd::Conversation && call.analysis.is_none() && !given_up {
         return PlatformCallState::Live;
     }
     let artifact = call.artifact.clone().unwrap_or_default();
@@ -64,14 +73,15 @@ pub fn call_state(call: &Call) -> PlatformCallState {
     })))
 }
 
+fn parse_time(text: &Option<String>) -> Option<DateTime<Utc>> {
+    text.as_deref()
+        .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+        .map(|t| t.with_timezone(&Utc))
+}
+
 /// Whole seconds from `startedAt` to `endedAt`, rounded; 0 when the call never connected.
 fn duration_seconds(call: &Call) -> u32 {
-    let parse = |s: &Option<String>| {
-        s.as_deref()
-            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
-            .map(|t| t.with_timezone(&Utc))
-    };
-    match (parse(&call.started_at), parse(&call.ended_at)) {
+    match (parse_time(&call.started_at), parse_time(&call.ended_at)) {
         (Some(start), Some(end)) if end > start => {
             let ms = (end - start).num_milliseconds();
             u32::try_from((ms + 500) / 1000).unwrap_or(u32::MAX)

@@ -96,6 +96,12 @@ impl PlatformAdapter for VapiAdapter {
     fn read(&self, platform_call_id: &str) -> Option<PlatformFuture<PlatformCallState>> {
         let client = self.client.clone();
         let id = platform_call_id.to_owned();
-        Some(async move { client.get_call(&id).await.map(|call| call_state(&call)) }.boxed())
+        Some(
+            async move {
+                let call = client.get_call(&id).await?;
+                Ok(call_state(&call, Clock::system().now()))
+            }
+            .boxed(),
+        )
     }
 }

@@ -197,15 +197,21 @@ fn a_call_is_live_until_it_ended_with_its_analysis() {
         status: Some("in-progress".to_owned()),
         ..Call::default()
     };
-    assert_eq!(call_state(&live), PlatformCallState::Live);
+    let soon = "2026-03-02T15:13:30Z".parse().unwrap();
+    assert_eq!(call_state(&live, soon), PlatformCallState::Live);
     // A conversation's verdict is in the analysis, which Vapi adds after the end.
-    assert_eq!(
-        call_state(&ended("assistant-ended-call", None)),
-        PlatformCallState::Live
-    );
+    let unanalysed = ended("assistant-ended-call", None);
+    assert_eq!(call_state(&unanalysed, soon), PlatformCallState::Live);
     // A busy line needs none.
+    let busy = ended("customer-busy", None);
     assert!(matches!(
-        call_state(&ended("customer-busy", None)),
+        call_state(&busy, soon),
+        PlatformCallState::Ended(_)
+    ));
+    // Long after the end no analysis will come: the call is taken as it is.
+    let late = "2026-03-02T15:20:00Z".parse().unwrap();
+    assert!(matches!(
+        call_state(&unanalysed, late),
         PlatformCallState::Ended(_)
     ));
 }
@@ -220,7 +226,7 @@ fn an_ended_call_carries_answers_transcript_summary_duration_and_recording() {
                 .cloned(),
     };
     let PlatformCallState::Ended(result) =
-        call_state(&ended("assistant-ended-call", Some(analysis)))
+        call_state(&ended("assistant-ended-call", Some(analysis)), Utc::now())
     else {
         panic!("ended");
     };

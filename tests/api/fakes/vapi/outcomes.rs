@@ -18,6 +18,8 @@ pub enum Outcome {
     Simulated,
     /// A representative answers everything the simulator captures.
     Answered,
+    /// As [`Outcome::Answered`], and the call surfaced a matter for the follow-up leg.
+    AnsweredWithFollowUp,
     /// An answering machine (`voicemail`).
     Voicemail,
     /// The line is busy (`customer-busy`).
@@ -64,6 +66,13 @@ pub fn ending(outcome: &Outcome, body: &Value, schema: &SchemaDefinition, seed: 
             json!({"callOutcome": "not_found", "failureCode": code}),
         ),
         Outcome::Answered => from_report(simulate(body, schema, seed, Some(answering())), body),
+        Outcome::AnsweredWithFollowUp => {
+            let mut ending = from_report(simulate(body, schema, seed, Some(answering())), body);
+            ending
+                .structured_data
+                .insert("followUpNeeded".into(), Value::Bool(true));
+            ending
+        }
         Outcome::Simulated => from_report(simulate(body, schema, seed, None), body),
     }
 }
