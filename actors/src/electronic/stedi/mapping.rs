@@ -8,13 +8,15 @@
 use std::collections::BTreeMap;
 
 use switchboard_storage::{
-    AmountQualifier, BenefitKind, BenefitSource, ClaimElement, CoverageQualifier, ElectronicSource,
-    FieldRecord, FieldType, NetworkQualifier, PlanElement, SchemaDefinition,
+    AmountQualifier, BenefitKind, BenefitSource, CoverageQualifier, ElectronicSource, FieldRecord,
+    NetworkQualifier, PlanElement, SchemaDefinition,
 };
 
-use super::bodies::{
-    AaaError, BenefitsInformation, ClaimStatus, ClaimStatusResponse, EligibilityResponse,
-};
+use super::bodies::{AaaError, BenefitsInformation, EligibilityResponse};
+use super::claims::claim_property;
+pub use super::claims::{map_claim_status, status_value, CLAIM_STATUS_VALUES};
+pub use super::values::dollars;
+use super::values::{percent, typed, typed_amount};
 
 /// What an answer filled: values and, per field, the element behind it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -47,58 +49,6 @@ pub fn map_eligibility(
             _ => None,
         };
         if let Some((value, source)) = found {
-            mapped.captured.insert(field.name.clone(), value);
-            mapped.sources.insert(field.name.clone(), source);
-        }
-    }
-    Ok(settle_conditions(schema, mapped))
-}
-
-/// The fields a 277 fills, or why it fills none (the payer's rejection or an error status). With several
-/// claims, the one carrying the inquiry's claim number wins, else the first.
-pub fn map_claim_status(
-    schema: &SchemaDefinition,
-    response: &ClaimStatusResponse,
-    claim_number: Option<&str>,
-) -> Result<Mapped, String> {
-    if let Some(error) = response
-        .error_response
-        .as_ref()
-        .and_then(|e| e.errors.first())
-    {
-        return Err(rejection(error));
-    }
-    let statuses: Vec<&ClaimStatus> = response
-        .claims
-        .iter()
-        .filter_map(|c| c.claim_status.as_ref())
-        .collect();
-    let status = claim_number
-        .and_then(|n| {
-            statuses
-                .iter()
-                .find(|s| s.trading_partner_claim_number.as_deref() == Some(n))
-        })
-        .or(statuses.first())
-        .ok_or_else(|| "answered without a claim".to_owned())?;
-    let category = status.status_category_code.as_deref().unwrap_or_default();
-    if category.starts_with('E') {
-        return Err(format!(
-            "payer could not respond (status category {category})"
-        ));
-    }
-    // A claim the payer cannot find has a status and nothing else worth reporting.
-    let found = !matches!(category, "D0" | "A4");
-    let mut mapped = Mapped::default();
-    for field in &schema.fields {
-        let Some(ElectronicSource::Claim(element)) = schema.electronic.fields.get(&field.name)
-        else {
-            continue;
-        };
-        if !found && *element != ClaimElement::Status {
-            continue;
-        }
-        if let Some((value, source)) = claim_value(field, *element, status) {
             mapped.captured.insert(field.name.clone(), value);
             mapped.sources.insert(field.name.clone(), source);
         }
@@ -144,7 +94,7 @@ pub fn source_label(source: &ElectronicSource) -> String {
     }
 }
 
-fn rejection(error: &AaaError) -> String {
+pub(super) fn rejection(error: &AaaError) -> String {
     format!(
         "rejected: AAA {} {}",
         error.code.as_deref().unwrap_or("?"),
@@ -295,122 +245,9 @@ fn plan_value(
     Some((value, format!("planDateInformation.{property}")))
 }
 
-fn claim_property(element: ClaimElement) -> &'static str {
-    match element {
-        ClaimElement::Status => "statusCategoryCode",
-        ClaimElement::PaidAmount => "amountPaid",
-        ClaimElement::PaidDate => "paidDate",
-        ClaimElement::CheckNumber => "checkNumber",
-        ClaimElement::CheckIssueDate => "checkIssueDate",
-        ClaimElement::SubmittedAmount => "submittedAmount",
-        ClaimElement::PayerClaimNumber => "tradingPartnerClaimNumber",
-    }
-}
-
-fn claim_value(
-    field: &FieldRecord,
-    element: ClaimElement,
-    status: &ClaimStatus,
-) -> Option<(String, String)> {
-    let label = format!("claimStatus.{}", claim_property(element));
-    let value = match element {
-        ClaimElement::Status => {
-            let category = status.status_category_code.as_deref()?;
-            let value = typed(field, status_value(category)?)?;
-            return Some((value, format!("{label} {category}")));
-        }
-        ClaimElement::PaidAmount => typed_amount(field, status.amount_paid.as_deref()?)?,
-        ClaimElement::SubmittedAmount => typed_amount(field, status.submitted_amount.as_deref()?)?,
-        ClaimElement::PaidDate => typed(field, status.paid_date.as_deref()?)?,
-        ClaimElement::CheckIssueDate => typed(field, status.check_issue_date.as_deref()?)?,
-        ClaimElement::CheckNumber => typed(field, status.check_number.as_deref()?)?,
-        ClaimElement::PayerClaimNumber => {
-            typed(field, status.trading_partner_claim_number.as_deref()?)?
-        }
-    };
-    Some((value, label))
-}
-
-/// Every value [`status_value`] can give: a `multiple` field mapped to the claim status must allow one.
-pub const CLAIM_STATUS_VALUES: [&str; 6] = [
-    "PAID",
-    "DENIED",
-    "PENDING",
-    "IN_PROCESS",
-    "RETURNED_TO_PROVIDER",
-    "NOT_ON_FILE",
-];
-
-/// A claim status category (X12 code list 507) in Switchboard's claim-status vocabulary.
-pub fn status_value(category: &str) -> Option<&'static str> {
-    Some(match category {
-        "F1" => "PAID",
-        "F2" => "DENIED",
-        "P0" | "P1" | "P2" | "P3" | "P4" | "P5" => "PENDING",
-        "A0" | "A1" | "A2" | "A5" => "IN_PROCESS",
-        "A3" | "A6" | "A7" | "A8" => "RETURNED_TO_PROVIDER",
-        "A4" | "D0" => "NOT_ON_FILE",
-        _ => return None,
-    })
-}
-
-/// `value` if it suits the field: a `multiple` field takes only its allowed values, a boolean only
-/// `true`/`false`, a date only `YYYY-MM-DD`, a dollar field only an amount.
-fn typed(field: &FieldRecord, value: &str) -> Option<String> {
-    let ok = match field.field_type {
-        FieldType::Multiple => field
-            .allowed_values
-            .as_ref()
-            .is_some_and(|allowed| allowed.iter().any(|a| a == value)),
-        FieldType::Boolean => matches!(value, "true" | "false"),
-        FieldType::Date => chrono::NaiveDate::parse_from_str(value, "%Y-%m-%d").is_ok(),
-        FieldType::Dollar => dollars(value).is_some(),
-        FieldType::Alphanumeric => !value.trim().is_empty(),
-    };
-    ok.then(|| value.to_owned())
-}
-
-/// An amount for a dollar field (`1234.50`), or as written for a text field.
-fn typed_amount(field: &FieldRecord, raw: &str) -> Option<String> {
-    match field.field_type {
-        FieldType::Dollar => dollars(raw),
-        FieldType::Alphanumeric => dollars(raw).map(|d| format!("${d}")),
-        _ => None,
-    }
-}
-
-/// A decimal (`3200`, `5555.16`, `.5`) in the spec's dollar format, rounded to the cent.
-pub fn dollars(raw: &str) -> Option<String> {
-    let raw = raw.trim();
-    let (whole, fraction) = raw.split_once('.').unwrap_or((raw, ""));
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if (whole.is_empty() && fraction.is_empty()) || !digits(whole) || !digits(fraction) {
-        return None;
-    }
-    let whole: u64 = if whole.is_empty() {
-        0
-    } else {
-        whole.parse().ok()?
-    };
-    let padded = format!("{fraction:0<3}");
-    let thousandths: u64 = padded[..3].parse().ok()?;
-    let cents = whole.checked_mul(100)? + (thousandths + 5) / 10;
-    Some(format!("{}.{:02}", cents / 100, cents % 100))
-}
-
-/// A fraction (`.2`, `0.25`) as a percentage for a text field (`20%`).
-fn percent(field: &FieldRecord, raw: &str) -> Option<String> {
-    if field.field_type != FieldType::Alphanumeric {
-        return None;
-    }
-    // Rounded to whole percents: X12 sends `.2` for 20 %.
-    let hundredths = dollars(raw)?.replace('.', "").parse::<u64>().ok()?;
-    Some(format!("{hundredths}%"))
-}
-
 /// Drops conditional fields whose condition the answer does not settle: they are asked only when another
 /// field has a given value, and only the phone can tell when that value is not known electronically.
-fn settle_conditions(schema: &SchemaDefinition, mut mapped: Mapped) -> Mapped {
+pub(super) fn settle_conditions(schema: &SchemaDefinition, mut mapped: Mapped) -> Mapped {
     loop {
         let unsettled: Vec<String> = schema
             .fields

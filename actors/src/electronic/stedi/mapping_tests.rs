@@ -9,6 +9,7 @@ use switchboard_storage::{
 };
 
 use super::*;
+use crate::electronic::stedi::bodies::ClaimStatusResponse;
 
 fn field(name: &str, field_type: FieldType) -> FieldRecord {
     FieldRecord {

@@ -4,14 +4,17 @@
 //!
 //! `bodies.rs` holds the request and response shapes as Stedi's OpenAPI names them, `inquiry.rs` builds
 //! and checks an inquiry from the inputs, `client.rs` sends it (auth, bounded retries, timeout) and
-//! `mapping.rs` turns the answer into schema fields by the schema's declared mapping. This file routes: only
+//! `mapping.rs` turns the answer into schema fields by the schema's declared mapping (claim-status answers in
+//! `claims.rs`, values in the field's type in `values.rs`). This file routes: only
 //! payers marked electronic with a clearinghouse payer id, only schemas with a mapping, only inquiries the
 //! clearinghouse would accept; anything else is an answer that fills nothing.
 
 pub mod bodies;
+mod claims;
 pub mod client;
 pub mod inquiry;
 pub mod mapping;
+mod values;
 
 use std::sync::Arc;
 
