@@ -5,6 +5,8 @@
 //! migrate, bytes written by an earlier one: a record type bumps `VERSION` when its shape or encoding
 //! changes and teaches `upgrade` to read the older versions.
 
+use std::cell::RefCell;
+
 use serde::{de::DeserializeOwned, Serialize};
 
 use crate::StorageError;
@@ -31,6 +33,15 @@ pub(crate) trait Record: Serialize + DeserializeOwned {
 /// create and orchestration step pays for it.
 const LEVEL: i32 = 1;
 
+thread_local! {
+    // A zstd context costs an allocation of hundreds of kilobytes: one per thread, reused by every record,
+    // instead of one per record. Bulk frames record their size, so reading one allocates exactly once.
+    static COMPRESSOR: RefCell<zstd::bulk::Compressor<'static>> =
+        RefCell::new(zstd::bulk::Compressor::new(LEVEL).expect("zstd compression context"));
+    static DECOMPRESSOR: RefCell<zstd::bulk::Decompressor<'static>> =
+        RefCell::new(zstd::bulk::Decompressor::new().expect("zstd decompression context"));
+}
+
 pub(crate) fn encode<R: Record>(record: &R) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(128);
     bytes.push(R::VERSION);
@@ -38,7 +49,10 @@ pub(crate) fn encode<R: Record>(record: &R) -> Vec<u8> {
     if R::COMPRESSED {
         let json = serde_json::to_vec(record).expect("record serializes to JSON");
         // Compressing into memory fails only on allocation failure.
-        zstd::stream::copy_encode(json.as_slice(), &mut bytes, LEVEL).expect("zstd into memory");
+        let packed = COMPRESSOR
+            .with(|c| c.borrow_mut().compress(&json))
+            .expect("zstd into memory");
+        bytes.extend_from_slice(&packed);
     } else {
         serde_json::to_writer(&mut bytes, record).expect("record serializes to JSON");
     }
@@ -62,7 +76,12 @@ pub(crate) fn decode<R: Record>(bytes: &[u8]) -> Result<R, StorageError> {
         return R::upgrade(version, body);
     }
     if R::COMPRESSED {
-        let json = zstd::stream::decode_all(body).map_err(|e| StorageError::Corrupt {
+        let json = match zstd::bulk::Decompressor::upper_bound(body) {
+            Some(size) => DECOMPRESSOR.with(|d| d.borrow_mut().decompress(body, size)),
+            // A frame that does not record its size (a streaming encoder's) is read as a stream.
+            None => zstd::stream::decode_all(body),
+        }
+        .map_err(|e| StorageError::Corrupt {
             kind: R::KIND,
             reason: format!("zstd: {e}"),
         })?;
