@@ -13,10 +13,9 @@ use switchboard_storage::{Cursor, RequestRecord, RequestState, Scope};
 
 use super::ConsoleScope;
 use crate::errors::ApiError;
-use crate::routes::requests::list::parse_day;
-use crate::routes::requests::page_token;
+use crate::http::{page_token, parse_day};
 use crate::state::AppState;
-use crate::wire::{request_out, ReadKind};
+use crate::wire::{ReadKind, RequestOut};
 
 const DEFAULT_PAGE_SIZE: usize = 50;
 const MAX_PAGE_SIZE: usize = 500;
@@ -122,7 +121,11 @@ pub async fn list_requests(
     let counts = count_states(&state, &store_scope, &window, &filter)?;
 
     let read = state.read_context(&scope.account, ReadKind::List);
-    let requests: Vec<Value> = page.rows.iter().map(|r| request_out(r, &read)).collect();
+    let requests: Vec<RequestOut> = page
+        .rows
+        .iter()
+        .map(|r| RequestOut::new(r, &read))
+        .collect();
     let mut body = json!({
         "requests": requests,
         "countsByState": counts.by_state,

@@ -19,7 +19,7 @@ use serde_json::json;
 pub use scope::ConsoleScope;
 
 use crate::errors::ApiError;
-use crate::routes::resource;
+use crate::http::resource;
 use crate::state::AppState;
 
 /// Registers the console's pages, assets and JSON endpoints.
@@ -46,13 +46,14 @@ async fn index(req: HttpRequest) -> HttpResponse {
     )
 }
 
-/// `GET /console/config.json`: what the sign-in page needs before anyone has signed in. The product word
-/// names the `/v1/auth` headers (`{word}-API-Key`, `{word}-API-Secret`).
+/// `GET /console/config.json`: what the sign-in page needs before anyone has signed in. The auth header
+/// word names the `/v1/auth` headers (`{word}-API-Key`, `{word}-API-Secret`).
 async fn config(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header(("Cache-Control", "no-cache"))
         .json(json!({
             "productWord": state.product_word(),
+            "authHeaderWord": state.auth_header_word(),
             "adminEnabled": state.settings.server.admin_token.is_some(),
         }))
 }

@@ -1,3 +1,5 @@
+//! The router's own answers: 404 for an unmatched path, 405 for a wrong method on a known resource.
+
 use actix_web::{web, HttpRequest, HttpResponse, Resource};
 
 use crate::errors::{ApiError, Code};
