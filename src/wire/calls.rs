@@ -177,7 +177,7 @@ impl FirstCall {
             .find(|c| c.step_key == primary.key && c.outcome.is_some())?;
         let outcome = call.outcome.as_ref()?;
         let single = read.single();
-        let features = &read.account;
+        let account = read.account;
         Some(FirstCall {
             to: Some(e164(&call.to)),
             call_duration: Some(hh_mm_ss(outcome.duration_seconds)),
@@ -188,13 +188,13 @@ impl FirstCall {
             transcript_post_call: outcome
                 .transcript_post_call
                 .clone()
-                .filter(|_| single && features.has(Feature::TranscriptPostCall)),
+                .filter(|_| single && account.has(Feature::TranscriptPostCall)),
             recording_download_url: (single && outcome.recording)
                 .then(|| read.links.url(&call.id, read.now)),
             call_from_number: outcome
                 .from_number
                 .clone()
-                .filter(|_| features.has(Feature::CallFromNumber)),
+                .filter(|_| account.has(Feature::CallFromNumber)),
         })
     }
 }
