@@ -5,12 +5,14 @@
 //! walking that index. Each page walks at most [`MAX_SCAN`] index entries: a filter that matches little in
 //! a large window answers a short page with a `nextPageToken` to continue from, rather than a slow one.
 
+use std::collections::BTreeMap;
+
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
 use switchboard_storage::{Cursor, RequestRecord, RequestState, Scope};
 
+use super::out::{RequestPageOut, WindowOut};
 use super::ConsoleScope;
 use crate::errors::ApiError;
 use crate::http::{page_token, parse_day};
@@ -126,30 +128,30 @@ pub async fn list_requests(
         .iter()
         .map(|r| RequestOut::new(r, &read))
         .collect();
-    let mut body = json!({
-        "requests": requests,
-        "countsByState": counts.by_state,
-        "countsComplete": counts.complete,
-        "scanned": page.scanned,
-        "scanLimited": page.limited,
-        "window": match &window {
-            Window::Batch(batch) => json!({ "requestBatchId": batch }),
-            Window::Created { from, to } => json!({ "dateFrom": from.to_string(), "dateTo": to.to_string() }),
+    let token_window = match &window {
+        Window::Batch(_) => None,
+        Window::Created { from, to } => Some((*from, *to)),
+    };
+    let next_page_token = page
+        .next
+        .map(|cursor| page_token::encode(&state.signing_key, &query_key, &cursor, token_window));
+    Ok(HttpResponse::Ok().json(RequestPageOut {
+        requests,
+        counts_by_state: counts.by_state,
+        counts_complete: counts.complete,
+        scanned: page.scanned,
+        scan_limited: page.limited,
+        window: match window {
+            Window::Batch(batch) => WindowOut::Batch {
+                request_batch_id: batch,
+            },
+            Window::Created { from, to } => WindowOut::Created {
+                date_from: from.to_string(),
+                date_to: to.to_string(),
+            },
         },
-    });
-    if let Some(cursor) = page.next {
-        let token_window = match window {
-            Window::Batch(_) => None,
-            Window::Created { from, to } => Some((from, to)),
-        };
-        body["nextPageToken"] = json!(page_token::encode(
-            &state.signing_key,
-            &query_key,
-            &cursor,
-            token_window
-        ));
-    }
-    Ok(HttpResponse::Ok().json(body))
+        next_page_token,
+    }))
 }
 
 struct Page {
@@ -215,7 +217,7 @@ fn scan_page(
 }
 
 struct Counts {
-    by_state: Map<String, Value>,
+    by_state: BTreeMap<&'static str, u64>,
     complete: bool,
 }
 
@@ -250,7 +252,7 @@ fn count_states(
     let by_state = STATES
         .iter()
         .zip(counts)
-        .map(|(state, n)| (state.as_str().to_owned(), json!(n)))
+        .map(|(state, n)| (state.as_str(), n))
         .collect();
     Ok(Counts { by_state, complete })
 }

@@ -86,3 +86,46 @@ fn set(document: &mut Document, path: &str, method: &str, examples: &[(&str, Val
             .insert((*name).to_owned(), RefOr::T(example));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use crate::wire::{CreateIn, RequiredPayerInputsIn};
+
+    fn body_examples(document: &Value, path: &str) -> Vec<(String, Value)> {
+        let content =
+            &document["paths"][path]["post"]["requestBody"]["content"]["application/json"];
+        content["examples"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(name, example)| (name.clone(), example["value"].clone()))
+            .collect()
+    }
+
+    #[test]
+    fn the_examples_are_the_shapes_the_endpoints_read() {
+        let words = super::super::Words {
+            product: "Switchboard".into(),
+            auth_header: "Switchboard".into(),
+            lookup_source: "switchboard".into(),
+        };
+        let document: Value = serde_json::from_str(&super::super::render(&words)).unwrap();
+        let creates = body_examples(&document, "/v1/requests");
+        assert_eq!(creates.len(), 2);
+        for (name, example) in creates {
+            let body: CreateIn = serde_json::from_value(example).unwrap();
+            match (name.as_str(), body) {
+                ("single", CreateIn::Single(item)) => assert!(item.internal_id.is_some()),
+                ("batch", CreateIn::Batch(batch)) => assert_eq!(batch.requests.len(), 2),
+                (name, body) => panic!("example {name} reads as {body:?}"),
+            }
+        }
+        let path = "/v1/schemas/{schemaId}/required-payer-inputs";
+        for (_, example) in body_examples(&document, path) {
+            let body: RequiredPayerInputsIn = serde_json::from_value(example).unwrap();
+            assert!(!body.payer_names.is_empty());
+        }
+    }
+}

@@ -34,6 +34,7 @@ pub struct CreateRequestIn {
     pub webhook_url: Option<String>,
     /// Dial the matched payer number instead of the supplied one (payer phone number lookup only).
     #[serde(default)]
+    #[schema(default = false)]
     pub use_matched_payer_phone: bool,
     /// Correlation ID and idempotency key: a reused value returns the original request and creates nothing.
     #[schema(nullable = false)]
@@ -43,9 +44,11 @@ pub struct CreateRequestIn {
     pub internal_tag: Option<String>,
     /// Calls are handled only by the automated voice agent.
     #[serde(default)]
+    #[schema(default = false)]
     pub ai_only: bool,
     /// Phone handling is restricted to US-based agents.
     #[serde(default)]
+    #[schema(default = false)]
     pub onshore_only: bool,
 }
 
