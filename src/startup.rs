@@ -113,9 +113,8 @@ impl Application {
         let admin_enabled = settings.server.admin_token.is_some();
         let fault_injection = settings.server.fault_injection;
         let app_state = state.clone();
-        let document = web::Data::new(routes::ApiDocument(openapi::render(&openapi::Words::of(
-            &settings.server,
-        ))));
+        let document = openapi::render(&openapi::Words::of(&settings.server));
+        let document = web::Data::new(routes::ApiDocument(document.into()));
         let server = HttpServer::new(move || {
             App::new()
                 .wrap_fn(middleware::guard)

@@ -1,9 +1,8 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use serde_json::Value;
 use switchboard_storage::StorageError;
 
-use crate::wire::ErrorOut;
+use crate::wire::{ErrorOut, InvalidInputsOut};
 
 /// The machine codes of the standard envelope, each with its HTTP status. One table, so a code can never
 /// be answered with two different statuses.
@@ -113,7 +112,7 @@ pub enum ApiError {
         /// Message for the client.
         message: String,
         /// Structured detail (only `INVALID_INPUTS` carries one).
-        details: Option<Value>,
+        details: Option<InvalidInputsOut>,
     },
     /// An unexpected failure. The cause is logged, never sent.
     #[error("internal error")]
@@ -219,11 +218,14 @@ mod tests {
         let detailed = ApiError::Client {
             code: Code::InvalidInputs,
             message: "m".into(),
-            details: Some(json!({"missingInputs": []})),
+            details: Some(InvalidInputsOut {
+                missing_inputs: vec!["memberId".into()],
+                invalid_inputs: Default::default(),
+            }),
         };
         assert_eq!(
             serde_json::to_value(detailed.body()).unwrap()["details"],
-            json!({"missingInputs": []})
+            json!({"missingInputs": ["memberId"], "invalidInputs": {}})
         );
     }
 

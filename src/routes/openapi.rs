@@ -3,10 +3,11 @@
 //! (`crate::openapi`) and handed over as app data.
 
 use actix_web::http::header::{self, ContentType};
-use actix_web::{web, HttpResponse};
+use actix_web::web::{self, Bytes};
+use actix_web::HttpResponse;
 
 /// The served document, rendered once at start-up.
-pub struct ApiDocument(pub String);
+pub struct ApiDocument(pub Bytes);
 
 /// The self-contained reference page (no external assets).
 const REFERENCE: &str = include_str!("../openapi/reference.html");

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::Value;
 use utoipa::ToSchema;
 
 /// The standard error envelope: the body of every non-2xx answer except the bearer-token 401
@@ -24,12 +23,12 @@ pub struct ErrorOut {
     pub message: String,
     /// The two buckets of an `INVALID_INPUTS` answer.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<InvalidInputsOut>, nullable = false)]
-    pub details: Option<Value>,
+    #[schema(nullable = false)]
+    pub details: Option<InvalidInputsOut>,
 }
 
 /// `details` of an `INVALID_INPUTS` envelope (7.4). Both buckets can be populated at once.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InvalidInputsOut {
     /// Required input keys that are absent, `null`, empty or whitespace-only; sorted.
