@@ -3,12 +3,14 @@
 //! converted here, so the on-disk format and the wire format evolve separately. The OpenAPI document
 //! (`crate::openapi`) is derived from these types.
 
+mod call_trace;
 mod calls;
 mod create;
 mod deliveries;
 mod errors;
 mod listing;
 mod lookup;
+mod outcome;
 mod read;
 mod request;
 mod schemas;
@@ -16,9 +18,8 @@ mod service;
 mod time;
 mod webhook;
 
-pub use calls::{
-    AttemptOut, CallStepErrorOut, CallStepOut, ContributingCallOut, DispositionOut, StepStateOut,
-};
+pub use call_trace::{CallStepErrorOut, CallStepOut, ContributingCallOut, StepStateOut};
+pub use calls::{AttemptOut, DispositionOut};
 pub use create::{
     BatchCreatedOut, BatchEntryOut, CreateBatchIn, CreateIn, CreateOut, CreateRequestIn,
     CreatedOut, InputValueIn,
@@ -27,8 +28,9 @@ pub use deliveries::{WebhookAttemptOut, WebhookDeliveryOut};
 pub use errors::{AuthErrorCodeOut, AuthErrorOut, ErrorOut, InvalidInputsOut, TokenErrorOut};
 pub use listing::RequestListOut;
 pub use lookup::{PayerLookupOut, OTHER_LOOKUP_SOURCES};
+pub use outcome::{DataCompletenessOut, FailureOut, ModalityOut, RequestStateOut};
 pub use read::{ReadContext, ReadKind};
-pub use request::{DataCompletenessOut, FailureOut, ModalityOut, RequestOut, RequestStateOut};
+pub use request::RequestOut;
 pub use schemas::{
     FieldListOut, PayerInputsOut, PayerMatchOut, PayerUnresolvedOut, RequiredInputsOut,
     RequiredPayerInputsIn, RequiredPayerInputsOut, ResultsFieldOut, SchemaDetailOut, SchemaListOut,

@@ -7,8 +7,10 @@ use serde::Serialize;
 use switchboard_storage::{Feature, Modality, RequestRecord, RequestState, RunRecord};
 use utoipa::ToSchema;
 
-use super::calls::{self, AttemptOut, CallStepOut, ContributingCallOut, FirstCall};
+use super::call_trace::{CallStepOut, ContributingCallOut, Tracing};
+use super::calls::{self, AttemptOut, FirstCall};
 use super::lookup::PayerLookupOut;
+use super::outcome::{DataCompletenessOut, FailureOut, ModalityOut, RequestStateOut};
 use super::{format_timestamp, ReadContext};
 
 /// A request as the read endpoints show it (2.4). Response objects can gain keys over time: ignore
@@ -121,94 +123,6 @@ pub struct RequestOut {
     pub result_sources: Option<BTreeMap<String, u32>>,
 }
 
-/// A request's state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum RequestStateOut {
-    /// Queued or running.
-    Processing,
-    /// Every field obtained.
-    Success,
-    /// Some fields obtained.
-    Partial,
-    /// Nothing usable obtained; see `error`.
-    Failure,
-}
-
-impl From<RequestState> for RequestStateOut {
-    fn from(state: RequestState) -> RequestStateOut {
-        match state {
-            RequestState::Processing => RequestStateOut::Processing,
-            RequestState::Success => RequestStateOut::Success,
-            RequestState::Partial => RequestStateOut::Partial,
-            RequestState::Failure => RequestStateOut::Failure,
-        }
-    }
-}
-
-/// How a result was obtained.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ModalityOut {
-    /// Electronically only.
-    DigitalOnly,
-    /// By phone only.
-    PhoneOnly,
-    /// Electronically, completed by phone.
-    DigitalPlusPhone,
-}
-
-impl From<Modality> for ModalityOut {
-    fn from(modality: Modality) -> ModalityOut {
-        match modality {
-            Modality::DigitalOnly => ModalityOut::DigitalOnly,
-            Modality::PhoneOnly => ModalityOut::PhoneOnly,
-            Modality::DigitalPlusPhone => ModalityOut::DigitalPlusPhone,
-        }
-    }
-}
-
-/// How complete an electronic-only result is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DataCompletenessOut {
-    /// What the payer's eligibility service answers.
-    Minimum,
-    /// Reserved.
-    Enhanced,
-    /// Reserved.
-    Complete,
-}
-
-/// Why a request ended in `FAILURE` (2.7).
-#[derive(Clone, Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct FailureOut {
-    /// `NOT_FOUND`: the payer could not find what was asked about; `SYSTEM_ERROR`: any other failure.
-    #[schema(examples("NOT_FOUND", "SYSTEM_ERROR"))]
-    pub error_category: String,
-    /// Open-ended (7.3): treat an unknown code as `OTHER`; never construct codes from field names.
-    #[schema(examples(
-        "IVR_FAILURE",
-        "PAYER_REFUSAL",
-        "MEMBER_NOT_FOUND",
-        "PHONE_NUMBER_INCORRECT"
-    ))]
-    pub error_code: String,
-    /// Human-readable; wording may change, dispatch on `errorCode`.
-    pub error_message: String,
-}
-
-impl From<&switchboard_storage::FailureRecord> for FailureOut {
-    fn from(error: &switchboard_storage::FailureRecord) -> FailureOut {
-        FailureOut {
-            error_category: error.category.clone(),
-            error_code: error.code.clone(),
-            error_message: error.message.clone(),
-        }
-    }
-}
-
 impl RequestOut {
     /// The request as `read` shows it.
     pub fn new(record: &RequestRecord, read: &ReadContext<'_>) -> RequestOut {
@@ -249,9 +163,9 @@ impl RequestOut {
             .then(|| run.map(calls::attempt_details).unwrap_or_default());
         let tracing = match run {
             Some(run) if record.state.is_terminal() && read.single() => {
-                calls::Tracing::of(record, run, read)
+                Tracing::of(record, run, read)
             }
-            _ => calls::Tracing::default(),
+            _ => Tracing::default(),
         };
         RequestOut {
             request_id: record.id.clone(),

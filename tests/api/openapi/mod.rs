@@ -124,6 +124,14 @@ async fn the_document_names_the_deployment_words() {
     let source = &document["components"]["schemas"]["PayerLookupOut"]["properties"]
         ["phoneNumberSource"]["enum"];
     assert_eq!(source, &json!(["switchboard", "phoneBook", "input"]));
+    for (path, _, operation) in operations(&document) {
+        if path.starts_with("/v1/calls") || path.starts_with("/v1/scripts") {
+            assert_eq!(operation["deprecated"], true, "{path}");
+            assert!(operation["responses"].get("410").is_some(), "{path}");
+        }
+    }
+    let webhook = &document["webhooks"]["requestTerminal"]["post"];
+    assert_eq!(webhook["parameters"][0]["name"], "X-Webhook-Signature");
 
     let mut config = TestConfig::default();
     config
