@@ -23,7 +23,9 @@ use crate::routes::{client_api, Access, RETIRED};
 pub(super) fn add(document: &mut Document) {
     document.security = Some(vec![SecurityRequirement::new(BEARER, Vec::<String>::new())]);
     for endpoint in client_api() {
-        let operation = with_shared_answers(endpoint.operation, &endpoint.path, endpoint.access);
+        let mut operation = endpoint.operation;
+        operation.tags = Some(vec![endpoint.tag.to_owned()]);
+        let operation = with_shared_answers(operation, &endpoint.path, endpoint.access);
         document
             .paths
             .add_path_operation(&endpoint.path, vec![endpoint.method], operation);

@@ -9,7 +9,7 @@ use crate::wire::{AuthErrorOut, TokenOut};
 ///
 /// Send the key and secret in the two credential headers (see the `apiKey` and `apiSecret` security
 /// schemes); use the token as `Authorization: Bearer <token>` on every other `/v1` endpoint.
-#[utoipa::path(get, path = "/v1/auth", tag = "Authentication", operation_id = "getToken",
+#[utoipa::path(get, path = "/v1/auth", operation_id = "getToken",
     responses(
         (status = 200, description = "A bearer token valid for 1 hour.", body = TokenOut),
         (status = 401, description = "Key or secret missing or wrong: `{error}` only.", body = AuthErrorOut,

@@ -9,7 +9,7 @@ use crate::wire::{ErrorOut, HealthOut, ReadyOut};
 /// Liveness probe
 ///
 /// 200 as soon as the HTTP listener is up. No authentication.
-#[utoipa::path(get, path = "/healthz", tag = "Health", operation_id = "healthz",
+#[utoipa::path(get, path = "/healthz", operation_id = "healthz",
     responses((status = 200, description = "The listener is up.", body = HealthOut)))]
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(HealthOut { status: "ok" })
@@ -18,7 +18,7 @@ pub async fn healthz() -> HttpResponse {
 /// Readiness probe
 ///
 /// 200 once stored work has been recovered and the actors are running. No authentication.
-#[utoipa::path(get, path = "/readyz", tag = "Health", operation_id = "readyz",
+#[utoipa::path(get, path = "/readyz", operation_id = "readyz",
     responses(
         (status = 200, description = "Stored work is recovered and the actors are running.", body = ReadyOut),
         (status = 503, description = "`NOT_READY`: still recovering stored work after start-up.", body = ErrorOut,

@@ -25,32 +25,39 @@ pub(crate) use table::{Access, Endpoint};
 pub(crate) fn client_api() -> Vec<Endpoint> {
     use Access::{Bearer, Credentials, Open};
     vec![
-        Endpoint::of::<health::__path_healthz>(Open, || web::route().to(health::healthz)),
-        Endpoint::of::<health::__path_readyz>(Open, || web::route().to(health::readyz)),
-        Endpoint::of::<auth::__path_get_token>(Credentials, || web::route().to(auth::get_token)),
-        Endpoint::of::<schemas::list::__path_list_schemas>(Bearer, || {
+        Endpoint::of::<health::__path_healthz>("Health", Open, || web::route().to(health::healthz)),
+        Endpoint::of::<health::__path_readyz>("Health", Open, || web::route().to(health::readyz)),
+        Endpoint::of::<auth::__path_get_token>("Authentication", Credentials, || {
+            web::route().to(auth::get_token)
+        }),
+        Endpoint::of::<schemas::list::__path_list_schemas>("Schemas", Bearer, || {
             web::route().to(schemas::list::list_schemas)
         }),
-        Endpoint::of::<schemas::get::__path_get_schema>(Bearer, || {
+        Endpoint::of::<schemas::get::__path_get_schema>("Schemas", Bearer, || {
             web::route().to(schemas::get::get_schema)
         }),
-        Endpoint::of::<schemas::required_inputs::__path_get_required_inputs>(Bearer, || {
-            web::route().to(schemas::required_inputs::get_required_inputs)
-        }),
+        Endpoint::of::<schemas::required_inputs::__path_get_required_inputs>(
+            "Schemas",
+            Bearer,
+            || web::route().to(schemas::required_inputs::get_required_inputs),
+        ),
         Endpoint::of::<schemas::required_payer_inputs::__path_required_payer_inputs>(
+            "Schemas",
             Bearer,
             || web::route().to(schemas::required_payer_inputs::required_payer_inputs),
         ),
-        Endpoint::of::<requests::list::__path_list_requests>(Bearer, || {
+        Endpoint::of::<requests::list::__path_list_requests>("Requests", Bearer, || {
             web::route().to(requests::list::list_requests)
         }),
-        Endpoint::of::<requests::create::__path_create_requests>(Bearer, || {
+        Endpoint::of::<requests::create::__path_create_requests>("Requests", Bearer, || {
             web::route().to(requests::create::create_requests)
         }),
-        Endpoint::of::<requests::get::__path_get_request>(Bearer, || {
+        Endpoint::of::<requests::get::__path_get_request>("Requests", Bearer, || {
             web::route().to(requests::get::get_request)
         }),
-        Endpoint::of::<recordings::__path_download>(Open, || web::route().to(recordings::download)),
+        Endpoint::of::<recordings::__path_download>("Recordings", Open, || {
+            web::route().to(recordings::download)
+        }),
     ]
 }
 

@@ -18,7 +18,7 @@ pub struct LinkQuery {
 /// Download a call recording
 ///
 /// The audio behind a signed `recordingDownloadUrl`. The link itself is the credential: no bearer token.
-#[utoipa::path(get, path = "/v1/recordings/{callId}", tag = "Recordings", operation_id = "downloadRecording",
+#[utoipa::path(get, path = "/v1/recordings/{callId}", operation_id = "downloadRecording",
     params(
         ("callId" = String, Path, description = "The call's opaque id."),
         ("expires" = i64, Query, description = "Expiry of the link (Unix seconds), as signed."),

@@ -27,6 +27,8 @@ pub struct Endpoint {
     pub method: HttpMethod,
     /// Who may call it.
     pub access: Access,
+    /// The document's group.
+    pub tag: &'static str,
     /// Its documentation, from the handler's `#[utoipa::path]`.
     pub operation: Operation,
     handler: fn() -> Route,
@@ -35,13 +37,18 @@ pub struct Endpoint {
 impl Endpoint {
     /// The operation documented by `P`, served by `handler` (a route without a method guard: the
     /// documented method becomes the guard).
-    pub fn of<P: utoipa::Path>(access: Access, handler: fn() -> Route) -> Endpoint {
+    pub fn of<P: utoipa::Path>(
+        tag: &'static str,
+        access: Access,
+        handler: fn() -> Route,
+    ) -> Endpoint {
         let mut methods = P::methods();
         assert_eq!(methods.len(), 1, "{} documents one method", P::path());
         Endpoint {
             path: P::path(),
             method: methods.remove(0),
             access,
+            tag,
             operation: P::operation(),
             handler,
         }

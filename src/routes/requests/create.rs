@@ -22,7 +22,7 @@ use crate::wire::{BatchCreatedOut, BatchEntryOut, CreateIn, CreateOut, CreatedOu
 /// One request (200 with its ids) or a batch under `requests` (200 / 207 / 400 / 500 with per-entry results
 /// in input order). Successful entries are written and flushed before the answer; rejected ones leave no
 /// trace. A reused `internalId` returns the original request and creates nothing.
-#[utoipa::path(post, path = "/v1/requests", tag = "Requests", operation_id = "createRequests",
+#[utoipa::path(post, path = "/v1/requests", operation_id = "createRequests",
     request_body = CreateIn,
     responses(
         (status = 200, description = "Single: the created (or replayed) request. Batch: every entry created.", body = CreateOut),

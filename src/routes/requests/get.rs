@@ -11,7 +11,7 @@ use crate::wire::{ErrorOut, ReadKind, RequestOut};
 /// Read one request
 ///
 /// One request of the caller's account and environment; any other id is 404 `REQUEST_NOT_FOUND`.
-#[utoipa::path(get, path = "/v1/requests/{requestId}", tag = "Requests", operation_id = "getRequest",
+#[utoipa::path(get, path = "/v1/requests/{requestId}", operation_id = "getRequest",
     params(("requestId" = String, Path, description = "The request ID.")),
     responses(
         (status = 200, description = "The request.", body = RequestOut),

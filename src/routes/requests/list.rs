@@ -28,7 +28,7 @@ pub struct ListQuery {
 /// List requests
 ///
 /// The caller's requests by creation date window or by batch, newest first, keyset-paginated.
-#[utoipa::path(get, path = "/v1/requests", tag = "Requests", operation_id = "listRequests",
+#[utoipa::path(get, path = "/v1/requests", operation_id = "listRequests",
     params(
         ("dateFrom" = Option<String>, Query, format = Date, description = "First creation day (`YYYY-MM-DD`, UTC), inclusive. Default: today. Ignored with `requestBatchId`."),
         ("dateTo" = Option<String>, Query, format = Date, description = "Last creation day (`YYYY-MM-DD`, UTC), exclusive. Default: tomorrow. Ignored with `requestBatchId`."),

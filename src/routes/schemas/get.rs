@@ -9,7 +9,7 @@ use crate::wire::{ErrorOut, SchemaDetailOut};
 /// Field inventory of a schema
 ///
 /// Every field the schema's latest version can put in `results`.
-#[utoipa::path(get, path = "/v1/schemas/{schemaId}", tag = "Schemas", operation_id = "getSchema",
+#[utoipa::path(get, path = "/v1/schemas/{schemaId}", operation_id = "getSchema",
     params(("schemaId" = String, Path, max_length = 1500, pattern = r"^[^_./][^/]*$", example = "claim-status-basic", description = "Non-blank, at most 1500 characters, no `/`, not starting with `_` or `.`; otherwise 400 `INVALID_REQUEST`.")),
     responses(
         (status = 200, description = "The schema's latest version.", body = SchemaDetailOut),

@@ -8,7 +8,7 @@ use crate::wire::{SchemaListOut, SchemaRowOut};
 /// List the account's schemas
 ///
 /// The account's schemas, without retired or hidden ones, sorted by id.
-#[utoipa::path(get, path = "/v1/schemas", tag = "Schemas", operation_id = "listSchemas",
+#[utoipa::path(get, path = "/v1/schemas", operation_id = "listSchemas",
     responses((status = 200, description = "The account's usable schemas.", body = SchemaListOut)))]
 #[tracing::instrument(name = "list_schemas", skip_all, fields(account = %caller.account.id))]
 pub async fn list_schemas(

@@ -11,7 +11,7 @@ use crate::wire::{ErrorOut, FieldListOut, RequiredInputsOut};
 const PHONE_NUMBER: &str = "phoneNumber";
 
 /// Input keys a schema requires and accepts
-#[utoipa::path(get, path = "/v1/schemas/{schemaId}/required-inputs", tag = "Schemas",
+#[utoipa::path(get, path = "/v1/schemas/{schemaId}/required-inputs",
     operation_id = "getRequiredInputs",
     params(("schemaId" = String, Path, max_length = 1500, pattern = r"^[^_./][^/]*$", example = "claim-status-basic", description = "Non-blank, at most 1500 characters, no `/`, not starting with `_` or `.`; otherwise 400 `INVALID_REQUEST`.")),
     responses(

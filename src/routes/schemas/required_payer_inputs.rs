@@ -19,7 +19,7 @@ const MAX_PAYER_NAMES: usize = 50;
 ///
 /// Resolves each payer name, in order and 1:1, to the extra inputs that payer requires. A name that cannot
 /// be resolved is an error entry, never a failure of the whole call.
-#[utoipa::path(post, path = "/v1/schemas/{schemaId}/required-payer-inputs", tag = "Schemas",
+#[utoipa::path(post, path = "/v1/schemas/{schemaId}/required-payer-inputs",
     operation_id = "getRequiredPayerInputs",
     params(("schemaId" = String, Path, max_length = 1500, pattern = r"^[^_./][^/]*$", example = "claim-status-basic", description = "Non-blank, at most 1500 characters, no `/`, not starting with `_` or `.`; otherwise 400 `INVALID_REQUEST`.")),
     request_body = RequiredPayerInputsIn,

@@ -124,7 +124,18 @@ async fn the_document_names_the_deployment_words() {
     let source = &document["components"]["schemas"]["PayerLookupOut"]["properties"]
         ["phoneNumberSource"]["enum"];
     assert_eq!(source, &json!(["switchboard", "phoneBook", "input"]));
+    let tags: Vec<&Value> = document["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["name"])
+        .collect();
     for (path, _, operation) in operations(&document) {
+        let tag = &operation["tags"][0];
+        assert!(
+            tags.contains(&tag),
+            "{path} is grouped under a declared tag: {tag}"
+        );
         if path.starts_with("/v1/calls") || path.starts_with("/v1/scripts") {
             assert_eq!(operation["deprecated"], true, "{path}");
             assert!(operation["responses"].get("410").is_some(), "{path}");
