@@ -102,6 +102,23 @@ mod tests {
     }
 
     #[test]
+    fn every_endpoint_of_the_route_table_is_documented_with_its_method_and_tag() {
+        let document: Value = serde_json::from_str(&render(&words())).unwrap();
+        let endpoints = crate::routes::client_api();
+        assert!(endpoints.len() >= 11, "{} endpoints", endpoints.len());
+        for endpoint in endpoints {
+            let method = serde_json::to_value(&endpoint.method).unwrap();
+            let operation = &document["paths"][&endpoint.path][method.as_str().unwrap()];
+            assert!(
+                operation.is_object(),
+                "{method} {} is documented",
+                endpoint.path
+            );
+            assert_eq!(operation["tags"][0], endpoint.tag);
+        }
+    }
+
+    #[test]
     fn every_reference_resolves() {
         let document: Value = serde_json::from_str(&render(&words())).unwrap();
         if let Ok(path) = std::env::var("SWITCHBOARD_DUMP_OPENAPI") {
