@@ -12,9 +12,10 @@ use utoipa::OpenApi;
 
 use crate::configuration::ServerSettings;
 use crate::wire::{
-    AuthErrorOut, BatchCreatedOut, CreateIn, CreateOut, ErrorOut, HealthOut, ReadyOut,
-    RequestListOut, RequestOut, RequiredInputsOut, RequiredPayerInputsIn, RequiredPayerInputsOut,
-    SchemaDetailOut, SchemaListOut, TokenErrorOut, TokenOut, WebhookPayloadOut,
+    AuthErrorOut, BatchCreatedOut, CreateIn, CreateOut, CreateRejectedOut, ErrorOut, HealthOut,
+    ReadyOut, RequestListOut, RequestOut, RequiredInputsOut, RequiredPayerInputsIn,
+    RequiredPayerInputsOut, SchemaDetailOut, SchemaListOut, TokenErrorOut, TokenOut,
+    WebhookPayloadOut,
 };
 
 /// The deployment's words, as the document shows them.
@@ -60,7 +61,7 @@ impl Words {
     components(schemas(
         HealthOut, ReadyOut, TokenOut, AuthErrorOut, TokenErrorOut, ErrorOut, SchemaListOut,
         SchemaDetailOut, RequiredInputsOut, RequiredPayerInputsIn, RequiredPayerInputsOut, CreateIn,
-        CreateOut, BatchCreatedOut, RequestOut, RequestListOut, WebhookPayloadOut,
+        CreateOut, CreateRejectedOut, BatchCreatedOut, RequestOut, RequestListOut, WebhookPayloadOut,
     )),
 )]
 struct Base;

@@ -132,6 +132,17 @@ pub enum CreateIn {
     Batch(CreateBatchIn),
 }
 
+/// What a `400` or `500` of `POST /v1/requests` carries: the envelope, or for a batch the entries with
+/// their envelopes (every entry failed, or an entry failed on the server side).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum CreateRejectedOut {
+    /// The whole POST failed.
+    Envelope(ErrorOut),
+    /// A batch, answered per entry.
+    Batch(BatchCreatedOut),
+}
+
 /// What a `200` of `POST /v1/requests` carries: the single answer, or every batch entry created.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(untagged)]

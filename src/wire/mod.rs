@@ -21,8 +21,8 @@ mod webhook;
 pub use call_trace::{CallStepErrorOut, CallStepOut, ContributingCallOut, StepStateOut};
 pub use calls::{AttemptOut, DispositionOut};
 pub use create::{
-    BatchCreatedOut, BatchEntryOut, CreateBatchIn, CreateIn, CreateOut, CreateRequestIn,
-    CreatedOut, InputValueIn,
+    BatchCreatedOut, BatchEntryOut, CreateBatchIn, CreateIn, CreateOut, CreateRejectedOut,
+    CreateRequestIn, CreatedOut, InputValueIn,
 };
 pub use deliveries::{WebhookAttemptOut, WebhookDeliveryOut};
 pub use errors::{AuthErrorCodeOut, AuthErrorOut, ErrorOut, InvalidInputsOut, TokenErrorOut};

@@ -15,7 +15,9 @@ use crate::auth::Caller;
 use crate::errors::{ApiError, Code};
 use crate::intake::{prepare_entry, EntryMode, Prepared, SchemaMemo};
 use crate::state::AppState;
-use crate::wire::{BatchCreatedOut, BatchEntryOut, CreateIn, CreateOut, CreatedOut, ErrorOut};
+use crate::wire::{
+    BatchCreatedOut, BatchEntryOut, CreateIn, CreateOut, CreateRejectedOut, CreatedOut, ErrorOut,
+};
 
 /// Create one request or a batch
 ///
@@ -27,9 +29,16 @@ use crate::wire::{BatchCreatedOut, BatchEntryOut, CreateIn, CreateOut, CreatedOu
     responses(
         (status = 200, description = "Single: the created (or replayed) request. Batch: every entry created.", body = CreateOut),
         (status = 207, description = "Batch only: at least one entry created and at least one rejected with a client error.", body = BatchCreatedOut),
-        (status = 400, description = "Single: `INVALID_REQUEST` (body not JSON or not an object, `schemaId`/`inputs` missing, empty `requests`, bad `webhookUrl`, scheduling capacity exceeded), `INVALID_INPUTS` (with `details`) or `PAYER_NOT_FOUND`. Batch: every entry failed, `{requests: [...]}` with each entry's envelope.", body = ErrorOut),
+        (status = 400, description = "Single: `INVALID_REQUEST` (body not JSON or not an object, `schemaId`/`inputs` missing, empty `requests`, bad `webhookUrl`, scheduling capacity exceeded), `INVALID_INPUTS` (with `details`) or `PAYER_NOT_FOUND`. Batch: every entry failed, `{requests: [...]}` with each entry's envelope.", body = CreateRejectedOut,
+            examples(
+                ("INVALID_INPUTS" = (value = json!({ "error": "INVALID_INPUTS",
+                    "message": "Input validation failed: missing required inputs: memberId",
+                    "details": { "missingInputs": ["memberId"], "invalidInputs": {} } }))),
+                ("PAYER_NOT_FOUND" = (value = json!({ "error": "PAYER_NOT_FOUND",
+                    "message": "Payer 'Acme Health' matched no known payer" }))),
+            )),
         (status = 404, description = "Single only: `SCHEMA_NOT_FOUND`; or `ACCOUNT_NOT_FOUND`.", body = ErrorOut),
-        (status = 500, description = "`INTERNAL_ERROR` or `PAYER_LOOKUP_FAILURE`. A batch may instead answer `{requests: [...]}`: check for a `requests` key; its successful entries are real requests.", body = ErrorOut),
+        (status = 500, description = "`INTERNAL_ERROR` or `PAYER_LOOKUP_FAILURE`. A batch may instead answer `{requests: [...]}`: check for a `requests` key; its successful entries are real requests.", body = CreateRejectedOut),
     ))]
 #[tracing::instrument(name = "create_requests", skip_all, fields(account = %caller.account.id, environment = caller.environment.as_str()))]
 pub async fn create_requests(

@@ -119,6 +119,16 @@ async fn real_answers_of_every_scenario_validate_against_the_derived_schemas() {
         &answer,
         "mixed batch create",
     );
+    let failed = json!({ "requests": [{ "schemaId": SCHEMA, "inputs": bad.clone() }] });
+    let (status, answer) = call(&app, Method::POST, "/v1/requests", &token, Some(&failed)).await;
+    assert_eq!(status, 400, "{answer}");
+    check.answer(
+        "/v1/requests",
+        "post",
+        status,
+        &answer,
+        "batch whose every entry failed",
+    );
     let single = json!({ "schemaId": SCHEMA, "inputs": bad });
     let (status, answer) = call(&app, Method::POST, "/v1/requests", &token, Some(&single)).await;
     assert_eq!(
