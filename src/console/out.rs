@@ -83,3 +83,45 @@ pub struct HolidayOut {
     pub date: String,
     pub name: &'static str,
 }
+
+/// `GET /console/api/requests/{requestId}/voice`: the request's calls as the voice platform sees them.
+#[derive(Serialize)]
+pub struct VoiceOut<'a> {
+    /// The platform calls go to, `null` for the simulator.
+    pub platform: Option<&'static str>,
+    pub calls: Vec<PlatformCallOut<'a>>,
+    pub waiting: Vec<WaitingOut>,
+    /// `null` without call limits.
+    pub slots: Option<SlotsOut>,
+}
+
+/// A call placed through a voice platform.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlatformCallOut<'a> {
+    /// The call's `seq` in the request.
+    pub call: u32,
+    pub platform: &'a str,
+    pub platform_call_id: Option<&'a str>,
+    pub requested_at: String,
+    pub events: &'a [String],
+    pub recording_kept: bool,
+}
+
+/// An attempt of the request waiting to be placed, and why.
+#[derive(Serialize)]
+pub struct WaitingOut {
+    /// `calling_hours` or `slot`.
+    pub reason: &'static str,
+    pub since: String,
+    /// The waiting call's `seq`, when the request's record has it yet.
+    pub call: Option<u32>,
+}
+
+/// The server's call slots.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlotsOut {
+    pub limit: usize,
+    pub in_use: usize,
+}

@@ -26,8 +26,9 @@ pub struct LinkQuery {
         ("signature" = String, Query, description = "The link's signature."),
     ),
     responses(
-        (status = 200, description = "The recording (WAV).", content_type = "audio/wav", body = Vec<u8>,
-            headers(("Content-Disposition" = String, description = "`attachment; filename=\"{callId}.wav\"`"))),
+        (status = 200, description = "The recording: the audio kept from the voice platform at the end of a real call (WAV, MP3, Ogg or M4A, as the platform recorded it), or generated WAV audio for a simulated call.",
+            content((Vec<u8> = "audio/wav"), (Vec<u8> = "audio/mpeg"), (Vec<u8> = "audio/ogg"), (Vec<u8> = "audio/mp4")),
+            headers(("Content-Disposition" = String, description = "`attachment; filename=\"{callId}.{extension}\"` (`wav`, `mp3`, `ogg` or `m4a`)"))),
         (status = 400, description = "`INVALID_REQUEST`: `expires` or `signature` missing or malformed.", body = ErrorOut),
         (status = 404, description = "`NOT_FOUND`: the link is invalid or expired; read the request again for a fresh one.", body = ErrorOut),
     ))]
