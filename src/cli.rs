@@ -49,7 +49,8 @@ pub struct TraceArgs {
     /// API secret.
     #[arg(long, env = "SWITCHBOARD_API_SECRET")]
     pub secret: Option<String>,
-    /// Product word of the credential headers (`{word}-API-Key`).
+    /// Word of the credential headers (`{word}-API-Key`): the server's `auth_header_word`, which is its
+    /// product word unless set apart.
     #[arg(long, env = "SWITCHBOARD_PRODUCT_WORD", default_value = "Switchboard")]
     pub product_word: String,
 }

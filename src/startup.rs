@@ -22,6 +22,7 @@ use crate::configuration::{ClockSettings, Settings};
 use crate::errors::{json_config, path_config, query_config};
 use crate::http_metrics;
 use crate::middleware;
+use crate::openapi;
 use crate::provisioning;
 use crate::routes;
 use crate::state::AppState;
@@ -114,12 +115,15 @@ impl Application {
         let admin_enabled = settings.server.admin_token.is_some();
         let fault_injection = settings.server.fault_injection;
         let app_state = state.clone();
+        let document = openapi::render(&openapi::Words::of(&settings.server));
+        let document = web::Data::new(routes::ApiDocument(document.into()));
         let server = HttpServer::new(move || {
             App::new()
                 .wrap_fn(middleware::guard)
                 .wrap_fn(http_metrics::record)
                 .wrap(TracingLogger::<SwitchboardRootSpan>::new())
                 .app_data(app_state.clone())
+                .app_data(document.clone())
                 .app_data(json_config())
                 .app_data(path_config())
                 .app_data(query_config())

@@ -104,15 +104,25 @@ impl AppState {
     ) -> crate::wire::ReadContext<'a> {
         crate::wire::ReadContext {
             account,
-            product_word: self.product_word(),
+            lookup_source: self.lookup_source_word(),
             links: &self.links,
             now: self.clock.now(),
             kind,
         }
     }
 
-    /// The product word that names headers and the realm.
+    /// The product word: the bearer-token realm.
     pub fn product_word(&self) -> &str {
         &self.settings.server.product_word
+    }
+
+    /// The word of the `/v1/auth` headers (`{word}-API-Key`, `{word}-API-Secret`).
+    pub fn auth_header_word(&self) -> &str {
+        &self.settings.server.auth_header_word
+    }
+
+    /// `payerLookup.phoneNumberSource` of the built-in directory.
+    pub fn lookup_source_word(&self) -> &str {
+        &self.settings.server.lookup_source_word
     }
 }

@@ -20,7 +20,7 @@ pub struct TraceTarget {
     pub key: Option<String>,
     /// API secret.
     pub secret: Option<String>,
-    /// The product word of the credential headers.
+    /// The word of the credential headers (the server's `auth_header_word`).
     pub product_word: String,
 }
 

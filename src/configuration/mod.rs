@@ -14,6 +14,7 @@ pub mod electronic_mapping;
 mod raw;
 mod settings;
 pub mod specs;
+mod words;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -215,6 +216,25 @@ mod tests {
             "the demo admin token is not inherited"
         );
         assert!(!settings.schemas.is_empty());
+    }
+
+    #[test]
+    fn the_header_and_lookup_words_default_to_the_product_word_and_can_be_set_apart() {
+        let settings = load_text("[server]\nproduct_word = \"Acme\"").unwrap();
+        assert_eq!(settings.server.auth_header_word, "Acme");
+        assert_eq!(settings.server.lookup_source_word, "acme");
+        let settings = load_text(
+            "[server]\nauth_header_word = \"Robodialer\"\nlookup_source_word = \"SuperDial\"",
+        )
+        .unwrap();
+        assert_eq!(settings.server.product_word, "Switchboard");
+        assert_eq!(settings.server.auth_header_word, "Robodialer");
+        assert_eq!(settings.server.lookup_source_word, "superdial");
+        let error = load_text("[server]\nauth_header_word = \"Robo Dialer\"").unwrap_err();
+        assert!(
+            error.to_string().contains("server.auth_header_word"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub(crate) struct RawServer {
     pub data_dir: String,
     pub public_url: String,
     pub product_word: String,
+    pub auth_header_word: Option<String>,
+    pub lookup_source_word: Option<String>,
     pub admin_token: Option<Secret>,
     pub token_secret: Option<Secret>,
     #[serde(default)]

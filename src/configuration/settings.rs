@@ -57,8 +57,12 @@ pub struct ServerSettings {
     pub data_dir: PathBuf,
     /// Base of links Switchboard hands out.
     pub public_url: url::Url,
-    /// Replaces "Service" in header names and the payer-directory source name.
+    /// Replaces "Service" in the product's names: the token realm, and by default the two words below.
     pub product_word: String,
+    /// Names the `/v1/auth` headers (`{word}-API-Key`, `{word}-API-Secret`); `product_word` unless set.
+    pub auth_header_word: String,
+    /// `payerLookup.phoneNumberSource` of the built-in directory, lowercased; `product_word` unless set.
+    pub lookup_source_word: String,
     /// Bearer token of `/admin/v1`; no admin API when `None`.
     pub admin_token: Option<Secret>,
     /// HS256 key of bearer tokens; generated and kept in the store when `None`.
@@ -142,13 +146,7 @@ impl Settings {
             ));
         }
         let public_url = validate_http_url("server.public_url", &raw.server.public_url)?;
-        let word = &raw.server.product_word;
-        if word.is_empty() || word.len() > 40 || !word.bytes().all(|b| b.is_ascii_alphanumeric()) {
-            return Err(SpecError::new(
-                "server.product_word",
-                "must be 1 to 40 ASCII letters or digits (it becomes part of header names)",
-            ));
-        }
+        let words = super::words::resolve(&raw.server)?;
         if raw
             .server
             .admin_token
@@ -224,7 +222,9 @@ impl Settings {
                 bind,
                 data_dir: PathBuf::from(&raw.server.data_dir),
                 public_url,
-                product_word: raw.server.product_word,
+                product_word: words.product,
+                auth_header_word: words.auth_header,
+                lookup_source_word: words.lookup_source,
                 admin_token: raw.server.admin_token,
                 token_secret: raw.server.token_secret,
                 fault_injection: raw.server.fault_injection,

@@ -1,17 +1,37 @@
 //! `GET /console/api/requests/{requestId}`: one request as the single read shows it, with what the detail
 //! view needs around it: the field inventory of every schema behind its steps (labels for the results
-//! table) and the webhook delivery log.
+//! table), the webhook delivery log and the electronic transaction's trace.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use actix_web::{web, HttpResponse};
-use serde_json::{json, Map, Value};
-use switchboard_storage::{DeliveryStatus, RequestRecord};
+use serde::Serialize;
+use switchboard_storage::RequestRecord;
 
 use super::ConsoleScope;
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
-use crate::wire::{format_timestamp, request_out, ReadKind, SchemaDetailOut};
+use crate::wire::{ReadKind, RequestOut, SchemaDetailOut, WebhookAttemptOut, WebhookDeliveryOut};
+
+/// The detail view's data.
+#[derive(Serialize)]
+struct RequestDetailOut<'a> {
+    request: RequestOut,
+    /// Keyed by schema id.
+    schemas: BTreeMap<String, VersionedSchemaOut>,
+    /// `null` when no webhook was enqueued (not terminal yet, or no webhook URL).
+    webhook: Option<WebhookDeliveryOut>,
+    /// `null` when no electronic transaction was made.
+    electronic: Option<super::electronic::ElectronicTraceOut<'a>>,
+}
+
+/// A schema's detail at the version shown.
+#[derive(Serialize)]
+struct VersionedSchemaOut {
+    #[serde(flatten)]
+    detail: SchemaDetailOut,
+    version: u32,
+}
 
 /// The request (404 `REQUEST_NOT_FOUND` outside the scope), its schemas and its webhook delivery.
 #[tracing::instrument(name = "console_get_request", skip_all, fields(request_id = %request_id))]
@@ -30,15 +50,15 @@ pub async fn get_request(
         }
     };
     let read = state.read_context(&scope.account, ReadKind::Single);
-    let request = request_out(&record, &read);
+    let request = RequestOut::new(&record, &read);
     let schemas = schemas_behind(&state, &record, &request)?;
     let webhook = webhook(&state, &record.id)?;
-    Ok(HttpResponse::Ok().json(json!({
-        "request": request,
-        "schemas": schemas,
-        "webhook": webhook,
-        "electronic": super::electronic::electronic_trace(&record),
-    })))
+    Ok(HttpResponse::Ok().json(RequestDetailOut {
+        request,
+        schemas,
+        webhook,
+        electronic: super::electronic::electronic_trace(&record),
+    }))
 }
 
 /// The detail of the request's schema (at the version the request is pinned to) and of every other
@@ -47,18 +67,13 @@ pub async fn get_request(
 fn schemas_behind(
     state: &AppState,
     record: &RequestRecord,
-    request: &Value,
-) -> Result<Map<String, Value>, ApiError> {
+    request: &RequestOut,
+) -> Result<BTreeMap<String, VersionedSchemaOut>, ApiError> {
     let mut ids = BTreeSet::from([record.schema_id.clone()]);
-    if let Some(steps) = request["callSteps"].as_array() {
-        ids.extend(
-            steps
-                .iter()
-                .filter_map(|s| s["schemaId"].as_str())
-                .map(str::to_owned),
-        );
+    if let Some(steps) = &request.call_steps {
+        ids.extend(steps.iter().map(|step| step.schema_id.clone()));
     }
-    let mut schemas = Map::new();
+    let mut schemas = BTreeMap::new();
     for id in ids {
         let Some(head) = state.store.schema_head(&id)? else {
             continue;
@@ -76,43 +91,26 @@ fn schemas_behind(
             None => state.store.schema_version(&id, head.latest_version)?,
         };
         if let Some(version) = version {
-            let mut detail = serde_json::to_value(SchemaDetailOut::from_version(&version))
-                .map_err(ApiError::internal)?;
-            detail["version"] = json!(version.version);
+            let detail = VersionedSchemaOut {
+                detail: SchemaDetailOut::from_version(&version),
+                version: version.version,
+            };
             schemas.insert(id, detail);
         }
     }
     Ok(schemas)
 }
 
-/// The webhook delivery and every attempt, or `null` when none was enqueued (not terminal yet, or no
-/// webhook URL).
-fn webhook(state: &AppState, request_id: &str) -> Result<Value, ApiError> {
+/// The webhook delivery and every attempt, if one was enqueued.
+fn webhook(state: &AppState, request_id: &str) -> Result<Option<WebhookDeliveryOut>, ApiError> {
     let Some(delivery) = state.store.delivery(request_id)? else {
-        return Ok(Value::Null);
+        return Ok(None);
     };
-    let attempts: Vec<Value> = state
+    let attempts = state
         .store
         .attempts(request_id)?
-        .into_iter()
-        .map(|a| {
-            json!({
-                "url": a.url,
-                "at": format_timestamp(a.at),
-                "round": a.round,
-                "attempt": a.attempt,
-                "statusCode": a.status_code,
-                "error": a.error,
-                "latencyMs": a.latency_ms,
-            })
-        })
+        .iter()
+        .map(WebhookAttemptOut::from)
         .collect();
-    let pending = delivery.status == DeliveryStatus::Pending;
-    Ok(json!({
-        "url": delivery.url,
-        "status": delivery.status.as_str(),
-        "nextRound": pending.then_some(delivery.next_round),
-        "nextAttemptAt": pending.then(|| format_timestamp(delivery.next_at)),
-        "attempts": attempts,
-    }))
+    Ok(Some(WebhookDeliveryOut::new(&delivery, attempts)))
 }

@@ -5,18 +5,19 @@
 //! walking that index. Each page walks at most [`MAX_SCAN`] index entries: a filter that matches little in
 //! a large window answers a short page with a `nextPageToken` to continue from, rather than a slow one.
 
+use std::collections::BTreeMap;
+
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
 use switchboard_storage::{Cursor, RequestRecord, RequestState, Scope};
 
+use super::out::{RequestPageOut, WindowOut};
 use super::ConsoleScope;
 use crate::errors::ApiError;
-use crate::routes::requests::list::parse_day;
-use crate::routes::requests::page_token;
+use crate::http::{page_token, parse_day};
 use crate::state::AppState;
-use crate::wire::{request_out, ReadKind};
+use crate::wire::{ReadKind, RequestOut};
 
 const DEFAULT_PAGE_SIZE: usize = 50;
 const MAX_PAGE_SIZE: usize = 500;
@@ -122,31 +123,35 @@ pub async fn list_requests(
     let counts = count_states(&state, &store_scope, &window, &filter)?;
 
     let read = state.read_context(&scope.account, ReadKind::List);
-    let requests: Vec<Value> = page.rows.iter().map(|r| request_out(r, &read)).collect();
-    let mut body = json!({
-        "requests": requests,
-        "countsByState": counts.by_state,
-        "countsComplete": counts.complete,
-        "scanned": page.scanned,
-        "scanLimited": page.limited,
-        "window": match &window {
-            Window::Batch(batch) => json!({ "requestBatchId": batch }),
-            Window::Created { from, to } => json!({ "dateFrom": from.to_string(), "dateTo": to.to_string() }),
+    let requests: Vec<RequestOut> = page
+        .rows
+        .iter()
+        .map(|r| RequestOut::new(r, &read))
+        .collect();
+    let token_window = match &window {
+        Window::Batch(_) => None,
+        Window::Created { from, to } => Some((*from, *to)),
+    };
+    let next_page_token = page
+        .next
+        .map(|cursor| page_token::encode(&state.signing_key, &query_key, &cursor, token_window));
+    Ok(HttpResponse::Ok().json(RequestPageOut {
+        requests,
+        counts_by_state: counts.by_state,
+        counts_complete: counts.complete,
+        scanned: page.scanned,
+        scan_limited: page.limited,
+        window: match window {
+            Window::Batch(batch) => WindowOut::Batch {
+                request_batch_id: batch,
+            },
+            Window::Created { from, to } => WindowOut::Created {
+                date_from: from.to_string(),
+                date_to: to.to_string(),
+            },
         },
-    });
-    if let Some(cursor) = page.next {
-        let token_window = match window {
-            Window::Batch(_) => None,
-            Window::Created { from, to } => Some((from, to)),
-        };
-        body["nextPageToken"] = json!(page_token::encode(
-            &state.signing_key,
-            &query_key,
-            &cursor,
-            token_window
-        ));
-    }
-    Ok(HttpResponse::Ok().json(body))
+        next_page_token,
+    }))
 }
 
 struct Page {
@@ -212,7 +217,7 @@ fn scan_page(
 }
 
 struct Counts {
-    by_state: Map<String, Value>,
+    by_state: BTreeMap<&'static str, u64>,
     complete: bool,
 }
 
@@ -247,7 +252,7 @@ fn count_states(
     let by_state = STATES
         .iter()
         .zip(counts)
-        .map(|(state, n)| (state.as_str().to_owned(), json!(n)))
+        .map(|(state, n)| (state.as_str(), n))
         .collect();
     Ok(Counts { by_state, complete })
 }

@@ -11,18 +11,19 @@ mod assets;
 mod detail;
 mod electronic;
 mod list;
+mod out;
 mod schedule;
 mod scope;
 mod voice;
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use serde_json::json;
 
 pub use scope::ConsoleScope;
 
 use crate::errors::ApiError;
-use crate::routes::resource;
+use crate::http::resource;
 use crate::state::AppState;
+use out::{ConfigOut, SessionOut};
 
 /// Registers the console's pages, assets and JSON endpoints.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -49,28 +50,29 @@ async fn index(req: HttpRequest) -> HttpResponse {
     )
 }
 
-/// `GET /console/config.json`: what the sign-in page needs before anyone has signed in. The product word
-/// names the `/v1/auth` headers (`{word}-API-Key`, `{word}-API-Secret`).
+/// `GET /console/config.json`: what the sign-in page needs before anyone has signed in. The auth header
+/// word names the `/v1/auth` headers (`{word}-API-Key`, `{word}-API-Secret`).
 async fn config(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header(("Cache-Control", "no-cache"))
-        .json(json!({
-            "productWord": state.product_word(),
-            "adminEnabled": state.settings.server.admin_token.is_some(),
-        }))
+        .json(ConfigOut {
+            product_word: state.product_word(),
+            auth_header_word: state.auth_header_word(),
+            admin_enabled: state.settings.server.admin_token.is_some(),
+        })
 }
 
 /// `GET /console/api/session`: who the console is signed in as.
 async fn session(scope: ConsoleScope) -> Result<HttpResponse, ApiError> {
     let account = &scope.account;
-    Ok(HttpResponse::Ok().json(json!({
-        "accountId": account.id,
-        "accountName": account.name,
-        "environment": scope.environment.as_str(),
-        "signIn": scope.sign_in.as_str(),
-        "timezone": account.timezone,
-        "dailyCallCapacity": account.daily_call_capacity,
-        "features": account.features.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
-        "schemas": account.schemas,
-    })))
+    Ok(HttpResponse::Ok().json(SessionOut {
+        account_id: &account.id,
+        account_name: &account.name,
+        environment: scope.environment.as_str(),
+        sign_in: scope.sign_in.as_str(),
+        timezone: &account.timezone,
+        daily_call_capacity: account.daily_call_capacity,
+        features: account.features.iter().map(|f| f.as_str()).collect(),
+        schemas: &account.schemas,
+    }))
 }

@@ -6,9 +6,9 @@ use actix_web::{web, HttpResponse};
 use chrono::Datelike;
 use chrono_tz::Tz;
 use serde::Deserialize;
-use serde_json::{json, Value};
 use switchboard_actors::calendar::{business_days_from, federal_holiday, local_date};
 
+use super::out::{DayOut, HolidayOut, ScheduleOut};
 use super::ConsoleScope;
 use crate::errors::ApiError;
 use crate::state::AppState;
@@ -52,33 +52,36 @@ pub async fn get_schedule(
     let last = days.last().copied().unwrap_or(today);
     let booked = state.store.bookings(&scope.scope(), today, last)?;
     let capacity = account.daily_call_capacity;
-    let rows: Vec<Value> = days
+    let rows = days
         .iter()
         .map(|day| {
             let n = booked.get(day).copied().unwrap_or(0);
-            json!({
-                "date": day.to_string(),
-                "weekday": day.weekday().to_string(),
-                "booked": n,
-                "free": capacity.saturating_sub(n),
-            })
+            DayOut {
+                date: day.to_string(),
+                weekday: day.weekday().to_string(),
+                booked: n,
+                free: capacity.saturating_sub(n),
+            }
         })
         .collect();
-    let holidays: Vec<Value> = today
+    let holidays = today
         .iter_days()
         .take_while(|day| *day <= last)
         .filter_map(|day| federal_holiday(day).map(|name| (day, name)))
-        .map(|(day, name)| json!({ "date": day.to_string(), "name": name }))
+        .map(|(day, name)| HolidayOut {
+            date: day.to_string(),
+            name,
+        })
         .collect();
     let booked_total: u32 = booked.values().sum();
-    Ok(HttpResponse::Ok().json(json!({
-        "accountId": account.id,
-        "environment": scope.environment.as_str(),
-        "timezone": account.timezone,
-        "today": today.to_string(),
-        "dailyCallCapacity": capacity,
-        "days": rows,
-        "holidays": holidays,
-        "bookedTotal": booked_total,
-    })))
+    Ok(HttpResponse::Ok().json(ScheduleOut {
+        account_id: &account.id,
+        environment: scope.environment.as_str(),
+        timezone: &account.timezone,
+        today: today.to_string(),
+        daily_call_capacity: capacity,
+        days: rows,
+        holidays,
+        booked_total,
+    }))
 }

@@ -5,8 +5,8 @@
 //! included.
 
 use actix_web::{web, HttpResponse};
-use serde_json::{json, Value};
 
+use super::out::{PlatformCallOut, SlotsOut, VoiceOut, WaitingOut};
 use super::ConsoleScope;
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
@@ -27,40 +27,49 @@ pub async fn get_voice(
             ))
         }
     };
-    let calls: Vec<Value> = record
+    let calls = record
         .run
         .iter()
         .flat_map(|run| run.calls.iter())
         .filter_map(|call| {
             let platform = call.platform.as_ref()?;
-            Some(json!({
-                "call": call.seq,
-                "platform": platform.platform,
-                "platformCallId": platform.platform_call_id,
-                "requestedAt": format_timestamp(platform.requested_at),
-                "events": platform.events,
-                "recordingKept": platform.recording_file.is_some(),
-            }))
+            Some(PlatformCallOut {
+                call: call.seq,
+                platform: &platform.platform,
+                platform_call_id: platform.platform_call_id.as_deref(),
+                requested_at: format_timestamp(platform.requested_at),
+                events: &platform.events,
+                recording_kept: platform.recording_file.is_some(),
+            })
         })
         .collect();
     let limits = state.voice.limits.as_ref();
-    let waiting: Vec<Value> = limits
+    let calls_of_record = record
+        .run
+        .as_ref()
+        .map(|run| &run.calls[..])
+        .unwrap_or_default();
+    let waiting = limits
         .map(|l| l.waiting())
         .unwrap_or_default()
         .into_iter()
         .filter(|w| w.request_id == record.id)
-        .map(|w| {
-            json!({
-                "reason": w.reason,
-                "since": format_timestamp(w.since),
-                "call": record.run.as_ref().and_then(|run| run.calls.iter().find(|c| c.id == w.call_id)).map(|c| c.seq),
-            })
+        .map(|w| WaitingOut {
+            reason: w.reason.as_str(),
+            since: format_timestamp(w.since),
+            call: calls_of_record
+                .iter()
+                .find(|c| c.id == w.call_id)
+                .map(|c| c.seq),
         })
         .collect();
-    Ok(HttpResponse::Ok().json(json!({
-        "platform": state.voice.platform.as_ref().map(|p| p.platform()),
-        "calls": calls,
-        "waiting": waiting,
-        "slots": limits.map(|l| json!({ "limit": l.max(), "inUse": l.in_use() })),
-    })))
+    Ok(HttpResponse::Ok().json(VoiceOut {
+        platform: state.voice.platform.as_ref().map(|p| p.platform()),
+        calls,
+        waiting,
+        slots: limits.map(|l| SlotsOut {
+            limit: l.max(),
+            in_use: l.in_use(),
+        }),
+    }))
 }

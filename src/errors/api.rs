@@ -1,7 +1,8 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use serde_json::{json, Value};
 use switchboard_storage::StorageError;
+
+use crate::wire::{ErrorOut, InvalidInputsOut};
 
 /// The machine codes of the standard envelope, each with its HTTP status. One table, so a code can never
 /// be answered with two different statuses.
@@ -111,7 +112,7 @@ pub enum ApiError {
         /// Message for the client.
         message: String,
         /// Structured detail (only `INVALID_INPUTS` carries one).
-        details: Option<Value>,
+        details: Option<InvalidInputsOut>,
     },
     /// An unexpected failure. The cause is logged, never sent.
     #[error("internal error")]
@@ -163,23 +164,22 @@ impl ApiError {
     }
 
     /// The envelope body.
-    pub fn body(&self) -> Value {
+    pub fn body(&self) -> ErrorOut {
         match self {
             ApiError::Client {
                 code,
                 message,
                 details,
-            } => {
-                let mut body = json!({ "error": code.as_str(), "message": message });
-                if let Some(details) = details {
-                    body["details"] = details.clone();
-                }
-                body
-            }
-            ApiError::Internal(_) => json!({
-                "error": Code::InternalError.as_str(),
-                "message": "An unexpected error occurred; please retry the request.",
-            }),
+            } => ErrorOut {
+                error: code.as_str().to_owned(),
+                message: message.clone(),
+                details: details.clone(),
+            },
+            ApiError::Internal(_) => ErrorOut {
+                error: Code::InternalError.as_str().to_owned(),
+                message: "An unexpected error occurred; please retry the request.".to_owned(),
+                details: None,
+            },
         }
     }
 }
@@ -206,27 +206,34 @@ impl ResponseError for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_envelope_carries_code_and_message_and_details_only_when_given() {
         let plain = ApiError::invalid_request("bad");
         assert_eq!(
-            plain.body(),
+            serde_json::to_value(plain.body()).unwrap(),
             json!({"error": "INVALID_REQUEST", "message": "bad"})
         );
         let detailed = ApiError::Client {
             code: Code::InvalidInputs,
             message: "m".into(),
-            details: Some(json!({"missingInputs": []})),
+            details: Some(InvalidInputsOut {
+                missing_inputs: vec!["memberId".into()],
+                invalid_inputs: Default::default(),
+            }),
         };
-        assert_eq!(detailed.body()["details"], json!({"missingInputs": []}));
+        assert_eq!(
+            serde_json::to_value(detailed.body()).unwrap()["details"],
+            json!({"missingInputs": ["memberId"], "invalidInputs": {}})
+        );
     }
 
     #[test]
     fn internal_errors_never_leak_their_cause() {
         let err = ApiError::internal(anyhow::anyhow!("disk on fire at /var/secret"));
         assert_eq!(err.status_code(), StatusCode::INTERNAL_SERVER_ERROR);
-        assert!(!err.body().to_string().contains("disk"));
+        assert!(!serde_json::to_string(&err.body()).unwrap().contains("disk"));
     }
 
     #[test]

@@ -2,6 +2,8 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use serde_json::json;
 
+use crate::wire::{AuthErrorCodeOut, AuthErrorOut};
+
 /// A `/v1/auth` rejection: 401 with `{error}` only (service-interface 4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AuthError {
@@ -25,7 +27,13 @@ impl ResponseError for AuthError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        HttpResponse::Unauthorized().json(json!({ "error": self.to_string() }))
+        let error = match self {
+            AuthError::MissingApiKey => AuthErrorCodeOut::MissingApiKey,
+            AuthError::MissingApiSecret => AuthErrorCodeOut::MissingApiSecret,
+            AuthError::InvalidApiKey => AuthErrorCodeOut::InvalidApiKey,
+            AuthError::Unauthorized => AuthErrorCodeOut::Unauthorized,
+        };
+        HttpResponse::Unauthorized().json(AuthErrorOut { error })
     }
 }
 

@@ -1,6 +1,7 @@
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
-use serde_json::json;
+
+use crate::wire::TokenErrorOut;
 
 /// A bearer-token rejection: 401 `{code: 401, message}` with a `WWW-Authenticate` challenge
 /// (service-interface 5.5, RFC 6750 section 3).
@@ -38,7 +39,10 @@ impl ResponseError for TokenError {
     fn error_response(&self) -> HttpResponse {
         HttpResponse::Unauthorized()
             .insert_header((header::WWW_AUTHENTICATE, self.challenge()))
-            .json(json!({ "code": 401, "message": self.message }))
+            .json(TokenErrorOut {
+                code: 401,
+                message: self.message.clone(),
+            })
     }
 }
 

@@ -1,17 +1,26 @@
 use actix_web::{web, HttpRequest, HttpResponse};
-use serde_json::json;
 
 use crate::auth::{constant_time_eq, secret_digest};
 use crate::errors::{ApiError, AuthError};
 use crate::state::AppState;
+use crate::wire::{AuthErrorOut, TokenOut};
 
-/// `GET /v1/auth`: exchanges the key/secret headers for a one-hour bearer token.
+/// Exchange API key and secret for a bearer token
+///
+/// Send the key and secret in the two credential headers (see the `apiKey` and `apiSecret` security
+/// schemes); use the token as `Authorization: Bearer <token>` on every other `/v1` endpoint.
+#[utoipa::path(get, path = "/v1/auth", operation_id = "getToken",
+    responses(
+        (status = 200, description = "A bearer token valid for 1 hour.", body = TokenOut),
+        (status = 401, description = "Key or secret missing or wrong: `{error}` only.", body = AuthErrorOut,
+            example = json!({ "error": "MISSING_API_KEY" })),
+    ))]
 #[tracing::instrument(name = "auth", skip_all)]
 pub async fn get_token(
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> actix_web::Result<HttpResponse> {
-    let word = state.product_word();
+    let word = state.auth_header_word();
     let header = |suffix: &str| {
         req.headers()
             .get(format!("{word}-API-{suffix}").to_ascii_lowercase().as_str())
@@ -44,5 +53,5 @@ pub async fn get_token(
         state.clock.now(),
     );
     tracing::info!(account = %account.id, environment = credential.environment.as_str(), "token issued");
-    Ok(HttpResponse::Ok().json(json!({ "token": token })))
+    Ok(HttpResponse::Ok().json(TokenOut { token }))
 }

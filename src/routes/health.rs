@@ -1,22 +1,35 @@
+//! The probes: liveness and readiness.
+
 use actix_web::{web, HttpResponse};
-use serde_json::json;
 
+use crate::errors::{ApiError, Code};
 use crate::state::AppState;
+use crate::wire::{ErrorOut, HealthOut, ReadyOut};
 
-/// `GET /healthz`: the listener is up.
+/// Liveness probe
+///
+/// 200 as soon as the HTTP listener is up. No authentication.
+#[utoipa::path(get, path = "/healthz", operation_id = "healthz",
+    responses((status = 200, description = "The listener is up.", body = HealthOut)))]
 pub async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().json(json!({ "status": "ok" }))
+    HttpResponse::Ok().json(HealthOut { status: "ok" })
 }
 
-/// `GET /readyz`: stored work has been recovered and the actors are running.
+/// Readiness probe
+///
+/// 200 once stored work has been recovered and the actors are running. No authentication.
+#[utoipa::path(get, path = "/readyz", operation_id = "readyz",
+    responses(
+        (status = 200, description = "Stored work is recovered and the actors are running.", body = ReadyOut),
+        (status = 503, description = "`NOT_READY`: still recovering stored work after start-up.", body = ErrorOut,
+            headers(("Retry-After" = u32, description = "Seconds to wait before retrying."))),
+    ))]
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     if state.is_ready() {
-        HttpResponse::Ok().json(json!({ "status": "ready" }))
+        HttpResponse::Ok().json(ReadyOut { status: "ready" })
     } else {
         HttpResponse::ServiceUnavailable()
             .insert_header(("Retry-After", "1"))
-            .json(
-                json!({ "error": "NOT_READY", "message": "Stored work is still being recovered" }),
-            )
+            .json(ApiError::new(Code::NotReady, "Stored work is still being recovered").body())
     }
 }

@@ -1,10 +1,10 @@
-//! Every route, registered in one place.
+//! Every route, registered in one place: the client API from its route table (`client_api`), which the
+//! OpenAPI document is derived from too, then the routes outside the client API.
 
 mod admin;
 mod agent;
 mod auth;
 mod dialers;
-mod fallback;
 mod health;
 mod legacy;
 mod metrics;
@@ -12,37 +12,61 @@ mod openapi;
 mod recordings;
 pub(crate) mod requests;
 pub(crate) mod schemas;
+mod table;
 
 use actix_web::web;
 
-pub use fallback::not_found;
-pub(crate) use fallback::resource;
+pub use crate::http::not_found;
+use crate::http::resource;
+pub(crate) use legacy::RETIRED;
+pub use openapi::ApiDocument;
+pub(crate) use table::{Access, Endpoint};
 
-/// Registers the client API, the probes and, when an admin token is configured, the admin API.
+/// The client API: every operation with the handler that serves it and the documentation it carries.
+pub(crate) fn client_api() -> Vec<Endpoint> {
+    use Access::{Bearer, Credentials, Open};
+    vec![
+        Endpoint::of::<health::__path_healthz>("Health", Open, || web::route().to(health::healthz)),
+        Endpoint::of::<health::__path_readyz>("Health", Open, || web::route().to(health::readyz)),
+        Endpoint::of::<auth::__path_get_token>("Authentication", Credentials, || {
+            web::route().to(auth::get_token)
+        }),
+        Endpoint::of::<schemas::list::__path_list_schemas>("Schemas", Bearer, || {
+            web::route().to(schemas::list::list_schemas)
+        }),
+        Endpoint::of::<schemas::get::__path_get_schema>("Schemas", Bearer, || {
+            web::route().to(schemas::get::get_schema)
+        }),
+        Endpoint::of::<schemas::required_inputs::__path_get_required_inputs>(
+            "Schemas",
+            Bearer,
+            || web::route().to(schemas::required_inputs::get_required_inputs),
+        ),
+        Endpoint::of::<schemas::required_payer_inputs::__path_required_payer_inputs>(
+            "Schemas",
+            Bearer,
+            || web::route().to(schemas::required_payer_inputs::required_payer_inputs),
+        ),
+        Endpoint::of::<requests::list::__path_list_requests>("Requests", Bearer, || {
+            web::route().to(requests::list::list_requests)
+        }),
+        Endpoint::of::<requests::create::__path_create_requests>("Requests", Bearer, || {
+            web::route().to(requests::create::create_requests)
+        }),
+        Endpoint::of::<requests::get::__path_get_request>("Requests", Bearer, || {
+            web::route().to(requests::get::get_request)
+        }),
+        Endpoint::of::<recordings::__path_download>("Recordings", Open, || {
+            web::route().to(recordings::download)
+        }),
+    ]
+}
+
+/// Registers the client API, the probes, the retired interface and, when an admin token is configured,
+/// the admin API.
 pub fn configure(cfg: &mut web::ServiceConfig, admin_enabled: bool, fault_injection: bool) {
-    cfg.service(resource("/healthz").get(health::healthz))
-        .service(resource("/readyz").get(health::readyz))
-        .service(resource("/v1/auth").get(auth::get_token))
-        .service(resource("/v1/schemas").get(schemas::list::list_schemas))
-        // `[^/]*` rather than the default `[^/]+`, so an empty id reaches the handler and gets the spec's
-        // 400 instead of a route-level 404.
-        .service(resource("/v1/schemas/{schemaId:[^/]*}").get(schemas::get::get_schema))
-        .service(
-            resource("/v1/schemas/{schemaId:[^/]*}/required-inputs")
-                .get(schemas::required_inputs::get_required_inputs),
-        )
-        .service(
-            resource("/v1/schemas/{schemaId:[^/]*}/required-payer-inputs")
-                .post(schemas::required_payer_inputs::required_payer_inputs),
-        )
-        .service(
-            resource("/v1/requests")
-                .get(requests::list::list_requests)
-                .post(requests::create::create_requests),
-        )
-        .service(resource("/v1/requests/{requestId}").get(requests::get::get_request))
-        .service(resource("/v1/recordings/{callId}").get(recordings::download))
-        .service(resource("/agent/v1/calls/{callId}/outcome").post(agent::report_outcome))
+    table::register(cfg, &client_api());
+    cfg.service(resource("/agent/v1/calls/{callId}/outcome").post(agent::report_outcome))
         .service(resource("/dialers/retell/events").post(dialers::retell::events))
         .service(resource("/dialers/vapi/events").post(dialers::vapi::events));
     cfg.service(resource("/openapi.json").get(openapi::document));

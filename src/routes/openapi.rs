@@ -1,22 +1,23 @@
-//! The OpenAPI 3.1 document of the client API (`GET /openapi.json`) and a readable reference page that
-//! renders it (`GET /console/reference`). Both are hand-written files embedded at build time; the
-//! `openapi` API test keeps the document and the registered routes in step.
+//! `GET /openapi.json`, the OpenAPI 3.1 document of the client API as this deployment serves it, and
+//! `GET /console/reference`, a readable page that renders it. The document is derived at start-up
+//! (`crate::openapi`) and handed over as app data.
 
 use actix_web::http::header::{self, ContentType};
+use actix_web::web::{self, Bytes};
 use actix_web::HttpResponse;
 
-/// The document, as served.
-const DOCUMENT: &str = include_str!("../openapi/openapi.json");
+/// The served document, rendered once at start-up.
+pub struct ApiDocument(pub Bytes);
 
 /// The self-contained reference page (no external assets).
 const REFERENCE: &str = include_str!("../openapi/reference.html");
 
 /// `GET /openapi.json`.
-pub async fn document() -> HttpResponse {
+pub async fn document(document: web::Data<ApiDocument>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type(ContentType::json())
         .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .body(DOCUMENT)
+        .body(document.0.clone())
 }
 
 /// `GET /console/reference`.

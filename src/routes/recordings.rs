@@ -6,6 +6,7 @@ use serde::Deserialize;
 use crate::errors::{ApiError, Code};
 use crate::recordings::synthesize;
 use crate::state::AppState;
+use crate::wire::ErrorOut;
 
 /// The signature parameters of a link. `expires` is read as text and parsed here, so a value out of the
 /// integer range gets this API's own message rather than the query deserializer's.
@@ -15,7 +16,22 @@ pub struct LinkQuery {
     signature: Option<String>,
 }
 
-/// Serves the recording when the link is authentic and unexpired; the link itself is the credential.
+/// Download a call recording
+///
+/// The audio behind a signed `recordingDownloadUrl`. The link itself is the credential: no bearer token.
+#[utoipa::path(get, path = "/v1/recordings/{callId}", operation_id = "downloadRecording",
+    params(
+        ("callId" = String, Path, description = "The call's opaque id."),
+        ("expires" = i64, Query, description = "Expiry of the link (Unix seconds), as signed."),
+        ("signature" = String, Query, description = "The link's signature."),
+    ),
+    responses(
+        (status = 200, description = "The recording: the audio kept from the voice platform at the end of a real call (WAV, MP3, Ogg or M4A, as the platform recorded it), or generated WAV audio for a simulated call.",
+            content((Vec<u8> = "audio/wav"), (Vec<u8> = "audio/mpeg"), (Vec<u8> = "audio/ogg"), (Vec<u8> = "audio/mp4")),
+            headers(("Content-Disposition" = String, description = "`attachment; filename=\"{callId}.{extension}\"` (`wav`, `mp3`, `ogg` or `m4a`)"))),
+        (status = 400, description = "`INVALID_REQUEST`: `expires` or `signature` missing or malformed.", body = ErrorOut),
+        (status = 404, description = "`NOT_FOUND`: the link is invalid or expired; read the request again for a fresh one.", body = ErrorOut),
+    ))]
 pub async fn download(
     state: web::Data<AppState>,
     call_id: web::Path<String>,

@@ -9,9 +9,10 @@ mod rules;
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::configuration::InputType;
+use crate::wire::InvalidInputsOut;
 pub use member_id::MemberIdRules;
 pub use rules::{parse_boolean, parse_date, ValueKind};
 
@@ -47,8 +48,11 @@ impl InputErrors {
     }
 
     /// The envelope's `details`.
-    pub fn details(&self) -> Value {
-        json!({ "missingInputs": self.missing_inputs, "invalidInputs": self.invalid_inputs })
+    pub fn details(&self) -> InvalidInputsOut {
+        InvalidInputsOut {
+            missing_inputs: self.missing_inputs.clone(),
+            invalid_inputs: self.invalid_inputs.clone(),
+        }
     }
 }
 
@@ -144,6 +148,7 @@ fn value_reason(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn catalogue() -> BTreeMap<String, InputType> {
         [
@@ -193,7 +198,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(errors.missing_inputs, ["payerName"]);
         assert_eq!(
-            errors.details(),
+            serde_json::to_value(errors.details()).unwrap(),
             json!({
                 "missingInputs": ["payerName"],
                 "invalidInputs": {

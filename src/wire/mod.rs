@@ -1,13 +1,41 @@
-//! The JSON wire format: outgoing shapes (`...Out`) and the formatting rules they share. Storage records
-//! are converted here, so the on-disk format and the wire format can evolve separately.
+//! The JSON wire format: every body that crosses the client API, as a type with its direction in the
+//! name (`...In` is read, `...Out` is written), and the formatting rules they share. Storage records are
+//! converted here, so the on-disk format and the wire format evolve separately. The OpenAPI document
+//! (`crate::openapi`) is derived from these types.
 
+mod call_trace;
 mod calls;
+mod create;
+mod deliveries;
+mod errors;
+mod listing;
+mod lookup;
+mod outcome;
+mod read;
 mod request;
 mod schemas;
+mod service;
 mod time;
+mod webhook;
 
-pub use request::{created_out, request_out, PayerLookupOut, ReadContext, ReadKind};
-pub use schemas::{
-    FieldListOut, RequiredInputsOut, ResultsFieldOut, SchemaDetailOut, SchemaRowOut,
+pub use call_trace::{CallStepErrorOut, CallStepOut, ContributingCallOut, StepStateOut};
+pub use calls::{AttemptOut, DispositionOut};
+pub use create::{
+    BatchCreatedOut, BatchEntryOut, CreateBatchIn, CreateIn, CreateOut, CreateRejectedOut,
+    CreateRequestIn, CreatedOut, InputValueIn,
 };
+pub use deliveries::{WebhookAttemptOut, WebhookDeliveryOut};
+pub use errors::{AuthErrorCodeOut, AuthErrorOut, ErrorOut, InvalidInputsOut, TokenErrorOut};
+pub use listing::RequestListOut;
+pub use lookup::{PayerLookupOut, OTHER_LOOKUP_SOURCES};
+pub use outcome::{DataCompletenessOut, FailureOut, ModalityOut, RequestStateOut};
+pub use read::{ReadContext, ReadKind};
+pub use request::RequestOut;
+pub use schemas::{
+    FieldListOut, PayerInputsOut, PayerMatchOut, PayerUnresolvedOut, RequiredInputsOut,
+    RequiredPayerInputsIn, RequiredPayerInputsOut, ResultsFieldOut, SchemaDetailOut, SchemaListOut,
+    SchemaRowOut,
+};
+pub use service::{HealthOut, ReadyOut, TokenOut};
 pub use time::format_timestamp;
+pub use webhook::{TerminalStateOut, WebhookPayloadOut};

@@ -1,15 +1,26 @@
-use serde::Serialize;
+//! The schema endpoints' shapes (service-interface 2.1-2.3, 4.2-4.5).
+
+use serde::{Deserialize, Serialize};
 use switchboard_storage::{FieldRecord, SchemaVersionRecord};
+use utoipa::ToSchema;
+
+/// `GET /v1/schemas`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SchemaListOut {
+    /// The account's schemas, retired and hidden ones filtered out, sorted by `schemaId`.
+    pub schemas: Vec<SchemaRowOut>,
+}
 
 /// A row of `GET /v1/schemas`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SchemaRowOut {
-    /// Schema id.
+    /// Passed to request creation.
     pub schema_id: String,
-    /// Name, falling back to the id.
+    /// Human label; falls back to `schemaId` when no name is set.
     pub name: String,
-    /// Kind of extraction.
+    /// Server-derived kind of extraction.
+    #[schema(examples("claim-status", "vob"))]
     pub request_type: String,
 }
 
@@ -28,8 +39,8 @@ impl SchemaRowOut {
     }
 }
 
-/// `GET /v1/schemas/{schemaId}`.
-#[derive(Debug, Serialize)]
+/// `GET /v1/schemas/{schemaId}` (2.2): the schema's latest version.
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SchemaDetailOut {
     /// Schema id.
@@ -38,7 +49,8 @@ pub struct SchemaDetailOut {
     pub name: String,
     /// Kind of extraction.
     pub request_type: String,
-    /// Every field, sorted by name.
+    /// Every field the schema can put in `results`, sorted by `name`. Never empty.
+    #[schema(min_items = 1)]
     pub results_fields: Vec<ResultsFieldOut>,
 }
 
@@ -62,21 +74,23 @@ impl SchemaDetailOut {
     }
 }
 
-/// One item of `resultsFields`.
-#[derive(Debug, Serialize)]
+/// One field a schema can put in `results` (2.2).
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResultsFieldOut {
-    /// Key in `results`.
+    /// Exactly the key used in `results` and in top-level `missingFields`.
     pub name: String,
     /// Display label.
     pub label: String,
     /// The question the field answers.
     pub description: String,
-    /// Value type.
+    /// Value type. The set is not closed.
     #[serde(rename = "type")]
+    #[schema(examples("alphanumeric", "boolean", "multiple", "dollar", "date"))]
     pub field_type: &'static str,
-    /// Present for `multiple` fields.
+    /// Present for `multiple`. Not a closed set: `CANNOT ANSWER - <reason>` may appear on any type.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub allowed_values: Option<Vec<String>>,
 }
 
@@ -92,8 +106,9 @@ impl From<&FieldRecord> for ResultsFieldOut {
     }
 }
 
-/// `GET /v1/schemas/{schemaId}/required-inputs`.
-#[derive(Debug, Serialize)]
+/// `GET /v1/schemas/{schemaId}/required-inputs` (2.3). The two lists are disjoint; neither constrains
+/// `inputs` (extra keys are accepted). With payer phone number lookup `phoneNumber` is optional.
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RequiredInputsOut {
     /// Schema id.
@@ -105,8 +120,68 @@ pub struct RequiredInputsOut {
 }
 
 /// `{ fields: [...] }`, sorted.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct FieldListOut {
     /// Sorted input keys.
     pub fields: Vec<String>,
+}
+
+/// The body of `POST /v1/schemas/{schemaId}/required-payer-inputs`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RequiredPayerInputsIn {
+    /// Payer names, resolved independently and in order, without de-duplication. A blank entry becomes
+    /// a per-payer `INVALID_PAYER_NAME` error.
+    #[schema(min_items = 1, max_items = 50)]
+    pub payer_names: Vec<String>,
+}
+
+/// `POST /v1/schemas/{schemaId}/required-payer-inputs` (4.5).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RequiredPayerInputsOut {
+    /// Echoes the path parameter.
+    pub schema_id: String,
+    /// The schema's required keys.
+    pub required_inputs: FieldListOut,
+    /// The schema's optional keys.
+    pub optional_inputs: FieldListOut,
+    /// Exactly one entry per `payerNames` entry, positionally aligned.
+    pub payers: Vec<PayerInputsOut>,
+}
+
+/// One payer name's answer: its extra required inputs, or why it could not be resolved (tell them apart
+/// by `errorCode`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum PayerInputsOut {
+    /// A matched payer.
+    Matched(PayerMatchOut),
+    /// A name that could not be resolved.
+    Unresolved(PayerUnresolvedOut),
+}
+
+/// A matched payer. The resolved phone number is deliberately omitted.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PayerMatchOut {
+    /// The entry as supplied.
+    pub input_payer_name: String,
+    /// The directory's name of the payer.
+    pub matched_payer_name: String,
+    /// Extra input keys this payer requires, sorted.
+    pub payer_required_inputs: FieldListOut,
+}
+
+/// A payer name that could not be resolved.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PayerUnresolvedOut {
+    /// The entry as supplied.
+    pub input_payer_name: String,
+    /// Open-ended.
+    #[schema(examples("INVALID_PAYER_NAME", "PAYER_NOT_FOUND"))]
+    pub error_code: &'static str,
+    /// Human-readable reason.
+    pub message: String,
 }

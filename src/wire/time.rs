@@ -1,3 +1,5 @@
+//! The one timestamp format of the API.
+
 use chrono::{DateTime, Utc};
 
 /// ISO 8601 with microseconds and an explicit `+00:00` offset, the one timestamp format of the API.

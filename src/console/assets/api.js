@@ -88,9 +88,9 @@ const AUTH_MESSAGES = {
 
 /** Exchanges a key/secret pair for a bearer token at `/v1/auth`, then signs in with it. */
 export async function signInWithKey(key, secret) {
-  const { productWord } = await loadConfig();
+  const { authHeaderWord } = await loadConfig();
   const response = await fetch('/v1/auth', {
-    headers: { [`${productWord}-API-Key`]: key.trim(), [`${productWord}-API-Secret`]: secret.trim() },
+    headers: { [`${authHeaderWord}-API-Key`]: key.trim(), [`${authHeaderWord}-API-Secret`]: secret.trim() },
   });
   const body = await response.json().catch(() => ({}));
   if (!response.ok) throw new ApiError(response.status, { message: AUTH_MESSAGES[body.error] || body.error });

@@ -1,11 +1,12 @@
+//! `GET /admin/v1/webhook-deliveries?requestId=ID`.
+
 use actix_web::{web, HttpResponse};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use crate::auth::Admin;
 use crate::errors::ApiError;
 use crate::state::AppState;
-use crate::wire::format_timestamp;
+use crate::wire::{WebhookAttemptOut, WebhookDeliveryOut};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -13,8 +14,19 @@ pub struct DeliveriesQuery {
     request_id: Option<String>,
 }
 
-/// `GET /admin/v1/webhook-deliveries?requestId=ID`: the delivery's state and every attempt (url, time,
-/// round, attempt, status code or error, latency).
+/// A request's delivery state and attempt log; every delivery field is `null` when none was enqueued.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DeliveriesOut {
+    request_id: String,
+    status: Option<&'static str>,
+    url: Option<String>,
+    next_round: Option<u32>,
+    next_attempt_at: Option<String>,
+    deliveries: Vec<WebhookAttemptOut>,
+}
+
+/// The delivery's state and every attempt (url, time, round, attempt, status code or error, latency).
 pub async fn list_deliveries(
     _: Admin,
     state: web::Data<AppState>,
@@ -29,29 +41,32 @@ pub async fn list_deliveries(
             "requestId query parameter is required",
         ));
     };
-    let delivery = state.store.delivery(request_id)?;
-    let attempts: Vec<_> = state
+    let attempts: Vec<WebhookAttemptOut> = state
         .store
         .attempts(request_id)?
-        .into_iter()
-        .map(|a| {
-            json!({
-                "url": a.url,
-                "at": format_timestamp(a.at),
-                "round": a.round,
-                "attempt": a.attempt,
-                "statusCode": a.status_code,
-                "error": a.error,
-                "latencyMs": a.latency_ms,
-            })
-        })
+        .iter()
+        .map(WebhookAttemptOut::from)
         .collect();
-    Ok(HttpResponse::Ok().json(json!({
-        "requestId": request_id,
-        "status": delivery.as_ref().map(|d| d.status.as_str()),
-        "url": delivery.as_ref().map(|d| d.url.clone()),
-        "nextRound": delivery.as_ref().filter(|d| d.status == switchboard_storage::DeliveryStatus::Pending).map(|d| d.next_round),
-        "nextAttemptAt": delivery.as_ref().filter(|d| d.status == switchboard_storage::DeliveryStatus::Pending).map(|d| format_timestamp(d.next_at)),
-        "deliveries": attempts,
-    })))
+    let body = match state.store.delivery(request_id)? {
+        Some(delivery) => {
+            let delivery = WebhookDeliveryOut::new(&delivery, attempts);
+            DeliveriesOut {
+                request_id: request_id.to_owned(),
+                status: Some(delivery.status),
+                url: Some(delivery.url),
+                next_round: delivery.next_round,
+                next_attempt_at: delivery.next_attempt_at,
+                deliveries: delivery.attempts,
+            }
+        }
+        None => DeliveriesOut {
+            request_id: request_id.to_owned(),
+            status: None,
+            url: None,
+            next_round: None,
+            next_attempt_at: None,
+            deliveries: attempts,
+        },
+    };
+    Ok(HttpResponse::Ok().json(body))
 }

@@ -3,7 +3,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use chrono_tz::Tz;
-use serde_json::{json, Value};
+use serde_json::Value;
 use switchboard_actors::orchestration::DueWorkAdded;
 use switchboard_actors::scheduler::{admit, BookingError, Creator, RequestDraft};
 use switchboard_storage::{RequestRecord, Scope, StorageError};
@@ -14,10 +14,31 @@ use crate::auth::Caller;
 use crate::errors::{ApiError, Code};
 use crate::intake::{prepare_entry, EntryMode, Replay, Replays, SchemaMemo};
 use crate::state::AppState;
-use crate::wire::created_out;
+use crate::wire::{
+    BatchCreatedOut, BatchEntryOut, CreateIn, CreateOut, CreateRejectedOut, CreatedOut, ErrorOut,
+};
 
-/// Creates one request (200 with its ids) or a batch (200 / 207 / 400 / 500 with per-entry results in input
-/// order). Successful entries are written and flushed before the answer; rejected ones leave no trace.
+/// Create one request or a batch
+///
+/// One request (200 with its ids) or a batch under `requests` (200 / 207 / 400 / 500 with per-entry results
+/// in input order). Successful entries are written and flushed before the answer; rejected ones leave no
+/// trace. A reused `internalId` returns the original request and creates nothing.
+#[utoipa::path(post, path = "/v1/requests", operation_id = "createRequests",
+    request_body = CreateIn,
+    responses(
+        (status = 200, description = "Single: the created (or replayed) request. Batch: every entry created.", body = CreateOut),
+        (status = 207, description = "Batch only: at least one entry created and at least one rejected with a client error.", body = BatchCreatedOut),
+        (status = 400, description = "Single: `INVALID_REQUEST` (body not JSON or not an object, `schemaId`/`inputs` missing, empty `requests`, bad `webhookUrl`, scheduling capacity exceeded), `INVALID_INPUTS` (with `details`) or `PAYER_NOT_FOUND`. Batch: every entry failed, `{requests: [...]}` with each entry's envelope.", body = CreateRejectedOut,
+            examples(
+                ("INVALID_INPUTS" = (value = json!({ "error": "INVALID_INPUTS",
+                    "message": "Input validation failed: missing required inputs: memberId",
+                    "details": { "missingInputs": ["memberId"], "invalidInputs": {} } }))),
+                ("PAYER_NOT_FOUND" = (value = json!({ "error": "PAYER_NOT_FOUND",
+                    "message": "Payer 'Acme Health' matched no known payer" }))),
+            )),
+        (status = 404, description = "Single only: `SCHEMA_NOT_FOUND`; or `ACCOUNT_NOT_FOUND`.", body = ErrorOut),
+        (status = 500, description = "`INTERNAL_ERROR` or `PAYER_LOOKUP_FAILURE`. A batch may instead answer `{requests: [...]}`: check for a `requests` key; its successful entries are real requests.", body = CreateRejectedOut),
+    ))]
 #[tracing::instrument(name = "create_requests", skip_all, fields(account = %caller.account.id, environment = caller.environment.as_str()))]
 pub async fn create_requests(
     state: web::Data<AppState>,
@@ -50,7 +71,8 @@ async fn create_single(
     let mut outcomes =
         admit_entries(state, caller, std::slice::from_ref(item), EntryMode::Single).await?;
     let record = outcomes.pop().expect("one outcome per entry")?;
-    Ok(HttpResponse::Ok().json(created_out(&record, &caller.account, state.product_word())))
+    let created = CreatedOut::new(&record, &caller.account, state.lookup_source_word());
+    Ok(HttpResponse::Ok().json(CreateOut::Single(created)))
 }
 
 async fn create_batch(
@@ -61,28 +83,36 @@ async fn create_batch(
     let outcomes = admit_entries(state, caller, items, EntryMode::Batch).await?;
     let mut any_success = false;
     let mut any_server_error = false;
-    let entries: Vec<Value> = outcomes
+    let entries: Vec<BatchEntryOut> = outcomes
         .iter()
         .map(|outcome| match outcome {
             Ok(record) => {
                 any_success = true;
-                created_out(record, &caller.account, state.product_word())
+                BatchEntryOut::Created(CreatedOut::new(
+                    record,
+                    &caller.account,
+                    state.lookup_source_word(),
+                ))
             }
             Err(error) => {
                 any_server_error |= error.code().status().is_server_error();
-                entry_error(error)
+                BatchEntryOut::Rejected(entry_error(error))
             }
         })
         .collect();
     let status = match (any_success, any_server_error) {
         (_, true) => StatusCode::INTERNAL_SERVER_ERROR,
-        (true, false) if entries.iter().any(|e| e.get("error").is_some()) => {
+        (true, false)
+            if entries
+                .iter()
+                .any(|e| matches!(e, BatchEntryOut::Rejected(_))) =>
+        {
             StatusCode::MULTI_STATUS
         }
         (true, false) => StatusCode::OK,
         (false, false) => StatusCode::BAD_REQUEST,
     };
-    Ok(HttpResponse::build(status).json(json!({ "requests": entries })))
+    Ok(HttpResponse::build(status).json(BatchCreatedOut { requests: entries }))
 }
 
 /// How often a POST decides its replays again after losing a race on an internal id to a concurrent POST.
@@ -199,7 +229,7 @@ async fn check_webhook_target(
 
 /// A failed entry's envelope. Server-side failures of one entry surface as `INVALID_REQUEST` (4.6) while
 /// the aggregate status reports the 500.
-fn entry_error(error: &ApiError) -> Value {
+fn entry_error(error: &ApiError) -> ErrorOut {
     if error.code().status().is_server_error() {
         if let ApiError::Internal(cause) = error {
             tracing::error!(error.message = %cause, "batch entry failed");

@@ -6,9 +6,17 @@ use switchboard_storage::RequestRecord;
 use crate::auth::Caller;
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
-use crate::wire::{request_out, ReadKind};
+use crate::wire::{ErrorOut, ReadKind, RequestOut};
 
+/// Read one request
+///
 /// One request of the caller's account and environment; any other id is 404 `REQUEST_NOT_FOUND`.
+#[utoipa::path(get, path = "/v1/requests/{requestId}", operation_id = "getRequest",
+    params(("requestId" = String, Path, description = "The request ID.")),
+    responses(
+        (status = 200, description = "The request.", body = RequestOut),
+        (status = 404, description = "`REQUEST_NOT_FOUND` (absent for this account and environment) or `ACCOUNT_NOT_FOUND`.", body = ErrorOut),
+    ))]
 #[tracing::instrument(name = "get_request", skip_all, fields(request_id = %request_id))]
 pub async fn get_request(
     state: web::Data<AppState>,
@@ -17,7 +25,7 @@ pub async fn get_request(
 ) -> Result<HttpResponse, ApiError> {
     let record = visible_request(&state, &caller, &request_id)?;
     let read = state.read_context(&caller.account, ReadKind::Single);
-    Ok(HttpResponse::Ok().json(request_out(&record, &read)))
+    Ok(HttpResponse::Ok().json(RequestOut::new(&record, &read)))
 }
 
 /// The request if it belongs to the caller's scope. Another account's or environment's request is

@@ -1,16 +1,15 @@
 //! `GET /v1/requests`: by creation date window or by batch, newest first, keyset-paginated.
 
 use actix_web::{web, HttpResponse};
-use chrono::{Days, NaiveDate, NaiveTime};
+use chrono::{Days, NaiveTime};
 use serde::Deserialize;
-use serde_json::json;
 use switchboard_storage::Scope;
 
-use super::page_token;
 use crate::auth::Caller;
 use crate::errors::ApiError;
+use crate::http::{page_token, parse_day};
 use crate::state::AppState;
-use crate::wire::{request_out, ReadKind};
+use crate::wire::{ErrorOut, ReadKind, RequestListOut, RequestOut};
 
 const DEFAULT_PAGE_SIZE: usize = 100;
 const MAX_PAGE_SIZE: usize = 500;
@@ -26,7 +25,21 @@ pub struct ListQuery {
     page_token: Option<String>,
 }
 
-/// Lists the caller's requests.
+/// List requests
+///
+/// The caller's requests by creation date window or by batch, newest first, keyset-paginated.
+#[utoipa::path(get, path = "/v1/requests", operation_id = "listRequests",
+    params(
+        ("dateFrom" = Option<String>, Query, format = Date, description = "First creation day (`YYYY-MM-DD`, UTC), inclusive. Default: today. Ignored with `requestBatchId`."),
+        ("dateTo" = Option<String>, Query, format = Date, description = "Last creation day (`YYYY-MM-DD`, UTC), exclusive. Default: tomorrow. Ignored with `requestBatchId`."),
+        ("requestBatchId" = Option<String>, Query, description = "Only the requests of this batch."),
+        ("pageSize" = Option<u32>, Query, minimum = 1, description = "Requests per page; default 100, at most 500 (larger values are capped)."),
+        ("pageToken" = Option<String>, Query, description = "`nextPageToken` of the previous page of the same query."),
+    ),
+    responses(
+        (status = 200, description = "A page of requests.", body = RequestListOut),
+        (status = 400, description = "`INVALID_REQUEST`: `dateFrom`/`dateTo` not a valid `YYYY-MM-DD`, `pageSize` not a positive integer, or `pageToken` invalid or from another query.", body = ErrorOut),
+    ))]
 #[tracing::instrument(name = "list_requests", skip_all, fields(account = %caller.account.id))]
 pub async fn list_requests(
     state: web::Data<AppState>,
@@ -111,34 +124,19 @@ pub async fn list_requests(
         None
     };
     let read = state.read_context(&caller.account, ReadKind::List);
-    let requests: Vec<_> = rows
+    let requests = rows
         .iter()
-        .map(|record| request_out(record, &read))
+        .map(|record| RequestOut::new(record, &read))
         .collect();
-    let mut body = json!({ "requests": requests });
-    if let Some(next) = next {
-        body["nextPageToken"] = json!(next);
-    }
-    Ok(HttpResponse::Ok().json(body))
+    Ok(HttpResponse::Ok().json(RequestListOut {
+        requests,
+        next_page_token: next,
+    }))
 }
 
-/// A `YYYY-MM-DD` query parameter. Only an absent parameter takes the default: `dateFrom=` (empty or
-/// blank) is a date the client wrote and got wrong, so it answers 400 like any other invalid date.
+/// A `pageSize` that is not a positive whole number.
 fn page_size_error(raw: &str) -> ApiError {
     ApiError::invalid_request(format!(
         "pageSize must be a whole number from 1 to {MAX_PAGE_SIZE}, got {raw:?}"
     ))
-}
-
-pub(crate) fn parse_day(name: &str, raw: Option<&str>) -> Result<Option<NaiveDate>, ApiError> {
-    let Some(raw) = raw.map(str::trim) else {
-        return Ok(None);
-    };
-    let strict = raw.len() == 10 && raw.as_bytes()[4] == b'-' && raw.as_bytes()[7] == b'-';
-    match NaiveDate::parse_from_str(raw, "%Y-%m-%d") {
-        Ok(day) if strict => Ok(Some(day)),
-        _ => Err(ApiError::invalid_request(format!(
-            "{name} must be a valid YYYY-MM-DD date, got {raw:?}"
-        ))),
-    }
 }

@@ -3,4 +3,3 @@
 pub mod create;
 pub mod get;
 pub mod list;
-pub(crate) mod page_token;

@@ -1,12 +1,15 @@
 use actix_web::{web, HttpResponse};
-use serde_json::json;
 
 use crate::auth::Caller;
 use crate::errors::ApiError;
 use crate::state::AppState;
-use crate::wire::SchemaRowOut;
+use crate::wire::{SchemaListOut, SchemaRowOut};
 
-/// `GET /v1/schemas`: the account's schemas, without retired or hidden ones, sorted by id.
+/// List the account's schemas
+///
+/// The account's schemas, without retired or hidden ones, sorted by id.
+#[utoipa::path(get, path = "/v1/schemas", operation_id = "listSchemas",
+    responses((status = 200, description = "The account's usable schemas.", body = SchemaListOut)))]
 #[tracing::instrument(name = "list_schemas", skip_all, fields(account = %caller.account.id))]
 pub async fn list_schemas(
     state: web::Data<AppState>,
@@ -33,5 +36,5 @@ pub async fn list_schemas(
     }
     rows.sort_by(|a, b| a.schema_id.cmp(&b.schema_id));
     rows.dedup_by(|a, b| a.schema_id == b.schema_id);
-    Ok(HttpResponse::Ok().json(json!({ "schemas": rows })))
+    Ok(HttpResponse::Ok().json(SchemaListOut { schemas: rows }))
 }

@@ -5,12 +5,20 @@ use super::{schema_id_param, usable_schema};
 use crate::auth::Caller;
 use crate::errors::ApiError;
 use crate::state::AppState;
-use crate::wire::{FieldListOut, RequiredInputsOut};
+use crate::wire::{ErrorOut, FieldListOut, RequiredInputsOut};
 
 /// The input key payer phone number lookup makes optional.
 const PHONE_NUMBER: &str = "phoneNumber";
 
-/// `GET /v1/schemas/{schemaId}/required-inputs`.
+/// Input keys a schema requires and accepts
+#[utoipa::path(get, path = "/v1/schemas/{schemaId}/required-inputs",
+    operation_id = "getRequiredInputs",
+    params(("schemaId" = String, Path, max_length = 1500, pattern = r"^[^_./][^/]*$", example = "claim-status-basic", description = "Non-blank, at most 1500 characters, no `/`, not starting with `_` or `.`; otherwise 400 `INVALID_REQUEST`.")),
+    responses(
+        (status = 200, description = "Required and optional input keys.", body = RequiredInputsOut),
+        (status = 400, description = "`INVALID_REQUEST`: the `schemaId` path parameter breaks the rules (blank, over 1500 characters, contains `/`, starts with `_` or `.`).", body = ErrorOut),
+        (status = 404, description = "`SCHEMA_NOT_FOUND` (absent for the account, or retired) or `ACCOUNT_NOT_FOUND`.", body = ErrorOut),
+    ))]
 #[tracing::instrument(name = "get_required_inputs", skip_all, fields(account = %caller.account.id))]
 pub async fn get_required_inputs(
     req: HttpRequest,

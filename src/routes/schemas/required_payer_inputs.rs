@@ -1,18 +1,34 @@
 //! `POST /v1/schemas/{schemaId}/required-payer-inputs` (service-interface 4.5).
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use serde_json::{json, Value};
+use serde_json::Value;
 use switchboard_storage::Feature;
 
 use super::{input_lists, schema_id_param, usable_schema};
 use crate::auth::Caller;
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
+use crate::wire::{
+    ErrorOut, FieldListOut, PayerInputsOut, PayerMatchOut, PayerUnresolvedOut,
+    RequiredPayerInputsIn, RequiredPayerInputsOut,
+};
 
 const MAX_PAYER_NAMES: usize = 50;
 
+/// Per-payer required inputs
+///
 /// Resolves each payer name, in order and 1:1, to the extra inputs that payer requires. A name that cannot
 /// be resolved is an error entry, never a failure of the whole call.
+#[utoipa::path(post, path = "/v1/schemas/{schemaId}/required-payer-inputs",
+    operation_id = "getRequiredPayerInputs",
+    params(("schemaId" = String, Path, max_length = 1500, pattern = r"^[^_./][^/]*$", example = "claim-status-basic", description = "Non-blank, at most 1500 characters, no `/`, not starting with `_` or `.`; otherwise 400 `INVALID_REQUEST`.")),
+    request_body = RequiredPayerInputsIn,
+    responses(
+        (status = 200, description = "One entry per payer name, aligned 1:1.", body = RequiredPayerInputsOut),
+        (status = 400, description = "`INVALID_REQUEST`: bad `schemaId`, body not JSON, `payerNames` missing, not an array of strings, empty or over 50 entries.", body = ErrorOut),
+        (status = 403, description = "`PAYER_REQUIRED_INPUTS_DISABLED`: the account does not have per-payer required inputs.", body = ErrorOut),
+        (status = 404, description = "`SCHEMA_NOT_FOUND` (absent for the account, or retired) or `ACCOUNT_NOT_FOUND`.", body = ErrorOut),
+    ))]
 #[tracing::instrument(name = "required_payer_inputs", skip_all, fields(account = %caller.account.id))]
 pub async fn required_payer_inputs(
     req: HttpRequest,
@@ -66,39 +82,47 @@ pub async fn required_payer_inputs(
     let schema = usable_schema(&state, &caller, &schema_id)?;
     let (required, optional) = input_lists(&schema.definition, &caller.account);
     let directory = state.directory();
-    let payers: Vec<Value> = names
+    let payers = names
         .iter()
         .map(|name| match name.trim() {
-            "" => json!({
-                "inputPayerName": name,
-                "errorCode": "INVALID_PAYER_NAME",
-                "message": "Payer name must not be blank",
-            }),
+            "" => unresolved(
+                name,
+                "INVALID_PAYER_NAME",
+                "Payer name must not be blank".into(),
+            ),
             trimmed => match directory.resolve(trimmed, None) {
                 Some(found) => {
                     let mut fields = found.payer.required_inputs.clone();
                     fields.sort();
                     fields.dedup();
-                    json!({
-                        "inputPayerName": name,
-                        "matchedPayerName": found.payer.name,
-                        "payerRequiredInputs": { "fields": fields },
+                    PayerInputsOut::Matched(PayerMatchOut {
+                        input_payer_name: (*name).to_owned(),
+                        matched_payer_name: found.payer.name.clone(),
+                        payer_required_inputs: FieldListOut { fields },
                     })
                 }
-                None => json!({
-                    "inputPayerName": name,
-                    "errorCode": "PAYER_NOT_FOUND",
-                    "message": format!("Payer '{trimmed}' matched no known payer"),
-                }),
+                None => unresolved(
+                    name,
+                    "PAYER_NOT_FOUND",
+                    format!("Payer '{trimmed}' matched no known payer"),
+                ),
             },
         })
         .collect();
-    Ok(HttpResponse::Ok().json(json!({
-        "schemaId": schema_id.to_string(),
-        "requiredInputs": { "fields": required },
-        "optionalInputs": { "fields": optional },
-        "payers": payers,
-    })))
+    Ok(HttpResponse::Ok().json(RequiredPayerInputsOut {
+        schema_id: schema_id.to_string(),
+        required_inputs: FieldListOut { fields: required },
+        optional_inputs: FieldListOut { fields: optional },
+        payers,
+    }))
+}
+
+fn unresolved(name: &str, code: &'static str, message: String) -> PayerInputsOut {
+    PayerInputsOut::Unresolved(PayerUnresolvedOut {
+        input_payer_name: name.to_owned(),
+        error_code: code,
+        message,
+    })
 }
 
 /// "a number", "an object", ...: what a JSON value is, for a message that names no internal type.

@@ -163,7 +163,7 @@ async fn config_json_names_the_product_word_that_renames_the_auth_headers() {
     assert_eq!(status, 200);
     assert_eq!(
         body,
-        json!({ "productWord": "Switchboard", "adminEnabled": true })
+        json!({ "productWord": "Switchboard", "authHeaderWord": "Switchboard", "adminEnabled": true })
     );
 
     let mut config = TestConfig::default();
@@ -181,8 +181,22 @@ async fn config_json_names_the_product_word_that_renames_the_auth_headers() {
     .await;
     assert_eq!(
         body,
-        json!({ "productWord": "Relay", "adminEnabled": false })
+        json!({ "productWord": "Relay", "authHeaderWord": "Relay", "adminEnabled": false })
     );
+
+    // The headers' own word, when set apart, is the one the sign-in page uses.
+    config.set("server.auth_header_word", "Robodialer");
+    let app = spawn_app_with(&config).await;
+    let (_, body) = status_and_json(
+        app.client
+            .get(app.url("/console/config.json"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(body["authHeaderWord"], "Robodialer");
+    assert_eq!(body["productWord"], "Relay");
 }
 
 // ---- scope ------------------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
-//! What answers when no route fits: 404 for an unknown path, and 405 with an `Allow` header (RFC 9110
-//! section 15.5.6) for a known path asked with a method it does not serve.
+//! The router's own answers: 404 for an unknown path, and 405 with an `Allow` header (RFC 9110 section
+//! 15.5.6) for a known path asked with a method it does not serve. Every GET also serves HEAD.
 
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::{header, Method};
-use actix_web::{web, FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder};
+use actix_web::{web, FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, Route};
 
 use crate::errors::{ApiError, Code};
 
@@ -18,15 +18,15 @@ pub async fn not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
 /// A resource whose unmatched methods answer 405 naming the methods it serves. Without an explicit
 /// default, a resource inherits the app's default service and a wrong method would look like a missing
 /// route; and only the builder knows which methods it was given, so it keeps the list for `Allow`.
-pub fn resource(path: &str) -> Endpoint {
-    Endpoint {
+pub fn resource(path: &str) -> ServedResource {
+    ServedResource {
         resource: web::resource(path),
         methods: Vec::new(),
     }
 }
 
 /// A [`Resource`] being built, with the methods registered on it so far.
-pub struct Endpoint {
+pub struct ServedResource {
     resource: Resource,
     methods: Vec<Method>,
 }
@@ -34,7 +34,7 @@ pub struct Endpoint {
 macro_rules! method {
     ($name:ident, $method:ident) => {
         #[doc = concat!("Serves ", stringify!($method), " with `handler`.")]
-        pub fn $name<F, Args>(mut self, handler: F) -> Endpoint
+        pub fn $name<F, Args>(mut self, handler: F) -> ServedResource
         where
             F: Handler<Args>,
             Args: FromRequest + 'static,
@@ -47,11 +47,11 @@ macro_rules! method {
     };
 }
 
-impl Endpoint {
+impl ServedResource {
     /// Serves GET with `handler`, and HEAD with the same handler: RFC 9110 (section 9.1) asks every
     /// general-purpose server to support HEAD wherever it supports GET. actix-web sends HEAD answers
     /// without their body.
-    pub fn get<F, Args>(mut self, handler: F) -> Endpoint
+    pub fn get<F, Args>(mut self, handler: F) -> ServedResource
     where
         F: Handler<Args>,
         Args: FromRequest + 'static,
@@ -62,12 +62,26 @@ impl Endpoint {
         self
     }
 
+    /// Serves `method` with the routes `make` builds (a route without a method guard; the guard is added
+    /// here). A GET also serves HEAD, as [`ServedResource::get`] does, which is why it takes a maker: each
+    /// method needs a route of its own.
+    pub fn route(mut self, method: Method, make: impl Fn() -> Route) -> ServedResource {
+        self.resource = self.resource.route(make().method(method.clone()));
+        if method == Method::GET {
+            self.resource = self.resource.route(make().method(Method::HEAD));
+            self.methods.extend([Method::GET, Method::HEAD]);
+        } else {
+            self.methods.push(method);
+        }
+        self
+    }
+
     method!(post, POST);
     method!(put, PUT);
     method!(delete, DELETE);
 }
 
-impl HttpServiceFactory for Endpoint {
+impl HttpServiceFactory for ServedResource {
     fn register(self, config: &mut AppService) {
         let allow = self
             .methods

@@ -1,0 +1,154 @@
+//! `POST /v1/requests` (service-interface 4.6): the bodies it accepts and the answers it gives.
+//!
+//! The handler reads the body as JSON and checks each key by hand (`intake::prepare_entry`) so every
+//! problem gets the spec's own message; `CreateRequestIn` and `CreateBatchIn` are the shapes it accepts,
+//! as the document shows them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use switchboard_storage::{AccountRecord, RequestRecord};
+use utoipa::ToSchema;
+
+use super::errors::ErrorOut;
+use super::lookup::PayerLookupOut;
+
+/// One request to create (4.6). Unknown top-level keys are ignored; there is no top-level `to` (the
+/// dialed number is `inputs.phoneNumber`).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateRequestIn {
+    /// Must be provisioned to the account.
+    pub schema_id: String,
+    /// Flat `{key: value}` map; keys are schema-specific (see required-inputs). Values are strings; a
+    /// boolean-typed key also takes a JSON boolean or the integers 0/1. Validated synchronously (7.4).
+    #[schema(value_type = BTreeMap<String, InputValueIn>)]
+    pub inputs: BTreeMap<String, Value>,
+    /// Ignored: the type is derived from the schema.
+    #[schema(nullable = false)]
+    pub request_type: Option<String>,
+    /// Per-request webhook URL; wins over the account-level URL; frozen at creation. Must be http(s) and
+    /// (unless the operator allows it) must not resolve to a private or reserved address.
+    #[schema(nullable = false, format = "uri")]
+    pub webhook_url: Option<String>,
+    /// Dial the matched payer number instead of the supplied one (payer phone number lookup only).
+    #[serde(default)]
+    #[schema(default = false)]
+    pub use_matched_payer_phone: bool,
+    /// Correlation ID and idempotency key: a reused value returns the original request and creates nothing.
+    #[schema(nullable = false)]
+    pub internal_id: Option<String>,
+    /// Opaque tag echoed on reads and webhooks.
+    #[schema(nullable = false)]
+    pub internal_tag: Option<String>,
+    /// Calls are handled only by the automated voice agent.
+    #[serde(default)]
+    #[schema(default = false)]
+    pub ai_only: bool,
+    /// Phone handling is restricted to US-based agents.
+    #[serde(default)]
+    #[schema(default = false)]
+    pub onshore_only: bool,
+}
+
+/// An input value: a string, or for a boolean-typed key a JSON boolean or the integer 0 or 1.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum InputValueIn {
+    /// Any input.
+    Text(String),
+    /// A boolean-typed input.
+    Flag(bool),
+    /// A boolean-typed input as 0 or 1.
+    Number(u8),
+}
+
+/// Many requests at once. Entries are validated and de-duplicated independently (an entry repeating the
+/// `internalId` of an earlier entry of the same POST returns that entry's request); entries scheduled for
+/// different business days get distinct `requestBatchId`s.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CreateBatchIn {
+    /// The entries, answered in the same order.
+    #[schema(min_items = 1)]
+    pub requests: Vec<CreateRequestIn>,
+}
+
+/// The create response of one request (4.6).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedOut {
+    /// Server-generated.
+    pub request_id: String,
+    /// The business day's batch the request was booked into.
+    pub request_batch_id: String,
+    /// Echoed only when supplied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub internal_id: Option<String>,
+    /// Present whenever payer phone number lookup is enabled for the account.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub payer_lookup: Option<PayerLookupOut>,
+}
+
+impl CreatedOut {
+    /// The answer for `record` (new or replayed).
+    pub fn new(record: &RequestRecord, account: &AccountRecord, lookup_source: &str) -> CreatedOut {
+        CreatedOut {
+            request_id: record.id.clone(),
+            request_batch_id: record.batch_id.clone(),
+            internal_id: record.internal_id.clone(),
+            payer_lookup: PayerLookupOut::shown(record, account, lookup_source),
+        }
+    }
+}
+
+/// One entry per input entry, in input order: the created request or its error envelope (server-side entry
+/// failures surface as `INVALID_REQUEST`). Successful entries are persisted even when others failed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BatchCreatedOut {
+    /// Entry answers in input order.
+    pub requests: Vec<BatchEntryOut>,
+}
+
+/// A batch entry's answer.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum BatchEntryOut {
+    /// Created or replayed.
+    Created(CreatedOut),
+    /// Rejected; nothing was written for it.
+    Rejected(ErrorOut),
+}
+
+/// What `POST /v1/requests` accepts: one request, or a batch under `requests`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum CreateIn {
+    /// One request.
+    Single(CreateRequestIn),
+    /// A batch.
+    Batch(CreateBatchIn),
+}
+
+/// What a `400` or `500` of `POST /v1/requests` carries: the envelope, or for a batch the entries with
+/// their envelopes (every entry failed, or an entry failed on the server side).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum CreateRejectedOut {
+    /// The whole POST failed.
+    Envelope(ErrorOut),
+    /// A batch, answered per entry.
+    Batch(BatchCreatedOut),
+}
+
+/// What a `200` of `POST /v1/requests` carries: the single answer, or every batch entry created.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum CreateOut {
+    /// A single create.
+    Single(CreatedOut),
+    /// A batch.
+    Batch(BatchCreatedOut),
+}
