@@ -117,8 +117,14 @@ async fn an_answered_call_fills_the_results_under_the_schema_field_names() {
     let plan = &overrides["analysisPlan"]["structuredDataPlan"];
     assert_eq!(plan["enabled"], true);
     let properties = plan["schema"]["properties"].as_object().unwrap();
-    assert_eq!(properties["planActive"]["type"], "boolean");
-    assert_eq!(properties["individualDeductible"]["type"], "number");
+    // Typed schema fields are strings whose pattern admits the typed answers or `CANNOT ANSWER - ...`.
+    assert_eq!(properties["planActive"]["type"], "string");
+    assert_eq!(
+        properties["planActive"]["pattern"],
+        "^(true|false|CANNOT ANSWER - .+)$"
+    );
+    assert_eq!(properties["individualDeductible"]["type"], "string");
+    assert_eq!(properties["followUpNeeded"]["type"], "boolean");
     assert!(properties["callOutcome"]["enum"]
         .as_array()
         .unwrap()

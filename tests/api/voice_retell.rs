@@ -117,9 +117,19 @@ async fn an_answered_call_fills_the_results_under_the_schema_field_names_and_kee
             .unwrap_or_else(|| panic!("no {name}"))
             .clone()
     };
-    assert_eq!(item("planActive")["type"], "boolean");
-    assert_eq!(item("individualDeductible")["type"], "number");
-    assert_eq!(item("planType")["type"], "enum");
+    // Schema fields are string items (only they can carry `CANNOT ANSWER - <reason>` as well as a typed
+    // answer), teaching their typed answers by example; control fields keep Retell's native types.
+    assert_eq!(item("planActive")["type"], "string");
+    assert_eq!(item("planActive")["examples"][0], "true");
+    assert_eq!(item("individualDeductible")["type"], "string");
+    assert_eq!(item("planType")["type"], "string");
+    assert!(item("planType")["examples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e.as_str().unwrap().starts_with("CANNOT ANSWER - ")));
+    assert_eq!(item("followUpNeeded")["type"], "boolean");
+    assert_eq!(item("callOutcome")["type"], "enum");
     assert_eq!(
         item("callOutcome")["choices"],
         json!([
@@ -177,6 +187,29 @@ async fn an_answered_call_fills_the_results_under_the_schema_field_names_and_kee
         .unwrap();
     assert_eq!(audio.status(), 200);
     assert_eq!(audio.bytes().await.unwrap().as_ref(), RECORDING);
+}
+
+#[actix_web::test]
+async fn a_boolean_the_representative_could_not_answer_is_an_answer_kept_verbatim() {
+    let fake = FakeRetell::start().await;
+    let value = "CANNOT ANSWER - representative could not confirm";
+    fake.force(&[Scenario::AnsweredWith("planActive", value)]);
+    let app = app_with_retell(&fake, |_| {}).await;
+    let token = app.live_token().await;
+    let id = create(&app, &token).await;
+
+    let done = app.wait_terminal(&token, &id).await;
+    assert_eq!(done["state"], "SUCCESS", "{done}");
+    assert_eq!(done["results"]["planActive"], value, "{done}");
+    assert!(
+        !done["missingFields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|f| f == "planActive"),
+        "{done}"
+    );
+    assert_eq!(fake.creates().len(), 1);
 }
 
 #[actix_web::test]

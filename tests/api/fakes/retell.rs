@@ -43,6 +43,10 @@ pub const RECORDING: &[u8] = b"RIFF\x24\x00\x00\x00WAVEfmt fake-retell-recording
 pub enum Scenario {
     /// A representative answers every question.
     Answered,
+    /// Answered, but the analysis gives this value for this field, if the field's item type can hold it
+    /// (a `boolean` item only a JSON boolean, a `number` item only a number, an `enum` item only one of
+    /// its choices); otherwise the field is left out, as Retell's analysis would.
+    AnsweredWith(&'static str, &'static str),
     /// Answered, and the call surfaced a matter for a follow-up leg.
     AnsweredWithFollowUp,
     /// Voicemail answers.
@@ -358,6 +362,15 @@ async fn create_phone_call(
                 .json(json!({ "error_message": format!("{required} is required") }));
         }
     }
+    let items = &body["agent_override"]["agent"]["post_call_analysis_data"];
+    if let Some(problem) = items
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(item_problem)
+    {
+        return HttpResponse::BadRequest().json(json!({ "error_message": problem }));
+    }
     let call_id = format!(
         "call_{:032x}",
         fake.ids.fetch_add(1, Ordering::SeqCst) + 0xa11ce
@@ -432,6 +445,78 @@ async fn recording(file: web::Path<String>) -> HttpResponse {
     }
 }
 
+/// What is wrong with a `post_call_analysis_data` item, by the SDK's four item shapes (`string` with
+/// optional `examples`, `enum` with non-empty `choices`, `boolean`, `number`).
+fn item_problem(item: &Value) -> Option<String> {
+    if !item["name"].is_string() || !item["description"].is_string() {
+        return Some("post_call_analysis_data items need a name and a description".into());
+    }
+    let kind = item["type"].as_str().unwrap_or_default();
+    let strings = |v: &Value| v.as_array().is_some_and(|a| a.iter().all(Value::is_string));
+    let fits = match kind {
+        "string" => item.get("examples").is_none_or(strings),
+        "enum" => {
+            strings(&item["choices"]) && item["choices"].as_array().is_some_and(|c| !c.is_empty())
+        }
+        "boolean" | "number" => true,
+        _ => false,
+    };
+    let stray = (kind != "string" && item.get("examples").is_some())
+        || (kind != "enum" && item.get("choices").is_some());
+    (!fits || stray).then(|| {
+        format!(
+            "post_call_analysis_data item {} is not a valid {kind} item",
+            item["name"]
+        )
+    })
+}
+
+/// The schema type an analysis item stands for. A `string` item that teaches its typed answers by
+/// `examples` (besides `CANNOT ANSWER - ...`) is read as a model would read it: `true`/`false` a
+/// boolean, amounts a dollar field, other values a choice.
+fn field_type(item: &Value) -> (FieldType, Option<Vec<String>>) {
+    let texts = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter(|e| !e.starts_with("CANNOT ANSWER - "))
+            .map(str::to_owned)
+            .collect()
+    };
+    match item["type"].as_str() {
+        Some("boolean") => (FieldType::Boolean, None),
+        Some("number") => (FieldType::Dollar, None),
+        Some("enum") => (FieldType::Multiple, Some(texts(&item["choices"]))),
+        _ => {
+            let examples = texts(&item["examples"]);
+            if examples.is_empty() {
+                (FieldType::Alphanumeric, None)
+            } else if examples == ["true", "false"] {
+                (FieldType::Boolean, None)
+            } else if examples.iter().all(|e| e.parse::<f64>().is_ok()) {
+                (FieldType::Dollar, None)
+            } else {
+                (FieldType::Multiple, Some(examples))
+            }
+        }
+    }
+}
+
+/// `value` as an item of this type holds it, if it can.
+fn held(item: &Value, value: &str) -> Option<Value> {
+    match item["type"].as_str() {
+        Some("boolean") => value.parse::<bool>().ok().map(Value::Bool),
+        Some("number") => value.parse::<f64>().ok().map(|n| json!(n)),
+        Some("enum") => item["choices"]
+            .as_array()?
+            .iter()
+            .find(|c| *c == value)
+            .cloned(),
+        _ => Some(json!(value)),
+    }
+}
+
 /// The call's end under `scenario`: status, reason, duration, transcript, recording and analysis.
 fn end_call(call: &mut Value, scenario: &Scenario, fields: &Value, base: &str) {
     let id = call["call_id"].as_str().unwrap().to_owned();
@@ -447,15 +532,34 @@ fn end_call(call: &mut Value, scenario: &Scenario, fields: &Value, base: &str) {
                 "enum" if name == "callOutcome" => json!("answered"),
                 "enum" => field["choices"][0].clone(),
                 _ if name == "failureCode" || name == "referralPhoneNumber" => continue,
-                _ if name.to_lowercase().contains("date") => json!("2026-01-01"),
-                _ => json!("ABC123"),
+                // A string item standing for a typed field: answered as text, as Retell's model does.
+                _ => match field_type(field) {
+                    (FieldType::Boolean, _) => json!("true"),
+                    (FieldType::Dollar, _) => json!("250.5"),
+                    (FieldType::Multiple, Some(choices)) => json!(choices[0]),
+                    _ if name.to_lowercase().contains("date") => json!("2026-01-01"),
+                    _ => json!("ABC123"),
+                },
             };
             data.insert(name.to_owned(), value);
+        }
+        if let Scenario::AnsweredWith(name, value) = scenario {
+            let item = fields
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|f| f["name"] == *name);
+            match item.and_then(|item| held(item, value)) {
+                Some(value) => data.insert((*name).to_owned(), value),
+                None => data.remove(*name),
+            };
         }
         Value::Object(data)
     };
     let (status, reason, analysis) = match scenario {
-        Scenario::Answered => ("ended", "agent_hangup", Some(answers(false))),
+        Scenario::Answered | Scenario::AnsweredWith(..) => {
+            ("ended", "agent_hangup", Some(answers(false)))
+        }
         Scenario::AnsweredWithFollowUp => ("ended", "agent_hangup", Some(answers(true))),
         Scenario::Voicemail => ("ended", "voicemail_reached", Some(json!({}))),
         Scenario::Busy => ("not_connected", "dial_busy", None),
@@ -514,17 +618,8 @@ async fn simulate(request: &Value) -> Scenario {
             name: i["name"].as_str().unwrap().to_owned(),
             label: i["name"].as_str().unwrap().to_owned(),
             description: i["description"].as_str().unwrap_or_default().to_owned(),
-            field_type: match i["type"].as_str() {
-                Some("boolean") => FieldType::Boolean,
-                Some("number") => FieldType::Dollar,
-                Some("enum") => FieldType::Multiple,
-                _ => FieldType::Alphanumeric,
-            },
-            allowed_values: i["choices"].as_array().map(|c| {
-                c.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            }),
+            field_type: field_type(i).0,
+            allowed_values: field_type(i).1,
             required: true,
             when: None,
         })

@@ -310,6 +310,19 @@ fn problems(body: &Value, schemas: &[SchemaDefinition]) -> Vec<String> {
         problems
             .push("structuredDataPlan.schema.properties.*.type must be a JsonSchema type".into());
     }
+    let bad_pattern = |p: &Value| {
+        p.get("pattern").is_some_and(|pattern| {
+            let compiles = pattern
+                .as_str()
+                .is_some_and(|r| regex::Regex::new(r).is_ok());
+            p["type"] != "string" || !compiles
+        })
+    };
+    if properties.values().any(bad_pattern) {
+        problems.push(
+            "structuredDataPlan.schema.properties.*.pattern must be a regex on a string".into(),
+        );
+    }
     for control in [
         "callOutcome",
         "failureCode",

@@ -31,6 +31,9 @@ pub const CALL_OUTCOMES: [&str; 7] = [
 /// answer (service-interface semantics).
 pub const CANNOT_ANSWER_PREFIX: &str = "CANNOT ANSWER - ";
 
+/// A made-up non-answer in the convention's shape, for platforms that teach their model by example.
+pub const CANNOT_ANSWER_EXAMPLE: &str = "CANNOT ANSWER - the representative's system was down";
+
 /// The value type of one extracted field.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExtractionType {
@@ -57,6 +60,14 @@ pub struct ExtractionField {
     pub control: bool,
 }
 
+impl ExtractionField {
+    /// Whether the field may hold `CANNOT ANSWER - <reason>` whatever its type: every schema field may
+    /// (service-interface semantics), the control fields never do.
+    pub fn admits_cannot_answer(&self) -> bool {
+        !self.control
+    }
+}
+
 /// The extraction of a call on `schema`: its fields in schema order, then the control fields.
 pub fn extraction_fields(schema: &SchemaVersionRecord) -> Vec<ExtractionField> {
     let mut fields: Vec<ExtractionField> = schema
@@ -72,10 +83,18 @@ pub fn extraction_fields(schema: &SchemaVersionRecord) -> Vec<ExtractionField> {
                 }
                 _ => ExtractionType::Text,
             };
-            let format = match field.field_type {
-                FieldType::Date => " Give dates as YYYY-MM-DD.",
-                FieldType::Dollar => " Give the amount in US dollars as a number.",
-                _ => "",
+            // Spelled out in words too: where a platform must type the field as text to admit a
+            // `CANNOT ANSWER` value, the description is what tells its model the typed answers.
+            let format = match (&kind, field.field_type) {
+                (ExtractionType::Boolean, _) => " Answer true or false.".to_owned(),
+                (ExtractionType::Choice(values), _) => {
+                    format!(" Answer with one of: {}.", values.join(", "))
+                }
+                (_, FieldType::Date) => " Give dates as YYYY-MM-DD.".to_owned(),
+                (_, FieldType::Dollar) => {
+                    " Give the amount in US dollars as a number.".to_owned()
+                }
+                _ => String::new(),
             };
             ExtractionField {
                 name: field.name.clone(),

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use switchboard_storage::{Disposition, FailureRecord};
 
+use super::answers::captured_answer;
 use super::extraction::{
     as_captured, CALL_OUTCOME, FAILURE_CODE, FOLLOW_UP_NEEDED, REFERRAL_PHONE_NUMBER,
 };
@@ -72,7 +73,10 @@ fn platform_report(job: &CallJob, result: PlatformResult) -> CallReport {
         .definition
         .fields
         .iter()
-        .filter_map(|f| text(&f.name).map(|v| (f.name.clone(), v)))
+        .filter_map(|f| {
+            let value = result.analysis.get(&f.name)?;
+            captured_answer(f, value).map(|v| (f.name.clone(), v))
+        })
         .collect();
     report.follow_up_requested = matches!(
         result.analysis.get(FOLLOW_UP_NEEDED),

@@ -117,6 +117,57 @@ fn the_extraction_names_types_and_describes_every_schema_field_then_the_controls
 }
 
 #[test]
+fn cannot_answer_on_a_boolean_and_a_multiple_field_is_an_answer_kept_verbatim() {
+    let report = report(
+        &job(),
+        conversation(json!({
+            "callOutcome": "answered",
+            "planActive": "CANNOT ANSWER - representative could not confirm",
+            "planType": "CANNOT ANSWER - the plan type is not on file",
+            "deductible": "$1,500", "effectiveDate": "2026-01-01", "followUpNeeded": false,
+        })),
+    );
+    assert_eq!(report.disposition, Disposition::Completed);
+    assert_eq!(
+        report.captured["planActive"],
+        "CANNOT ANSWER - representative could not confirm"
+    );
+    assert_eq!(
+        report.captured["planType"],
+        "CANNOT ANSWER - the plan type is not on file"
+    );
+    assert_eq!(report.captured["deductible"], "1500.00");
+    assert!(report.failure.is_none());
+}
+
+#[test]
+fn typed_answers_given_as_text_are_read_back_in_the_field_s_type() {
+    let report = report(
+        &job(),
+        conversation(json!({
+            "callOutcome": "answered", "planActive": "True", "planType": "ppo",
+            "deductible": "250.5", "effectiveDate": "2026-01-01",
+        })),
+    );
+    assert_eq!(report.captured["planActive"], "true");
+    assert_eq!(report.captured["planType"], "PPO");
+    assert_eq!(report.captured["deductible"], "250.50");
+}
+
+#[test]
+fn schema_fields_describe_their_typed_answers_and_the_non_answer() {
+    let fields = extraction_fields(&schema());
+    assert!(fields[0].description.contains("Answer true or false."));
+    assert!(fields[1]
+        .description
+        .contains("Answer with one of: HMO, PPO."));
+    assert!(fields[..4]
+        .iter()
+        .all(|f| f.admits_cannot_answer() && f.description.contains("CANNOT ANSWER - ")));
+    assert!(fields[4..].iter().all(|f| !f.admits_cannot_answer()));
+}
+
+#[test]
 fn an_answered_call_captures_schema_fields_only_and_keeps_cannot_answer_values() {
     let report = report(
         &job(),

@@ -7,8 +7,10 @@
 //! [`driver::PlatformDialer`]: the intent marker written before a create, the platform id written before any
 //! wait, re-attaching after a restart instead of dialing again, idempotent events, polling when events
 //! are late, and the recording download. [`extraction`] builds the per-call structured extraction each
-//! adapter renders in its own format; [`mapping`] turns a platform's verdict into a disposition.
+//! adapter renders in its own format, [`answers`] reads its answers back in each field's type, and
+//! [`mapping`] turns a platform's verdict into a disposition.
 
+pub mod answers;
 mod delivery;
 pub mod driver;
 pub mod extraction;

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::client::{RetellCall, CALL_ID_KEY, REQUEST_ID_KEY};
-use crate::dialer::platform::extraction::{CALL_OUTCOME, CALL_OUTCOMES};
+use crate::dialer::platform::extraction::{CALL_OUTCOME, CALL_OUTCOMES, CANNOT_ANSWER_EXAMPLE};
 use crate::dialer::platform::{
     CallEnd, CallResult, ExtractionField, ExtractionType, PlatformCallRequest, PlatformCallState,
     PlatformResult,
@@ -44,12 +44,34 @@ pub fn create_body(settings: &RetellCallSettings, request: &PlatformCallRequest)
     })
 }
 
-/// The extraction as Retell's `post_call_analysis_data` items (string, enum, boolean, number).
+/// The extraction as Retell's `post_call_analysis_data` items.
+///
+/// Retell types each item as one of `string`, `enum` (with `choices`), `boolean` or `number`, with no
+/// union, and a schema field may hold `CANNOT ANSWER - <reason>` whatever its type. Of the four, only a
+/// `string` item can carry both a typed answer and that value, so every schema field is a `string` item:
+/// its description names the typed answers (`true`/`false`, the allowed values, an amount) and the
+/// convention, and `examples` (the member Retell offers to teach "the style and syntax" of string items)
+/// show both. The answer stays usable as its type because it is read back in the field's type. A
+/// companion "why not" item per field was the alternative; it splits one answer over two items that can
+/// disagree and breaks "one item per schema field". Control fields never hold a non-answer and keep
+/// their native types.
 pub fn analysis_data(fields: &[ExtractionField]) -> Vec<Value> {
     fields
         .iter()
         .map(|field| {
             let mut item = json!({ "name": field.name, "description": field.description });
+            if field.admits_cannot_answer() {
+                let mut examples: Vec<String> = match &field.kind {
+                    ExtractionType::Text => vec![],
+                    ExtractionType::Boolean => vec!["true".into(), "false".into()],
+                    ExtractionType::Number => vec!["1250.00".into()],
+                    ExtractionType::Choice(values) => values.clone(),
+                };
+                examples.push(CANNOT_ANSWER_EXAMPLE.to_owned());
+                item["type"] = json!("string");
+                item["examples"] = json!(examples);
+                return item;
+            }
             match &field.kind {
                 ExtractionType::Text => item["type"] = json!("string"),
                 ExtractionType::Boolean => item["type"] = json!("boolean"),
@@ -209,28 +231,51 @@ mod tests {
     }
 
     #[test]
-    fn extraction_items_have_retell_shapes() {
+    fn schema_fields_are_string_items_that_admit_cannot_answer_and_controls_keep_their_types() {
+        let field = |name: &str, kind: ExtractionType, control: bool| ExtractionField {
+            name: name.into(),
+            description: name.to_uppercase(),
+            kind,
+            control,
+        };
         let items = analysis_data(&[
-            ExtractionField {
-                name: "a".into(),
-                description: "A".into(),
-                kind: ExtractionType::Text,
-                control: false,
-            },
-            ExtractionField {
-                name: "b".into(),
-                description: "B".into(),
-                kind: ExtractionType::Choice(vec!["x".into()]),
-                control: false,
-            },
+            field("text", ExtractionType::Text, false),
+            field("flag", ExtractionType::Boolean, false),
+            field("amount", ExtractionType::Number, false),
+            field("plan", ExtractionType::Choice(vec!["HMO".into()]), false),
+            field(
+                CALL_OUTCOME,
+                ExtractionType::Choice(vec!["answered".into()]),
+                true,
+            ),
+            field("followUpNeeded", ExtractionType::Boolean, true),
+            field("referralPhoneNumber", ExtractionType::Text, true),
         ]);
-        assert_eq!(
-            items[0],
-            json!({ "name": "a", "description": "A", "type": "string" })
-        );
+        let cannot = CANNOT_ANSWER_EXAMPLE;
+        let string = |name: &str, description: &str, examples: Value| json!({ "name": name, "description": description, "type": "string", "examples": examples });
+        assert_eq!(items[0], string("text", "TEXT", json!([cannot])));
         assert_eq!(
             items[1],
-            json!({ "name": "b", "description": "B", "type": "enum", "choices": ["x"] })
+            string("flag", "FLAG", json!(["true", "false", cannot]))
         );
+        assert_eq!(
+            items[2],
+            string("amount", "AMOUNT", json!(["1250.00", cannot]))
+        );
+        assert_eq!(items[3], string("plan", "PLAN", json!(["HMO", cannot])));
+        assert_eq!(
+            items[4],
+            json!({ "name": CALL_OUTCOME, "description": "CALLOUTCOME", "type": "enum",
+                    "choices": ["answered"], "required": true })
+        );
+        assert_eq!(
+            items[5],
+            json!({ "name": "followUpNeeded", "description": "FOLLOWUPNEEDED", "type": "boolean" })
+        );
+        assert_eq!(
+            items[6],
+            json!({ "name": "referralPhoneNumber", "description": "REFERRALPHONENUMBER", "type": "string" })
+        );
+        assert!(cannot.starts_with(crate::dialer::platform::extraction::CANNOT_ANSWER_PREFIX));
     }
 }

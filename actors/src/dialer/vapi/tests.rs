@@ -136,18 +136,56 @@ fn the_create_body_has_vapi_s_shape() {
             "referralPhoneNumber"
         ]
     );
-    assert_eq!(properties["planStatus"]["type"], "string");
+    // Schema fields are strings whose pattern admits the typed answers or `CANNOT ANSWER - <reason>`
+    // (Vapi's JsonSchema has no anyOf); control fields keep their JSON types.
+    let string = |pattern: Option<&str>| {
+        let mut expected = json!({"type": "string"});
+        if let Some(pattern) = pattern {
+            expected["pattern"] = json!(pattern);
+        }
+        expected
+    };
+    let shape = |name: &str| {
+        let mut property = properties[name].clone();
+        let description = property
+            .as_object_mut()
+            .unwrap()
+            .remove("description")
+            .unwrap();
+        assert!(
+            description.as_str().unwrap().contains("CANNOT ANSWER - ")
+                || name == "callOutcome"
+                || name == "followUpNeeded"
+                || name == "failureCode"
+                || name == "referralPhoneNumber",
+            "{name}: {description}"
+        );
+        property
+    };
     assert_eq!(
-        properties["planStatus"]["enum"],
-        json!(["ACTIVE", "INACTIVE"])
+        shape("planStatus"),
+        string(Some("^(ACTIVE|INACTIVE|CANNOT ANSWER - .+)$"))
     );
-    assert_eq!(properties["inNetwork"]["type"], "boolean");
-    assert_eq!(properties["deductible"]["type"], "number");
-    assert_eq!(properties["effectiveDate"]["type"], "string");
+    assert_eq!(
+        shape("inNetwork"),
+        string(Some("^(true|false|CANNOT ANSWER - .+)$"))
+    );
+    assert_eq!(
+        shape("deductible"),
+        string(Some(r"^(-?\d+(\.\d{1,2})?|CANNOT ANSWER - .+)$"))
+    );
+    assert_eq!(shape("effectiveDate"), string(None));
+    assert_eq!(shape("followUpNeeded"), json!({"type": "boolean"}));
+    assert_eq!(shape("failureCode"), string(None));
     assert_eq!(
         properties["callOutcome"]["enum"].as_array().unwrap().len(),
         7
     );
+    assert_eq!(properties["callOutcome"]["type"], "string");
+    assert!(properties["planStatus"]["description"]
+        .as_str()
+        .unwrap()
+        .contains("ACTIVE, INACTIVE"));
     assert!(properties.values().all(|p| p["description"].is_string()));
 }
 
@@ -244,4 +282,24 @@ fn an_ended_call_carries_answers_transcript_summary_duration_and_recording() {
         result.recording_url.as_deref(),
         Some("https://storage.vapi.ai/rec.wav")
     );
+}
+
+#[test]
+fn allowed_values_are_matched_literally_in_the_pattern() {
+    let fields = [crate::dialer::platform::ExtractionField {
+        name: "network".to_owned(),
+        description: "Which network?".to_owned(),
+        kind: crate::dialer::platform::ExtractionType::Choice(vec![
+            "In network (INN)".to_owned(),
+            "N/A".to_owned(),
+            "1.5x".to_owned(),
+        ]),
+        control: false,
+    }];
+    let schema = super::extraction::structured_data_schema(&fields);
+    assert_eq!(
+        schema.properties["network"].pattern.as_deref(),
+        Some(r"^(In network \(INN\)|N/A|1\.5x|CANNOT ANSWER - .+)$")
+    );
+    assert_eq!(schema.properties["network"].allowed, None);
 }

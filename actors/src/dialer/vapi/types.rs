@@ -95,7 +95,8 @@ pub struct StructuredDataPlan {
     pub timeout_seconds: Option<u32>,
 }
 
-/// Vapi's `JsonSchema` (a subset of JSON Schema: type, properties, items, enum, format, description).
+/// Vapi's `JsonSchema` (a subset of JSON Schema: type, properties, items, enum, pattern, format,
+/// description; no `anyOf`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct JsonSchema {
@@ -111,6 +112,9 @@ pub struct JsonSchema {
     /// Allowed values.
     #[serde(default, rename = "enum", skip_serializing_if = "Option::is_none")]
     pub allowed: Option<Vec<String>>,
+    /// For `string`: a regex the value must match (Vapi hands it to the model's structured output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
     /// A well-known string format (`date`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,

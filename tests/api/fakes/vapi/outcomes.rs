@@ -78,12 +78,17 @@ pub fn ending(outcome: &Outcome, body: &Value, schema: &SchemaDefinition, seed: 
 }
 
 /// A captured value as the structured-data plan's model would give it: typed as the create's JSON Schema
-/// types the property; `None` when the type cannot hold it.
+/// types the property (a string only if it matches the property's `pattern`, as structured outputs
+/// enforce); `None` when the type cannot hold it.
 fn typed(value: &str, property: &Value) -> Option<Value> {
     match property["type"].as_str() {
         Some("boolean") => value.parse::<bool>().ok().map(Value::Bool),
         Some("number") => value.parse::<f64>().ok().map(|n| json!(n)),
-        _ => Some(Value::String(value.to_string())),
+        _ => {
+            let pattern = property["pattern"].as_str().unwrap_or(".*");
+            let fits = regex::Regex::new(pattern).is_ok_and(|p| p.is_match(value));
+            fits.then(|| Value::String(value.to_string()))
+        }
     }
 }
 
