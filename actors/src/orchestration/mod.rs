@@ -14,6 +14,7 @@
 //! requests never notice.
 
 mod call;
+mod error;
 pub mod limits;
 mod messages;
 mod orchestrator;
@@ -25,6 +26,7 @@ use std::sync::Arc;
 
 use switchboard_storage::{Environment, Store};
 
+pub use error::OrchestrationError;
 pub use messages::{GetStats, StatsSnapshot};
 pub use orchestrator::{DueWorkAdded, Orchestrator, ResumeActive};
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
+use super::error::OrchestrationError;
 use super::messages::{DispatchDue, GetStats, RequestEnded, StatsSnapshot};
 use super::request::RequestActor;
 use super::Shared;
@@ -34,7 +35,7 @@ pub struct DueWorkAdded;
 
 /// Command from start-up: resume every request whose run had started; replies with how many.
 #[derive(Message)]
-#[rtype(result = "Result<usize, String>")]
+#[rtype(result = "Result<usize, OrchestrationError>")]
 pub struct ResumeActive;
 
 impl Orchestrator {
@@ -54,12 +55,8 @@ impl Orchestrator {
         }
     }
 
-    fn resume_active(&mut self, ctx: &mut Context<Self>) -> Result<usize, String> {
-        let ids = self
-            .shared
-            .store
-            .active_request_ids()
-            .map_err(|e| e.to_string())?;
+    fn resume_active(&mut self, ctx: &mut Context<Self>) -> Result<usize, OrchestrationError> {
+        let ids = self.shared.store.active_request_ids()?;
         let count = ids.len();
         for id in ids {
             self.start_request(ctx, id);
@@ -79,25 +76,20 @@ impl Orchestrator {
         self.running.insert(request_id, addr);
     }
 
-    fn dispatch_due(&mut self, ctx: &mut Context<Self>) -> Result<(), String> {
+    fn dispatch_due(&mut self, ctx: &mut Context<Self>) -> Result<(), OrchestrationError> {
         self.dispatch_queued = false;
         let now = self.shared.clock.now();
         // The due index is keyed by the instant a booked day begins: only what has fallen due is read.
         let due = if self.shared.dispatch_paused {
             Vec::new()
         } else {
-            self.shared.store.due_by(now).map_err(|e| e.to_string())?
+            self.shared.store.due_by(now)?
         };
         for entry in due {
             if self.running.contains_key(&entry.request_id) {
                 continue;
             }
-            let Some(record) = self
-                .shared
-                .store
-                .request(&entry.request_id)
-                .map_err(|e| e.to_string())?
-            else {
+            let Some(record) = self.shared.store.request(&entry.request_id)? else {
                 continue;
             };
             if record.run.is_none() && !record.state.is_terminal() && record.due_at <= now {
@@ -171,13 +163,13 @@ impl Singleton for Orchestrator {
 }
 
 impl Handler<ResumeActive> for Orchestrator {
-    type Result = Result<usize, String>;
+    type Result = Result<usize, OrchestrationError>;
 
     fn handle(&mut self, _: ResumeActive, ctx: &mut Context<Self>) -> Self::Result {
         let count = guarded(self, ctx, |orchestrator, ctx| {
             orchestrator.resume_active(ctx)
         })
-        .unwrap_or_else(|| Err("the orchestrator restarted while resuming".into()))?;
+        .unwrap_or_else(|| Err(OrchestrationError::RestartedWhileResuming))?;
         tracing::info!(resumed = count, "orchestration resumed");
         Ok(count)
     }

@@ -10,6 +10,7 @@ use switchboard_storage::{
     RequestRecord, RequestState, RunRecord, SchemaVersionRecord, StepRecord, StepState,
 };
 
+use super::error::OrchestrationError;
 use super::messages::{Advance, RequestEnded, StepCrashed, StepEnded};
 use super::orchestrator::Orchestrator;
 use super::outcome::{failure, finish, required_fields};
@@ -58,18 +59,15 @@ impl RequestActor {
         }
     }
 
-    fn decide(&self) -> Result<Next, String> {
+    fn decide(&self) -> Result<Next, OrchestrationError> {
         let store = &self.shared.store;
-        let Some(record) = store.request(&self.request_id).map_err(|e| e.to_string())? else {
+        let Some(record) = store.request(&self.request_id)? else {
             return Ok(Next::Ended);
         };
         if record.state.is_terminal() {
             return Ok(Next::Ended);
         }
-        let Some(account) = store
-            .account(&record.account_id)
-            .map_err(|e| e.to_string())?
-        else {
+        let Some(account) = store.account(&record.account_id)? else {
             return Ok(Next::Finish(Some(failure(
                 "SYSTEM_ERROR",
                 "OTHER",
@@ -78,8 +76,7 @@ impl RequestActor {
         };
         let Some(run) = &record.run else {
             let latest = store
-                .schema_head(&record.schema_id)
-                .map_err(|e| e.to_string())?
+                .schema_head(&record.schema_id)?
                 .map_or(record.schema_version, |head| head.latest_version);
             return Ok(Next::StartRun(latest));
         };
@@ -143,31 +140,32 @@ impl RequestActor {
         &self,
         account: &AccountRecord,
         primary: &SchemaVersionRecord,
-    ) -> Result<Option<Arc<SchemaVersionRecord>>, String> {
+    ) -> Result<Option<Arc<SchemaVersionRecord>>, OrchestrationError> {
         let Some(leg_id) = primary.definition.follow_up.as_deref() else {
             return Ok(None);
         };
         if !account.has(Feature::FollowUpCalls) {
             return Ok(None);
         }
-        match self
-            .shared
-            .store
-            .schema_head(leg_id)
-            .map_err(|e| e.to_string())?
-        {
+        match self.shared.store.schema_head(leg_id)? {
             Some(head) => self.schema(leg_id, head.latest_version).map(Some),
             None => Ok(None),
         }
     }
 
-    fn schema(&self, id: &str, version: u32) -> Result<Arc<SchemaVersionRecord>, String> {
+    fn schema(
+        &self,
+        id: &str,
+        version: u32,
+    ) -> Result<Arc<SchemaVersionRecord>, OrchestrationError> {
         self.shared
             .store
-            .schema_version(id, version)
-            .map_err(|e| e.to_string())?
+            .schema_version(id, version)?
             .map(Arc::new)
-            .ok_or_else(|| format!("schema {id} v{version} is missing"))
+            .ok_or_else(|| OrchestrationError::SchemaMissing {
+                id: id.to_owned(),
+                version,
+            })
     }
 
     fn advance(&mut self, ctx: &mut Context<Self>) {
@@ -176,7 +174,7 @@ impl RequestActor {
         }
         let next = match self.decide() {
             Ok(next) => next,
-            Err(reason) => return self.fault(ctx, reason),
+            Err(reason) => return self.fault(ctx, reason.to_string()),
         };
         match next {
             Next::Ended => self.end(ctx),
@@ -315,7 +313,7 @@ impl RequestActor {
         );
         let delivery = match webhook_for(&self.shared.store, &terminal, now) {
             Ok(delivery) => delivery,
-            Err(e) => return self.fault(ctx, e),
+            Err(e) => return self.fault(ctx, e.to_string()),
         };
         tracing::info!(
             state = terminal.state.as_str(),
@@ -456,10 +454,8 @@ fn webhook_for(
     store: &switchboard_storage::Store,
     record: &RequestRecord,
     now: chrono::DateTime<chrono::Utc>,
-) -> Result<Option<DeliveryRecord>, String> {
-    let account = store
-        .account(&record.account_id)
-        .map_err(|e| e.to_string())?;
+) -> Result<Option<DeliveryRecord>, OrchestrationError> {
+    let account = store.account(&record.account_id)?;
     let Some(account) = account else {
         return Ok(None);
     };

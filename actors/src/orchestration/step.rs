@@ -10,6 +10,7 @@ use switchboard_storage::{
 };
 
 use super::call::CallActor;
+use super::error::OrchestrationError;
 use super::limits::Gate;
 use super::messages::{Advance, CallCrashed, CallEnded, StepCrashed, StepEnded};
 use super::outcome::{close_step, next_step_move, required_fields, StepDecision};
@@ -158,19 +159,18 @@ impl StepActor {
         })
     }
 
-    fn advance(&mut self, ctx: &mut Context<Self>) -> Result<(), String> {
+    fn advance(&mut self, ctx: &mut Context<Self>) -> Result<(), OrchestrationError> {
         let record = self
             .shared
             .store
-            .request(&self.request_id)
-            .map_err(|e| e.to_string())?
-            .ok_or("request vanished")?;
-        let run = record.run.as_ref().ok_or("request has no run")?;
+            .request(&self.request_id)?
+            .ok_or(OrchestrationError::RequestVanished)?;
+        let run = record.run.as_ref().ok_or(OrchestrationError::RunMissing)?;
         let step = run
             .steps
             .iter()
             .find(|s| s.key == self.key)
-            .ok_or("step vanished")?;
+            .ok_or(OrchestrationError::StepVanished)?;
         if step.state != StepState::InProgress {
             self.end(ctx);
             return Ok(());
@@ -220,7 +220,7 @@ impl StepActor {
                 let placed = call;
                 ctx.wait(self.flush().map(move |flushed, act, ctx| match flushed {
                     Ok(record) => act.place(ctx, &record, placed),
-                    Err(e) => act.crash(ctx, e),
+                    Err(e) => act.crash(ctx, e.to_string()),
                 }));
             }
             StepDecision::Succeed => self.close(ctx, StepState::Succeeded, None)?,
@@ -234,7 +234,7 @@ impl StepActor {
         ctx: &mut Context<Self>,
         state: StepState,
         error: Option<switchboard_storage::FailureRecord>,
-    ) -> Result<(), String> {
+    ) -> Result<(), OrchestrationError> {
         let key = self.key.clone();
         let required = self.required.clone();
         self.persist(ctx, move |r| {
@@ -258,7 +258,7 @@ impl StepActor {
         tracing::info!(state = state.as_str(), "step closed");
         ctx.wait(self.flush().map(|flushed, act, ctx| match flushed {
             Ok(_) => act.end(ctx),
-            Err(e) => act.crash(ctx, e),
+            Err(e) => act.crash(ctx, e.to_string()),
         }));
         Ok(())
     }
@@ -267,25 +267,24 @@ impl StepActor {
         &self,
         _: &mut Context<Self>,
         change: impl Fn(&mut RequestRecord),
-    ) -> Result<(), String> {
+    ) -> Result<(), OrchestrationError> {
         self.shared
             .store
             .update_request(&self.request_id, change)
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(OrchestrationError::from)
     }
 
     /// Waits for the last write to be on disk, then yields the current record.
-    fn flush(&self) -> impl ActorFuture<Self, Output = Result<RequestRecord, String>> {
+    fn flush(&self) -> impl ActorFuture<Self, Output = Result<RequestRecord, OrchestrationError>> {
         let shared = self.shared.clone();
         let id = self.request_id.clone();
         async move {
-            shared.store.durable().await.map_err(|e| e.to_string())?;
+            shared.store.durable().await?;
             shared
                 .store
-                .request(&id)
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| "request vanished".to_owned())
+                .request(&id)?
+                .ok_or(OrchestrationError::RequestVanished)
         }
         .into_actor(self)
     }
@@ -320,7 +319,7 @@ impl Handler<Advance> for StepActor {
             return;
         }
         if let Err(reason) = self.advance(ctx) {
-            self.crash(ctx, reason);
+            self.crash(ctx, reason.to_string());
         }
     }
 }

@@ -37,12 +37,23 @@ pub(super) async fn download(
     None
 }
 
-async fn fetch(client: &reqwest::Client, url: &str) -> Result<Vec<u8>, String> {
-    let response = client.get(url).send().await.map_err(|e| e.to_string())?;
+/// Why one download try failed; the text is what the warning shows.
+#[derive(Debug, thiserror::Error)]
+enum FetchError {
+    /// The platform could not be reached or the body was cut short.
+    #[error(transparent)]
+    Http(#[from] reqwest::Error),
+    /// The platform answered, but not with the recording.
+    #[error("status {0}")]
+    Status(reqwest::StatusCode),
+}
+
+async fn fetch(client: &reqwest::Client, url: &str) -> Result<Vec<u8>, FetchError> {
+    let response = client.get(url).send().await?;
     if !response.status().is_success() {
-        return Err(format!("status {}", response.status()));
+        return Err(FetchError::Status(response.status()));
     }
-    Ok(response.bytes().await.map_err(|e| e.to_string())?.to_vec())
+    Ok(response.bytes().await?.to_vec())
 }
 
 fn tokio_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

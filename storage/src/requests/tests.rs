@@ -1,0 +1,194 @@
+//! Unit tests of the request store: idempotent inserts, keyset listing, the due index, batches and old records.
+
+use super::*;
+use crate::RequestState;
+
+fn open() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    (dir, store)
+}
+
+fn record(
+    id: &str,
+    environment: Environment,
+    internal_id: Option<&str>,
+    created_micros: i64,
+) -> RequestRecord {
+    let day: NaiveDate = "2026-11-23".parse().unwrap();
+    RequestRecord {
+        id: id.into(),
+        account_id: "acme".into(),
+        environment,
+        batch_id: "batch-1".into(),
+        schema_id: "vob".into(),
+        schema_version: 1,
+        request_type: "vob".into(),
+        inputs: BTreeMap::new(),
+        internal_id: internal_id.map(str::to_owned),
+        internal_tag: None,
+        webhook_url: None,
+        ai_only: false,
+        onshore_only: false,
+        payer_lookup: None,
+        dial: None,
+        payer_electronic: false,
+        electronic_payer_id: None,
+        credential_id: None,
+        state: RequestState::Processing,
+        created_at: DateTime::from_timestamp_micros(created_micros).unwrap(),
+        due_date: day,
+        due_at: day.and_hms_opt(5, 0, 0).unwrap().and_utc(),
+        completed_at: None,
+        run: None,
+    }
+}
+
+fn scope(environment: Environment) -> Scope {
+    Scope::new("acme", environment)
+}
+
+#[test]
+fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing() {
+    let (_dir, store) = open();
+    let first = record("r1", Environment::Production, Some("key"), 1_000);
+    let sandbox = record("r3", Environment::Sandbox, Some("key"), 3_000);
+    store.insert_requests(&[first.clone(), sandbox]).unwrap();
+    let fresh = record("r4", Environment::Production, None, 4_000);
+    let replay = record("r2", Environment::Production, Some("key"), 2_000);
+    assert!(matches!(
+        store.insert_requests(&[fresh, replay]),
+        Err(StorageError::InternalIdClaimed(key)) if key == "key"
+    ));
+    assert!(store.request("r2").unwrap().is_none());
+    assert!(store.request("r4").unwrap().is_none(), "all or nothing");
+    let day = first.due_date;
+    assert_eq!(
+        store
+            .bookings(&scope(Environment::Production), day, day)
+            .unwrap()[&day],
+        1
+    );
+    assert_eq!(
+        store
+            .bookings(&scope(Environment::Sandbox), day, day)
+            .unwrap()[&day],
+        1
+    );
+    assert_eq!(
+        store
+            .request_by_internal_id(&scope(Environment::Production), "key")
+            .unwrap()
+            .unwrap()
+            .id,
+        "r1"
+    );
+}
+
+#[test]
+fn a_request_written_before_compression_reads_the_same() {
+    let (_dir, store) = open();
+    let mut old = record("old", Environment::Production, Some("key"), 1_000);
+    old.inputs.insert("payerName".into(), "Aetna".into());
+    let mut bytes = vec![1u8];
+    bytes.extend_from_slice(&serde_json::to_vec(&old).unwrap());
+    store.requests.insert("old", bytes).unwrap();
+    assert_eq!(store.request("old").unwrap().unwrap(), old);
+    // Rewritten, it is compressed under the current version.
+    store.update_request("old", |_| {}).unwrap();
+    let raw = store.requests.get("old").unwrap().unwrap();
+    assert_eq!(raw[0], 2);
+    assert_eq!(store.request("old").unwrap().unwrap(), old);
+}
+
+#[test]
+fn listing_is_newest_first_within_the_window_and_pages_by_keyset() {
+    let (_dir, store) = open();
+    let records: Vec<RequestRecord> = (0..25)
+        .map(|i| {
+            record(
+                &format!("r{i:02}"),
+                Environment::Production,
+                None,
+                1_000_000 + i * 10,
+            )
+        })
+        .collect();
+    store.insert_requests(&records).unwrap();
+    let from = DateTime::from_timestamp_micros(0).unwrap();
+    let to = DateTime::from_timestamp_micros(2_000_000).unwrap();
+    let production = scope(Environment::Production);
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = store
+            .list_requests(&production, from, to, cursor.as_ref(), 10)
+            .unwrap();
+        if page.is_empty() {
+            break;
+        }
+        cursor = page.last().map(|r| Cursor {
+            created_at: r.created_at,
+            request_id: r.id.clone(),
+        });
+        seen.extend(page.into_iter().map(|r| r.id));
+    }
+    let expected: Vec<String> = (0..25).rev().map(|i| format!("r{i:02}")).collect();
+    assert_eq!(seen, expected);
+    // The window's end is exclusive; the start inclusive.
+    let narrow_to = DateTime::from_timestamp_micros(1_000_050).unwrap();
+    let narrow_from = DateTime::from_timestamp_micros(1_000_010).unwrap();
+    let narrow: Vec<String> = store
+        .list_requests(&production, narrow_from, narrow_to, None, 100)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(narrow, ["r04", "r03", "r02", "r01"]);
+    assert!(store
+        .list_requests(&scope(Environment::Sandbox), from, to, None, 100)
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn only_requests_whose_day_has_begun_are_due() {
+    let (_dir, store) = open();
+    let mut today = record("today", Environment::Production, None, 1);
+    today.due_at = "2026-11-23T05:00:00Z".parse().unwrap();
+    let mut tomorrow = record("tomorrow", Environment::Production, None, 2);
+    tomorrow.due_at = "2026-11-24T05:00:00Z".parse().unwrap();
+    store.insert_requests(&[tomorrow, today]).unwrap();
+    let ids = |now: &str| -> Vec<String> {
+        store
+            .due_by(now.parse().unwrap())
+            .unwrap()
+            .into_iter()
+            .map(|e| e.request_id)
+            .collect()
+    };
+    assert!(ids("2026-11-23T04:59:59Z").is_empty());
+    assert_eq!(ids("2026-11-23T05:00:00Z"), ["today"]);
+    assert_eq!(ids("2026-11-24T06:00:00Z"), ["today", "tomorrow"]);
+}
+
+#[test]
+fn a_batch_lists_regardless_of_dates() {
+    let (_dir, store) = open();
+    let mut other = record("other", Environment::Production, None, 5);
+    other.batch_id = "batch-2".into();
+    store
+        .insert_requests(&[
+            record("a", Environment::Production, None, 1),
+            record("b", Environment::Production, None, 2),
+            other,
+        ])
+        .unwrap();
+    let ids: Vec<String> = store
+        .list_batch(&scope(Environment::Production), "batch-1", None, 100)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(ids, ["b", "a"]);
+}
