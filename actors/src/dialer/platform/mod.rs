@@ -16,6 +16,7 @@ pub mod driver;
 pub mod extraction;
 pub mod mapping;
 mod recording;
+pub(crate) mod rest;
 
 use std::collections::BTreeMap;
 use std::fmt;

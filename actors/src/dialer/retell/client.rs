@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::dialer::platform::rest::send_json;
 use crate::dialer::platform::PlatformError;
 
 /// The metadata key carrying Switchboard's call id.
@@ -134,24 +135,7 @@ impl RetellClient {
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<T, PlatformError> {
-        let response = request
-            .bearer_auth(&self.api_key)
-            .send()
-            .await
-            .map_err(|e| PlatformError::Unavailable(e.without_url().to_string()))?;
-        let status = response.status();
-        if status.is_server_error() || status.as_u16() == 429 {
-            return Err(PlatformError::Unavailable(format!(
-                "Retell answered {status}"
-            )));
-        }
-        if !status.is_success() {
-            return Err(PlatformError::Rejected(format!("Retell answered {status}")));
-        }
-        response
-            .json()
-            .await
-            .map_err(|e| PlatformError::Unavailable(format!("unreadable Retell answer: {e}")))
+        send_json("Retell", request.bearer_auth(&self.api_key)).await
     }
 }
 

@@ -19,6 +19,7 @@ use super::types::{
     CALL_ID_KEY, REQUEST_ID_KEY, SECRET_HEADER,
 };
 use super::VapiConfig;
+use crate::dialer::platform::rest::send_json;
 use crate::dialer::platform::{PlatformCallRequest, PlatformError};
 
 /// Calls per page of `GET /call` (Vapi's default page).
@@ -129,24 +130,7 @@ impl VapiClient {
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<T, PlatformError> {
-        let response = request
-            .bearer_auth(&self.api_key)
-            .send()
-            .await
-            .map_err(|e| PlatformError::Unavailable(e.without_url().to_string()))?;
-        let status = response.status();
-        if status.is_server_error() || status.as_u16() == 429 {
-            return Err(PlatformError::Unavailable(format!(
-                "Vapi answered {status}"
-            )));
-        }
-        if !status.is_success() {
-            return Err(PlatformError::Rejected(format!("Vapi answered {status}")));
-        }
-        response
-            .json()
-            .await
-            .map_err(|e| PlatformError::Unavailable(format!("unreadable Vapi answer: {e}")))
+        send_json("Vapi", request.bearer_auth(&self.api_key)).await
     }
 }
 
