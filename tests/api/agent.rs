@@ -8,7 +8,7 @@ use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
 use sha2::Sha256;
 
-use crate::helpers::{spawn_app_with, status_and_json, TestApp, TestConfig};
+use crate::helpers::{create_vob as create, spawn_app_with, status_and_json, TestApp, TestConfig};
 
 const SECRET: &str = "agent-shared-secret";
 
@@ -77,27 +77,6 @@ async fn app_with_agent(agent_url: &str, call_timeout_s: i64) -> TestApp {
         .set("dialer.call_timeout_s", call_timeout_s)
         .features(&[]);
     spawn_app_with(&config).await
-}
-
-async fn create(app: &TestApp, token: &str) -> String {
-    let body = json!({
-        "schemaId": "vob-basic",
-        "inputs": {
-            "payerName": "Aetna", "phoneNumber": "(800) 555-0123", "memberId": "W123456789", "patientFirstName": "Ann",
-            "patientLastName": "Lee", "patientDateOfBirth": "1980-01-02", "billingProviderNpi": "1234567890"
-        }
-    });
-    let response = app
-        .client
-        .post(app.url("/v1/requests"))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let (status, created) = status_and_json(response).await;
-    assert_eq!(status, 200, "{created}");
-    created["requestId"].as_str().unwrap().to_owned()
 }
 
 async fn report(

@@ -258,6 +258,21 @@ impl TestApp {
         }
     }
 
+    /// Creates one request with `body`, asserts the 200 and returns its `requestId`.
+    pub async fn create_request(&self, token: &str, body: &Value) -> String {
+        let response = self
+            .client
+            .post(self.url("/v1/requests"))
+            .bearer_auth(token)
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        let (status, created) = status_and_json(response).await;
+        assert_eq!(status, 200, "{created}");
+        created["requestId"].as_str().unwrap().to_owned()
+    }
+
     /// Moves the manual clock forward.
     pub async fn advance_clock(&self, seconds: i64) {
         let response = self
@@ -369,4 +384,17 @@ pub fn write_config(dir: &Path, config: &TestConfig) -> PathBuf {
     let path = dir.join("switchboard.toml");
     std::fs::write(&path, config.to_toml()).unwrap();
     path
+}
+
+/// Creates the demo `vob-basic` request used by the dialer tests (Aetna, a given phone number) and returns
+/// its `requestId`.
+pub async fn create_vob(app: &TestApp, token: &str) -> String {
+    let body = serde_json::json!({
+        "schemaId": "vob-basic",
+        "inputs": {
+            "payerName": "Aetna", "phoneNumber": "(800) 555-0123", "memberId": "W123456789", "patientFirstName": "Ann",
+            "patientLastName": "Lee", "patientDateOfBirth": "1980-01-02", "billingProviderNpi": "1234567890"
+        }
+    });
+    app.create_request(token, &body).await
 }

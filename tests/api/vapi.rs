@@ -208,17 +208,7 @@ async fn follow_up_needed_opens_the_follow_up_leg_on_accounts_that_have_it() {
             "billingProviderNpi": "1234567890", "billingProviderTaxId": "12-3456789"
         }
     });
-    let response = app
-        .client
-        .post(app.url("/v1/requests"))
-        .bearer_auth(&token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let (status, created) = status_and_json(response).await;
-    assert_eq!(status, 200, "{created}");
-    let id = created["requestId"].as_str().unwrap();
+    let id = &app.create_request(&token, &body).await;
 
     let done = app.wait_terminal(&token, id).await;
     assert_eq!(done["state"], "SUCCESS", "{done}");

@@ -33,26 +33,7 @@ pub fn retell_config(config: &mut TestConfig, fake: &FakeRetell) {
 }
 
 /// A production vob-basic request dialing (800) 555-0123.
-pub async fn create(app: &TestApp, token: &str) -> String {
-    let body = json!({
-        "schemaId": "vob-basic",
-        "inputs": {
-            "payerName": "Aetna", "phoneNumber": "(800) 555-0123", "memberId": "W123456789", "patientFirstName": "Ann",
-            "patientLastName": "Lee", "patientDateOfBirth": "1980-01-02", "billingProviderNpi": "1234567890"
-        }
-    });
-    let response = app
-        .client
-        .post(app.url("/v1/requests"))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let (status, created) = status_and_json(response).await;
-    assert_eq!(status, 200, "{created}");
-    created["requestId"].as_str().unwrap().to_owned()
-}
+pub use crate::helpers::create_vob as create;
 
 fn dispositions(done: &Value) -> Vec<&str> {
     done["attemptDetails"]
@@ -387,17 +368,7 @@ async fn follow_up_needed_opens_the_follow_up_leg_on_accounts_that_have_it() {
             "dateOfService": "2026-10-01", "billingProviderNpi": "1234567890", "billingProviderTaxId": "12-3456789"
         }
     });
-    let response = app
-        .client
-        .post(app.url("/v1/requests"))
-        .bearer_auth(&token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let (status, created) = status_and_json(response).await;
-    assert_eq!(status, 200, "{created}");
-    let id = created["requestId"].as_str().unwrap();
+    let id = &app.create_request(&token, &body).await;
 
     let done = app.wait_terminal(&token, id).await;
     assert_eq!(done["state"], "SUCCESS", "{done}");
