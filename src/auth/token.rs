@@ -3,6 +3,9 @@
 //! Expiry is checked against the injected clock, not by jsonwebtoken (which reads the system time and
 //! allows 60 s of leeway by default), so the manual clock governs tokens like everything else.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use chrono::{DateTime, Duration, Utc};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
@@ -39,11 +42,18 @@ pub enum TokenProblem {
     Expired,
 }
 
+/// Verified tokens remembered before the memo starts over: a client reuses its token for an hour, so a
+/// few thousand cover every active client while bounding memory.
+const VERIFIED_CAPACITY: usize = 4096;
+
 /// Issues and verifies bearer tokens with one HS256 key.
 pub struct TokenIssuer {
     encoding: EncodingKey,
     decoding: DecodingKey,
     validation: Validation,
+    /// Claims of tokens whose signature already checked out. The key never changes while the process
+    /// runs, so a token that verified once verifies again; expiry is still checked on every use.
+    verified: Mutex<HashMap<String, Claims>>,
 }
 
 impl TokenIssuer {
@@ -59,6 +69,7 @@ impl TokenIssuer {
             encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),
             validation,
+            verified: Mutex::new(HashMap::new()),
         }
     }
 
@@ -93,12 +104,31 @@ impl TokenIssuer {
         if parts.len() != 3 || !parts.iter().all(base64url) {
             return Err(TokenProblem::Malformed);
         }
-        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
-            .map_err(|_| TokenProblem::Invalid)?;
-        if data.claims.exp <= now.timestamp() {
+        let remembered = self
+            .verified
+            .lock()
+            .expect("token memo")
+            .get(token)
+            .cloned();
+        let claims = match remembered {
+            Some(claims) => claims,
+            None => {
+                let claims =
+                    jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+                        .map_err(|_| TokenProblem::Invalid)?
+                        .claims;
+                let mut verified = self.verified.lock().expect("token memo");
+                if verified.len() >= VERIFIED_CAPACITY {
+                    verified.clear();
+                }
+                verified.insert(token.to_owned(), claims.clone());
+                claims
+            }
+        };
+        if claims.exp <= now.timestamp() {
             return Err(TokenProblem::Expired);
         }
-        Ok(data.claims)
+        Ok(claims)
     }
 }
 
@@ -139,6 +169,8 @@ mod tests {
     fn tampering_or_another_key_invalidates_a_token() {
         let issuer = TokenIssuer::new(b"key-one");
         let token = issuer.issue("acme", Environment::Production, "c", now());
+        // Verified once, so a tampered copy cannot ride on the remembered verification.
+        assert!(issuer.verify(&token, now()).is_ok());
         assert_eq!(
             TokenIssuer::new(b"key-two").verify(&token, now()),
             Err(TokenProblem::Invalid)

@@ -76,7 +76,6 @@ pub fn prepare_entry(
             .map_err(|_| ApiError::schema_not_found(&schema_id))
             .and_then(|id| usable_schema(state, caller, &id))
             .map(|found| {
-                let found = Arc::new(found);
                 schemas.insert(schema_id.clone(), Arc::clone(&found));
                 found
             }),

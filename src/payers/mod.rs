@@ -10,6 +10,7 @@ mod normalize;
 pub use normalize::{is_family, normalize, NameForm};
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use switchboard_storage::PayerRecord;
 
@@ -17,6 +18,8 @@ use switchboard_storage::PayerRecord;
 const THRESHOLD: f64 = 0.8;
 /// How far the best candidate must lead the runner-up.
 const MARGIN: f64 = 0.04;
+/// Distinct names whose verdict is remembered before the memo starts over.
+const MEMO_CAPACITY: usize = 4096;
 
 /// How a match was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +53,10 @@ pub struct PayerDirectory {
     weights: HashMap<String, f64>,
     /// Weight of a token no payer uses.
     unknown_weight: f64,
+    /// The name-matching verdict per normalized name (entry index and confidence): clients send the same
+    /// few names over and over, and scoring one against every directory form costs tens of microseconds.
+    /// Lives and dies with this index, which is rebuilt when a payer changes.
+    verdicts: Mutex<HashMap<(String, Vec<String>), Option<(usize, f64)>>>,
 }
 
 impl PayerDirectory {
@@ -84,6 +91,7 @@ impl PayerDirectory {
             entries,
             weights,
             unknown_weight: 1.0 + n.ln(),
+            verdicts: Mutex::new(HashMap::new()),
         }
     }
 
@@ -108,31 +116,55 @@ impl PayerDirectory {
                 return Some(found);
             }
         }
-        let mut scored: Vec<(f64, &Entry)> = self
+        let (index, confidence) = self.by_name(query)?;
+        Some(PayerMatch {
+            payer: &self.entries[index].payer,
+            confidence,
+            via: MatchVia::Name,
+        })
+    }
+
+    /// The entry a normalized name designates, with the confidence, remembered per name.
+    fn by_name(&self, query: NameForm) -> Option<(usize, f64)> {
+        let key = (
+            query.compact.clone(),
+            query.tokens.iter().cloned().collect(),
+        );
+        if let Some(verdict) = self.verdicts.lock().expect("payer memo").get(&key) {
+            return *verdict;
+        }
+        let verdict = self.score_all(&query);
+        let mut verdicts = self.verdicts.lock().expect("payer memo");
+        if verdicts.len() >= MEMO_CAPACITY {
+            verdicts.clear();
+        }
+        verdicts.insert(key, verdict);
+        verdict
+    }
+
+    fn score_all(&self, query: &NameForm) -> Option<(usize, f64)> {
+        let mut scored: Vec<(f64, usize)> = self
             .entries
             .iter()
-            .map(|entry| {
+            .enumerate()
+            .map(|(index, entry)| {
                 (
                     entry
                         .forms
                         .iter()
-                        .map(|form| self.score(&query, form))
+                        .map(|form| self.score(query, form))
                         .fold(0.0, f64::max),
-                    entry,
+                    index,
                 )
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let (best, entry) = *scored.first()?;
+        let (best, index) = *scored.first()?;
         let runner_up = scored.get(1).map_or(0.0, |s| s.0);
         if best < THRESHOLD || best - runner_up < MARGIN {
             return None;
         }
-        Some(PayerMatch {
-            payer: &entry.payer,
-            confidence: best,
-            via: MatchVia::Name,
-        })
+        Some((index, best))
     }
 
     /// Similarity of two normalized names, 0 to 1: identical compact forms are 1; otherwise the better of

@@ -11,10 +11,11 @@ type TxResult<T> = Result<T, ConflictableTransactionError<StorageError>>;
 impl Store {
     /// Reads one account.
     pub fn account(&self, id: &str) -> Result<Option<AccountRecord>, StorageError> {
-        self.accounts
-            .get(id)?
-            .map(|bytes| decode(&bytes))
-            .transpose()
+        let Some(bytes) = self.accounts.get(id)? else {
+            return Ok(None);
+        };
+        let record = self.decoded_accounts.get(id.as_bytes(), bytes)?;
+        Ok(Some(AccountRecord::clone(&record)))
     }
 
     /// Every account, in id order.

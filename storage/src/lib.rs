@@ -12,6 +12,7 @@
 
 mod accounts;
 mod codec;
+mod decoded;
 mod deliveries;
 mod durability;
 mod error;

@@ -1,5 +1,7 @@
 //! Schemas: heads and immutable versions.
 
+use std::sync::Arc;
+
 use sled::transaction::ConflictableTransactionError;
 use sled::Transactional;
 
@@ -17,15 +19,16 @@ impl Store {
             .transpose()
     }
 
-    /// Reads one version of a schema.
+    /// Reads one version of a schema. Versions are immutable, so every reader shares one decoded copy.
     pub fn schema_version(
         &self,
         id: &str,
         version: u32,
-    ) -> Result<Option<SchemaVersionRecord>, StorageError> {
+    ) -> Result<Option<Arc<SchemaVersionRecord>>, StorageError> {
+        let key = schema_version_key(id, version);
         self.schema_versions
-            .get(schema_version_key(id, version))?
-            .map(|bytes| decode(&bytes))
+            .get(&key)?
+            .map(|bytes| self.decoded_schema_versions.get(&key, bytes))
             .transpose()
     }
 

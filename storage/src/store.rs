@@ -3,9 +3,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::decoded::Decoded;
 use crate::durability::{FlushStats, Flusher};
 use crate::trees;
-use crate::StorageError;
+use crate::{AccountRecord, SchemaVersionRecord, StorageError};
 
 /// The page cache of [`Store::open`]: 64 MiB, where sled's default is 1 GiB.
 pub const DEFAULT_CACHE_BYTES: u64 = 64 << 20;
@@ -33,6 +34,8 @@ pub struct Store {
     flusher: Arc<Flusher>,
     /// Signalled whenever a delivery is enqueued, so the webhook dispatcher wakes on work, not on a timer.
     outbox: Arc<tokio::sync::Notify>,
+    pub(crate) decoded_accounts: Arc<Decoded<AccountRecord>>,
+    pub(crate) decoded_schema_versions: Arc<Decoded<SchemaVersionRecord>>,
 }
 
 impl Store {
@@ -69,6 +72,8 @@ impl Store {
             meta: db.open_tree(trees::META)?,
             flusher: Arc::new(Flusher::start(db.clone())),
             outbox: Arc::new(tokio::sync::Notify::new()),
+            decoded_accounts: Arc::new(Decoded::new()),
+            decoded_schema_versions: Arc::new(Decoded::new()),
             db,
         })
     }

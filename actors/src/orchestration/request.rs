@@ -161,7 +161,6 @@ impl RequestActor {
         self.shared
             .store
             .schema_version(id, version)?
-            .map(Arc::new)
             .ok_or_else(|| OrchestrationError::SchemaMissing {
                 id: id.to_owned(),
                 version,

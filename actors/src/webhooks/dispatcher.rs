@@ -130,14 +130,20 @@ impl WebhookDispatcher {
                 Arc::clone(&self.config),
                 Arc::clone(&self.metrics),
             );
+            let me = ctx.address();
             let request_id = delivery.request_id.clone();
-            let work = async move {
+            // Each round is its own task, not an item of this actor's context: actix polls every item of a
+            // context on each wake-up, so thousands of rounds waiting for a destination's slot would make
+            // every wake-up cost thousands of polls. Only the bookkeeping comes back, as a message; the
+            // address outlives restarts, so a round running across one still reports.
+            actix::spawn(async move {
                 // The delivery was enqueued by the terminal write, possibly not flushed yet: no webhook may
                 // announce a state that a crash could still undo. Awaited before taking a slot of the
                 // destination, so concurrent deliveries share the flush and a slot is held only over HTTP.
                 if delivery.next_round == 0 {
                     if let Err(e) = store.durable().await {
                         tracing::error!(error.message = %e, "cannot flush before a webhook");
+                        me.do_send(RoundEnded { request_id });
                         return;
                     }
                 }
@@ -152,14 +158,8 @@ impl WebhookDispatcher {
                 if let Err(e) = store.durable().await {
                     tracing::error!(error.message = %e, "cannot flush a webhook delivery");
                 }
-            };
-            // Each round runs on its own; only bookkeeping comes back to the actor.
-            ctx.spawn(work.into_actor(self).map(move |_, act, ctx| {
-                act.in_flight.remove(&request_id);
-                if act.backlog {
-                    act.wake(ctx);
-                }
-            }));
+                me.do_send(RoundEnded { request_id });
+            });
         }
     }
 }
@@ -195,10 +195,9 @@ impl Actor for WebhookDispatcher {
 }
 
 impl Supervised for WebhookDispatcher {
-    /// Rounds in flight were cancelled with the old context; their deliveries are still queued in the store
-    /// and are picked up again (a webhook may then arrive twice, which receivers de-duplicate by id).
+    /// Rounds in flight run on as their own tasks and report their end to the restarted actor, so they stay
+    /// marked in flight: none is started twice.
     fn restarting(&mut self, _: &mut Context<Self>) {
-        self.in_flight.clear();
         self.tick_queued = false;
         self.backlog = false;
     }
@@ -209,6 +208,24 @@ impl Singleton for WebhookDispatcher {
 
     fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+}
+
+/// A round has ended and its delivery is saved: it may be picked up again when its next round falls due.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct RoundEnded {
+    request_id: String,
+}
+
+impl Handler<RoundEnded> for WebhookDispatcher {
+    type Result = ();
+
+    fn handle(&mut self, ended: RoundEnded, ctx: &mut Context<Self>) {
+        self.in_flight.remove(&ended.request_id);
+        if self.backlog {
+            self.wake(ctx);
+        }
     }
 }
 

@@ -7,6 +7,8 @@ pub mod required_payer_inputs;
 
 pub(crate) use required_inputs::input_lists;
 
+use std::sync::Arc;
+
 use actix_web::HttpRequest;
 use switchboard_storage::SchemaVersionRecord;
 
@@ -31,7 +33,7 @@ pub(crate) fn usable_schema(
     state: &AppState,
     caller: &Caller,
     schema_id: &SchemaId,
-) -> Result<SchemaVersionRecord, ApiError> {
+) -> Result<Arc<SchemaVersionRecord>, ApiError> {
     let id = schema_id.as_ref();
     if !caller.account.schemas.iter().any(|s| s == id) {
         return Err(ApiError::schema_not_found(id));

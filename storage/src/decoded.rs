@@ -1,0 +1,78 @@
+//! Decoded copies of the small, hot records (accounts, schema versions, payers), so a read that finds the
+//! same bytes in the tree skips decoding them again.
+//!
+//! An entry is valid exactly while the tree still holds the bytes it was decoded from: every read fetches
+//! the value from sled (a page-cache hit) and compares. So no write path has to remember to invalidate, and
+//! a record changed by any means is decoded afresh. Bounded: these trees hold operator-provisioned data,
+//! not one record per request, and the map is cleared if it ever outgrows [`CAPACITY`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use sled::IVec;
+
+use crate::codec::{decode, Record};
+use crate::StorageError;
+
+/// Entries kept before the map starts over.
+const CAPACITY: usize = 4096;
+
+pub(crate) struct Decoded<R> {
+    entries: RwLock<HashMap<IVec, (IVec, Arc<R>)>>,
+}
+
+impl<R: Record> Decoded<R> {
+    pub(crate) fn new() -> Decoded<R> {
+        Decoded {
+            entries: RwLock::new(HashMap::new()),
+        }
+    }
+
+    /// The record stored under `key`, decoded from `bytes` unless those bytes were decoded before.
+    pub(crate) fn get(&self, key: &[u8], bytes: IVec) -> Result<Arc<R>, StorageError> {
+        if let Some((seen, record)) = self.entries.read().expect("decoded lock").get(key) {
+            if *seen == bytes {
+                return Ok(Arc::clone(record));
+            }
+        }
+        let record = Arc::new(decode::<R>(&bytes)?);
+        let mut entries = self.entries.write().expect("decoded lock");
+        if entries.len() >= CAPACITY {
+            entries.clear();
+        }
+        entries.insert(IVec::from(key), (bytes, Arc::clone(&record)));
+        Ok(record)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::{Deserialize, Serialize};
+
+    use super::*;
+    use crate::codec::encode;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Sample {
+        name: String,
+    }
+
+    impl Record for Sample {
+        const KIND: &'static str = "sample";
+        const VERSION: u8 = 1;
+    }
+
+    fn bytes(name: &str) -> IVec {
+        IVec::from(encode(&Sample { name: name.into() }))
+    }
+
+    #[test]
+    fn unchanged_bytes_reuse_the_decoded_record_and_changed_bytes_are_decoded_again() {
+        let cache = Decoded::<Sample>::new();
+        let a = cache.get(b"key", bytes("first")).unwrap();
+        let b = cache.get(b"key", bytes("first")).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(cache.get(b"key", bytes("second")).unwrap().name, "second");
+        assert_eq!(cache.get(b"other", bytes("third")).unwrap().name, "third");
+    }
+}
