@@ -7,6 +7,7 @@
 use chrono::{DateTime, Utc};
 use sled::transaction::ConflictableTransactionError;
 use sled::Transactional;
+use std::ops::Bound;
 
 use crate::codec::{decode, encode};
 use crate::requests::due_key;
@@ -65,20 +66,26 @@ impl Store {
         now: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<DeliveryRecord>, StorageError> {
-        self.due_deliveries_except(now, limit, |_| false)
+        self.due_deliveries_except(now, None, limit, |_| false)
     }
 
     /// Like [`Store::due_deliveries`], passing over the requests for which `skip` holds (rounds already
-    /// running) by their queue key alone, without reading their records.
+    /// running) by their queue key alone, without reading their records; and, given `after`, starting
+    /// past that position instead of at the oldest entry.
     pub fn due_deliveries_except(
         &self,
         now: DateTime<Utc>,
+        after: Option<&QueuePosition>,
         limit: usize,
         skip: impl Fn(&str) -> bool,
     ) -> Result<Vec<DeliveryRecord>, StorageError> {
         let end = queue_key(now, "\u{10FFFF}");
+        let start = match after {
+            Some(position) => Bound::Excluded(position.0.clone()),
+            None => Bound::Unbounded,
+        };
         let mut due = Vec::new();
-        for entry in self.delivery_queue.range(..end) {
+        for entry in self.delivery_queue.range((start, Bound::Excluded(end))) {
             if due.len() == limit {
                 break;
             }
@@ -139,6 +146,17 @@ impl Store {
             .values()
             .map(|v| decode(&v?))
             .collect()
+    }
+}
+
+/// Where a delivery stands in the outbox queue: a scan can resume past it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueuePosition(Vec<u8>);
+
+impl QueuePosition {
+    /// The position of `delivery`'s queue entry.
+    pub fn of(delivery: &DeliveryRecord) -> QueuePosition {
+        QueuePosition(queue_key(delivery.next_at, &delivery.request_id))
     }
 }
 

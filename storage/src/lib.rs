@@ -25,6 +25,7 @@ mod schemas;
 mod store;
 mod trees;
 
+pub use deliveries::QueuePosition;
 pub use durability::FlushStats;
 pub use error::StorageError;
 pub use records::*;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use switchboard_storage::Store;
+use switchboard_storage::{QueuePosition, Store};
 use tokio::sync::Semaphore;
 
 use super::round::run_round;
@@ -38,6 +38,10 @@ pub struct WebhookDispatcher {
     tick_queued: bool,
     /// The last tick left due deliveries behind (its batch was full).
     backlog: bool,
+    /// Where the last tick stopped in the outbox queue. Everything before it was started or is in flight,
+    /// and new deliveries queue after it, so an event-driven tick resumes there instead of walking past
+    /// every round in flight again. `None`: the next tick scans from the oldest entry.
+    resume_after: Option<QueuePosition>,
     last_tick: Instant,
 }
 
@@ -72,6 +76,7 @@ impl WebhookDispatcher {
             destinations: HashMap::new(),
             tick_queued: false,
             backlog: false,
+            resume_after: None,
             last_tick: Instant::now(),
         })
     }
@@ -104,20 +109,32 @@ impl WebhookDispatcher {
         }
     }
 
+    /// A wake-up that scans the whole queue: rounds may have fallen due before the resume position (a
+    /// clock moved on, a round rescheduled), and the periodic sweep is the safety net for anything missed.
+    fn rescan(&mut self, ctx: &mut Context<Self>) {
+        self.resume_after = None;
+        self.wake(ctx);
+    }
+
     fn tick(&mut self, ctx: &mut Context<Self>) {
         self.tick_queued = false;
         self.last_tick = Instant::now();
         // Deliveries in flight keep their queue entries until their round ends: they are passed over by key,
         // or a backlog waiting on one slow destination would fill every batch and starve the others.
         let in_flight = &self.in_flight;
-        let due = match self
-            .store
-            .due_deliveries_except(self.clock.now(), BATCH, |id| in_flight.contains(id))
-        {
+        let due = match self.store.due_deliveries_except(
+            self.clock.now(),
+            self.resume_after.as_ref(),
+            BATCH,
+            |id| in_flight.contains(id),
+        ) {
             Ok(due) => due,
             Err(e) => return tracing::error!(error.message = %e, "cannot read the webhook outbox"),
         };
         self.backlog = due.len() >= BATCH;
+        if let Some(last) = due.last() {
+            self.resume_after = Some(QueuePosition::of(last));
+        }
         for delivery in due {
             if !self.in_flight.insert(delivery.request_id.clone()) {
                 continue;
@@ -184,12 +201,12 @@ impl Actor for WebhookDispatcher {
         ctx.spawn(
             async move {
                 while ticks.changed().await.is_ok() {
-                    me.do_send(Wake);
+                    me.do_send(Rescan);
                 }
             }
             .into_actor(self),
         );
-        ctx.run_interval(SWEEP, |act, ctx| act.wake(ctx));
+        ctx.run_interval(SWEEP, |act, ctx| act.rescan(ctx));
         self.wake(ctx);
     }
 }
@@ -199,6 +216,7 @@ impl Supervised for WebhookDispatcher {
     /// marked in flight: none is started twice.
     fn restarting(&mut self, _: &mut Context<Self>) {
         self.tick_queued = false;
+        self.resume_after = None;
         self.backlog = false;
     }
 }
@@ -208,6 +226,19 @@ impl Singleton for WebhookDispatcher {
 
     fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+}
+
+/// An event that may have made deliveries due anywhere in the queue.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Rescan;
+
+impl Handler<Rescan> for WebhookDispatcher {
+    type Result = ();
+
+    fn handle(&mut self, _: Rescan, ctx: &mut Context<Self>) {
+        self.rescan(ctx);
     }
 }
 
