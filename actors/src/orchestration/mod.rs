@@ -13,6 +13,8 @@
 //! [`RESTART_WINDOW_SECONDS`], after which the request ends in `FAILURE` (`SYSTEM_ERROR`/`OTHER`). Other
 //! requests never notice.
 
+#[cfg(test)]
+mod actor_tests;
 mod call;
 mod error;
 pub mod limits;
