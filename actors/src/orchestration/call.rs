@@ -1,4 +1,5 @@
-//! The call actor: runs one call through the dialer, persists its outcome, reports to its step.
+//! The call actor: runs one call through the dialer, persists its outcome, reports to its parent (the
+//! step actor, through a [`CallParent`]).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -8,25 +9,27 @@ use futures::FutureExt;
 use tracing::Instrument;
 
 use super::limits::Gate;
-use super::messages::{CallCrashed, CallEnded};
-use super::step::StepActor;
+use super::messages::{CallCrashed, CallEnded, CallParent};
 use super::Shared;
 use crate::dialer::CallJob;
 
 /// One phone call. Lives from placement to the persisted outcome.
 pub(crate) struct CallActor {
     shared: Shared,
-    step: Addr<StepActor>,
+    parent: CallParent,
     job: Option<CallJob>,
     gate: Option<Gate>,
     environment: switchboard_storage::Environment,
+    call_id: String,
+    /// The outcome (or a crash) has been reported to the parent.
+    reported: bool,
     span: tracing::Span,
 }
 
 impl CallActor {
     pub(crate) fn new(
         shared: Shared,
-        step: Addr<StepActor>,
+        parent: CallParent,
         job: CallJob,
         gate: Option<Gate>,
         environment: switchboard_storage::Environment,
@@ -34,7 +37,9 @@ impl CallActor {
         let span = tracing::info_span!("call", request_id = %job.request_id, call_id = %job.call_id, seq = job.seq);
         CallActor {
             shared,
-            step,
+            parent,
+            call_id: job.call_id.clone(),
+            reported: false,
             job: Some(job),
             gate,
             environment,
@@ -51,7 +56,7 @@ impl Actor for CallActor {
         let job = self.job.take().expect("a call actor starts once");
         let dialer = self.shared.dialer(self.environment);
         let shared = self.shared.clone();
-        let step = self.step.clone();
+        let parent = self.parent.clone();
         let call_id = job.call_id.clone();
         let request_id = job.request_id.clone();
         let limits = match (self.gate.take(), &self.shared.limits) {
@@ -93,29 +98,47 @@ impl Actor for CallActor {
                         Ok(_) => match shared.store.durable().await {
                             Ok(()) => {
                                 tracing::info!(?disposition, "call ended");
-                                let _ = step.send(CallEnded { call_id }).await;
+                                let _ = parent.ended.send(CallEnded { call_id }).await;
                             }
                             Err(e) => {
-                                report_crash(&step, call_id, format!("flush failed: {e}")).await
+                                report_crash(&parent, call_id, format!("flush failed: {e}")).await
                             }
                         },
-                        Err(e) => report_crash(&step, call_id, format!("store failed: {e}")).await,
+                        Err(e) => {
+                            report_crash(&parent, call_id, format!("store failed: {e}")).await
+                        }
                     }
                 }
                 Err(panic) => {
                     shared.metrics.call_panicked();
                     let reason = panic_message(&panic);
                     tracing::error!(reason = %reason, "call panicked");
-                    report_crash(&step, call_id, reason).await;
+                    report_crash(&parent, call_id, reason).await;
                 }
             }
         };
-        ctx.wait(work.into_actor(self).map(|_, _, ctx| ctx.stop()));
+        ctx.wait(work.into_actor(self).map(|_, act, ctx| {
+            act.reported = true;
+            ctx.stop()
+        }));
     }
 }
 
-async fn report_crash(step: &Addr<StepActor>, call_id: String, reason: String) {
-    let _ = step.send(CallCrashed { call_id, reason }).await;
+/// A call actor dropped before its report (a panic outside the dialer, where nothing catches it) is a
+/// crash of the call, reported to the step at once.
+impl Drop for CallActor {
+    fn drop(&mut self) {
+        if !self.reported {
+            self.parent.crashed.do_send(CallCrashed {
+                call_id: self.call_id.clone(),
+                reason: "call actor stopped without reporting".into(),
+            });
+        }
+    }
+}
+
+async fn report_crash(parent: &CallParent, call_id: String, reason: String) {
+    let _ = parent.crashed.send(CallCrashed { call_id, reason }).await;
 }
 
 /// The text of a panic payload.

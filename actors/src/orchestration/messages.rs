@@ -1,6 +1,7 @@
 //! Messages between orchestration actors. Commands are imperative, reports past tense.
 
-use actix::Message;
+use actix::dev::ToEnvelope;
+use actix::{Actor, Addr, Handler, Message, Recipient};
 use serde::Serialize;
 
 /// Internal: re-read the persisted state and take the next action.
@@ -8,34 +9,80 @@ use serde::Serialize;
 #[rtype(result = "()")]
 pub(crate) struct Advance;
 
-/// Step actor → request actor: the step's final state is persisted.
+/// Step actor → its parent (the request actor): the step's final state is persisted.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct StepEnded {
     pub key: String,
+    /// Which step actor reports (see [`crate::orchestration::step::StepJob::incarnation`]).
+    pub incarnation: u64,
 }
 
-/// Step actor → request actor: a call of the step panicked; the step has stopped.
+/// Step actor → its parent (the request actor): the step could not go on (a call panicked, a write
+/// failed); the step has stopped.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct StepCrashed {
     pub key: String,
+    pub incarnation: u64,
     pub reason: String,
 }
 
-/// Call actor → step actor: the call's outcome is persisted.
+/// Call actor → its parent (the step actor): the call's outcome is persisted.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct CallEnded {
     pub call_id: String,
 }
 
-/// Call actor → step actor: the dialer panicked.
+/// Call actor → its parent (the step actor): the dialer panicked, or the outcome could not be written.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct CallCrashed {
     pub call_id: String,
     pub reason: String,
+}
+
+/// Where a step actor reports: its request actor, or a test's stand-in.
+#[derive(Clone)]
+pub(crate) struct StepParent {
+    pub ended: Recipient<StepEnded>,
+    pub crashed: Recipient<StepCrashed>,
+}
+
+impl StepParent {
+    /// The reports of a step go to `parent`.
+    pub(crate) fn of<A>(parent: &Addr<A>) -> StepParent
+    where
+        A: Actor + Handler<StepEnded> + Handler<StepCrashed>,
+        A::Context: ToEnvelope<A, StepEnded> + ToEnvelope<A, StepCrashed>,
+    {
+        StepParent {
+            ended: parent.clone().recipient(),
+            crashed: parent.clone().recipient(),
+        }
+    }
+}
+
+/// Where a call actor reports: its step actor, or a test's stand-in.
+#[derive(Clone)]
+pub(crate) struct CallParent {
+    pub ended: Recipient<CallEnded>,
+    pub crashed: Recipient<CallCrashed>,
+}
+
+impl CallParent {
+    /// The reports of a call go to `parent`.
+    pub(crate) fn of<A>(parent: &Addr<A>) -> CallParent
+    where
+        A: Actor + Handler<CallEnded> + Handler<CallCrashed>,
+        A::Context: ToEnvelope<A, CallEnded> + ToEnvelope<A, CallCrashed>,
+    {
+        CallParent {
+            ended: parent.clone().recipient(),
+            crashed: parent.clone().recipient(),
+        }
+    }
 }
 
 /// Request actor → orchestrator: the request is terminal (or gone); forget its actor.

@@ -5,7 +5,8 @@
 //! primary effort, then a follow-up leg) and runs each in a [`step::StepActor`]; a step places calls, each
 //! run by a [`call::CallActor`] through a [`Dialer`]. Every transition is written to the store and flushed
 //! before the next action, so a crash resumes from the last persisted transition: no capture is lost, no
-//! finished call is placed again, no second follow-up is opened.
+//! finished call is placed again, no second follow-up is opened. What a request does next is decided by
+//! the pure `request::decide` from its record; the actors are the glue that reads, writes and starts.
 //!
 //! Faults: a panic in a dialer is caught and reported as a crash; a child that vanishes without reporting
 //! is noticed by its parent's watch. Either way the request actor records the fault and stops, its
@@ -13,6 +14,8 @@
 //! [`RESTART_WINDOW_SECONDS`], after which the request ends in `FAILURE` (`SYSTEM_ERROR`/`OTHER`). Other
 //! requests never notice.
 
+#[cfg(test)]
+mod actor_tests;
 mod call;
 mod error;
 pub mod limits;

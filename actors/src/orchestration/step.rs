@@ -2,9 +2,9 @@
 //! fields are captured or the step gives up, persisting every call before placing it.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use actix::prelude::*;
+use chrono_tz::Tz;
 use switchboard_storage::{
     CallRecord, Environment, RequestRecord, SchemaVersionRecord, StepRecord, StepState,
 };
@@ -12,63 +12,86 @@ use switchboard_storage::{
 use super::call::CallActor;
 use super::error::OrchestrationError;
 use super::limits::Gate;
-use super::messages::{Advance, CallCrashed, CallEnded, StepCrashed, StepEnded};
-use super::outcome::{close_step, next_step_move, required_fields, StepDecision};
-use super::request::RequestActor;
+use super::messages::{
+    Advance, CallCrashed, CallEnded, CallParent, StepCrashed, StepEnded, StepParent,
+};
+use super::outcome::{close_step, next_step_move, StepDecision};
 use super::Shared;
 use crate::dialer::CallJob;
+
+/// What a step actor is given to run: everything its request actor already read.
+pub(crate) struct StepJob {
+    /// The request.
+    pub request_id: String,
+    /// The step's key in the run.
+    pub key: String,
+    /// Its place in the run: 0 for the primary step, 1 for the follow-up leg.
+    pub index: usize,
+    /// The schema version it runs.
+    pub schema: Arc<SchemaVersionRecord>,
+    /// The required fields it asks for (the primary step leaves out what the electronic channel filled).
+    pub asks: Vec<String>,
+    /// Restarts the request has been through.
+    pub restarts: u32,
+    /// The account's time zone, in which a payer's calling hours are read.
+    pub zone: Tz,
+    /// Tells this step actor apart from an earlier one of the same key: a step left behind by a restart of
+    /// its request actor may still report (its drop reports a crash), and must not be taken for the
+    /// current one.
+    pub incarnation: u64,
+}
 
 /// One step of a request.
 pub(crate) struct StepActor {
     shared: Shared,
-    parent: Addr<RequestActor>,
-    request_id: String,
-    key: String,
-    step_index: usize,
-    schema: Arc<SchemaVersionRecord>,
-    required: Vec<String>,
-    restarts: u32,
-    current_call: Option<(String, Addr<CallActor>)>,
-    done: bool,
+    parent: StepParent,
+    job: StepJob,
+    activity: Activity,
     span: tracing::Span,
 }
 
+/// What a step actor is doing between messages.
+enum Activity {
+    /// Between calls: the next advance reads the record and decides.
+    Idle,
+    /// A call actor runs `call_id`; its report (or its disappearance) moves the step on. The address is
+    /// held only to keep the call's actor alive.
+    Calling {
+        call_id: String,
+        _call: Addr<CallActor>,
+    },
+    /// The step has reported its end (or its crash) and stops.
+    Done,
+}
+
 impl StepActor {
-    pub(crate) fn new(
-        shared: Shared,
-        parent: Addr<RequestActor>,
-        request_id: String,
-        key: String,
-        step_index: usize,
-        schema: Arc<SchemaVersionRecord>,
-        restarts: u32,
-    ) -> StepActor {
-        let span = tracing::info_span!("step", request_id = %request_id, step = %key);
+    pub(crate) fn new(shared: Shared, parent: StepParent, job: StepJob) -> StepActor {
+        let span = tracing::info_span!("step", request_id = %job.request_id, step = %job.key);
         StepActor {
-            required: required_fields(&schema),
             shared,
             parent,
-            request_id,
-            key,
-            step_index,
-            schema,
-            restarts,
-            current_call: None,
-            done: false,
+            job,
+            activity: Activity::Idle,
             span,
         }
     }
 
     fn crash(&mut self, ctx: &mut Context<Self>, reason: String) {
-        if self.done {
+        if matches!(self.activity, Activity::Done) {
             return;
         }
-        self.done = true;
-        let parent = self.parent.clone();
-        let key = self.key.clone();
+        self.activity = Activity::Done;
+        let parent = self.parent.crashed.clone();
+        let (key, incarnation) = (self.job.key.clone(), self.job.incarnation);
         ctx.wait(
             async move {
-                let _ = parent.send(StepCrashed { key, reason }).await;
+                let _ = parent
+                    .send(StepCrashed {
+                        key,
+                        incarnation,
+                        reason,
+                    })
+                    .await;
             }
             .into_actor(self)
             .map(|_, _, ctx| ctx.stop()),
@@ -76,12 +99,12 @@ impl StepActor {
     }
 
     fn end(&mut self, ctx: &mut Context<Self>) {
-        self.done = true;
-        let parent = self.parent.clone();
-        let key = self.key.clone();
+        self.activity = Activity::Done;
+        let parent = self.parent.ended.clone();
+        let (key, incarnation) = (self.job.key.clone(), self.job.incarnation);
         ctx.wait(
             async move {
-                let _ = parent.send(StepEnded { key }).await;
+                let _ = parent.send(StepEnded { key, incarnation }).await;
             }
             .into_actor(self)
             .map(|_, _, ctx| ctx.stop()),
@@ -91,21 +114,21 @@ impl StepActor {
     fn place(&mut self, ctx: &mut Context<Self>, record: &RequestRecord, call: CallRecord) {
         let job = CallJob {
             call_id: call.id.clone(),
-            request_id: self.request_id.clone(),
+            request_id: self.job.request_id.clone(),
             seq: call.seq,
             attempt: call.attempt,
-            step_key: self.key.clone(),
-            step_index: self.step_index,
-            schema: Arc::clone(&self.schema),
+            step_key: self.job.key.clone(),
+            step_index: self.job.index,
+            schema: Arc::clone(&self.job.schema),
             inputs: record.inputs.clone(),
             number: call.to.clone(),
             placed_at: call.placed_at,
-            restarts: self.restarts,
+            restarts: self.job.restarts,
             seed: self.shared.seed,
             time_scale: self.shared.time_scale,
             ai_only: record.ai_only,
             onshore_only: record.onshore_only,
-            known: match self.step_index {
+            known: match self.job.index {
                 0 => record
                     .run
                     .as_ref()
@@ -116,15 +139,13 @@ impl StepActor {
             },
         };
         let gate = self.gate(record, &call);
-        let actor = CallActor::new(
-            self.shared.clone(),
-            ctx.address(),
-            job,
-            gate,
-            record.environment,
-        )
-        .start();
-        self.current_call = Some((call.id, actor));
+        let parent = CallParent::of(&ctx.address());
+        let actor =
+            CallActor::new(self.shared.clone(), parent, job, gate, record.environment).start();
+        self.activity = Activity::Calling {
+            call_id: call.id,
+            _call: actor,
+        };
     }
 
     /// The limits of a real production call: the account's zone, the payer's hours, and whether the
@@ -134,13 +155,6 @@ impl StepActor {
         if record.environment != Environment::Production {
             return None;
         }
-        let store = &self.shared.store;
-        let zone = store
-            .account(&record.account_id)
-            .ok()
-            .flatten()
-            .and_then(|a| a.timezone.parse().ok())
-            .unwrap_or(chrono_tz::America::New_York);
         // The directory's match, else the payer as the client named it (a request dialing its own number
         // keeps no match, but its payer's hours still apply when the name is the directory's).
         let hours = record
@@ -148,10 +162,10 @@ impl StepActor {
             .as_ref()
             .and_then(|l| l.matched_payer_name.as_deref())
             .or_else(|| record.inputs.get("payerName").map(|n| n.trim()))
-            .and_then(|name| store.payer(name).ok().flatten())
+            .and_then(|name| self.shared.store.payer(name).ok().flatten())
             .and_then(|payer| payer.calling_hours);
         Some(Gate {
-            zone,
+            zone: self.job.zone,
             hours,
             // With an intent on record the platform may hold the call already (even if its id was lost):
             // it is re-attached or looked up at once, never held back by the hours.
@@ -159,17 +173,19 @@ impl StepActor {
         })
     }
 
+    /// Reads the record once and takes the step's next move: resume an unfinished call, place the next
+    /// one (written and flushed first), or close the step.
     fn advance(&mut self, ctx: &mut Context<Self>) -> Result<(), OrchestrationError> {
         let record = self
             .shared
             .store
-            .request(&self.request_id)?
+            .request(&self.job.request_id)?
             .ok_or(OrchestrationError::RequestVanished)?;
         let run = record.run.as_ref().ok_or(OrchestrationError::RunMissing)?;
         let step = run
             .steps
             .iter()
-            .find(|s| s.key == self.key)
+            .find(|s| s.key == self.job.key)
             .ok_or(OrchestrationError::StepVanished)?;
         if step.state != StepState::InProgress {
             self.end(ctx);
@@ -178,7 +194,7 @@ impl StepActor {
         let calls: Vec<&CallRecord> = run
             .calls
             .iter()
-            .filter(|c| c.step_key == self.key)
+            .filter(|c| c.step_key == self.job.key)
             .collect();
         if let Some(in_flight) = calls.iter().find(|c| c.outcome.is_none()) {
             // Placed before a restart and never finished: the call runs again under the same record; a
@@ -188,20 +204,12 @@ impl StepActor {
             return Ok(());
         }
         let first = record.dial.as_ref().map(|d| (d.number.as_str(), d.source));
-        // The primary step asks only for what the electronic channel did not already fill.
-        self.required = required_fields(&self.schema);
-        if self.step_index == 0 {
-            if let Some(electronic) = &run.electronic {
-                self.required
-                    .retain(|f| !electronic.captured.contains_key(f));
-            }
-        }
-        match next_step_move(&calls, &self.required, first, record.environment) {
+        match next_step_move(&calls, &self.job.asks, first, record.environment) {
             StepDecision::Dial { number, source } => {
                 let call = CallRecord {
                     id: uuid::Uuid::now_v7().to_string(),
                     seq: run.calls.len() as u32 + 1,
-                    step_key: self.key.clone(),
+                    step_key: self.job.key.clone(),
                     attempt: calls.len() as u32 + 1,
                     to: number,
                     number_source: source,
@@ -210,16 +218,16 @@ impl StepActor {
                     platform: None,
                 };
                 let pushed = call.clone();
-                self.persist(ctx, move |r| {
+                let written = self.persist(move |r| {
                     if let Some(run) = r.run.as_mut() {
                         if !run.calls.iter().any(|c| c.id == pushed.id) {
                             run.calls.push(pushed.clone());
                         }
                     }
                 })?;
-                let placed = call;
+                // The call is placed from the record just written: nothing else writes it in between.
                 ctx.wait(self.flush().map(move |flushed, act, ctx| match flushed {
-                    Ok(record) => act.place(ctx, &record, placed),
+                    Ok(()) => act.place(ctx, &written, call),
                     Err(e) => act.crash(ctx, e.to_string()),
                 }));
             }
@@ -235,9 +243,9 @@ impl StepActor {
         state: StepState,
         error: Option<switchboard_storage::FailureRecord>,
     ) -> Result<(), OrchestrationError> {
-        let key = self.key.clone();
-        let required = self.required.clone();
-        self.persist(ctx, move |r| {
+        let key = self.job.key.clone();
+        let asks = self.job.asks.clone();
+        self.persist(move |r| {
             if let Some(run) = r.run.as_mut() {
                 let calls: Vec<CallRecord> = run
                     .calls
@@ -251,42 +259,33 @@ impl StepActor {
                     .iter_mut()
                     .find(|s: &&mut StepRecord| s.key == key)
                 {
-                    close_step(step, &refs, &required, state, error.clone());
+                    close_step(step, &refs, &asks, state, error.clone());
                 }
             }
         })?;
         tracing::info!(state = state.as_str(), "step closed");
         ctx.wait(self.flush().map(|flushed, act, ctx| match flushed {
-            Ok(_) => act.end(ctx),
+            Ok(()) => act.end(ctx),
             Err(e) => act.crash(ctx, e.to_string()),
         }));
         Ok(())
     }
 
+    /// Writes `change` and returns the record as written; not durable until [`StepActor::flush`].
     fn persist(
         &self,
-        _: &mut Context<Self>,
         change: impl Fn(&mut RequestRecord),
-    ) -> Result<(), OrchestrationError> {
-        self.shared
+    ) -> Result<RequestRecord, OrchestrationError> {
+        Ok(self
+            .shared
             .store
-            .update_request(&self.request_id, change)
-            .map(|_| ())
-            .map_err(OrchestrationError::from)
+            .update_request(&self.job.request_id, change)?)
     }
 
-    /// Waits for the last write to be on disk, then yields the current record.
-    fn flush(&self) -> impl ActorFuture<Self, Output = Result<RequestRecord, OrchestrationError>> {
+    /// Waits for the last write to be on disk.
+    fn flush(&self) -> impl ActorFuture<Self, Output = Result<(), OrchestrationError>> {
         let shared = self.shared.clone();
-        let id = self.request_id.clone();
-        async move {
-            shared.store.durable().await?;
-            shared
-                .store
-                .request(&id)?
-                .ok_or(OrchestrationError::RequestVanished)
-        }
-        .into_actor(self)
+        async move { Ok(shared.store.durable().await?) }.into_actor(self)
     }
 }
 
@@ -295,17 +294,20 @@ impl Actor for StepActor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.notify(Advance);
-        // A call actor that vanished without reporting (a panic outside the dialer) is a crash too.
-        ctx.run_interval(Duration::from_millis(500), |act, ctx| {
-            let gone = act
-                .current_call
-                .as_ref()
-                .is_some_and(|(_, addr)| !addr.connected());
-            if gone && !act.done {
-                act.current_call = None;
-                act.crash(ctx, "call actor stopped without reporting".into());
-            }
-        });
+    }
+}
+
+/// A step actor that goes away without having reported (a panic in one of its handlers drops it) is a
+/// crash of the step: its parent hears of it from here, at once, with no watch polling for it.
+impl Drop for StepActor {
+    fn drop(&mut self) {
+        if !matches!(self.activity, Activity::Done) {
+            self.parent.crashed.do_send(StepCrashed {
+                key: self.job.key.clone(),
+                incarnation: self.job.incarnation,
+                reason: "step actor stopped without reporting".into(),
+            });
+        }
     }
 }
 
@@ -315,7 +317,7 @@ impl Handler<Advance> for StepActor {
     fn handle(&mut self, _: Advance, ctx: &mut Context<Self>) {
         let span = self.span.clone();
         let _entered = span.enter();
-        if self.done {
+        if !matches!(self.activity, Activity::Idle) {
             return;
         }
         if let Err(reason) = self.advance(ctx) {
@@ -328,12 +330,9 @@ impl Handler<CallEnded> for StepActor {
     type Result = ();
 
     fn handle(&mut self, ended: CallEnded, ctx: &mut Context<Self>) {
-        if self
-            .current_call
-            .as_ref()
-            .is_some_and(|(id, _)| *id == ended.call_id)
+        if matches!(&self.activity, Activity::Calling { call_id, .. } if *call_id == ended.call_id)
         {
-            self.current_call = None;
+            self.activity = Activity::Idle;
             ctx.notify(Advance);
         }
     }
@@ -343,7 +342,9 @@ impl Handler<CallCrashed> for StepActor {
     type Result = ();
 
     fn handle(&mut self, crashed: CallCrashed, ctx: &mut Context<Self>) {
-        self.current_call = None;
+        if !matches!(self.activity, Activity::Done) {
+            self.activity = Activity::Idle;
+        }
         self.crash(
             ctx,
             format!("call {} crashed: {}", crashed.call_id, crashed.reason),

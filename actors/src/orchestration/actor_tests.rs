@@ -1,0 +1,341 @@
+//! The step and call actors against a fake parent: each reports through the `Recipient`s it was given,
+//! and only once what it reports is on disk. A temporary sled store and tiny test dialers stand in for
+//! the rest of the server.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use chrono::{DateTime, NaiveDate, Utc};
+use futures::future::BoxFuture;
+use switchboard_storage::{
+    CallRecord, DialTarget, Disposition, Environment, FieldRecord, FieldType, NumberSource,
+    RequestRecord, RequestState, RunRecord, SchemaDefinition, SchemaVersionRecord, StepRecord,
+    StepState, Store,
+};
+use tokio::sync::mpsc;
+
+use super::call::CallActor;
+use super::messages::{CallCrashed, CallEnded, CallParent, StepCrashed, StepEnded, StepParent};
+use super::outcome::required_fields;
+use super::step::{StepActor, StepJob};
+use super::{Orchestration, Shared};
+use crate::dialer::{CallJob, CallReport, Dialer};
+use crate::electronic::NoElectronicChannel;
+use crate::{Clock, Metrics};
+
+/// A report as the fake parent received it.
+#[derive(Debug, PartialEq)]
+enum Report {
+    StepEnded { key: String },
+    StepCrashed { key: String, reason: String },
+    CallEnded { call_id: String },
+    CallCrashed { call_id: String, reason: String },
+}
+
+/// Stands in for the parent of a step or a call: hands every report to the test.
+struct FakeParent {
+    reports: mpsc::UnboundedSender<Report>,
+}
+
+impl Actor for FakeParent {
+    type Context = Context<Self>;
+}
+
+impl Handler<StepEnded> for FakeParent {
+    type Result = ();
+    fn handle(&mut self, ended: StepEnded, _: &mut Context<Self>) {
+        let _ = self.reports.send(Report::StepEnded { key: ended.key });
+    }
+}
+
+impl Handler<StepCrashed> for FakeParent {
+    type Result = ();
+    fn handle(&mut self, crashed: StepCrashed, _: &mut Context<Self>) {
+        let (key, reason) = (crashed.key, crashed.reason);
+        let _ = self.reports.send(Report::StepCrashed { key, reason });
+    }
+}
+
+impl Handler<CallEnded> for FakeParent {
+    type Result = ();
+    fn handle(&mut self, ended: CallEnded, _: &mut Context<Self>) {
+        let _ = self.reports.send(Report::CallEnded {
+            call_id: ended.call_id,
+        });
+    }
+}
+
+impl Handler<CallCrashed> for FakeParent {
+    type Result = ();
+    fn handle(&mut self, crashed: CallCrashed, _: &mut Context<Self>) {
+        let (call_id, reason) = (crashed.call_id, crashed.reason);
+        let _ = self.reports.send(Report::CallCrashed { call_id, reason });
+    }
+}
+
+fn fake_parent() -> (Addr<FakeParent>, mpsc::UnboundedReceiver<Report>) {
+    let (reports, received) = mpsc::unbounded_channel();
+    (FakeParent { reports }.start(), received)
+}
+
+async fn next_report(received: &mut mpsc::UnboundedReceiver<Report>) -> Report {
+    tokio::time::timeout(Duration::from_secs(10), received.recv())
+        .await
+        .expect("a report within 10 s")
+        .expect("the parent is alive")
+}
+
+/// Answers every required field of the call's schema on the first call.
+struct AnsweringDialer;
+
+impl Dialer for AnsweringDialer {
+    fn place(&self, job: CallJob) -> BoxFuture<'static, CallReport> {
+        let captured = required_fields(&job.schema)
+            .into_iter()
+            .map(|field| (field, "yes".to_owned()))
+            .collect();
+        Box::pin(futures::future::ready(CallReport {
+            disposition: Disposition::Completed,
+            duration_seconds: 90,
+            captured,
+            transcript: None,
+            transcript_post_call: None,
+            summary: None,
+            audit_summary: None,
+            recording: false,
+            from_number: None,
+            failure: None,
+            referral_number: None,
+            follow_up_requested: false,
+        }))
+    }
+}
+
+/// Panics inside the call, as foreign dialer code might.
+struct PanickingDialer;
+
+impl Dialer for PanickingDialer {
+    fn place(&self, _: CallJob) -> BoxFuture<'static, CallReport> {
+        Box::pin(async { panic!("the test dialer broke") })
+    }
+}
+
+fn now() -> DateTime<Utc> {
+    "2026-11-23T15:00:00Z".parse().unwrap()
+}
+
+fn shared(store: &Store, dialer: Arc<dyn Dialer>) -> Shared {
+    Arc::new(Orchestration {
+        store: store.clone(),
+        clock: Clock::manual(now()),
+        sandbox: Arc::clone(&dialer),
+        production: dialer,
+        sandbox_electronic: Arc::new(NoElectronicChannel),
+        production_electronic: Arc::new(NoElectronicChannel),
+        seed: 7,
+        time_scale: 0.0,
+        dispatch_paused: true,
+        metrics: Arc::new(Metrics::new(store)),
+        limits: None,
+    })
+}
+
+fn schema() -> Arc<SchemaVersionRecord> {
+    let field = |name: &str| FieldRecord {
+        name: name.into(),
+        label: name.into(),
+        description: String::new(),
+        field_type: FieldType::Alphanumeric,
+        allowed_values: None,
+        required: true,
+        when: None,
+    };
+    Arc::new(SchemaVersionRecord {
+        id: "vob".into(),
+        version: 1,
+        published_at: now(),
+        definition: SchemaDefinition {
+            name: None,
+            request_type: "vob".into(),
+            required_inputs: vec![],
+            optional_inputs: vec![],
+            follow_up: None,
+            fields: vec![field("a"), field("b")],
+            electronic: Default::default(),
+        },
+    })
+}
+
+/// Stores a running production request whose primary step is open, with `calls` placed.
+fn store_request(store: &Store, calls: Vec<CallRecord>) {
+    let day: NaiveDate = "2026-11-23".parse().unwrap();
+    let record = RequestRecord {
+        id: "req-1".into(),
+        account_id: "acme".into(),
+        environment: Environment::Production,
+        batch_id: "batch-1".into(),
+        schema_id: "vob".into(),
+        schema_version: 1,
+        request_type: "vob".into(),
+        inputs: BTreeMap::new(),
+        internal_id: None,
+        internal_tag: None,
+        webhook_url: None,
+        ai_only: false,
+        onshore_only: false,
+        payer_lookup: None,
+        dial: Some(DialTarget {
+            number: "8005550123".into(),
+            source: NumberSource::Input,
+        }),
+        credential_id: None,
+        payer_electronic: false,
+        electronic_payer_id: None,
+        state: RequestState::Processing,
+        created_at: now(),
+        due_date: day,
+        due_at: now(),
+        completed_at: None,
+        run: None,
+    };
+    store.insert_requests(&[record]).unwrap();
+    let step = StepRecord {
+        key: "step-1".into(),
+        schema_id: "vob".into(),
+        schema_version: 1,
+        name: "vob".into(),
+        state: StepState::InProgress,
+        triggered_by: None,
+        fields_required: 2,
+        fields_captured: 0,
+        missing_fields: vec!["a".into(), "b".into()],
+        error: None,
+    };
+    store
+        .update_request("req-1", |r| {
+            r.run = Some(RunRecord {
+                started_at: Some(now()),
+                schema_version: 1,
+                steps: vec![step.clone()],
+                calls: calls.clone(),
+                ..RunRecord::default()
+            })
+        })
+        .unwrap();
+}
+
+fn step_job() -> StepJob {
+    StepJob {
+        request_id: "req-1".into(),
+        key: "step-1".into(),
+        index: 0,
+        schema: schema(),
+        asks: vec!["a".into(), "b".into()],
+        restarts: 0,
+        zone: chrono_tz::America::New_York,
+        incarnation: 1,
+    }
+}
+
+fn stored_run(store: &Store) -> RunRecord {
+    store.request("req-1").unwrap().unwrap().run.unwrap()
+}
+
+#[actix::test]
+async fn a_step_reports_its_end_to_its_parent_once_its_call_and_its_close_are_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store_request(&store, vec![]);
+    let (parent, mut reports) = fake_parent();
+    let shared = shared(&store, Arc::new(AnsweringDialer));
+    StepActor::new(shared, StepParent::of(&parent), step_job()).start();
+
+    let key = "step-1".to_owned();
+    assert_eq!(next_report(&mut reports).await, Report::StepEnded { key });
+    let run = stored_run(&store);
+    assert_eq!(run.steps[0].state, StepState::Succeeded);
+    assert_eq!(run.steps[0].fields_captured, 2);
+    assert!(run.steps[0].missing_fields.is_empty());
+    assert_eq!(run.calls.len(), 1, "one call placed: {:?}", run.calls);
+    let outcome = run.calls[0]
+        .outcome
+        .as_ref()
+        .expect("the call's outcome is stored");
+    assert_eq!(outcome.disposition, Disposition::Completed);
+    assert_eq!((run.calls[0].seq, run.calls[0].attempt), (1, 1));
+}
+
+#[actix::test]
+async fn a_step_whose_call_panics_reports_the_crash_and_leaves_the_call_to_be_placed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store_request(&store, vec![]);
+    let (parent, mut reports) = fake_parent();
+    let shared = shared(&store, Arc::new(PanickingDialer));
+    StepActor::new(shared, StepParent::of(&parent), step_job()).start();
+
+    let Report::StepCrashed { key, reason } = next_report(&mut reports).await else {
+        panic!("expected the step to report a crash");
+    };
+    assert_eq!(key, "step-1");
+    assert!(reason.contains("the test dialer broke"), "{reason}");
+    let run = stored_run(&store);
+    assert_eq!(run.steps[0].state, StepState::InProgress);
+    assert_eq!(run.calls.len(), 1);
+    assert_eq!(
+        run.calls[0].outcome, None,
+        "in flight: a restart places it again"
+    );
+}
+
+#[actix::test]
+async fn a_call_reports_its_end_to_its_parent_after_its_outcome_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let call = CallRecord {
+        id: "call-1".into(),
+        seq: 1,
+        step_key: "step-1".into(),
+        attempt: 1,
+        to: "8005550123".into(),
+        number_source: NumberSource::Input,
+        placed_at: now(),
+        outcome: None,
+        platform: None,
+    };
+    store_request(&store, vec![call]);
+    let (parent, mut reports) = fake_parent();
+    let job = CallJob {
+        call_id: "call-1".into(),
+        request_id: "req-1".into(),
+        seq: 1,
+        attempt: 1,
+        step_key: "step-1".into(),
+        step_index: 0,
+        schema: schema(),
+        inputs: BTreeMap::new(),
+        number: "8005550123".into(),
+        placed_at: now(),
+        restarts: 0,
+        seed: 7,
+        time_scale: 0.0,
+        ai_only: false,
+        onshore_only: false,
+        known: BTreeMap::new(),
+    };
+    let shared = shared(&store, Arc::new(AnsweringDialer));
+    let environment = Environment::Production;
+    CallActor::new(shared, CallParent::of(&parent), job, None, environment).start();
+
+    let call_id = "call-1".to_owned();
+    assert_eq!(
+        next_report(&mut reports).await,
+        Report::CallEnded { call_id }
+    );
+    let outcome = stored_run(&store).calls[0].outcome.clone().expect("stored");
+    assert_eq!(outcome.captured.len(), 2);
+    // The call reports once, then stops.
+    assert!(reports.try_recv().is_err());
+}

@@ -1,0 +1,371 @@
+//! The request actor: the actix glue around [`decide`]. An advance reads the record and the account once,
+//! decides, writes the move's change in one store write and awaits its flush (the store's group commit),
+//! and only then asks the electronic channel, starts a step actor or tells the orchestrator it is done.
+
+use actix::prelude::*;
+use chrono_tz::Tz;
+use switchboard_storage::{AccountRecord, DeliveryRecord, RequestRecord};
+
+use super::schemas::StoreSchemas;
+use super::{
+    after_fault, decide, finalize, give_up, open_step, record_electronic, record_restart,
+    start_run, webhook_for, AfterFault, Ending, Move, StepPlan,
+};
+use crate::electronic::ElectronicJob;
+use crate::orchestration::messages::{Advance, RequestEnded, StepCrashed, StepEnded, StepParent};
+use crate::orchestration::orchestrator::Orchestrator;
+use crate::orchestration::step::{StepActor, StepJob};
+use crate::orchestration::Shared;
+
+/// One running request, under an actix `Supervisor`: stopping after a fault restarts it, and a restart
+/// resumes from the store.
+pub(crate) struct RequestActor {
+    shared: Shared,
+    orchestrator: Addr<Orchestrator>,
+    request_id: String,
+    schemas: StoreSchemas,
+    activity: Activity,
+    /// Step actors started so far by this actor, across its restarts: the next step's incarnation.
+    steps_started: u64,
+    span: tracing::Span,
+}
+
+/// What the actor is doing between messages. Only `Idle` decides; every other activity ends in a
+/// continuation (or a child's report) that moves it on.
+enum Activity {
+    /// Nothing under way: the next advance reads the record and decides.
+    Idle,
+    /// A transition is written; its flush is awaited before anything else happens.
+    Persisting,
+    /// The electronic channel is asked; its answer is written before anything else happens.
+    Inquiring,
+    /// A step actor (the `incarnation`-th started) runs a step; its report (or its disappearance) moves the request on. The
+    /// address is held only to keep the step alive while it idles between calls.
+    InStep {
+        incarnation: u64,
+        _step: Addr<StepActor>,
+    },
+    /// A fault is being recorded; the actor then stops and its supervisor restarts it.
+    Restarting,
+    /// The request is terminal (or gone): the orchestrator is told, then the actor stops.
+    Ending,
+}
+
+impl RequestActor {
+    pub(crate) fn new(
+        shared: Shared,
+        orchestrator: Addr<Orchestrator>,
+        request_id: String,
+    ) -> RequestActor {
+        let span = tracing::info_span!("request", request_id = %request_id);
+        RequestActor {
+            schemas: StoreSchemas::new(shared.store.clone()),
+            shared,
+            orchestrator,
+            request_id,
+            activity: Activity::Idle,
+            steps_started: 0,
+            span,
+        }
+    }
+
+    /// Decides and takes the next move. `written` is the record as this actor last wrote it, when nothing
+    /// else can have written it since (no step runs); otherwise the record is read.
+    fn advance(&mut self, ctx: &mut Context<Self>, written: Option<RequestRecord>) {
+        if !matches!(self.activity, Activity::Idle) {
+            return;
+        }
+        let span = self.span.clone();
+        let _entered = span.enter();
+        let store = &self.shared.store;
+        let record = match written {
+            Some(written) => Ok(Some(written)),
+            None => store.request(&self.request_id),
+        };
+        let record = match record {
+            Ok(Some(record)) => record,
+            Ok(None) => return self.end(ctx),
+            Err(e) => return self.fault(ctx, e.to_string()),
+        };
+        let account = match store.account(&record.account_id) {
+            Ok(account) => account,
+            Err(e) => return self.fault(ctx, e.to_string()),
+        };
+        let now = self.shared.clock.now();
+        let next = match decide(&record, account.as_ref(), &mut self.schemas, now) {
+            Ok(next) => next,
+            Err(e) => return self.fault(ctx, e.to_string()),
+        };
+        match next {
+            Move::End => self.end(ctx),
+            Move::StartRun { schema_version } => {
+                tracing::info!(schema_version, "run started");
+                self.persist(
+                    ctx,
+                    move |r| start_run(r, schema_version, now),
+                    None,
+                    |act, ctx, written| act.advance(ctx, Some(written)),
+                );
+            }
+            Move::TryElectronic { primary } => {
+                let job = ElectronicJob {
+                    request_id: record.id.clone(),
+                    schema: primary,
+                    inputs: record.inputs.clone(),
+                    payer_electronic: record.payer_electronic,
+                    electronic_payer_id: record.electronic_payer_id.clone(),
+                    provider_name: account.and_then(|account| account.provider_name),
+                    seed: self.shared.seed,
+                };
+                self.try_electronic(ctx, &record, job);
+            }
+            Move::OpenStep(plan) => {
+                let zone = zone(account.as_ref());
+                let (step, index) = (plan.step.clone(), plan.index);
+                self.persist(
+                    ctx,
+                    move |r| open_step(r, &step, index),
+                    None,
+                    move |act, ctx, written| act.start_step(ctx, &written, plan, zone),
+                );
+            }
+            Move::ResumeStep(plan) => {
+                let zone = zone(account.as_ref());
+                self.start_step(ctx, &record, plan, zone);
+            }
+            Move::Finish(ending) => self.finish(ctx, record, account.as_ref(), ending),
+        }
+    }
+
+    fn start_step(
+        &mut self,
+        ctx: &mut Context<Self>,
+        record: &RequestRecord,
+        plan: StepPlan,
+        zone: Tz,
+    ) {
+        self.steps_started += 1;
+        let incarnation = self.steps_started;
+        let job = StepJob {
+            incarnation,
+            request_id: self.request_id.clone(),
+            key: plan.step.key.clone(),
+            index: plan.index,
+            schema: plan.schema,
+            asks: plan.asks,
+            restarts: record
+                .run
+                .as_ref()
+                .map_or(0, |run| run.restarts.len() as u32),
+            zone,
+        };
+        let parent = StepParent::of(&ctx.address());
+        let step = StepActor::new(self.shared.clone(), parent, job).start();
+        self.activity = Activity::InStep {
+            incarnation,
+            _step: step,
+        };
+    }
+
+    fn try_electronic(
+        &mut self,
+        ctx: &mut Context<Self>,
+        record: &RequestRecord,
+        job: ElectronicJob,
+    ) {
+        let channel = self.shared.electronic(record.environment);
+        let name = channel.name();
+        let inquiry = channel.inquire(job);
+        self.activity = Activity::Inquiring;
+        // Nothing is written before the answer: a restart during the inquiry asks again (an inquiry has no
+        // side effect) and places no call, because the step opens only after the answer is recorded.
+        ctx.wait(inquiry.into_actor(self).map(move |answer, act, ctx| {
+            act.activity = Activity::Idle;
+            let at = act.shared.clock.now();
+            tracing::info!(
+                channel = name,
+                fields = answer.captured.len(),
+                "electronic channel tried"
+            );
+            let electronic = answer.into_record(name, at);
+            act.persist(
+                ctx,
+                move |r| record_electronic(r, &electronic),
+                None,
+                |act, ctx, written| act.advance(ctx, Some(written)),
+            );
+        }));
+    }
+
+    /// Writes the terminal record, computed once from `record`, and its webhook in the same write.
+    fn finish(
+        &mut self,
+        ctx: &mut Context<Self>,
+        record: RequestRecord,
+        account: Option<&AccountRecord>,
+        ending: Ending,
+    ) {
+        let now = self.shared.clock.now();
+        let mut terminal = record;
+        finalize(&mut terminal, ending, now);
+        let delivery = webhook_for(&terminal, account, now);
+        tracing::info!(
+            state = terminal.state.as_str(),
+            webhook = delivery.is_some(),
+            "request finished"
+        );
+        let state = terminal.state;
+        // Nothing else writes a request that finishes (its step has ended, or is given up on), so the
+        // stored record is the one finalized; a record already terminal is left as it is.
+        self.persist(
+            ctx,
+            move |r| {
+                if !r.state.is_terminal() {
+                    *r = terminal.clone();
+                }
+            },
+            delivery,
+            move |act, ctx, _| {
+                act.shared.metrics.request_finished(state);
+                act.end(ctx)
+            },
+        );
+    }
+
+    /// Records a fault and restarts through the supervisor, or ends the request once the restart intensity
+    /// is exceeded.
+    fn fault(&mut self, ctx: &mut Context<Self>, reason: String) {
+        tracing::error!(reason = %reason, "request fault");
+        self.activity = Activity::Idle;
+        let store = &self.shared.store;
+        let now = self.shared.clock.now();
+        let record = store.request(&self.request_id).ok().flatten();
+        if let Some(record) = record.filter(|r| after_fault(r, now) == AfterFault::GiveUp) {
+            // Without its account the webhook could not be decided: restart instead and try again.
+            if let Ok(account) = store.account(&record.account_id) {
+                tracing::error!("restart intensity exceeded; failing the request");
+                let ending = give_up(&record, &mut self.schemas);
+                return self.finish(ctx, record, account.as_ref(), ending);
+            }
+        }
+        let recorded = store.update_request(&self.request_id, |r| record_restart(r, now));
+        self.shared.metrics.actor_restarted();
+        let shared = self.shared.clone();
+        self.activity = Activity::Restarting;
+        ctx.wait(
+            async move {
+                if recorded.is_ok() {
+                    let _ = shared.store.durable().await;
+                }
+            }
+            .into_actor(self)
+            .map(|_, _, ctx| ctx.stop()),
+        );
+    }
+
+    fn end(&mut self, ctx: &mut Context<Self>) {
+        self.activity = Activity::Ending;
+        let orchestrator = self.orchestrator.clone();
+        let request_id = self.request_id.clone();
+        ctx.wait(
+            async move {
+                let _ = orchestrator.send(RequestEnded { request_id }).await;
+            }
+            .into_actor(self)
+            .map(|_, _, ctx| ctx.stop()),
+        );
+    }
+
+    /// Writes `change` (and `delivery`, in the same transaction), waits for the flush, then continues
+    /// with `then` and the record as written; any failure is a fault.
+    fn persist(
+        &mut self,
+        ctx: &mut Context<Self>,
+        change: impl Fn(&mut RequestRecord) + 'static,
+        delivery: Option<DeliveryRecord>,
+        then: impl FnOnce(&mut Self, &mut Context<Self>, RequestRecord) + 'static,
+    ) {
+        let written = self.shared.store.update_request_with_delivery(
+            &self.request_id,
+            change,
+            delivery.as_ref(),
+        );
+        let written = match written {
+            Ok(written) => written,
+            Err(e) => return self.fault(ctx, e.to_string()),
+        };
+        let shared = self.shared.clone();
+        self.activity = Activity::Persisting;
+        ctx.wait(
+            async move { shared.store.durable().await }
+                .into_actor(self)
+                .map(move |flushed, act, ctx| {
+                    act.activity = Activity::Idle;
+                    match flushed {
+                        Ok(()) => then(act, ctx, written),
+                        Err(e) => act.fault(ctx, e.to_string()),
+                    }
+                }),
+        );
+    }
+}
+
+/// The account's time zone, in which its step reads a payer's calling hours.
+fn zone(account: Option<&AccountRecord>) -> Tz {
+    account
+        .and_then(|a| a.timezone.parse().ok())
+        .unwrap_or(chrono_tz::America::New_York)
+}
+
+impl Actor for RequestActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.shared.metrics.request_actor_started();
+        ctx.notify(Advance);
+    }
+}
+
+impl Supervised for RequestActor {
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        tracing::warn!(parent: &self.span, "request actor restarting; reloading from the store");
+        self.activity = Activity::Idle;
+    }
+}
+
+impl Handler<Advance> for RequestActor {
+    type Result = ();
+
+    fn handle(&mut self, _: Advance, ctx: &mut Context<Self>) {
+        self.advance(ctx, None);
+    }
+}
+
+impl Handler<StepEnded> for RequestActor {
+    type Result = ();
+
+    fn handle(&mut self, ended: StepEnded, ctx: &mut Context<Self>) {
+        if matches!(&self.activity, Activity::InStep { incarnation, .. } if *incarnation == ended.incarnation)
+        {
+            tracing::debug!(parent: &self.span, step = %ended.key, "step ended");
+            self.activity = Activity::Idle;
+            ctx.notify(Advance);
+        }
+    }
+}
+
+impl Handler<StepCrashed> for RequestActor {
+    type Result = ();
+
+    fn handle(&mut self, crashed: StepCrashed, ctx: &mut Context<Self>) {
+        let span = self.span.clone();
+        let _entered = span.enter();
+        if matches!(&self.activity, Activity::InStep { incarnation, .. } if *incarnation == crashed.incarnation)
+        {
+            self.fault(
+                ctx,
+                format!("step {} crashed: {}", crashed.key, crashed.reason),
+            );
+        }
+    }
+}
