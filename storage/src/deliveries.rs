@@ -10,14 +10,16 @@ use sled::Transactional;
 
 use crate::codec::{decode, encode};
 use crate::requests::due_key;
-use crate::{AttemptRecord, DeliveryRecord, DeliveryStatus, RequestRecord, StorageError, Store};
+use crate::{
+    AttemptRecord, DeliveryRecord, DeliveryStatus, RequestId, RequestRecord, StorageError, Store,
+};
 
 impl Store {
     /// Like [`Store::update_request`], and in the same transaction enqueues `delivery` (if any) for its
     /// first round. Not durable until [`Store::durable`].
     pub fn update_request_with_delivery(
         &self,
-        id: &str,
+        id: &RequestId,
         change: impl Fn(&mut RequestRecord),
         delivery: Option<&DeliveryRecord>,
     ) -> Result<RequestRecord, StorageError> {
@@ -30,7 +32,7 @@ impl Store {
         );
         let updated = trees.transaction(|(requests, due, active, deliveries, queue)| {
             let bytes = requests.get(id.as_bytes())?.ok_or_else(|| {
-                ConflictableTransactionError::Abort(StorageError::RequestMissing(id.to_owned()))
+                ConflictableTransactionError::Abort(StorageError::RequestMissing(id.clone()))
             })?;
             let mut record: RequestRecord =
                 decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
@@ -47,7 +49,7 @@ impl Store {
             if let Some(delivery) = delivery {
                 if deliveries.get(id.as_bytes())?.is_none() {
                     deliveries.insert(id.as_bytes(), encode(delivery))?;
-                    queue.insert(queue_key(delivery.next_at, id), &[] as &[u8])?;
+                    queue.insert(queue_key(delivery.next_at, id.as_str()), &[] as &[u8])?;
                 }
             }
             Ok(record)
@@ -95,9 +97,9 @@ impl Store {
     }
 
     /// The delivery of a request.
-    pub fn delivery(&self, request_id: &str) -> Result<Option<DeliveryRecord>, StorageError> {
+    pub fn delivery(&self, request_id: &RequestId) -> Result<Option<DeliveryRecord>, StorageError> {
         self.deliveries
-            .get(request_id)?
+            .get(request_id.as_str())?
             .map(|b| decode(&b))
             .transpose()
     }
@@ -108,12 +110,12 @@ impl Store {
         previous_next_at: DateTime<Utc>,
         delivery: &DeliveryRecord,
     ) -> Result<(), StorageError> {
-        let id = delivery.request_id.as_str();
+        let id = &delivery.request_id;
         (&self.deliveries, &self.delivery_queue).transaction(|(deliveries, queue)| {
             deliveries.insert(id.as_bytes(), encode(delivery))?;
-            queue.remove(queue_key(previous_next_at, id))?;
+            queue.remove(queue_key(previous_next_at, id.as_str()))?;
             if delivery.status == DeliveryStatus::Pending {
-                queue.insert(queue_key(delivery.next_at, id), &[] as &[u8])?;
+                queue.insert(queue_key(delivery.next_at, id.as_str()), &[] as &[u8])?;
             }
             Ok(())
         })?;
@@ -131,7 +133,7 @@ impl Store {
     }
 
     /// Every attempt for a request, in order.
-    pub fn attempts(&self, request_id: &str) -> Result<Vec<AttemptRecord>, StorageError> {
+    pub fn attempts(&self, request_id: &RequestId) -> Result<Vec<AttemptRecord>, StorageError> {
         let mut prefix = request_id.as_bytes().to_vec();
         prefix.push(0);
         self.delivery_attempts

@@ -15,6 +15,7 @@ mod codec;
 mod deliveries;
 mod durability;
 mod error;
+mod ids;
 mod meta;
 mod payers;
 pub mod records;
@@ -26,6 +27,7 @@ mod trees;
 
 pub use durability::FlushStats;
 pub use error::StorageError;
+pub use ids::{CallId, RequestBatchId, RequestId, StepKey};
 pub use records::*;
 pub use requests::{Cursor, Scope};
 pub use runs::DueEntry;

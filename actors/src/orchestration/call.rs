@@ -81,7 +81,7 @@ impl Actor for CallActor {
                     let ended_at = shared.clock.now();
                     let disposition = report.disposition;
                     shared.metrics.call_ended(disposition);
-                    let outcome = report.into_outcome(ended_at);
+                    let outcome = switchboard_storage::CallOutcomeRecord { ended_at, report };
                     let persisted = shared.store.update_request(&request_id, |record| {
                         if let Some(run) = record.run.as_mut() {
                             if let Some(call) = run.calls.iter_mut().find(|c| c.id == call_id) {
@@ -114,7 +114,11 @@ impl Actor for CallActor {
     }
 }
 
-async fn report_crash(step: &Addr<StepActor>, call_id: String, reason: String) {
+async fn report_crash(
+    step: &Addr<StepActor>,
+    call_id: switchboard_storage::CallId,
+    reason: String,
+) {
     let _ = step.send(CallCrashed { call_id, reason }).await;
 }
 

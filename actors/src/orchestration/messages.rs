@@ -2,6 +2,7 @@
 
 use actix::Message;
 use serde::Serialize;
+use switchboard_storage::{CallId, RequestId, StepKey};
 
 /// Internal: re-read the persisted state and take the next action.
 #[derive(Message)]
@@ -12,14 +13,14 @@ pub(crate) struct Advance;
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct StepEnded {
-    pub key: String,
+    pub key: StepKey,
 }
 
 /// Step actor → request actor: a call of the step panicked; the step has stopped.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct StepCrashed {
-    pub key: String,
+    pub key: StepKey,
     pub reason: String,
 }
 
@@ -27,14 +28,14 @@ pub(crate) struct StepCrashed {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct CallEnded {
-    pub call_id: String,
+    pub call_id: CallId,
 }
 
 /// Call actor → step actor: the dialer panicked.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct CallCrashed {
-    pub call_id: String,
+    pub call_id: CallId,
     pub reason: String,
 }
 
@@ -42,7 +43,7 @@ pub(crate) struct CallCrashed {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct RequestEnded {
-    pub request_id: String,
+    pub request_id: RequestId,
 }
 
 /// Internal tick of the orchestrator: start what has fallen due, revive actors that vanished.

@@ -7,7 +7,8 @@ use actix::prelude::*;
 use chrono::Duration as CalendarDuration;
 use switchboard_storage::{
     AccountRecord, DeliveryRecord, DeliveryStatus, ElectronicRecord, Environment, Feature,
-    RequestRecord, RequestState, RunRecord, SchemaVersionRecord, StepRecord, StepState,
+    RequestId, RequestRecord, RequestState, RunRecord, SchemaVersionRecord, StepKey, StepRecord,
+    StepState,
 };
 
 use super::error::OrchestrationError;
@@ -24,8 +25,8 @@ use crate::electronic::ElectronicJob;
 pub(crate) struct RequestActor {
     shared: Shared,
     orchestrator: Addr<Orchestrator>,
-    request_id: String,
-    current_step: Option<(String, Addr<StepActor>)>,
+    request_id: RequestId,
+    current_step: Option<(StepKey, Addr<StepActor>)>,
     busy: bool,
     finished: bool,
     span: tracing::Span,
@@ -45,7 +46,7 @@ impl RequestActor {
     pub(crate) fn new(
         shared: Shared,
         orchestrator: Addr<Orchestrator>,
-        request_id: String,
+        request_id: RequestId,
     ) -> RequestActor {
         let span = tracing::info_span!("request", request_id = %request_id);
         RequestActor {
@@ -565,11 +566,11 @@ fn finalize(
 fn new_step(
     schema: &SchemaVersionRecord,
     number: usize,
-    triggered_by: Option<String>,
+    triggered_by: Option<StepKey>,
 ) -> StepRecord {
     let required = required_fields(schema);
     StepRecord {
-        key: format!("step-{number}"),
+        key: StepKey::numbered(number),
         schema_id: schema.id.clone(),
         schema_version: schema.version,
         name: schema

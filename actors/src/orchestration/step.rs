@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use switchboard_storage::{
-    CallRecord, Environment, RequestRecord, SchemaVersionRecord, StepRecord, StepState,
+    CallId, CallRecord, Environment, RequestId, RequestRecord, SchemaVersionRecord, StepKey,
+    StepRecord, StepState,
 };
 
 use super::call::CallActor;
@@ -22,13 +23,13 @@ use crate::dialer::CallJob;
 pub(crate) struct StepActor {
     shared: Shared,
     parent: Addr<RequestActor>,
-    request_id: String,
-    key: String,
+    request_id: RequestId,
+    key: StepKey,
     step_index: usize,
     schema: Arc<SchemaVersionRecord>,
     required: Vec<String>,
     restarts: u32,
-    current_call: Option<(String, Addr<CallActor>)>,
+    current_call: Option<(CallId, Addr<CallActor>)>,
     done: bool,
     span: tracing::Span,
 }
@@ -37,8 +38,8 @@ impl StepActor {
     pub(crate) fn new(
         shared: Shared,
         parent: Addr<RequestActor>,
-        request_id: String,
-        key: String,
+        request_id: RequestId,
+        key: StepKey,
         step_index: usize,
         schema: Arc<SchemaVersionRecord>,
         restarts: u32,
@@ -199,7 +200,7 @@ impl StepActor {
         match next_step_move(&calls, &self.required, first, record.environment) {
             StepDecision::Dial { number, source } => {
                 let call = CallRecord {
-                    id: uuid::Uuid::now_v7().to_string(),
+                    id: CallId::new(),
                     seq: run.calls.len() as u32 + 1,
                     step_key: self.key.clone(),
                     attempt: calls.len() as u32 + 1,

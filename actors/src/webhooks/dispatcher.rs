@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use switchboard_storage::Store;
+use switchboard_storage::{RequestId, Store};
 use tokio::sync::Semaphore;
 
 use super::round::run_round;
@@ -32,7 +32,7 @@ pub struct WebhookDispatcher {
     config: Arc<WebhookConfig>,
     client: reqwest::Client,
     metrics: Arc<Metrics>,
-    in_flight: HashSet<String>,
+    in_flight: HashSet<RequestId>,
     destinations: HashMap<String, Arc<Semaphore>>,
     /// A tick is queued and has not run yet: further wake-ups until then are the same tick.
     tick_queued: bool,
