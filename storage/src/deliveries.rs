@@ -76,7 +76,7 @@ impl Store {
         &self,
         now: DateTime<Utc>,
         limit: usize,
-        skip: impl Fn(&str) -> bool,
+        skip: impl Fn(&RequestId) -> bool,
     ) -> Result<Vec<DeliveryRecord>, StorageError> {
         let end = queue_key(now, "\u{10FFFF}");
         let mut due = Vec::new();
@@ -86,7 +86,7 @@ impl Store {
             }
             let (key, _) = entry?;
             let id = &key[8..];
-            if skip(&String::from_utf8_lossy(id)) {
+            if skip(&RequestId::from(String::from_utf8_lossy(id).into_owned())) {
                 continue;
             }
             if let Some(bytes) = self.deliveries.get(id)? {

@@ -51,7 +51,8 @@ macro_rules! open_enum {
                 #[doc = concat!("`", $text, "`")]
                 $variant,
             )*
-            /// A text this release does not list, kept as written.
+            /// A text this release does not list, kept as written. `From` never gives it for a listed
+            /// text, so compare with the listed variants, not with `Unknown` of their text.
             Unknown(String),
         }
 
