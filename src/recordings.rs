@@ -10,6 +10,7 @@
 use chrono::{DateTime, Duration, Utc};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
+use switchboard_storage::CallId;
 
 use crate::auth::constant_time_eq;
 
@@ -33,7 +34,7 @@ impl RecordingLinks {
     }
 
     /// A link to `call_id`'s recording valid until `now + LINK_LIFETIME`.
-    pub fn url(&self, call_id: &str, now: DateTime<Utc>) -> String {
+    pub fn url(&self, call_id: &CallId, now: DateTime<Utc>) -> String {
         let expires = (now + LINK_LIFETIME).timestamp();
         format!(
             "{}/v1/recordings/{call_id}?expires={expires}&signature={}",
@@ -43,7 +44,13 @@ impl RecordingLinks {
     }
 
     /// Whether a presented link is authentic and unexpired at `now`.
-    pub fn verify(&self, call_id: &str, expires: i64, signature: &str, now: DateTime<Utc>) -> bool {
+    pub fn verify(
+        &self,
+        call_id: &CallId,
+        expires: i64,
+        signature: &str,
+        now: DateTime<Utc>,
+    ) -> bool {
         let authentic = constant_time_eq(
             self.signature(call_id, expires).as_bytes(),
             signature.as_bytes(),
@@ -51,7 +58,7 @@ impl RecordingLinks {
         authentic && now.timestamp() < expires
     }
 
-    fn signature(&self, call_id: &str, expires: i64) -> String {
+    fn signature(&self, call_id: &CallId, expires: i64) -> String {
         let mut mac =
             Hmac::<Sha256>::new_from_slice(&self.key).expect("HMAC takes keys of any length");
         mac.update(b"recording:");
@@ -63,7 +70,7 @@ impl RecordingLinks {
 }
 
 /// A generated 8 kHz, 16-bit mono WAV of a few seconds for `call_id`.
-pub fn synthesize(call_id: &str, duration_seconds: u32) -> Vec<u8> {
+pub fn synthesize(call_id: &CallId, duration_seconds: u32) -> Vec<u8> {
     const RATE: u32 = 8_000;
     let seconds = duration_seconds.clamp(2, 6);
     let digest = Sha256::digest(call_id.as_bytes());
@@ -115,36 +122,36 @@ mod tests {
     #[test]
     fn a_link_verifies_until_it_expires_and_not_when_altered() {
         let links = RecordingLinks::new(b"k", "http://127.0.0.1:8080/");
-        let url = links.url("call-1", now());
+        let url = links.url(&"call-1".into(), now());
         let expires = (now() + LINK_LIFETIME).timestamp();
         let signature = url.rsplit_once("signature=").unwrap().1;
         assert!(url.starts_with("http://127.0.0.1:8080/v1/recordings/call-1?expires="));
-        assert!(links.verify("call-1", expires, signature, now()));
+        assert!(links.verify(&"call-1".into(), expires, signature, now()));
         assert!(
-            !links.verify("call-1", expires, signature, now() + LINK_LIFETIME),
+            !links.verify(&"call-1".into(), expires, signature, now() + LINK_LIFETIME),
             "expired"
         );
         assert!(
-            !links.verify("call-2", expires, signature, now()),
+            !links.verify(&"call-2".into(), expires, signature, now()),
             "other call"
         );
         assert!(
-            !links.verify("call-1", expires + 60, signature, now()),
+            !links.verify(&"call-1".into(), expires + 60, signature, now()),
             "extended expiry"
         );
         assert!(
-            !links.verify("call-1", expires, "00", now()),
+            !links.verify(&"call-1".into(), expires, "00", now()),
             "forged signature"
         );
     }
 
     #[test]
     fn the_audio_is_a_valid_deterministic_wav() {
-        let wav = synthesize("call-1", 3);
+        let wav = synthesize(&"call-1".into(), 3);
         assert_eq!(&wav[..4], b"RIFF");
         assert_eq!(&wav[8..16], b"WAVEfmt ");
         assert_eq!(wav.len(), 44 + 8_000 * 3 * 2);
-        assert_eq!(wav, synthesize("call-1", 3));
-        assert_ne!(wav, synthesize("call-2", 3));
+        assert_eq!(wav, synthesize(&"call-1".into(), 3));
+        assert_ne!(wav, synthesize(&"call-2".into(), 3));
     }
 }

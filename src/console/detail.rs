@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use actix_web::{web, HttpResponse};
 use serde::Serialize;
-use switchboard_storage::RequestRecord;
+use switchboard_storage::{RequestId, RequestRecord};
 
 use super::ConsoleScope;
 use crate::errors::{ApiError, Code};
@@ -38,7 +38,7 @@ struct VersionedSchemaOut {
 pub async fn get_request(
     state: web::Data<AppState>,
     scope: ConsoleScope,
-    request_id: web::Path<String>,
+    request_id: web::Path<RequestId>,
 ) -> Result<HttpResponse, ApiError> {
     let record = match state.store.request(&request_id)? {
         Some(record) if scope.owns(&record) => record,
@@ -102,7 +102,10 @@ fn schemas_behind(
 }
 
 /// The webhook delivery and every attempt, if one was enqueued.
-fn webhook(state: &AppState, request_id: &str) -> Result<Option<WebhookDeliveryOut>, ApiError> {
+fn webhook(
+    state: &AppState,
+    request_id: &RequestId,
+) -> Result<Option<WebhookDeliveryOut>, ApiError> {
     let Some(delivery) = state.store.delivery(request_id)? else {
         return Ok(None);
     };

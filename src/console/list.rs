@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
 use serde::Deserialize;
-use switchboard_storage::{Cursor, RequestRecord, RequestState, Scope};
+use switchboard_storage::{Cursor, RequestBatchId, RequestRecord, RequestState, Scope};
 
 use super::out::{RequestPageOut, WindowOut};
 use super::ConsoleScope;
@@ -49,7 +49,7 @@ pub struct ConsoleListQuery {
 
 /// Which part of the index a listing walks.
 enum Window {
-    Batch(String),
+    Batch(RequestBatchId),
     Created { from: NaiveDate, to: NaiveDate },
 }
 
@@ -93,7 +93,7 @@ pub async fn list_requests(
         schema_id: non_blank(query.schema_id.as_deref()),
         internal_id: non_blank(query.internal_id.as_deref()),
     };
-    let batch = non_blank(query.request_batch_id.as_deref());
+    let batch = non_blank(query.request_batch_id.as_deref()).map(RequestBatchId::from);
     let store_scope = scope.scope();
     // The token is bound to the scope and to the query as written; it carries the date window of the first
     // page, so paging across midnight (when the default window moves) keeps walking the same days.

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use switchboard_storage::RequestBatchId;
 
 use crate::wire::RequestOut;
 
@@ -50,7 +51,7 @@ pub struct RequestPageOut {
 #[derive(Serialize)]
 #[serde(untagged, rename_all_fields = "camelCase")]
 pub enum WindowOut {
-    Batch { request_batch_id: String },
+    Batch { request_batch_id: RequestBatchId },
     Created { date_from: String, date_to: String },
 }
 

@@ -5,6 +5,7 @@
 //! included.
 
 use actix_web::{web, HttpResponse};
+use switchboard_storage::RequestId;
 
 use super::out::{PlatformCallOut, SlotsOut, VoiceOut, WaitingOut};
 use super::ConsoleScope;
@@ -16,7 +17,7 @@ use crate::wire::format_timestamp;
 pub async fn get_voice(
     state: web::Data<AppState>,
     scope: ConsoleScope,
-    request_id: web::Path<String>,
+    request_id: web::Path<RequestId>,
 ) -> Result<HttpResponse, ApiError> {
     let record = match state.store.request(&request_id)? {
         Some(record) if scope.owns(&record) => record,

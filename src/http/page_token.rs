@@ -47,7 +47,7 @@ pub fn decode(key: &[u8], query: &str, token: &str) -> Option<(Cursor, Option<Wi
     };
     let cursor = Cursor {
         created_at: DateTime::<Utc>::from_timestamp_micros(micros.parse().ok()?)?,
-        request_id: id.to_owned(),
+        request_id: id.into(),
     };
     Some((cursor, window))
 }

@@ -4,6 +4,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::json;
 use switchboard_actors::dialer::http::{outcome_event, AgentOutcome};
 use switchboard_actors::dialer::platform::Delivery;
+use switchboard_storage::CallId;
 
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
@@ -14,7 +15,7 @@ use crate::state::AppState;
 pub async fn report_outcome(
     req: HttpRequest,
     state: web::Data<AppState>,
-    call_id: web::Path<String>,
+    call_id: web::Path<CallId>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let (Some(agent), Some(platform)) = (&state.voice.agent, &state.voice.platform) else {

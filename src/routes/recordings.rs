@@ -2,6 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
+use switchboard_storage::CallId;
 
 use crate::errors::{ApiError, Code};
 use crate::recordings::synthesize;
@@ -34,7 +35,7 @@ pub struct LinkQuery {
     ))]
 pub async fn download(
     state: web::Data<AppState>,
-    call_id: web::Path<String>,
+    call_id: web::Path<CallId>,
     query: web::Query<LinkQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (Some(expires), Some(signature)) = (query.expires.as_deref(), query.signature.as_deref())
@@ -77,8 +78,9 @@ pub async fn download(
 }
 
 /// The downloaded recording of `call_id` under `{data_dir}/recordings`, with its content type.
-fn stored_recording(state: &AppState, call_id: &str) -> Option<(String, &'static str, Vec<u8>)> {
+fn stored_recording(state: &AppState, call_id: &CallId) -> Option<(String, &'static str, Vec<u8>)> {
     // Call ids are ours (UUIDs); anything else never names a file.
+    let call_id = call_id.as_str();
     if call_id.is_empty()
         || !call_id
             .bytes()

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use switchboard_storage::{
-    CallRecord, RequestRecord, RequestState, RunRecord, StepRecord, StepState,
+    CallId, CallRecord, FailureCategory, FailureCode, RequestRecord, RequestState, RunRecord,
+    StepKey, StepRecord, StepState,
 };
 use utoipa::ToSchema;
 
@@ -17,7 +18,8 @@ use super::ReadContext;
 #[serde(rename_all = "camelCase")]
 pub struct CallStepOut {
     /// Unique per step.
-    pub key: String,
+    #[schema(value_type = String)]
+    pub key: StepKey,
     /// Schema the step ran.
     pub schema_id: String,
     /// The step's name.
@@ -33,8 +35,8 @@ pub struct CallStepOut {
     /// Calls in this step (a redial adds calls to the same step).
     pub num_contributing_calls: usize,
     /// `key` of the step that opened this one; `null` for the first step.
-    #[schema(required = true)]
-    pub triggered_by: Option<String>,
+    #[schema(required = true, value_type = Option<String>)]
+    pub triggered_by: Option<StepKey>,
     /// Why a failed step failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
@@ -58,9 +60,11 @@ pub enum StepStateOut {
 #[serde(rename_all = "camelCase")]
 pub struct CallStepErrorOut {
     /// `NOT_FOUND` or `SYSTEM_ERROR`, as on the request's `error`.
-    pub error_category: String,
+    #[schema(value_type = String)]
+    pub error_category: FailureCategory,
     /// Open-ended, as on the request's `error`.
-    pub error_code: String,
+    #[schema(value_type = String)]
+    pub error_code: FailureCode,
     /// Human-readable.
     pub error_message: String,
     /// Fields the step did not capture.
@@ -72,12 +76,14 @@ pub struct CallStepErrorOut {
 #[serde(rename_all = "camelCase")]
 pub struct ContributingCallOut {
     /// Opaque call identifier; not to be parsed.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: CallId,
     /// Sequence number in placement order.
     #[schema(minimum = 1)]
     pub call: u32,
     /// `key` of the step the call belongs to.
-    pub call_step: String,
+    #[schema(value_type = String)]
+    pub call_step: StepKey,
     /// Present when this call dialed a different number than the request's original call.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]

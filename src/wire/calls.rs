@@ -2,7 +2,7 @@
 //! `attemptDetails`, and the number and duration formats every call field uses.
 
 use serde::Serialize;
-use switchboard_storage::{Disposition, Feature, RunRecord};
+use switchboard_storage::{Disposition, Feature, RunRecord, StepKey};
 use utoipa::ToSchema;
 
 use super::{format_timestamp, ReadContext};
@@ -15,7 +15,8 @@ pub struct AttemptOut {
     /// Sequence number in placement order.
     pub call: u32,
     /// `key` of the step the attempt belongs to.
-    pub call_step: String,
+    #[schema(value_type = String)]
+    pub call_step: StepKey,
     /// Attempt number within its step.
     pub attempt: u32,
     /// The dialed number (E.164).

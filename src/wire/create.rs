@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use switchboard_storage::{AccountRecord, RequestRecord};
+use switchboard_storage::{AccountRecord, RequestBatchId, RequestId, RequestRecord};
 use utoipa::ToSchema;
 
 use super::errors::ErrorOut;
@@ -79,9 +79,11 @@ pub struct CreateBatchIn {
 #[serde(rename_all = "camelCase")]
 pub struct CreatedOut {
     /// Server-generated.
-    pub request_id: String,
+    #[schema(value_type = String)]
+    pub request_id: RequestId,
     /// The business day's batch the request was booked into.
-    pub request_batch_id: String,
+    #[schema(value_type = String)]
+    pub request_batch_id: RequestBatchId,
     /// Echoed only when supplied.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]

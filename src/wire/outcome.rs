@@ -2,7 +2,7 @@
 //! (service-interface 2.4, 2.7).
 
 use serde::Serialize;
-use switchboard_storage::{FailureRecord, Modality, RequestState};
+use switchboard_storage::{FailureCategory, FailureCode, FailureRecord, Modality, RequestState};
 use utoipa::ToSchema;
 
 /// A request's state.
@@ -69,16 +69,19 @@ pub enum DataCompletenessOut {
 #[serde(rename_all = "camelCase")]
 pub struct FailureOut {
     /// `NOT_FOUND`: the payer could not find what was asked about; `SYSTEM_ERROR`: any other failure.
-    #[schema(examples("NOT_FOUND", "SYSTEM_ERROR"))]
-    pub error_category: String,
+    #[schema(value_type = String, examples("NOT_FOUND", "SYSTEM_ERROR"))]
+    pub error_category: FailureCategory,
     /// Open-ended (7.3): treat an unknown code as `OTHER`; never construct codes from field names.
-    #[schema(examples(
-        "IVR_FAILURE",
-        "PAYER_REFUSAL",
-        "MEMBER_NOT_FOUND",
-        "PHONE_NUMBER_INCORRECT"
-    ))]
-    pub error_code: String,
+    #[schema(
+        value_type = String,
+        examples(
+            "IVR_FAILURE",
+            "PAYER_REFUSAL",
+            "MEMBER_NOT_FOUND",
+            "PHONE_NUMBER_INCORRECT"
+        )
+    )]
+    pub error_code: FailureCode,
     /// Human-readable; wording may change, dispatch on `errorCode`.
     pub error_message: String,
 }

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use switchboard_storage::{Feature, Modality, RequestRecord, RequestState, RunRecord};
+use switchboard_storage::{
+    Feature, Modality, RequestBatchId, RequestId, RequestRecord, RequestState, RunRecord,
+};
 use utoipa::ToSchema;
 
 use super::call_trace::{CallStepOut, ContributingCallOut, Tracing};
@@ -19,9 +21,11 @@ use super::{format_timestamp, ReadContext};
 #[serde(rename_all = "camelCase")]
 pub struct RequestOut {
     /// Server-generated.
-    pub request_id: String,
+    #[schema(value_type = String)]
+    pub request_id: RequestId,
     /// The business day's batch the request was booked into.
-    pub request_batch_id: String,
+    #[schema(value_type = String)]
+    pub request_batch_id: RequestBatchId,
     /// The schema the request runs.
     pub schema_id: String,
     /// Derived from the schema.

@@ -3,6 +3,7 @@
 //! against this shape.
 
 use serde::Serialize;
+use switchboard_storage::{RequestBatchId, RequestId};
 use utoipa::ToSchema;
 
 /// Sent once a request reaches a terminal state (6.2). Keys sorted; no timestamps and no results: fetch
@@ -19,9 +20,11 @@ pub struct WebhookPayloadOut {
     #[schema(nullable = false)]
     pub internal_tag: Option<String>,
     /// The request's batch.
-    pub request_batch_id: String,
+    #[schema(value_type = String)]
+    pub request_batch_id: RequestBatchId,
     /// The request.
-    pub request_id: String,
+    #[schema(value_type = String)]
+    pub request_id: RequestId,
     /// The terminal state.
     pub state: TerminalStateOut,
 }

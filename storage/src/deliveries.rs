@@ -11,14 +11,16 @@ use std::ops::Bound;
 
 use crate::codec::{decode, encode};
 use crate::requests::due_key;
-use crate::{AttemptRecord, DeliveryRecord, DeliveryStatus, RequestRecord, StorageError, Store};
+use crate::{
+    AttemptRecord, DeliveryRecord, DeliveryStatus, RequestId, RequestRecord, StorageError, Store,
+};
 
 impl Store {
     /// Like [`Store::update_request`], and in the same transaction enqueues `delivery` (if any) for its
     /// first round. Not durable until [`Store::durable`].
     pub fn update_request_with_delivery(
         &self,
-        id: &str,
+        id: &RequestId,
         change: impl Fn(&mut RequestRecord),
         delivery: Option<&DeliveryRecord>,
     ) -> Result<RequestRecord, StorageError> {
@@ -31,7 +33,7 @@ impl Store {
         );
         let updated = trees.transaction(|(requests, due, active, deliveries, queue)| {
             let bytes = requests.get(id.as_bytes())?.ok_or_else(|| {
-                ConflictableTransactionError::Abort(StorageError::RequestMissing(id.to_owned()))
+                ConflictableTransactionError::Abort(StorageError::RequestMissing(id.clone()))
             })?;
             let mut record: RequestRecord =
                 decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
@@ -48,7 +50,7 @@ impl Store {
             if let Some(delivery) = delivery {
                 if deliveries.get(id.as_bytes())?.is_none() {
                     deliveries.insert(id.as_bytes(), encode(delivery))?;
-                    queue.insert(queue_key(delivery.next_at, id), &[] as &[u8])?;
+                    queue.insert(queue_key(delivery.next_at, id.as_str()), &[] as &[u8])?;
                 }
             }
             Ok(record)
@@ -77,7 +79,7 @@ impl Store {
         now: DateTime<Utc>,
         after: Option<&QueuePosition>,
         limit: usize,
-        skip: impl Fn(&str) -> bool,
+        skip: impl Fn(&RequestId) -> bool,
     ) -> Result<Vec<DeliveryRecord>, StorageError> {
         let end = queue_key(now, "\u{10FFFF}");
         let start = match after {
@@ -91,7 +93,7 @@ impl Store {
             }
             let (key, _) = entry?;
             let id = &key[8..];
-            if skip(&String::from_utf8_lossy(id)) {
+            if skip(&RequestId::from(String::from_utf8_lossy(id).into_owned())) {
                 continue;
             }
             if let Some(bytes) = self.deliveries.get(id)? {
@@ -102,9 +104,9 @@ impl Store {
     }
 
     /// The delivery of a request.
-    pub fn delivery(&self, request_id: &str) -> Result<Option<DeliveryRecord>, StorageError> {
+    pub fn delivery(&self, request_id: &RequestId) -> Result<Option<DeliveryRecord>, StorageError> {
         self.deliveries
-            .get(request_id)?
+            .get(request_id.as_str())?
             .map(|b| decode(&b))
             .transpose()
     }
@@ -115,12 +117,12 @@ impl Store {
         previous_next_at: DateTime<Utc>,
         delivery: &DeliveryRecord,
     ) -> Result<(), StorageError> {
-        let id = delivery.request_id.as_str();
+        let id = &delivery.request_id;
         (&self.deliveries, &self.delivery_queue).transaction(|(deliveries, queue)| {
             deliveries.insert(id.as_bytes(), encode(delivery))?;
-            queue.remove(queue_key(previous_next_at, id))?;
+            queue.remove(queue_key(previous_next_at, id.as_str()))?;
             if delivery.status == DeliveryStatus::Pending {
-                queue.insert(queue_key(delivery.next_at, id), &[] as &[u8])?;
+                queue.insert(queue_key(delivery.next_at, id.as_str()), &[] as &[u8])?;
             }
             Ok(())
         })?;
@@ -138,7 +140,7 @@ impl Store {
     }
 
     /// Every attempt for a request, in order.
-    pub fn attempts(&self, request_id: &str) -> Result<Vec<AttemptRecord>, StorageError> {
+    pub fn attempts(&self, request_id: &RequestId) -> Result<Vec<AttemptRecord>, StorageError> {
         let mut prefix = request_id.as_bytes().to_vec();
         prefix.push(0);
         self.delivery_attempts
@@ -156,7 +158,7 @@ pub struct QueuePosition(Vec<u8>);
 impl QueuePosition {
     /// The position of `delivery`'s queue entry.
     pub fn of(delivery: &DeliveryRecord) -> QueuePosition {
-        QueuePosition(queue_key(delivery.next_at, &delivery.request_id))
+        QueuePosition(queue_key(delivery.next_at, delivery.request_id.as_str()))
     }
 }
 

@@ -25,7 +25,7 @@ pub enum StorageError {
     CredentialKeyTaken,
     /// The request named by an update does not exist.
     #[error("request {0} does not exist")]
-    RequestMissing(String),
+    RequestMissing(crate::RequestId),
     /// The account named by a write does not exist.
     #[error("account {0} does not exist")]
     AccountMissing(String),

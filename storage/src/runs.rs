@@ -4,7 +4,7 @@
 //! the same transaction that starts its run, and leaves `active` in the transaction that makes it terminal.
 //! Start-up recovery therefore reads two small indexes instead of scanning every request.
 
-use crate::{RequestRecord, StorageError, Store};
+use crate::{RequestId, RequestRecord, StorageError, Store};
 use chrono::{DateTime, Utc};
 
 /// A booked request whose day has come.
@@ -13,7 +13,7 @@ pub struct DueEntry {
     /// The instant its business day began.
     pub due_at: DateTime<Utc>,
     /// The request.
-    pub request_id: String,
+    pub request_id: RequestId,
 }
 
 impl Store {
@@ -29,18 +29,18 @@ impl Store {
             entries.push(DueEntry {
                 due_at: DateTime::from_timestamp_micros(micros as i64)
                     .ok_or_else(|| corrupt("due instant"))?,
-                request_id: String::from_utf8_lossy(id).into_owned(),
+                request_id: RequestId::from(String::from_utf8_lossy(id).into_owned()),
             });
         }
         Ok(entries)
     }
 
     /// Ids of requests whose run has started and not finished.
-    pub fn active_request_ids(&self) -> Result<Vec<String>, StorageError> {
+    pub fn active_request_ids(&self) -> Result<Vec<RequestId>, StorageError> {
         self.active
             .iter()
             .keys()
-            .map(|k| Ok(String::from_utf8_lossy(&k?).into_owned()))
+            .map(|k| Ok(RequestId::from(String::from_utf8_lossy(&k?).into_owned())))
             .collect()
     }
 
@@ -49,7 +49,7 @@ impl Store {
     /// leaves `active`. Not durable until [`Store::durable`].
     pub fn update_request(
         &self,
-        id: &str,
+        id: &RequestId,
         change: impl Fn(&mut RequestRecord),
     ) -> Result<RequestRecord, StorageError> {
         self.update_request_with_delivery(id, change, None)

@@ -49,11 +49,11 @@ fn request(call_id: &str) -> PlatformCallRequest {
         extraction: extraction_fields(&schema),
         variables: prompt_variables(&schema, &inputs),
         job: CallJob {
-            call_id: call_id.to_owned(),
-            request_id: "req-1".to_owned(),
+            call_id: call_id.to_owned().into(),
+            request_id: "req-1".to_owned().into(),
             seq: 1,
             attempt: 1,
-            step_key: "primary".to_owned(),
+            step_key: "primary".to_owned().into(),
             step_index: 0,
             schema,
             inputs,
@@ -105,15 +105,15 @@ async fn the_search_by_call_id_pages_through_the_listing() {
     let sought = vapi.create(&template).await.unwrap();
     for n in 0..129 {
         let mut other = template.clone();
-        other.job.call_id = format!("other-{n}");
+        other.job.call_id = format!("other-{n}").into();
         vapi.create(&other).await.unwrap();
     }
-    assert_eq!(vapi.find("sought").await.unwrap(), Some(sought));
+    assert_eq!(vapi.find(&"sought".into()).await.unwrap(), Some(sought));
     assert!(fake.lists() >= 2, "a second page was read");
-    assert_eq!(vapi.find("never-created").await.unwrap(), None);
+    assert_eq!(vapi.find(&"never-created".into()).await.unwrap(), None);
     let newest = fake.calls().last().unwrap()["id"]
         .as_str()
         .unwrap()
         .to_owned();
-    assert_eq!(vapi.find("other-128").await.unwrap(), Some(newest));
+    assert_eq!(vapi.find(&"other-128".into()).await.unwrap(), Some(newest));
 }

@@ -18,7 +18,7 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::Sha256;
-use switchboard_storage::{Disposition, FailureRecord};
+use switchboard_storage::{CallId, Disposition, FailureRecord};
 
 use super::platform::{
     CallResult, PlatformAdapter, PlatformCallRequest, PlatformCallState, PlatformError,
@@ -27,7 +27,8 @@ use super::platform::{
 use super::CallReport;
 use crate::webhooks::signature;
 
-/// The agent's report of one call, as it POSTs it.
+/// The agent's report of one call, as it POSTs it: the wire twin of [`CallReport`] (camelCase, strict about
+/// keys), also kept as the stored platform result of the call until its outcome is written.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentOutcome {
@@ -114,11 +115,11 @@ impl HttpAgent {
 }
 
 /// The agent's report of `call_id` as a platform event (the call id doubles as the platform's id).
-pub fn outcome_event(call_id: &str, outcome: AgentOutcome) -> PlatformEvent {
+pub fn outcome_event(call_id: &CallId, outcome: AgentOutcome) -> PlatformEvent {
     PlatformEvent {
-        call_id: call_id.to_owned(),
+        call_id: call_id.clone(),
         request_id: None,
-        platform_call_id: call_id.to_owned(),
+        platform_call_id: call_id.to_string(),
         event_type: "outcome".into(),
         state: PlatformCallState::Ended(Box::new(CallResult::Agent(outcome))),
     }
@@ -164,7 +165,7 @@ impl PlatformAdapter for HttpAgent {
             .send();
         async move {
             match sent.await {
-                Ok(response) if response.status().is_success() => Ok(call_id),
+                Ok(response) if response.status().is_success() => Ok(call_id.into_string()),
                 Ok(response) => Err(PlatformError::Rejected(format!(
                     "the voice agent answered {}",
                     response.status()
@@ -179,7 +180,7 @@ impl PlatformAdapter for HttpAgent {
         .boxed()
     }
 
-    fn find(&self, _call_id: &str) -> PlatformFuture<Option<String>> {
+    fn find(&self, _call_id: &CallId) -> PlatformFuture<Option<String>> {
         // The job protocol has no lookup; a job whose acceptance was not stored is posted again with the
         // same callId.
         futures::future::ready(Ok(None)).boxed()

@@ -15,21 +15,22 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
-use switchboard_storage::{CallOutcomeRecord, Disposition, FailureRecord, SchemaVersionRecord};
+pub use switchboard_storage::CallReport;
+use switchboard_storage::{CallId, RequestId, SchemaVersionRecord, StepKey};
 
 /// Everything a dialer needs to run one call.
 #[derive(Clone, Debug)]
 pub struct CallJob {
     /// Opaque call id.
-    pub call_id: String,
+    pub call_id: CallId,
     /// The request it serves.
-    pub request_id: String,
+    pub request_id: RequestId,
     /// Placement order within the request, from 1.
     pub seq: u32,
     /// Attempt within its step, from 1.
     pub attempt: u32,
     /// Step key.
-    pub step_key: String,
+    pub step_key: StepKey,
     /// 0 for the primary step, 1 for a follow-up leg.
     pub step_index: usize,
     /// The schema version the step runs: its fields are the questions.
@@ -53,57 +54,6 @@ pub struct CallJob {
     /// Answers the request already holds from the electronic channel (primary step only): the call asks
     /// only for the rest, and what it reports agrees with them.
     pub known: BTreeMap<String, String>,
-}
-
-/// How a call went, as the dialer reports it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CallReport {
-    /// The disposition.
-    pub disposition: Disposition,
-    /// Length of the call in (simulated) seconds.
-    pub duration_seconds: u32,
-    /// Captured values by field name (schema field names of the job's schema).
-    pub captured: BTreeMap<String, String>,
-    /// Conversation with the representative.
-    pub transcript: Option<String>,
-    /// Agent's post-call notes.
-    pub transcript_post_call: Option<String>,
-    /// Summary of the call.
-    pub summary: Option<String>,
-    /// Audit summary.
-    pub audit_summary: Option<String>,
-    /// Whether a recording exists.
-    pub recording: bool,
-    /// E.164 caller id used.
-    pub from_number: Option<String>,
-    /// For `Failed`: category and code (service-interface 7.3).
-    pub failure: Option<FailureRecord>,
-    /// For `Referred`: the ten-digit number the representative gave.
-    pub referral_number: Option<String>,
-    /// The call surfaced a matter for the schema's follow-up leg (a denied claim to appeal, say): on
-    /// accounts with follow-up calls the leg runs as a second step.
-    pub follow_up_requested: bool,
-}
-
-impl CallReport {
-    /// The stored outcome, stamped with the time the call ended.
-    pub fn into_outcome(self, ended_at: DateTime<Utc>) -> CallOutcomeRecord {
-        CallOutcomeRecord {
-            ended_at,
-            disposition: self.disposition,
-            duration_seconds: self.duration_seconds,
-            captured: self.captured,
-            transcript: self.transcript,
-            transcript_post_call: self.transcript_post_call,
-            summary: self.summary,
-            audit_summary: self.audit_summary,
-            recording: self.recording,
-            from_number: self.from_number,
-            failure: self.failure,
-            referral_number: self.referral_number,
-            follow_up_requested: self.follow_up_requested,
-        }
-    }
 }
 
 /// Places calls. Implementations must be deterministic where they simulate (same seed and inputs, same

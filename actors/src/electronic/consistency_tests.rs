@@ -65,8 +65,8 @@ fn job(seed: u64, scenario: Option<&str>) -> CallJob {
         inputs.insert("sandboxScenario".into(), scenario.into());
     }
     CallJob {
-        call_id: format!("call-{seed}"),
-        request_id: format!("req-{seed}"),
+        call_id: format!("call-{seed}").into(),
+        request_id: format!("req-{seed}").into(),
         seq: 1,
         attempt: 1,
         step_key: "step-1".into(),

@@ -23,13 +23,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use switchboard_storage::{ElectronicRecord, SchemaVersionRecord};
+use switchboard_storage::{ElectronicRecord, RequestId, SchemaVersionRecord};
 
 /// Everything a channel needs to answer one request.
 #[derive(Clone, Debug)]
 pub struct ElectronicJob {
     /// The request.
-    pub request_id: String,
+    pub request_id: RequestId,
     /// The primary schema version: its fields and their electronic mapping.
     pub schema: Arc<SchemaVersionRecord>,
     /// The request's validated inputs.

@@ -78,7 +78,7 @@ fn claim_status() -> Arc<SchemaVersionRecord> {
 
 fn job(schema: Arc<SchemaVersionRecord>, payer_electronic: bool, seed: u64) -> ElectronicJob {
     ElectronicJob {
-        request_id: format!("req-{seed}"),
+        request_id: format!("req-{seed}").into(),
         schema,
         inputs: BTreeMap::from([("payerName".to_string(), "Aetna".to_string())]),
         payer_electronic,

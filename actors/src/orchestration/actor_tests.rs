@@ -46,7 +46,9 @@ impl Actor for FakeParent {
 impl Handler<StepEnded> for FakeParent {
     type Result = ();
     fn handle(&mut self, ended: StepEnded, _: &mut Context<Self>) {
-        let _ = self.reports.send(Report::StepEnded { key: ended.key });
+        let _ = self.reports.send(Report::StepEnded {
+            key: ended.key.to_string(),
+        });
     }
 }
 
@@ -54,7 +56,10 @@ impl Handler<StepCrashed> for FakeParent {
     type Result = ();
     fn handle(&mut self, crashed: StepCrashed, _: &mut Context<Self>) {
         let (key, reason) = (crashed.key, crashed.reason);
-        let _ = self.reports.send(Report::StepCrashed { key, reason });
+        let _ = self.reports.send(Report::StepCrashed {
+            key: key.to_string(),
+            reason,
+        });
     }
 }
 
@@ -62,7 +67,7 @@ impl Handler<CallEnded> for FakeParent {
     type Result = ();
     fn handle(&mut self, ended: CallEnded, _: &mut Context<Self>) {
         let _ = self.reports.send(Report::CallEnded {
-            call_id: ended.call_id,
+            call_id: ended.call_id.to_string(),
         });
     }
 }
@@ -71,7 +76,10 @@ impl Handler<CallCrashed> for FakeParent {
     type Result = ();
     fn handle(&mut self, crashed: CallCrashed, _: &mut Context<Self>) {
         let (call_id, reason) = (crashed.call_id, crashed.reason);
-        let _ = self.reports.send(Report::CallCrashed { call_id, reason });
+        let _ = self.reports.send(Report::CallCrashed {
+            call_id: call_id.to_string(),
+            reason,
+        });
     }
 }
 
@@ -214,7 +222,7 @@ fn store_request(store: &Store, calls: Vec<CallRecord>) {
         error: None,
     };
     store
-        .update_request("req-1", |r| {
+        .update_request(&"req-1".into(), |r| {
             r.run = Some(RunRecord {
                 started_at: Some(now()),
                 schema_version: 1,
@@ -240,7 +248,12 @@ fn step_job() -> StepJob {
 }
 
 fn stored_run(store: &Store) -> RunRecord {
-    store.request("req-1").unwrap().unwrap().run.unwrap()
+    store
+        .request(&"req-1".into())
+        .unwrap()
+        .unwrap()
+        .run
+        .unwrap()
 }
 
 #[actix::test]

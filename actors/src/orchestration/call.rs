@@ -8,6 +8,8 @@ use actix::prelude::*;
 use futures::FutureExt;
 use tracing::Instrument;
 
+use switchboard_storage::CallId;
+
 use super::limits::Gate;
 use super::messages::{CallCrashed, CallEnded, CallParent};
 use super::Shared;
@@ -20,7 +22,7 @@ pub(crate) struct CallActor {
     job: Option<CallJob>,
     gate: Option<Gate>,
     environment: switchboard_storage::Environment,
-    call_id: String,
+    call_id: CallId,
     /// The outcome (or a crash) has been reported to the parent.
     reported: bool,
     span: tracing::Span,
@@ -86,7 +88,7 @@ impl Actor for CallActor {
                     let ended_at = shared.clock.now();
                     let disposition = report.disposition;
                     shared.metrics.call_ended(disposition);
-                    let outcome = report.into_outcome(ended_at);
+                    let outcome = switchboard_storage::CallOutcomeRecord { ended_at, report };
                     let persisted = shared.store.update_request(&request_id, |record| {
                         if let Some(run) = record.run.as_mut() {
                             if let Some(call) = run.calls.iter_mut().find(|c| c.id == call_id) {
@@ -137,7 +139,7 @@ impl Drop for CallActor {
     }
 }
 
-async fn report_crash(parent: &CallParent, call_id: String, reason: String) {
+async fn report_crash(parent: &CallParent, call_id: CallId, reason: String) {
     let _ = parent.crashed.send(CallCrashed { call_id, reason }).await;
 }
 

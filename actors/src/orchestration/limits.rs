@@ -10,7 +10,7 @@ use std::time::Duration;
 use chrono::{DateTime, Timelike, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
-use switchboard_storage::CallingHoursRecord;
+use switchboard_storage::{CallId, CallingHoursRecord, RequestId};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::calendar::{is_business_day, local_date};
@@ -47,9 +47,9 @@ impl WaitReason {
 #[serde(rename_all = "camelCase")]
 pub struct WaitingCall {
     /// The call.
-    pub call_id: String,
+    pub call_id: CallId,
     /// Its request.
-    pub request_id: String,
+    pub request_id: RequestId,
     /// What it waits for.
     pub reason: WaitReason,
     /// Since when (clock time).
@@ -61,7 +61,7 @@ pub struct CallLimits {
     slots: Arc<Semaphore>,
     max: usize,
     default_hours: CallingHoursRecord,
-    waiting: Mutex<BTreeMap<String, WaitingCall>>,
+    waiting: Mutex<BTreeMap<CallId, WaitingCall>>,
     metrics: Arc<Metrics>,
 }
 
@@ -116,8 +116,8 @@ impl CallLimits {
     pub(crate) async fn admit(
         self: Arc<Self>,
         clock: &Clock,
-        call_id: &str,
-        request_id: &str,
+        call_id: &CallId,
+        request_id: &RequestId,
         gate: Gate,
     ) -> Slot {
         let hours = gate.hours.unwrap_or(self.default_hours);
@@ -157,13 +157,19 @@ impl CallLimits {
         }
     }
 
-    fn mark(&self, call_id: &str, request_id: &str, reason: WaitReason, since: DateTime<Utc>) {
+    fn mark(
+        &self,
+        call_id: &CallId,
+        request_id: &RequestId,
+        reason: WaitReason,
+        since: DateTime<Utc>,
+    ) {
         let mut waiting = self.waiting.lock().expect("waiting lock");
         waiting.insert(
-            call_id.to_owned(),
+            call_id.clone(),
             WaitingCall {
-                call_id: call_id.to_owned(),
-                request_id: request_id.to_owned(),
+                call_id: call_id.clone(),
+                request_id: request_id.clone(),
                 reason,
                 since,
             },
@@ -171,13 +177,13 @@ impl CallLimits {
         self.publish(&waiting);
     }
 
-    fn unmark(&self, call_id: &str) {
+    fn unmark(&self, call_id: &CallId) {
         let mut waiting = self.waiting.lock().expect("waiting lock");
         waiting.remove(call_id);
         self.publish(&waiting);
     }
 
-    fn publish(&self, waiting: &BTreeMap<String, WaitingCall>) {
+    fn publish(&self, waiting: &BTreeMap<CallId, WaitingCall>) {
         for reason in [WaitReason::CallingHours, WaitReason::Slot] {
             let count = waiting.values().filter(|w| w.reason == reason).count();
             self.metrics.set_calls_waiting(reason.as_str(), count);

@@ -3,6 +3,7 @@
 use actix::dev::ToEnvelope;
 use actix::{Actor, Addr, Handler, Message, Recipient};
 use serde::Serialize;
+use switchboard_storage::{CallId, RequestId, StepKey};
 
 /// Internal: re-read the persisted state and take the next action.
 #[derive(Message)]
@@ -13,7 +14,7 @@ pub(crate) struct Advance;
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct StepEnded {
-    pub key: String,
+    pub key: StepKey,
     /// Which step actor reports (see [`crate::orchestration::step::StepJob::incarnation`]).
     pub incarnation: u64,
 }
@@ -23,7 +24,7 @@ pub(crate) struct StepEnded {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct StepCrashed {
-    pub key: String,
+    pub key: StepKey,
     pub incarnation: u64,
     pub reason: String,
 }
@@ -32,14 +33,14 @@ pub(crate) struct StepCrashed {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct CallEnded {
-    pub call_id: String,
+    pub call_id: CallId,
 }
 
 /// Call actor → its parent (the step actor): the dialer panicked, or the outcome could not be written.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct CallCrashed {
-    pub call_id: String,
+    pub call_id: CallId,
     pub reason: String,
 }
 
@@ -89,7 +90,7 @@ impl CallParent {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct RequestEnded {
-    pub request_id: String,
+    pub request_id: RequestId,
 }
 
 /// Internal tick of the orchestrator: start what has fallen due, revive actors that vanished.

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use actix::prelude::*;
+use switchboard_storage::RequestId;
 
 use super::error::OrchestrationError;
 use super::messages::{DispatchDue, GetStats, RequestEnded, StatsSnapshot};
@@ -23,7 +24,7 @@ const SWEEP: Duration = Duration::from_secs(1);
 /// Owner of every running request actor.
 pub struct Orchestrator {
     shared: Shared,
-    running: HashMap<String, Addr<RequestActor>>,
+    running: HashMap<RequestId, Addr<RequestActor>>,
     /// A dispatch is queued and has not run yet: further events until then are the same dispatch.
     dispatch_queued: bool,
 }
@@ -65,7 +66,7 @@ impl Orchestrator {
         Ok(count)
     }
 
-    fn start_request(&mut self, ctx: &mut Context<Self>, request_id: String) {
+    fn start_request(&mut self, ctx: &mut Context<Self>, request_id: RequestId) {
         if self.running.get(&request_id).is_some_and(Addr::connected) {
             return;
         }
@@ -97,7 +98,7 @@ impl Orchestrator {
             }
         }
         // An actor that panicked outside the caught paths is gone without a trace but the store's.
-        let vanished: Vec<String> = self
+        let vanished: Vec<RequestId> = self
             .running
             .iter()
             .filter(|(_, addr)| !addr.connected())

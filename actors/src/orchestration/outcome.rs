@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use switchboard_storage::{
-    CallRecord, Disposition, Environment, FailureRecord, Modality, NumberSource, RequestState,
-    RunRecord, SchemaVersionRecord, StepRecord, StepState,
+    CallRecord, Disposition, Environment, FailureCategory, FailureCode, FailureRecord, Modality,
+    NumberSource, RequestState, RunRecord, SchemaVersionRecord, StepRecord, StepState,
 };
 
 /// Calls a step may place before it gives up (the first call and two redials).
@@ -131,7 +131,7 @@ pub fn attribute(
             NumberSource::Referral | NumberSource::Input | NumberSource::PhoneBook => "NOT_FOUND",
         };
         return FailureRecord {
-            category: category.to_owned(),
+            category: category.into(),
             ..failure_record
         };
     }
@@ -143,19 +143,19 @@ pub fn attribute(
         }
     };
     FailureRecord {
-        category: category.to_owned(),
-        code: code.to_owned(),
+        category: category.into(),
+        code: code.into(),
         message: failure_record.message,
     }
 }
 
 /// A failure record.
-pub fn failure(category: &str, code: &str, message: &str) -> FailureRecord {
-    FailureRecord {
-        category: category.to_owned(),
-        code: code.to_owned(),
-        message: message.to_owned(),
-    }
+pub fn failure(
+    category: impl Into<FailureCategory>,
+    code: impl Into<FailureCode>,
+    message: &str,
+) -> FailureRecord {
+    FailureRecord::new(category.into(), code.into(), message)
 }
 
 /// The step's counters after its calls.

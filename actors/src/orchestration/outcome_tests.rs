@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use switchboard_storage::{CallOutcomeRecord, ElectronicRecord};
+use switchboard_storage::{CallOutcomeRecord, CallReport, ElectronicRecord};
 
 use super::*;
 
@@ -13,7 +13,7 @@ fn now() -> DateTime<Utc> {
 
 fn call(seq: u32, step: &str, disposition: Disposition, captured: &[(&str, &str)]) -> CallRecord {
     CallRecord {
-        id: format!("c{seq}"),
+        id: format!("c{seq}").into(),
         seq,
         step_key: step.into(),
         attempt: seq,
@@ -22,23 +22,25 @@ fn call(seq: u32, step: &str, disposition: Disposition, captured: &[(&str, &str)
         placed_at: now(),
         outcome: Some(CallOutcomeRecord {
             ended_at: now(),
-            disposition,
-            duration_seconds: 60,
-            captured: captured
-                .iter()
-                .map(|(k, v)| ((*k).into(), (*v).into()))
-                .collect(),
-            transcript: None,
-            transcript_post_call: None,
-            summary: None,
-            audit_summary: None,
-            recording: false,
-            from_number: None,
-            failure: (disposition == Disposition::Failed)
-                .then(|| failure("NOT_FOUND", "MEMBER_NOT_FOUND", "no member")),
-            referral_number: (disposition == Disposition::Referred)
-                .then(|| "8885550111".to_owned()),
-            follow_up_requested: false,
+            report: CallReport {
+                disposition,
+                duration_seconds: 60,
+                captured: captured
+                    .iter()
+                    .map(|(k, v)| ((*k).into(), (*v).into()))
+                    .collect(),
+                transcript: None,
+                transcript_post_call: None,
+                summary: None,
+                audit_summary: None,
+                recording: false,
+                from_number: None,
+                failure: (disposition == Disposition::Failed)
+                    .then(|| failure("NOT_FOUND", "MEMBER_NOT_FOUND", "no member")),
+                referral_number: (disposition == Disposition::Referred)
+                    .then(|| "8885550111".to_owned()),
+                follow_up_requested: false,
+            },
         }),
         platform: None,
     }

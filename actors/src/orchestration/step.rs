@@ -6,7 +6,8 @@ use std::sync::Arc;
 use actix::prelude::*;
 use chrono_tz::Tz;
 use switchboard_storage::{
-    CallRecord, Environment, RequestRecord, SchemaVersionRecord, StepRecord, StepState,
+    CallId, CallRecord, Environment, RequestId, RequestRecord, SchemaVersionRecord, StepKey,
+    StepRecord, StepState,
 };
 
 use super::call::CallActor;
@@ -22,9 +23,9 @@ use crate::dialer::CallJob;
 /// What a step actor is given to run: everything its request actor already read.
 pub(crate) struct StepJob {
     /// The request.
-    pub request_id: String,
+    pub request_id: RequestId,
     /// The step's key in the run.
-    pub key: String,
+    pub key: StepKey,
     /// Its place in the run: 0 for the primary step, 1 for the follow-up leg.
     pub index: usize,
     /// The schema version it runs.
@@ -57,7 +58,7 @@ enum Activity {
     /// A call actor runs `call_id`; its report (or its disappearance) moves the step on. The address is
     /// held only to keep the call's actor alive.
     Calling {
-        call_id: String,
+        call_id: CallId,
         _call: Addr<CallActor>,
     },
     /// The step has reported its end (or its crash) and stops.
@@ -207,7 +208,7 @@ impl StepActor {
         match next_step_move(&calls, &self.job.asks, first, record.environment) {
             StepDecision::Dial { number, source } => {
                 let call = CallRecord {
-                    id: uuid::Uuid::now_v7().to_string(),
+                    id: CallId::new(),
                     seq: run.calls.len() as u32 + 1,
                     step_key: self.job.key.clone(),
                     attempt: calls.len() as u32 + 1,

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use actix::Addr;
 use chrono::NaiveDate;
 use chrono_tz::Tz;
-use switchboard_storage::{RequestRecord, RequestState, Scope, Store};
+use switchboard_storage::{RequestBatchId, RequestId, RequestRecord, RequestState, Scope, Store};
 
 use super::messages::{BookRequests, BookingError, Placement, RequestDraft};
 use super::CapacityScheduler;
@@ -67,17 +67,17 @@ fn records(
     drafts: Vec<RequestDraft>,
     placement: &Placement,
 ) -> Vec<RequestRecord> {
-    let mut batch_ids: BTreeMap<NaiveDate, String> = BTreeMap::new();
+    let mut batch_ids: BTreeMap<NaiveDate, RequestBatchId> = BTreeMap::new();
     drafts
         .into_iter()
         .zip(&placement.days)
         .map(|(draft, &day)| {
             let batch_id = batch_ids
                 .entry(day)
-                .or_insert_with(|| uuid::Uuid::new_v4().to_string())
+                .or_insert_with(RequestBatchId::new)
                 .clone();
             RequestRecord {
-                id: uuid::Uuid::now_v7().to_string(),
+                id: RequestId::new(),
                 account_id: creator.scope.account_id.clone(),
                 environment: creator.scope.environment,
                 batch_id,

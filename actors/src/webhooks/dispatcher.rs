@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use switchboard_storage::{QueuePosition, Store};
+use switchboard_storage::{QueuePosition, RequestId, Store};
 use tokio::sync::Semaphore;
 
 use super::round::run_round;
@@ -32,7 +32,7 @@ pub struct WebhookDispatcher {
     config: Arc<WebhookConfig>,
     client: reqwest::Client,
     metrics: Arc<Metrics>,
-    in_flight: HashSet<String>,
+    in_flight: HashSet<RequestId>,
     destinations: HashMap<String, Arc<Semaphore>>,
     /// A tick is queued and has not run yet: further wake-ups until then are the same tick.
     tick_queued: bool,
@@ -246,7 +246,7 @@ impl Handler<Rescan> for WebhookDispatcher {
 #[derive(Message)]
 #[rtype(result = "()")]
 struct RoundEnded {
-    request_id: String,
+    request_id: RequestId,
 }
 
 impl Handler<RoundEnded> for WebhookDispatcher {

@@ -8,8 +8,8 @@ use switchboard_storage::RequestRecord;
 /// serialized with sorted keys (serde_json's map is ordered), no timestamps, no results.
 pub fn payload(record: &RequestRecord) -> String {
     let mut body = serde_json::Map::new();
-    body.insert("requestId".into(), record.id.clone().into());
-    body.insert("requestBatchId".into(), record.batch_id.clone().into());
+    body.insert("requestId".into(), record.id.as_str().into());
+    body.insert("requestBatchId".into(), record.batch_id.as_str().into());
     body.insert("state".into(), record.state.as_str().into());
     if let Some(internal_id) = &record.internal_id {
         body.insert("internalId".into(), internal_id.clone().into());

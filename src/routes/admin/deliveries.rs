@@ -2,6 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
+use switchboard_storage::RequestId;
 
 use crate::auth::Admin;
 use crate::errors::ApiError;
@@ -11,14 +12,14 @@ use crate::wire::{WebhookAttemptOut, WebhookDeliveryOut};
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveriesQuery {
-    request_id: Option<String>,
+    request_id: Option<RequestId>,
 }
 
 /// A request's delivery state and attempt log; every delivery field is `null` when none was enqueued.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct DeliveriesOut {
-    request_id: String,
+    request_id: RequestId,
     status: Option<&'static str>,
     url: Option<String>,
     next_round: Option<u32>,
@@ -34,8 +35,8 @@ pub async fn list_deliveries(
 ) -> Result<HttpResponse, ApiError> {
     let Some(request_id) = query
         .request_id
-        .as_deref()
-        .filter(|id| !id.trim().is_empty())
+        .as_ref()
+        .filter(|id| !id.as_str().trim().is_empty())
     else {
         return Err(ApiError::invalid_request(
             "requestId query parameter is required",
@@ -51,7 +52,7 @@ pub async fn list_deliveries(
         Some(delivery) => {
             let delivery = WebhookDeliveryOut::new(&delivery, attempts);
             DeliveriesOut {
-                request_id: request_id.to_owned(),
+                request_id: request_id.clone(),
                 status: Some(delivery.status),
                 url: Some(delivery.url),
                 next_round: delivery.next_round,
@@ -60,7 +61,7 @@ pub async fn list_deliveries(
             }
         }
         None => DeliveriesOut {
-            request_id: request_id.to_owned(),
+            request_id: request_id.clone(),
             status: None,
             url: None,
             next_round: None,

@@ -1,7 +1,7 @@
 //! `GET /v1/requests/{requestId}`.
 
 use actix_web::{web, HttpResponse};
-use switchboard_storage::RequestRecord;
+use switchboard_storage::{RequestId, RequestRecord};
 
 use crate::auth::Caller;
 use crate::errors::{ApiError, Code};
@@ -21,7 +21,7 @@ use crate::wire::{ErrorOut, ReadKind, RequestOut};
 pub async fn get_request(
     state: web::Data<AppState>,
     caller: Caller,
-    request_id: web::Path<String>,
+    request_id: web::Path<RequestId>,
 ) -> Result<HttpResponse, ApiError> {
     let record = visible_request(&state, &caller, &request_id)?;
     let read = state.read_context(&caller.account, ReadKind::Single);
@@ -33,7 +33,7 @@ pub async fn get_request(
 pub(crate) fn visible_request(
     state: &AppState,
     caller: &Caller,
-    request_id: &str,
+    request_id: &RequestId,
 ) -> Result<RequestRecord, ApiError> {
     match state.store.request(request_id)? {
         Some(record)

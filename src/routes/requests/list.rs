@@ -3,7 +3,7 @@
 use actix_web::{web, HttpResponse};
 use chrono::{Days, NaiveTime};
 use serde::Deserialize;
-use switchboard_storage::Scope;
+use switchboard_storage::{RequestBatchId, Scope};
 
 use crate::auth::Caller;
 use crate::errors::ApiError;
@@ -64,11 +64,12 @@ pub async fn list_requests(
         .request_batch_id
         .as_deref()
         .map(str::trim)
-        .filter(|b| !b.is_empty());
+        .filter(|b| !b.is_empty())
+        .map(RequestBatchId::from);
     let scope_key = format!("{}:{}", scope.account_id, scope.environment.as_str());
     // A token is bound to the caller's scope and to the query as written, and carries the date window it
     // was computed for, so paging across midnight keeps the window of page one.
-    let query_key = match batch {
+    let query_key = match &batch {
         Some(batch) => format!("{scope_key}:batch:{batch}"),
         None => format!(
             "{scope_key}:dates:{}:{}",
@@ -86,7 +87,7 @@ pub async fn list_requests(
     };
     let cursor = resumed.as_ref().map(|(cursor, _)| cursor.clone());
     // With a batch id the dates are ignored (4.8), so they are not even parsed.
-    let window = match (batch, resumed.as_ref().and_then(|(_, window)| *window)) {
+    let window = match (&batch, resumed.as_ref().and_then(|(_, window)| *window)) {
         (Some(_), _) => None,
         (None, Some(window)) => Some(window),
         (None, None) => {
@@ -98,7 +99,7 @@ pub async fn list_requests(
         }
     };
     // One extra row tells whether another page exists without a second query.
-    let mut rows = match batch {
+    let mut rows = match &batch {
         Some(batch) => state
             .store
             .list_batch(&scope, batch, cursor.as_ref(), page_size + 1)?,

@@ -2,12 +2,13 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::codec::Record;
+use crate::RequestId;
 
 /// The webhook of one terminal request: what to send, where, and how far delivery has got.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeliveryRecord {
     /// The request the webhook announces.
-    pub request_id: String,
+    pub request_id: RequestId,
     /// Destination, frozen when the request became terminal.
     pub url: String,
     /// HMAC-SHA256 key of the signature.
@@ -61,7 +62,7 @@ impl DeliveryStatus {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AttemptRecord {
     /// The request.
-    pub request_id: String,
+    pub request_id: RequestId,
     /// Destination.
     pub url: String,
     /// When the attempt started.

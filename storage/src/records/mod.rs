@@ -4,6 +4,7 @@
 mod account;
 mod delivery;
 mod electronic;
+mod failure;
 mod payer;
 mod request;
 mod run;
@@ -15,10 +16,11 @@ pub use electronic::{
     AmountQualifier, BenefitKind, BenefitSource, ClaimElement, CoverageQualifier,
     ElectronicMapping, ElectronicSource, NetworkQualifier, PlanElement,
 };
+pub use failure::{FailureCategory, FailureCode, FailureRecord};
 pub use payer::{CallingHoursRecord, PayerRecord};
 pub use request::{DialTarget, NumberSource, PayerLookupRecord, RequestRecord, RequestState};
 pub use run::{
-    CallOutcomeRecord, CallRecord, Disposition, ElectronicRecord, FailureRecord, Modality,
+    CallOutcomeRecord, CallRecord, CallReport, Disposition, ElectronicRecord, Modality,
     PlatformCallRecord, RunRecord, StepRecord, StepState,
 };
 pub use schema::{

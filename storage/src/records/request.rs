@@ -5,19 +5,19 @@ use serde::{Deserialize, Serialize};
 
 use super::Environment;
 use crate::codec::Record;
-use crate::StorageError;
+use crate::{RequestBatchId, RequestId, StorageError};
 
 /// One extraction request, from acceptance to its terminal state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RequestRecord {
     /// Server-generated id.
-    pub id: String,
+    pub id: RequestId,
     /// Owning account.
     pub account_id: String,
     /// Production or sandbox: the two never see each other's requests.
     pub environment: Environment,
     /// Scheduling group: the requests of one POST booked onto the same day.
-    pub batch_id: String,
+    pub batch_id: RequestBatchId,
     /// Schema used.
     pub schema_id: String,
     /// Schema version latest at creation (re-pinned when the request runs).

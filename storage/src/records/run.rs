@@ -1,7 +1,12 @@
 use std::collections::BTreeMap;
 
+use std::ops::Deref;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+
+use super::FailureRecord;
+use crate::{CallId, StepKey};
 
 /// Everything that happened once a request's day came: steps, calls, merged results and the outcome.
 /// Written after every transition, so a restart resumes exactly where the request stood.
@@ -39,7 +44,7 @@ pub struct RunRecord {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
     /// Unique within the request.
-    pub key: String,
+    pub key: StepKey,
     /// Schema the step runs.
     pub schema_id: String,
     /// Its pinned version.
@@ -49,7 +54,7 @@ pub struct StepRecord {
     /// Running, succeeded or failed.
     pub state: StepState,
     /// Key of the step that opened this one.
-    pub triggered_by: Option<String>,
+    pub triggered_by: Option<StepKey>,
     /// Required fields of the step's schema.
     pub fields_required: u32,
     /// Required fields captured.
@@ -87,11 +92,11 @@ impl StepState {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CallRecord {
     /// Opaque id.
-    pub id: String,
+    pub id: CallId,
     /// 1, 2, ... in placement order.
     pub seq: u32,
     /// The step it belongs to.
-    pub step_key: String,
+    pub step_key: StepKey,
     /// Attempt number within its step, from 1.
     pub attempt: u32,
     /// Ten-digit number dialed.
@@ -133,16 +138,35 @@ pub struct PlatformCallRecord {
     pub recording_file: Option<String>,
 }
 
-/// How a call ended and what it produced.
+/// How a call ended and what it produced, as stored: the dialer's [`CallReport`], stamped with the time
+/// the call ended. It reads as its report (`outcome.captured`); the stored JSON is one flat object, the end
+/// time first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CallOutcomeRecord {
-    /// When it ended.
+    /// When it ended (the clock's time when the report came back, not the dialer's).
     pub ended_at: DateTime<Utc>,
+    /// What the dialer reported.
+    #[serde(flatten)]
+    pub report: CallReport,
+}
+
+impl Deref for CallOutcomeRecord {
+    type Target = CallReport;
+
+    fn deref(&self) -> &CallReport {
+        &self.report
+    }
+}
+
+/// How a call went, as a dialer reports it: the stored outcome without its end time, which the call
+/// actor takes from the clock.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallReport {
     /// The disposition.
     pub disposition: Disposition,
     /// Simulated or real length, in seconds.
     pub duration_seconds: u32,
-    /// What the call captured, by field name.
+    /// What the call captured, by field name (the schema field names of the call's step).
     pub captured: BTreeMap<String, String>,
     /// Conversation with the representative, when one was reached.
     pub transcript: Option<String>,
@@ -156,11 +180,12 @@ pub struct CallOutcomeRecord {
     pub recording: bool,
     /// E.164 number the call was placed from.
     pub from_number: Option<String>,
-    /// Failure detail, for dispositions that fail the step.
+    /// For `Failed`: category, code and message (service-interface 7.3).
     pub failure: Option<FailureRecord>,
-    /// A number the representative referred the caller to.
+    /// For `Referred`: the ten-digit number the representative referred the caller to.
     pub referral_number: Option<String>,
-    /// The call surfaced a matter for the schema's follow-up leg.
+    /// The call surfaced a matter for the schema's follow-up leg (a denied claim to appeal, say): on
+    /// accounts with follow-up calls the leg runs as a second step.
     #[serde(default)]
     pub follow_up_requested: bool,
 }
@@ -179,17 +204,6 @@ pub enum Disposition {
     Referred,
     /// The call failed in a way a redial will not fix (see `failure`).
     Failed,
-}
-
-/// A failure as the API reports it (service-interface 2.7, 7.3).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FailureRecord {
-    /// `NOT_FOUND` or `SYSTEM_ERROR`.
-    pub category: String,
-    /// Open-ended code, e.g. `MEMBER_NOT_FOUND`.
-    pub code: String,
-    /// Human-readable message.
-    pub message: String,
 }
 
 /// The electronic-channel attempt and its trace: what filled which field, compactly (no raw response).

@@ -11,7 +11,7 @@ use sled::transaction::ConflictableTransactionError;
 use sled::Transactional;
 
 use crate::codec::{decode, encode};
-use crate::{Environment, RequestRecord, StorageError, Store};
+use crate::{Environment, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
 /// What one caller can see: one account in one environment. Sandbox and production never share a scope.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -47,14 +47,14 @@ pub struct Cursor {
     /// Its creation time.
     pub created_at: DateTime<Utc>,
     /// Its id.
-    pub request_id: String,
+    pub request_id: RequestId,
 }
 
 impl Store {
     /// Reads a request by id.
-    pub fn request(&self, id: &str) -> Result<Option<RequestRecord>, StorageError> {
+    pub fn request(&self, id: &RequestId) -> Result<Option<RequestRecord>, StorageError> {
         self.requests
-            .get(id)?
+            .get(id.as_str())?
             .map(|bytes| decode(&bytes))
             .transpose()
     }
@@ -66,7 +66,7 @@ impl Store {
         internal_id: &str,
     ) -> Result<Option<RequestRecord>, StorageError> {
         match self.idempotency.get(idempotency_key(scope, internal_id))? {
-            Some(id) => self.request(&String::from_utf8_lossy(&id)),
+            Some(id) => self.request(&RequestId::from(String::from_utf8_lossy(&id).into_owned())),
             None => Ok(None),
         }
     }
@@ -171,7 +171,7 @@ impl Store {
     pub fn list_batch(
         &self,
         scope: &Scope,
-        batch_id: &str,
+        batch_id: &RequestBatchId,
         cursor: Option<&Cursor>,
         limit: usize,
     ) -> Result<Vec<RequestRecord>, StorageError> {
@@ -228,8 +228,8 @@ fn micros(instant: DateTime<Utc>) -> u64 {
     instant.timestamp_micros().max(0) as u64
 }
 
-fn created_key(prefix: &[u8], created_at: DateTime<Utc>, id: &str) -> Vec<u8> {
-    let mut key = Vec::with_capacity(prefix.len() + 8 + id.len());
+fn created_key(prefix: &[u8], created_at: DateTime<Utc>, id: &RequestId) -> Vec<u8> {
+    let mut key = Vec::with_capacity(prefix.len() + 8 + id.as_bytes().len());
     key.extend_from_slice(prefix);
     key.extend_from_slice(&micros(created_at).to_be_bytes());
     key.extend_from_slice(id.as_bytes());
@@ -249,7 +249,7 @@ fn booking_key(scope: &Scope, day: NaiveDate) -> Vec<u8> {
 }
 
 /// `due_at (u64 micros BE) request id`: a scan up to now finds exactly what has fallen due.
-pub(crate) fn due_key(due_at: DateTime<Utc>, id: &str) -> Vec<u8> {
+pub(crate) fn due_key(due_at: DateTime<Utc>, id: &RequestId) -> Vec<u8> {
     let mut key = micros(due_at).to_be_bytes().to_vec();
     key.extend_from_slice(id.as_bytes());
     key

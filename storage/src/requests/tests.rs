@@ -60,8 +60,11 @@ fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing() {
         store.insert_requests(&[fresh, replay]),
         Err(StorageError::InternalIdClaimed(key)) if key == "key"
     ));
-    assert!(store.request("r2").unwrap().is_none());
-    assert!(store.request("r4").unwrap().is_none(), "all or nothing");
+    assert!(store.request(&"r2".into()).unwrap().is_none());
+    assert!(
+        store.request(&"r4".into()).unwrap().is_none(),
+        "all or nothing"
+    );
     let day = first.due_date;
     assert_eq!(
         store
@@ -93,12 +96,12 @@ fn a_request_written_before_compression_reads_the_same() {
     let mut bytes = vec![1u8];
     bytes.extend_from_slice(&serde_json::to_vec(&old).unwrap());
     store.requests.insert("old", bytes).unwrap();
-    assert_eq!(store.request("old").unwrap().unwrap(), old);
+    assert_eq!(store.request(&"old".into()).unwrap().unwrap(), old);
     // Rewritten, it is compressed under the current version.
-    store.update_request("old", |_| {}).unwrap();
+    store.update_request(&"old".into(), |_| {}).unwrap();
     let raw = store.requests.get("old").unwrap().unwrap();
     assert_eq!(raw[0], 2);
-    assert_eq!(store.request("old").unwrap().unwrap(), old);
+    assert_eq!(store.request(&"old".into()).unwrap().unwrap(), old);
 }
 
 #[test]
@@ -131,7 +134,7 @@ fn listing_is_newest_first_within_the_window_and_pages_by_keyset() {
             created_at: r.created_at,
             request_id: r.id.clone(),
         });
-        seen.extend(page.into_iter().map(|r| r.id));
+        seen.extend(page.into_iter().map(|r| String::from(r.id)));
     }
     let expected: Vec<String> = (0..25).rev().map(|i| format!("r{i:02}")).collect();
     assert_eq!(seen, expected);
@@ -142,7 +145,7 @@ fn listing_is_newest_first_within_the_window_and_pages_by_keyset() {
         .list_requests(&production, narrow_from, narrow_to, None, 100)
         .unwrap()
         .into_iter()
-        .map(|r| r.id)
+        .map(|r| r.id.into())
         .collect();
     assert_eq!(narrow, ["r04", "r03", "r02", "r01"]);
     assert!(store
@@ -164,7 +167,7 @@ fn only_requests_whose_day_has_begun_are_due() {
             .due_by(now.parse().unwrap())
             .unwrap()
             .into_iter()
-            .map(|e| e.request_id)
+            .map(|e| e.request_id.into())
             .collect()
     };
     assert!(ids("2026-11-23T04:59:59Z").is_empty());
@@ -185,10 +188,15 @@ fn a_batch_lists_regardless_of_dates() {
         ])
         .unwrap();
     let ids: Vec<String> = store
-        .list_batch(&scope(Environment::Production), "batch-1", None, 100)
+        .list_batch(
+            &scope(Environment::Production),
+            &"batch-1".into(),
+            None,
+            100,
+        )
         .unwrap()
         .into_iter()
-        .map(|r| r.id)
+        .map(|r| r.id.into())
         .collect();
     assert_eq!(ids, ["b", "a"]);
 }

@@ -631,11 +631,13 @@ async fn simulate(request: &Value) -> Scenario {
         call_id: request["metadata"]["switchboard_call_id"]
             .as_str()
             .unwrap_or_default()
-            .to_owned(),
+            .to_owned()
+            .into(),
         request_id: request["metadata"]["switchboard_request_id"]
             .as_str()
             .unwrap_or_default()
-            .to_owned(),
+            .to_owned()
+            .into(),
         seq: 1,
         attempt: request["metadata"]["switchboard_attempt"]
             .as_u64()
@@ -680,7 +682,7 @@ async fn simulate(request: &Value) -> Scenario {
         Disposition::Failed => {
             let code = report
                 .failure
-                .map(|f| f.code)
+                .map(|f| f.code.to_string())
                 .unwrap_or_else(|| "OTHER".into());
             let outcome = match code.as_str() {
                 "IVR_FAILURE" => "ivr_failure",

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use switchboard_storage::StorageError;
+use switchboard_storage::{CallId, RequestId, StorageError};
 
 use super::driver::{find_call, Inner, PlatformDialer};
 use super::{PlatformCallState, PlatformEvent};
@@ -86,12 +86,12 @@ impl PlatformDialer {
 }
 
 impl Inner {
-    pub(super) fn waiting_request(&self, call_id: &str) -> Option<String> {
+    pub(super) fn waiting_request(&self, call_id: &CallId) -> Option<RequestId> {
         let waiters = self.waiters.lock().expect("waiters lock");
         waiters.get(call_id).map(|w| w.request_id.clone())
     }
 
-    pub(super) fn wake(&self, call_id: &str) {
+    pub(super) fn wake(&self, call_id: &CallId) {
         let waiters = self.waiters.lock().expect("waiters lock");
         if let Some(waiter) = waiters.get(call_id) {
             // `notify_one` keeps a permit when nobody waits yet, so a wake between two checks is not lost.
@@ -101,13 +101,13 @@ impl Inner {
 
     /// The running request holding `call_id`, for events that do not name their request (a voice agent's
     /// callback arriving before its call re-attached after a restart).
-    pub(super) fn find_request(&self, call_id: &str) -> Result<Option<String>, StorageError> {
+    pub(super) fn find_request(&self, call_id: &CallId) -> Result<Option<RequestId>, StorageError> {
         for id in self.store.active_request_ids()? {
             if let Some(record) = self.store.request(&id)? {
                 let holds = record
                     .run
                     .as_ref()
-                    .is_some_and(|run| run.calls.iter().any(|c| c.id == call_id));
+                    .is_some_and(|run| run.calls.iter().any(|c| c.id == *call_id));
                 if holds {
                     return Ok(Some(id));
                 }

@@ -18,7 +18,10 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use switchboard_storage::{CallRecord, Disposition, PlatformCallRecord, Store};
+use switchboard_storage::{
+    CallId, CallRecord, Disposition, FailureCategory, FailureCode, FailureRecord,
+    PlatformCallRecord, RequestId, Store,
+};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -53,12 +56,12 @@ pub(super) struct Inner {
     options: PlatformOptions,
     client: reqwest::Client,
     /// Calls this process is waiting on, by Switchboard call id.
-    pub(super) waiters: Mutex<HashMap<String, Waiter>>,
+    pub(super) waiters: Mutex<HashMap<CallId, Waiter>>,
     creates: AtomicU64,
 }
 
 pub(super) struct Waiter {
-    pub(super) request_id: String,
+    pub(super) request_id: RequestId,
     pub(super) wake: Arc<Notify>,
 }
 
@@ -342,14 +345,14 @@ impl Dialer for PlatformDialer {
 
 pub(super) fn find_call<'a>(
     record: &'a mut switchboard_storage::RequestRecord,
-    call_id: &str,
+    call_id: &CallId,
 ) -> Option<&'a mut CallRecord> {
     record
         .run
         .as_mut()?
         .calls
         .iter_mut()
-        .find(|c| c.id == call_id)
+        .find(|c| c.id == *call_id)
 }
 
 /// The intent's timestamp: the call's own placement instant (from the injected clock, via the record).
@@ -373,11 +376,11 @@ fn system_failure(message: &str) -> Box<CallReport> {
         audit_summary: None,
         recording: false,
         from_number: None,
-        failure: Some(switchboard_storage::FailureRecord {
-            category: "SYSTEM_ERROR".into(),
-            code: "OTHER".into(),
-            message: message.to_owned(),
-        }),
+        failure: Some(FailureRecord::new(
+            FailureCategory::SystemError,
+            FailureCode::Other,
+            message,
+        )),
         referral_number: None,
         follow_up_requested: false,
     })

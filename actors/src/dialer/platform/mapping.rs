@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use switchboard_storage::{Disposition, FailureRecord};
+use switchboard_storage::{Disposition, FailureCategory, FailureCode, FailureRecord};
 
 use super::answers::captured_answer;
 use super::extraction::{
@@ -45,18 +45,18 @@ fn platform_report(job: &CallJob, result: PlatformResult) -> CallReport {
         CallEnd::MaxDuration | CallEnd::HoldTooLong => Some(Disposition::HoldTimeout),
         CallEnd::InvalidNumber => {
             report.disposition = Disposition::Failed;
-            report.failure = Some(failure(
-                "SYSTEM_ERROR",
-                "PHONE_NUMBER_INCORRECT",
+            report.failure = Some(FailureRecord::new(
+                FailureCategory::SystemError,
+                FailureCode::PhoneNumberIncorrect,
                 "The number could not be dialled",
             ));
             return report;
         }
         CallEnd::PlatformError => {
             report.disposition = Disposition::Failed;
-            report.failure = Some(failure(
-                "SYSTEM_ERROR",
-                "OTHER",
+            report.failure = Some(FailureRecord::new(
+                FailureCategory::SystemError,
+                FailureCode::Other,
                 "The voice platform could not complete the call",
             ));
             return report;
@@ -98,38 +98,38 @@ fn platform_report(job: &CallJob, result: PlatformResult) -> CallReport {
         },
         "refused" => fail(
             &mut report,
-            "SYSTEM_ERROR",
+            FailureCategory::SystemError,
             code,
-            "PAYER_REFUSAL",
+            FailureCode::PayerRefusal,
             "The representative refused to provide the information",
         ),
         "ivr_failure" => fail(
             &mut report,
-            "SYSTEM_ERROR",
+            FailureCategory::SystemError,
             code,
-            "IVR_FAILURE",
+            FailureCode::IvrFailure,
             "The payer's phone system could not be navigated to a representative",
         ),
         "not_found" => fail(
             &mut report,
-            "NOT_FOUND",
+            FailureCategory::NotFound,
             code,
-            "OTHER",
+            FailureCode::Other,
             "The payer could not find the record",
         ),
         "missing_input" => fail(
             &mut report,
-            "NOT_FOUND",
+            FailureCategory::NotFound,
             code,
-            "OTHER",
+            FailureCode::Other,
             "The payer needed information the request did not include",
         ),
         _ if !report.captured.is_empty() => {}
         _ => fail(
             &mut report,
-            "SYSTEM_ERROR",
+            FailureCategory::SystemError,
             code,
-            "OTHER",
+            FailureCode::Other,
             "The call did not obtain the information",
         ),
     }
@@ -139,35 +139,32 @@ fn platform_report(job: &CallJob, result: PlatformResult) -> CallReport {
 /// Marks `report` failed with `code` when the agent gave a plausible one, else `fallback`.
 fn fail(
     report: &mut CallReport,
-    category: &str,
+    category: FailureCategory,
     code: Option<String>,
-    fallback: &str,
+    fallback: FailureCode,
     message: &str,
 ) {
     let code = code
         .filter(|c| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_uppercase() || ch == '_'))
-        .unwrap_or_else(|| fallback.to_owned());
+        .map_or(fallback, FailureCode::from);
     // Codes of the other category keep theirs: a wrong number is ours to attribute, not found is the payer's.
-    let category = match code.as_str() {
-        "PHONE_NUMBER_INCORRECT" | "IVR_FAILURE" | "PAYER_REFUSAL" | "REQUIRES_OTHER_CHANNEL" => {
-            "SYSTEM_ERROR"
-        }
-        c if c.ends_with("_NOT_FOUND") || c.ends_with("_MISSING") || c.ends_with("_INCORRECT") => {
-            "NOT_FOUND"
+    // The suffixes also place codes the table does not list.
+    let category = match &code {
+        FailureCode::PhoneNumberIncorrect
+        | FailureCode::IvrFailure
+        | FailureCode::PayerRefusal
+        | FailureCode::RequiresOtherChannel => FailureCategory::SystemError,
+        c if ["_NOT_FOUND", "_MISSING", "_INCORRECT"]
+            .iter()
+            .any(|suffix| c.as_str().ends_with(suffix)) =>
+        {
+            FailureCategory::NotFound
         }
         _ => category,
     };
     report.disposition = Disposition::Failed;
     report.captured.clear();
-    report.failure = Some(failure(category, &code, message));
-}
-
-fn failure(category: &str, code: &str, message: &str) -> FailureRecord {
-    FailureRecord {
-        category: category.to_owned(),
-        code: code.to_owned(),
-        message: message.to_owned(),
-    }
+    report.failure = Some(FailureRecord::new(category, code, message));
 }
 
 /// The ten-digit NANP number in `text` (`+1 (800) 555-0100`, `800-555-0100`), if any.

@@ -23,6 +23,7 @@ use std::fmt;
 
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
+use switchboard_storage::{CallId, RequestId};
 
 pub use delivery::Delivery;
 pub use driver::{PlatformDialer, PlatformOptions};
@@ -56,9 +57,9 @@ pub enum PlatformCallState {
 #[derive(Clone, Debug)]
 pub struct PlatformEvent {
     /// Switchboard's call id (from the platform call's metadata, or the callback path).
-    pub call_id: String,
+    pub call_id: CallId,
     /// The request, when the platform echoes it (metadata); looked up otherwise.
-    pub request_id: Option<String>,
+    pub request_id: Option<RequestId>,
     /// The platform's id of the call.
     pub platform_call_id: String,
     /// The event type (`call_started`, `call_ended`, `call_analyzed`, `end-of-call-report`, `outcome`):
@@ -157,7 +158,7 @@ pub trait PlatformAdapter: Send + Sync + 'static {
     /// The platform's id of the call tagged with Switchboard's `call_id`, if the platform has one. Asked
     /// after a restart that happened between a create and storing its answer. A platform that cannot
     /// search answers `Ok(None)` (the create is then sent again, carrying the same call id).
-    fn find(&self, call_id: &str) -> PlatformFuture<Option<String>>;
+    fn find(&self, call_id: &CallId) -> PlatformFuture<Option<String>>;
 
     /// The platform's current view of a call (its read-call endpoint), for polling when events are late;
     /// `None` when the platform has no such endpoint (events are then the only source).

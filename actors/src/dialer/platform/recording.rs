@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use switchboard_storage::CallId;
+
 /// Tries of one download before the call is reported without a recording.
 const ATTEMPTS: u32 = 3;
 
@@ -12,7 +14,7 @@ pub(super) async fn download(
     client: &reqwest::Client,
     url: &str,
     dir: &Path,
-    call_id: &str,
+    call_id: &CallId,
 ) -> Option<String> {
     let name = format!("{call_id}.{}", extension(url));
     let target: PathBuf = dir.join(&name);
@@ -25,11 +27,11 @@ pub(super) async fn download(
                     tokio_write(&partial, &bytes).and_then(|()| std::fs::rename(&partial, &target));
                 match written {
                     Ok(()) => return Some(name),
-                    Err(e) => tracing::warn!(call_id, error = %e, "cannot store the recording"),
+                    Err(e) => tracing::warn!(%call_id, error = %e, "cannot store the recording"),
                 }
             }
             Err(reason) => {
-                tracing::warn!(call_id, attempt, reason = %reason, "recording download failed")
+                tracing::warn!(%call_id, attempt, reason = %reason, "recording download failed")
             }
         }
         tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt))).await;

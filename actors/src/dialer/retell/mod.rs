@@ -9,6 +9,7 @@ pub mod events;
 pub mod mapping;
 
 use futures::FutureExt;
+use switchboard_storage::{CallId, RequestId};
 
 use self::client::{RetellClient, CALL_ID_KEY, REQUEST_ID_KEY};
 use self::events::RetellEvent;
@@ -59,8 +60,8 @@ pub fn platform_event(event: RetellEvent) -> Option<PlatformEvent> {
     if !events::CALL_EVENTS.contains(&event.event.as_str()) {
         return None;
     }
-    let call_id = event.call.metadata_str(CALL_ID_KEY)?.to_owned();
-    let request_id = event.call.metadata_str(REQUEST_ID_KEY).map(str::to_owned);
+    let call_id = CallId::from(event.call.metadata_str(CALL_ID_KEY)?);
+    let request_id = event.call.metadata_str(REQUEST_ID_KEY).map(RequestId::from);
     let state = call_state(&event.call);
     Some(PlatformEvent {
         call_id,
@@ -88,12 +89,12 @@ impl PlatformAdapter for RetellAdapter {
         .boxed()
     }
 
-    fn find(&self, call_id: &str) -> PlatformFuture<Option<String>> {
+    fn find(&self, call_id: &CallId) -> PlatformFuture<Option<String>> {
         let client = self.client.clone();
-        let call_id = call_id.to_owned();
+        let call_id = call_id.clone();
         async move {
             Ok(client
-                .find_by_call_id(&call_id)
+                .find_by_call_id(call_id.as_str())
                 .await?
                 .map(|call| call.call_id))
         }

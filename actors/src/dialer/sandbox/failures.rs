@@ -1,18 +1,18 @@
 //! The prose of sandbox calls that captured nothing: calls that never reached a representative (voicemail,
 //! hold timeout) and calls that failed with a failure code (not found, refused, wrong number, IVR).
 
-use switchboard_storage::{Disposition, FailureRecord};
+use switchboard_storage::{Disposition, FailureCode, FailureRecord};
 
 use super::dialogue::{Context, Texts, COMPLIANCE};
 use super::dice::representative_name;
 use super::scenario::{code_subject, failure_kind, FailureKind};
 
 /// Codes whose call reached a business that is not the payer.
-const WRONG_NUMBER_CODES: [&str; 4] = [
-    "PHONE_NUMBER_INCORRECT",
-    "INPUT_PHONE_NUMBER_INCORRECT",
-    "REPRESENTATIVE_PHONE_NUMBER_INCORRECT",
-    "MATCHED_PHONE_NUMBER_INCORRECT",
+const WRONG_NUMBER_CODES: [FailureCode; 4] = [
+    FailureCode::PhoneNumberIncorrect,
+    FailureCode::InputPhoneNumberIncorrect,
+    FailureCode::RepresentativePhoneNumberIncorrect,
+    FailureCode::MatchedPhoneNumberIncorrect,
 ];
 
 /// A call that never reached a representative (voicemail or hold timeout).
@@ -36,7 +36,7 @@ pub(crate) fn unanswered(ctx: &Context, disposition: Disposition) -> Texts {
 
 /// The representative's side of a failed conversation after the opening: lines before the closing line
 /// (with the agent's replies), then the closing line. `None` for codes without a conversation.
-fn refusal(code: &str) -> Option<(Vec<String>, String)> {
+fn refusal(code: &FailureCode) -> Option<(Vec<String>, String)> {
     let line = match (failure_kind(code), code) {
         (FailureKind::EntityNotFound(entity), _) => format!(
             "I'm sorry, I'm not finding a {entity} matching that information in our system. \
@@ -57,14 +57,16 @@ fn refusal(code: &str) -> Option<(Vec<String>, String)> {
              Please verify it and call back.",
             code_subject(code, "_INCORRECT")
         ),
-        (_, "PAYER_REFUSAL") => {
+        (_, FailureCode::PayerRefusal) => {
             "I'm sorry, I'm not able to release that information over the phone \
                                  to an automated caller."
                 .into()
         }
-        (_, "REQUIRES_OTHER_CHANNEL") => "We don't give that out by phone anymore. Please use the \
+        (_, FailureCode::RequiresOtherChannel) => {
+            "We don't give that out by phone anymore. Please use the \
                                           provider portal or send the request by fax."
-            .into(),
+                .into()
+        }
         _ => return None,
     };
     Some((Vec::new(), line))
@@ -73,9 +75,9 @@ fn refusal(code: &str) -> Option<(Vec<String>, String)> {
 /// A call that failed with `failure`.
 pub(crate) fn failed(ctx: &Context, failure: &FailureRecord) -> Texts {
     let rep = representative_name(ctx.dice);
-    let code = failure.code.as_str();
+    let code = &failure.code;
     let payer = ctx.payer();
-    let wrong_number = WRONG_NUMBER_CODES.contains(&code);
+    let wrong_number = WRONG_NUMBER_CODES.contains(code);
     let transcript = if wrong_number {
         let businesses = [
             "Lakeside Family Dental",
@@ -105,8 +107,8 @@ pub(crate) fn failed(ctx: &Context, failure: &FailureRecord) -> Texts {
     let how = match code {
         _ if reached => format!("spoke with {rep}"),
         _ if wrong_number => "reached a business that is not the payer".into(),
-        "IVR_FAILURE" => "could not get past the phone menu to a representative".into(),
-        "UNABLE_TO_REACH_HUMAN_IN_TIME" => "did not reach a representative in time".into(),
+        FailureCode::IvrFailure => "could not get past the phone menu to a representative".into(),
+        FailureCode::UnableToReachHumanInTime => "did not reach a representative in time".into(),
         _ => "could not complete the call".into(),
     };
     let (code, category, message) = (&failure.code, &failure.category, &failure.message);

@@ -38,7 +38,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use switchboard_storage::Disposition;
+use switchboard_storage::{Disposition, FailureCode};
 
 pub use scenario::{failure_for_code, Scenario, SCENARIO_INPUT};
 
@@ -140,7 +140,7 @@ fn generate(scenario: &Scenario, job: &CallJob) -> CallReport {
             report.duration_seconds = dice.range("duration", 45, 120) as u32;
             failures::unanswered(&ctx, report.disposition)
         }
-        Scenario::Partial if !primary => fail(&mut report, &ctx, "PAYER_REFUSAL"),
+        Scenario::Partial if !primary => fail(&mut report, &ctx, &FailureCode::PayerRefusal),
         Scenario::Failure(code) if primary => fail(&mut report, &ctx, code),
         _ => {
             let answering = Answering {
@@ -165,7 +165,7 @@ fn generate(scenario: &Scenario, job: &CallJob) -> CallReport {
 }
 
 /// Marks `report` failed with `code` and returns the failed call's prose.
-fn fail(report: &mut CallReport, ctx: &Context, code: &str) -> Texts {
+fn fail(report: &mut CallReport, ctx: &Context, code: &FailureCode) -> Texts {
     let failure = failure_for_code(code);
     report.disposition = Disposition::Failed;
     report.duration_seconds = ctx.dice.range("duration", 60, 240) as u32;

@@ -58,7 +58,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use futures::future::BoxFuture;
-use switchboard_storage::{Disposition, FailureRecord, FieldType};
+use switchboard_storage::{Disposition, FailureCode, FailureRecord, FieldType};
 
 pub use profile::{normalize_payer_name, PayerFamily, PayerProfile};
 
@@ -193,11 +193,11 @@ impl SimulatedPayerDialer {
                 texts::wrong_department(&ctx, &fail(&mut report, WRONG_NUMBER_CODE))
             }
             Outcome::IvrFailure => {
-                texts::ivr_failure(&ctx, &fail(&mut report, "IVR_FAILURE"), timing)
+                texts::ivr_failure(&ctx, &fail(&mut report, FailureCode::IvrFailure), timing)
             }
-            Outcome::Refusal => texts::refusal(&ctx, &fail(&mut report, "PAYER_REFUSAL")),
+            Outcome::Refusal => texts::refusal(&ctx, &fail(&mut report, FailureCode::PayerRefusal)),
             Outcome::NotFound(code) | Outcome::MissingInput(code) => {
-                failures::failed(&ctx, &fail(&mut report, code))
+                failures::failed(&ctx, &fail(&mut report, code.into()))
             }
         };
         report.transcript = texts.transcript;
@@ -237,15 +237,15 @@ fn surfaced_follow_up(job: &CallJob, captured: &BTreeMap<String, String>) -> boo
 const DENIED: &str = "DENIED";
 
 /// Marks `report` failed with `code` and returns the failure.
-fn fail(report: &mut CallReport, code: &str) -> FailureRecord {
-    let failure = failure_for_code(code);
+fn fail(report: &mut CallReport, code: FailureCode) -> FailureRecord {
+    let failure = failure_for_code(&code);
     report.disposition = Disposition::Failed;
     report.failure = Some(failure.clone());
     failure
 }
 
 /// The generic wrong-number code: the step attributes it by the dialed number's source (7.3).
-const WRONG_NUMBER_CODE: &str = "PHONE_NUMBER_INCORRECT";
+const WRONG_NUMBER_CODE: FailureCode = FailureCode::PhoneNumberIncorrect;
 
 /// The dice of one call: the sandbox dice over the seed, the inputs plus the dialed number, the step and
 /// the attempt.

@@ -149,10 +149,10 @@ pub fn create_body(config: &VapiConfig, request: &PlatformCallRequest) -> Create
     // The call id finds the call again after a crash and names it in events; request and attempt help an
     // operator reading Vapi's dashboard.
     let metadata = BTreeMap::from([
-        (CALL_ID_KEY.to_owned(), Value::String(job.call_id.clone())),
+        (CALL_ID_KEY.to_owned(), Value::from(job.call_id.as_str())),
         (
             REQUEST_ID_KEY.to_owned(),
-            Value::String(job.request_id.clone()),
+            Value::from(job.request_id.as_str()),
         ),
         (ATTEMPT_KEY.to_owned(), Value::from(job.attempt)),
     ]);

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+use switchboard_storage::{CallId, RequestId};
 
 use super::mapping::call_state;
 use super::types::{Analysis, Artifact, Call, PhoneNumber, CALL_ID_KEY, REQUEST_ID_KEY};
@@ -128,8 +129,8 @@ impl ServerMessage {
 pub fn platform_event(message: &ServerMessage, now: DateTime<Utc>) -> Option<PlatformEvent> {
     let call = message.ended_call()?;
     Some(PlatformEvent {
-        call_id: call.metadata_str(CALL_ID_KEY)?.to_owned(),
-        request_id: call.metadata_str(REQUEST_ID_KEY).map(str::to_owned),
+        call_id: CallId::from(call.metadata_str(CALL_ID_KEY)?),
+        request_id: call.metadata_str(REQUEST_ID_KEY).map(RequestId::from),
         platform_call_id: call.id.clone(),
         event_type: message.kind().to_owned(),
         state: call_state(&call, now),
@@ -181,7 +182,7 @@ mod tests {
         );
         let event = platform_event(&message, Utc::now()).unwrap();
         assert_eq!(event.call_id, "sb-1");
-        assert_eq!(event.request_id.as_deref(), Some("r-1"));
+        assert_eq!(event.request_id, Some("r-1".into()));
         assert_eq!(event.platform_call_id, "c1");
         assert_eq!(event.event_type, "end-of-call-report");
         assert!(matches!(event.state, PlatformCallState::Ended(_)));

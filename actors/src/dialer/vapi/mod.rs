@@ -21,6 +21,7 @@ mod tests;
 
 use chrono::Duration;
 use futures::FutureExt;
+use switchboard_storage::CallId;
 
 use self::client::{create_body, VapiClient, SEARCH_WINDOW_HOURS};
 use self::mapping::call_state;
@@ -72,10 +73,10 @@ impl PlatformAdapter for VapiAdapter {
         async move { client.create_call(&body).await.map(|call| call.id) }.boxed()
     }
 
-    fn find(&self, call_id: &str) -> PlatformFuture<Option<String>> {
+    fn find(&self, call_id: &CallId) -> PlatformFuture<Option<String>> {
         let client = self.client.clone();
         let config = self.config.clone();
-        let call_id = call_id.to_owned();
+        let call_id = call_id.clone();
         // Vapi stamps calls with its own time: the window is measured on the machine's wall clock, never on
         // Switchboard's (possibly manual) clock.
         let since = Clock::system().now() - Duration::hours(SEARCH_WINDOW_HOURS);
@@ -84,7 +85,7 @@ impl PlatformAdapter for VapiAdapter {
                 .find_call(
                     &config.assistant_id,
                     &config.phone_number_id,
-                    &call_id,
+                    call_id.as_str(),
                     since,
                 )
                 .await?;

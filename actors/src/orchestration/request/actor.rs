@@ -4,7 +4,7 @@
 
 use actix::prelude::*;
 use chrono_tz::Tz;
-use switchboard_storage::{AccountRecord, DeliveryRecord, RequestRecord};
+use switchboard_storage::{AccountRecord, DeliveryRecord, RequestId, RequestRecord};
 
 use super::schemas::StoreSchemas;
 use super::{
@@ -22,7 +22,7 @@ use crate::orchestration::Shared;
 pub(crate) struct RequestActor {
     shared: Shared,
     orchestrator: Addr<Orchestrator>,
-    request_id: String,
+    request_id: RequestId,
     schemas: StoreSchemas,
     activity: Activity,
     /// Step actors started so far by this actor, across its restarts: the next step's incarnation.
@@ -55,7 +55,7 @@ impl RequestActor {
     pub(crate) fn new(
         shared: Shared,
         orchestrator: Addr<Orchestrator>,
-        request_id: String,
+        request_id: RequestId,
     ) -> RequestActor {
         let span = tracing::info_span!("request", request_id = %request_id);
         RequestActor {

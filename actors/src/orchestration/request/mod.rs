@@ -24,7 +24,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use switchboard_storage::{
     AccountRecord, ElectronicRecord, FailureRecord, Feature, RequestRecord, RunRecord,
-    SchemaVersionRecord, StepRecord, StepState,
+    SchemaVersionRecord, StepKey, StepRecord, StepState,
 };
 
 use super::error::OrchestrationError;
@@ -326,11 +326,11 @@ fn fields_to_ask(
 fn new_step(
     schema: &SchemaVersionRecord,
     number: usize,
-    triggered_by: Option<String>,
+    triggered_by: Option<StepKey>,
 ) -> StepRecord {
     let required = required_fields(schema);
     StepRecord {
-        key: format!("step-{number}"),
+        key: StepKey::numbered(number),
         schema_id: schema.id.clone(),
         schema_version: schema.version,
         name: schema

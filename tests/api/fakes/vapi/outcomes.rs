@@ -128,14 +128,16 @@ fn simulate(
         call_id: metadata["switchboard_call_id"]
             .as_str()
             .unwrap_or_default()
-            .to_string(),
+            .to_string()
+            .into(),
         request_id: metadata["switchboard_request_id"]
             .as_str()
             .unwrap_or_default()
-            .to_string(),
+            .to_string()
+            .into(),
         seq: 1,
         attempt: metadata["switchboard_attempt"].as_u64().unwrap_or(1) as u32,
-        step_key: String::new(),
+        step_key: String::new().into(),
         step_index: 0,
         schema: Arc::new(SchemaVersionRecord {
             id: "fake".to_string(),
@@ -193,7 +195,7 @@ fn from_report(report: CallReport, body: &Value) -> Ending {
             let code = report
                 .failure
                 .as_ref()
-                .map(|f| f.code.clone())
+                .map(|f| f.code.to_string())
                 .unwrap_or_default();
             let outcome = match code.as_str() {
                 "IVR_FAILURE" => "ivr_failure",

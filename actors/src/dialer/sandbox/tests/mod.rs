@@ -135,11 +135,11 @@ fn inputs(scenario: Option<&str>) -> BTreeMap<String, String> {
 
 fn job(scenario: Option<&str>, step_index: usize, attempt: u32, seed: u64) -> CallJob {
     CallJob {
-        call_id: format!("call-{step_index}-{attempt}"),
-        request_id: "req-1".to_string(),
+        call_id: format!("call-{step_index}-{attempt}").into(),
+        request_id: "req-1".to_string().into(),
         seq: attempt,
         attempt,
-        step_key: format!("step-{step_index}"),
+        step_key: format!("step-{step_index}").into(),
         step_index,
         schema: if step_index == 0 {
             claim_status()

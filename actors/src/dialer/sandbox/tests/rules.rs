@@ -26,7 +26,7 @@ fn failure_codes_map_to_their_categories() {
         ("OTHER", "SYSTEM_ERROR", "OTHER"),
         ("WHATEVER_UNKNOWN", "SYSTEM_ERROR", "OTHER"),
     ] {
-        let failure = failure_for_code(code);
+        let failure = failure_for_code(&code.into());
         assert_eq!(
             (failure.category.as_str(), failure.code.as_str()),
             (category, reported),
@@ -39,7 +39,7 @@ fn failure_codes_map_to_their_categories() {
 #[tokio::test]
 async fn electronic_fills_all_part_or_none_of_the_required_fields() {
     let electronic = |scenario: Option<&str>| ElectronicJob {
-        request_id: "req-1".to_string(),
+        request_id: "req-1".to_string().into(),
         schema: claim_status(),
         inputs: inputs(scenario),
         payer_electronic: true,

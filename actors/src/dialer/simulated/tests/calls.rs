@@ -25,9 +25,11 @@ fn busy() -> PayerProfile {
 /// grouped).
 fn kind(report: &CallReport) -> String {
     match (&report.disposition, &report.failure) {
-        (Disposition::Failed, Some(f)) if f.code.ends_with("_NOT_FOUND") => "NOT_FOUND".into(),
-        (Disposition::Failed, Some(f)) if f.code.ends_with("_MISSING") => "MISSING".into(),
-        (Disposition::Failed, Some(f)) => f.code.clone(),
+        (Disposition::Failed, Some(f)) if f.code.as_str().ends_with("_NOT_FOUND") => {
+            "NOT_FOUND".into()
+        }
+        (Disposition::Failed, Some(f)) if f.code.as_str().ends_with("_MISSING") => "MISSING".into(),
+        (Disposition::Failed, Some(f)) => f.code.to_string(),
         (disposition, _) => format!("{disposition:?}"),
     }
 }

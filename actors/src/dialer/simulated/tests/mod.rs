@@ -203,11 +203,11 @@ fn job(
     seed: u64,
 ) -> CallJob {
     CallJob {
-        call_id: format!("call-{step_index}-{attempt}"),
-        request_id: format!("req-{seed}"),
+        call_id: format!("call-{step_index}-{attempt}").into(),
+        request_id: format!("req-{seed}").into(),
         seq: attempt,
         attempt,
-        step_key: format!("step-{step_index}"),
+        step_key: format!("step-{step_index}").into(),
         step_index,
         schema,
         inputs,

@@ -163,7 +163,7 @@ async fn a_wrong_referred_number_is_the_representatives_fault() {
                 .contains(&pair),
                 "{pair:?}"
             );
-            *by_code.entry(failure.code).or_default() += 1;
+            *by_code.entry(failure.code.to_string()).or_default() += 1;
         }
     }
     let referred = by_code

@@ -245,7 +245,9 @@ fn missing_input_codes_are_raised_only_for_absent_inputs() {
         let present = job(claim_status(), inputs(payer, &full), 0, 1, seed);
         let report = dialer.simulate(&present);
         assert!(
-            report.failure.is_none_or(|f| !f.code.ends_with("_MISSING")),
+            report
+                .failure
+                .is_none_or(|f| !f.code.as_str().ends_with("_MISSING")),
             "seed {seed}"
         );
         let absent = job(
@@ -256,7 +258,10 @@ fn missing_input_codes_are_raised_only_for_absent_inputs() {
             seed,
         );
         let report = dialer.simulate(&absent);
-        if let Some(failure) = report.failure.filter(|f| f.code.ends_with("_MISSING")) {
+        if let Some(failure) = report
+            .failure
+            .filter(|f| f.code.as_str().ends_with("_MISSING"))
+        {
             assert_eq!(
                 (failure.code.as_str(), failure.category.as_str()),
                 ("PROVIDER_PTAN_MISSING", "NOT_FOUND")

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use switchboard_storage::{
-    AccountRecord, CallOutcomeRecord, CallRecord, CredentialRecord, Disposition, ElectronicRecord,
-    Environment, Feature, FieldRecord, FieldType, NumberSource, RequestRecord, RequestState,
-    RunRecord, SchemaDefinition, SchemaVersionRecord, StepRecord, StepState,
+    AccountRecord, CallOutcomeRecord, CallRecord, CallReport, CredentialRecord, Disposition,
+    ElectronicRecord, Environment, Feature, FieldRecord, FieldType, NumberSource, RequestRecord,
+    RequestState, RunRecord, SchemaDefinition, SchemaVersionRecord, StepRecord, StepState,
 };
 
 use super::SchemaCatalog;
@@ -196,12 +196,12 @@ fn with_electronic(mut record: RequestRecord, captured: &[&str]) -> RequestRecor
 
 fn step(number: usize, schema_id: &str, state: StepState) -> StepRecord {
     StepRecord {
-        key: format!("step-{number}"),
+        key: format!("step-{number}").into(),
         schema_id: schema_id.into(),
         schema_version: if schema_id == "leg" { 1 } else { 2 },
         name: schema_id.into(),
         state,
-        triggered_by: (number > 1).then(|| "step-1".to_owned()),
+        triggered_by: (number > 1).then(|| "step-1".into()),
         fields_required: 2,
         fields_captured: 0,
         missing_fields: match schema_id {
@@ -215,7 +215,7 @@ fn step(number: usize, schema_id: &str, state: StepState) -> StepRecord {
 /// A completed call of `step_key` that captured `captured`.
 fn call(seq: u32, step_key: &str, captured: &[&str], follow_up_requested: bool) -> CallRecord {
     CallRecord {
-        id: format!("call-{seq}"),
+        id: format!("call-{seq}").into(),
         seq,
         step_key: step_key.into(),
         attempt: 1,
@@ -224,21 +224,23 @@ fn call(seq: u32, step_key: &str, captured: &[&str], follow_up_requested: bool) 
         placed_at: seconds_ago(120),
         outcome: Some(CallOutcomeRecord {
             ended_at: seconds_ago(60),
-            disposition: Disposition::Completed,
-            duration_seconds: 60,
-            captured: captured
-                .iter()
-                .map(|f| ((*f).to_owned(), format!("{f}-by-phone")))
-                .collect(),
-            transcript: None,
-            transcript_post_call: None,
-            summary: None,
-            audit_summary: None,
-            recording: false,
-            from_number: None,
-            failure: None,
-            referral_number: None,
-            follow_up_requested,
+            report: CallReport {
+                disposition: Disposition::Completed,
+                duration_seconds: 60,
+                captured: captured
+                    .iter()
+                    .map(|f| ((*f).to_owned(), format!("{f}-by-phone")))
+                    .collect(),
+                transcript: None,
+                transcript_post_call: None,
+                summary: None,
+                audit_summary: None,
+                recording: false,
+                from_number: None,
+                failure: None,
+                referral_number: None,
+                follow_up_requested,
+            },
         }),
         platform: None,
     }
