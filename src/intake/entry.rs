@@ -75,9 +75,8 @@ pub fn prepare_entry(
         None => SchemaId::try_from(schema_id.clone())
             .map_err(|_| ApiError::schema_not_found(&schema_id))
             .and_then(|id| usable_schema(state, caller, &id))
-            .map(|found| {
-                schemas.insert(schema_id.clone(), Arc::clone(&found));
-                found
+            .inspect(|found| {
+                schemas.insert(schema_id.clone(), Arc::clone(found));
             }),
     };
     let schema = match (schema, mode) {

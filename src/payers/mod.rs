@@ -41,6 +41,9 @@ pub struct PayerMatch<'a> {
     pub via: MatchVia,
 }
 
+/// A normalized name as a map key: its compact form and its tokens.
+type NameKey = (String, Vec<String>);
+
 struct Entry {
     payer: PayerRecord,
     forms: Vec<NameForm>,
@@ -56,7 +59,7 @@ pub struct PayerDirectory {
     /// The name-matching verdict per normalized name (entry index and confidence): clients send the same
     /// few names over and over, and scoring one against every directory form costs tens of microseconds.
     /// Lives and dies with this index, which is rebuilt when a payer changes.
-    verdicts: Mutex<HashMap<(String, Vec<String>), Option<(usize, f64)>>>,
+    verdicts: Mutex<HashMap<NameKey, Option<(usize, f64)>>>,
 }
 
 impl PayerDirectory {

@@ -9,7 +9,7 @@
 //! the pure `request::decide` from its record; the actors are the glue that reads, writes and starts.
 //!
 //! Faults: a panic in a dialer is caught and reported as a crash; a child that vanishes without reporting
-//! is noticed by its parent's watch. Either way the request actor records the fault and stops, its
+//! (a panic in its handler drops it) reports its own crash from `Drop`. Either way the request actor records the fault and stops, its
 //! supervisor restarts it, and it reloads from storage, up to [`RESTART_LIMIT`] restarts within
 //! [`RESTART_WINDOW_SECONDS`], after which the request ends in `FAILURE` (`SYSTEM_ERROR`/`OTHER`). Other
 //! requests never notice.
