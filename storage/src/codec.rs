@@ -67,6 +67,18 @@ pub(crate) fn decode_json<R: Record>(body: &[u8]) -> Result<R, StorageError> {
     })
 }
 
+/// `Record::upgrade` of a record type whose version 1 was plain JSON and whose current version is that
+/// JSON compressed.
+pub(crate) fn upgrade_from_plain<R: Record>(version: u8, body: &[u8]) -> Result<R, StorageError> {
+    match version {
+        1 => decode_json(body),
+        other => Err(StorageError::Corrupt {
+            kind: R::KIND,
+            reason: format!("unknown format version {other}"),
+        }),
+    }
+}
+
 pub(crate) fn decode<R: Record>(bytes: &[u8]) -> Result<R, StorageError> {
     let (&version, body) = bytes.split_first().ok_or(StorageError::Corrupt {
         kind: R::KIND,
@@ -133,13 +145,7 @@ mod tests {
         const COMPRESSED: bool = true;
 
         fn upgrade(version: u8, body: &[u8]) -> Result<Self, StorageError> {
-            match version {
-                1 => decode_json(body),
-                other => Err(StorageError::Corrupt {
-                    kind: Self::KIND,
-                    reason: format!("unknown format version {other}"),
-                }),
-            }
+            upgrade_from_plain(version, body)
         }
     }
 

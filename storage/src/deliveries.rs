@@ -167,3 +167,36 @@ fn queue_key(at: DateTime<Utc>, id: &str) -> Vec<u8> {
     key.extend_from_slice(id.as_bytes());
     key
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DeliveryStatus;
+
+    #[test]
+    fn a_delivery_written_before_compression_reads_the_same_and_is_compressed_when_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let at: DateTime<Utc> = "2026-11-23T14:00:00Z".parse().unwrap();
+        let old = DeliveryRecord {
+            request_id: "r1".into(),
+            url: "https://client.example/hook".into(),
+            signing_secret: "whsec".into(),
+            payload: format!("{{\"summary\":\"{}\"}}", "The claim was paid. ".repeat(50)),
+            terminal_at: at,
+            next_round: 0,
+            next_at: at,
+            status: DeliveryStatus::Pending,
+            attempts: 0,
+        };
+        let mut plain = vec![1u8];
+        plain.extend_from_slice(&serde_json::to_vec(&old).unwrap());
+        store.deliveries.insert("r1", plain.clone()).unwrap();
+        assert_eq!(store.delivery(&"r1".into()).unwrap().unwrap(), old);
+        store.save_delivery(at, &old).unwrap();
+        let raw = store.deliveries.get("r1").unwrap().unwrap();
+        assert_eq!(raw[0], 2);
+        assert!(raw.len() < plain.len() / 2, "{} bytes", raw.len());
+        assert_eq!(store.delivery(&"r1".into()).unwrap().unwrap(), old);
+    }
+}

@@ -2,7 +2,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::codec::Record;
-use crate::RequestId;
+use crate::{RequestId, StorageError};
 
 /// The webhook of one terminal request: what to send, where, and how far delivery has got.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -29,7 +29,14 @@ pub struct DeliveryRecord {
 
 impl Record for DeliveryRecord {
     const KIND: &'static str = "webhook delivery";
-    const VERSION: u8 = 1;
+    /// 2: the JSON is zstd-compressed (the payload repeats the finished request's results and summary, and
+    /// stays stored after delivery). 1: plain JSON, still read.
+    const VERSION: u8 = 2;
+    const COMPRESSED: bool = true;
+
+    fn upgrade(version: u8, body: &[u8]) -> Result<Self, StorageError> {
+        crate::codec::upgrade_from_plain(version, body)
+    }
 }
 
 /// Where a delivery stands.

@@ -73,13 +73,7 @@ impl Record for RequestRecord {
     const COMPRESSED: bool = true;
 
     fn upgrade(version: u8, body: &[u8]) -> Result<Self, StorageError> {
-        match version {
-            1 => crate::codec::decode_json(body),
-            other => Err(StorageError::Corrupt {
-                kind: Self::KIND,
-                reason: format!("unknown format version {other}"),
-            }),
-        }
+        crate::codec::upgrade_from_plain(version, body)
     }
 }
 
