@@ -1,6 +1,10 @@
-//! Counts and times every HTTP request for `/metrics`, labelled by the matched route pattern (never the raw
+//! The outermost layer: every HTTP request runs inside its root span (`http`, with method, route and
+//! status), and is counted and timed for `/metrics`, labelled by the matched route pattern (never the raw
 //! path, whose ids would make a series per request) and the final status. The metric definitions live in
 //! `switchboard_actors::metrics`.
+//!
+//! One layer for both, so the route pattern is looked up once per request (the lookup walks the resource
+//! map and allocates) and no per-chunk span wraps the response body.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,6 +13,9 @@ use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
 use actix_web::web;
 use switchboard_actors::metrics::UNMATCHED_ROUTE;
+
+use tracing::field::Empty;
+use tracing::Instrument;
 
 use crate::state::AppState;
 
@@ -29,18 +36,27 @@ where
         .match_pattern()
         .unwrap_or_else(|| UNMATCHED_ROUTE.to_owned());
     let method = method_label(req.method());
-    let response = service.call(req);
+    let span = tracing::info_span!("http", method, route = %route, status = Empty);
+    let response = span.in_scope(|| service.call(req));
     async move {
         let response = response.await;
+        let status = match &response {
+            Ok(response) => response.status(),
+            Err(error) => error.as_response_error().status_code(),
+        };
+        let span = tracing::Span::current();
+        span.record("status", status.as_u16());
+        if status.is_server_error() {
+            tracing::warn!(status = status.as_u16(), "request failed");
+        } else {
+            tracing::debug!(status = status.as_u16(), "request finished");
+        }
         if let Some(metrics) = metrics {
-            let status = match &response {
-                Ok(response) => response.status(),
-                Err(error) => error.as_response_error().status_code(),
-            };
             metrics.http_request(method, &route, status.as_u16(), started.elapsed());
         }
         response
     }
+    .instrument(span)
 }
 
 /// The method as a label; extension methods share one value so a client cannot mint series.

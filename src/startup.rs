@@ -16,7 +16,6 @@ use switchboard_actors::scheduler::CapacityScheduler;
 use switchboard_actors::webhooks::{WebhookConfig, WebhookDispatcher};
 use switchboard_actors::{Clock, Metrics};
 use switchboard_storage::Store;
-use tracing_actix_web::TracingLogger;
 
 use crate::configuration::{ClockSettings, Settings};
 use crate::errors::{json_config, path_config, query_config};
@@ -26,7 +25,6 @@ use crate::openapi;
 use crate::provisioning;
 use crate::routes;
 use crate::state::AppState;
-use crate::telemetry::SwitchboardRootSpan;
 
 /// A running server.
 pub struct Application {
@@ -85,7 +83,8 @@ impl Application {
         // Its own thread: the rounds' HTTP work then gets a fair share of the CPU by the OS scheduler while
         // thousands of request actors keep the actor thread's queue long, instead of waiting in that queue
         // behind them (webhooks fell seconds behind completions in a 10,000-request burst).
-        let dispatcher = Supervisor::start_in_arbiter(&Arbiter::new().handle(), move |_| dispatcher);
+        let dispatcher =
+            Supervisor::start_in_arbiter(&Arbiter::new().handle(), move |_| dispatcher);
         let orchestration = Arc::new(Orchestration {
             store: store.clone(),
             clock: clock.clone(),
@@ -124,7 +123,6 @@ impl Application {
             App::new()
                 .wrap_fn(middleware::guard)
                 .wrap_fn(http_metrics::record)
-                .wrap(TracingLogger::<SwitchboardRootSpan>::new())
                 .app_data(app_state.clone())
                 .app_data(document.clone())
                 .app_data(json_config())
