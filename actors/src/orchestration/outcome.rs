@@ -54,8 +54,8 @@ pub fn next_step_move(
                 source,
             },
             None => StepDecision::Fail(failure(
-                "SYSTEM_ERROR",
-                "OTHER",
+                FailureCategory::SystemError,
+                FailureCode::Other,
                 "The request has no phone number to dial",
             )),
         };
@@ -81,8 +81,8 @@ pub fn next_step_move(
         Disposition::Completed if complete => StepDecision::Succeed,
         Disposition::Completed if budget_left => redial(&last.to, last.number_source),
         Disposition::Completed => StepDecision::Fail(failure(
-            "SYSTEM_ERROR",
-            "OTHER",
+            FailureCategory::SystemError,
+            FailureCode::Other,
             "The representative could not provide every required field within the retry budget",
         )),
         Disposition::Voicemail | Disposition::HoldTimeout if budget_left => {
@@ -94,16 +94,19 @@ pub fn next_step_move(
         },
         Disposition::Voicemail | Disposition::HoldTimeout | Disposition::Referred => {
             StepDecision::Fail(failure(
-                "SYSTEM_ERROR",
-                "UNABLE_TO_REACH_HUMAN_IN_TIME",
+                FailureCategory::SystemError,
+                FailureCode::UnableToReachHumanInTime,
                 "No representative was reached within the retry budget",
             ))
         }
         Disposition::Failed => StepDecision::Fail(attribute(
-            outcome
-                .failure
-                .clone()
-                .unwrap_or_else(|| failure("SYSTEM_ERROR", "OTHER", "The call failed")),
+            outcome.failure.clone().unwrap_or_else(|| {
+                failure(
+                    FailureCategory::SystemError,
+                    FailureCode::Other,
+                    "The call failed",
+                )
+            }),
             last.number_source,
             environment,
         )),
@@ -122,29 +125,38 @@ pub fn attribute(
     source: NumberSource,
     environment: Environment,
 ) -> FailureRecord {
-    if failure_record.code != "PHONE_NUMBER_INCORRECT" {
+    if failure_record.code != FailureCode::PhoneNumberIncorrect {
         return failure_record;
     }
     if environment == Environment::Sandbox {
         let category = match source {
-            NumberSource::Directory => "SYSTEM_ERROR",
-            NumberSource::Referral | NumberSource::Input | NumberSource::PhoneBook => "NOT_FOUND",
+            NumberSource::Directory => FailureCategory::SystemError,
+            NumberSource::Referral | NumberSource::Input | NumberSource::PhoneBook => {
+                FailureCategory::NotFound
+            }
         };
         return FailureRecord {
-            category: category.into(),
+            category,
             ..failure_record
         };
     }
     let (category, code) = match source {
-        NumberSource::Directory => ("SYSTEM_ERROR", "MATCHED_PHONE_NUMBER_INCORRECT"),
-        NumberSource::Referral => ("NOT_FOUND", "REPRESENTATIVE_PHONE_NUMBER_INCORRECT"),
-        NumberSource::Input | NumberSource::PhoneBook => {
-            ("NOT_FOUND", "INPUT_PHONE_NUMBER_INCORRECT")
-        }
+        NumberSource::Directory => (
+            FailureCategory::SystemError,
+            FailureCode::MatchedPhoneNumberIncorrect,
+        ),
+        NumberSource::Referral => (
+            FailureCategory::NotFound,
+            FailureCode::RepresentativePhoneNumberIncorrect,
+        ),
+        NumberSource::Input | NumberSource::PhoneBook => (
+            FailureCategory::NotFound,
+            FailureCode::InputPhoneNumberIncorrect,
+        ),
     };
     FailureRecord {
-        category: category.into(),
-        code: code.into(),
+        category,
+        code,
         message: failure_record.message,
     }
 }
@@ -228,8 +240,8 @@ pub fn finish(run: &mut RunRecord, primary_required: &[String]) -> RequestState 
     if !primary_ok {
         run.error = Some(primary.and_then(|s| s.error.clone()).unwrap_or_else(|| {
             failure(
-                "SYSTEM_ERROR",
-                "OTHER",
+                FailureCategory::SystemError,
+                FailureCode::Other,
                 "The request could not be completed",
             )
         }));

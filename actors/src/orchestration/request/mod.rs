@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use switchboard_storage::{
-    AccountRecord, ElectronicRecord, FailureRecord, Feature, RequestRecord, RunRecord,
-    SchemaVersionRecord, StepKey, StepRecord, StepState,
+    AccountRecord, ElectronicRecord, FailureCategory, FailureCode, FailureRecord, Feature,
+    RequestRecord, RunRecord, SchemaVersionRecord, StepKey, StepRecord, StepState,
 };
 
 use super::error::OrchestrationError;
@@ -280,8 +280,8 @@ pub(crate) fn give_up(record: &RequestRecord, schemas: &mut impl SchemaCatalog) 
         record,
         schemas,
         failure(
-            "SYSTEM_ERROR",
-            "OTHER",
+            FailureCategory::SystemError,
+            FailureCode::Other,
             "The request failed repeatedly inside Switchboard",
         ),
     )
@@ -292,7 +292,11 @@ fn account_gone(record: &RequestRecord, schemas: &mut impl SchemaCatalog) -> End
     fail(
         record,
         schemas,
-        failure("SYSTEM_ERROR", "OTHER", "The account no longer exists"),
+        failure(
+            FailureCategory::SystemError,
+            FailureCode::Other,
+            "The account no longer exists",
+        ),
     )
 }
 
