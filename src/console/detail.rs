@@ -9,7 +9,7 @@ use serde::Serialize;
 use switchboard_storage::{RequestId, RequestRecord};
 
 use super::ConsoleScope;
-use crate::errors::{ApiError, Code};
+use crate::errors::ApiError;
 use crate::state::AppState;
 use crate::wire::{ReadKind, RequestOut, SchemaDetailOut, WebhookAttemptOut, WebhookDeliveryOut};
 
@@ -40,15 +40,7 @@ pub async fn get_request(
     scope: ConsoleScope,
     request_id: web::Path<RequestId>,
 ) -> Result<HttpResponse, ApiError> {
-    let record = match state.store.request(&request_id)? {
-        Some(record) if scope.owns(&record) => record,
-        _ => {
-            return Err(ApiError::new(
-                Code::RequestNotFound,
-                format!("Request '{request_id}' was not found"),
-            ))
-        }
-    };
+    let record = scope.request(&state.store, &request_id)?;
     let read = state.read_context(&scope.account, ReadKind::Single);
     let request = RequestOut::new(&record, &read);
     let schemas = schemas_behind(&state, &record, &request)?;

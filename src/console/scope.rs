@@ -11,7 +11,7 @@ use actix_web::dev::Payload;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{web, FromRequest, HttpRequest, ResponseError};
 use serde::Deserialize;
-use switchboard_storage::{AccountRecord, Environment, Scope};
+use switchboard_storage::{AccountRecord, Environment, RequestId, RequestRecord, Scope, Store};
 
 use crate::auth::{constant_time_eq, Caller};
 use crate::errors::{ApiError, Code};
@@ -53,9 +53,21 @@ impl ConsoleScope {
         Scope::new(self.account.id.clone(), self.environment)
     }
 
-    /// Whether a stored request belongs to this scope.
-    pub fn owns(&self, record: &switchboard_storage::RequestRecord) -> bool {
-        record.account_id == self.account.id && record.environment == self.environment
+    /// The stored request `id` of this scope; 404 `REQUEST_NOT_FOUND` when it is missing or another
+    /// scope's, so the console never tells the two apart.
+    pub fn request(&self, store: &Store, id: &RequestId) -> Result<RequestRecord, ApiError> {
+        match store.request(id)? {
+            Some(record)
+                if record.account_id == self.account.id
+                    && record.environment == self.environment =>
+            {
+                Ok(record)
+            }
+            _ => Err(ApiError::new(
+                Code::RequestNotFound,
+                format!("Request '{id}' was not found"),
+            )),
+        }
     }
 }
 

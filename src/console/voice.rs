@@ -9,7 +9,7 @@ use switchboard_storage::RequestId;
 
 use super::out::{PlatformCallOut, SlotsOut, VoiceOut, WaitingOut};
 use super::ConsoleScope;
-use crate::errors::{ApiError, Code};
+use crate::errors::ApiError;
 use crate::state::AppState;
 use crate::wire::format_timestamp;
 
@@ -19,15 +19,7 @@ pub async fn get_voice(
     scope: ConsoleScope,
     request_id: web::Path<RequestId>,
 ) -> Result<HttpResponse, ApiError> {
-    let record = match state.store.request(&request_id)? {
-        Some(record) if scope.owns(&record) => record,
-        _ => {
-            return Err(ApiError::new(
-                Code::RequestNotFound,
-                format!("Request '{request_id}' was not found"),
-            ))
-        }
-    };
+    let record = scope.request(&state.store, &request_id)?;
     let calls = record
         .run
         .iter()
