@@ -105,18 +105,9 @@ impl Dialer for AnsweringDialer {
             .map(|field| (field, "yes".to_owned()))
             .collect();
         Box::pin(futures::future::ready(CallReport {
-            disposition: Disposition::Completed,
             duration_seconds: 90,
             captured,
-            transcript: None,
-            transcript_post_call: None,
-            summary: None,
-            audit_summary: None,
-            recording: false,
-            from_number: None,
-            failure: None,
-            referral_number: None,
-            follow_up_requested: false,
+            ..CallReport::new(Disposition::Completed)
         }))
     }
 }

@@ -53,11 +53,7 @@ pub fn next_step_move(
                 number: number.to_owned(),
                 source,
             },
-            None => StepDecision::Fail(failure(
-                FailureCategory::SystemError,
-                FailureCode::Other,
-                "The request has no phone number to dial",
-            )),
+            None => StepDecision::Fail(internal_failure("The request has no phone number to dial")),
         };
     };
     let outcome = last
@@ -80,9 +76,7 @@ pub fn next_step_move(
     match outcome.disposition {
         Disposition::Completed if complete => StepDecision::Succeed,
         Disposition::Completed if budget_left => redial(&last.to, last.number_source),
-        Disposition::Completed => StepDecision::Fail(failure(
-            FailureCategory::SystemError,
-            FailureCode::Other,
+        Disposition::Completed => StepDecision::Fail(internal_failure(
             "The representative could not provide every required field within the retry budget",
         )),
         Disposition::Voicemail | Disposition::HoldTimeout if budget_left => {
@@ -100,13 +94,10 @@ pub fn next_step_move(
             ))
         }
         Disposition::Failed => StepDecision::Fail(attribute(
-            outcome.failure.clone().unwrap_or_else(|| {
-                failure(
-                    FailureCategory::SystemError,
-                    FailureCode::Other,
-                    "The call failed",
-                )
-            }),
+            outcome
+                .failure
+                .clone()
+                .unwrap_or_else(|| internal_failure("The call failed")),
             last.number_source,
             environment,
         )),
@@ -159,6 +150,12 @@ pub fn attribute(
         code,
         message: failure_record.message,
     }
+}
+
+/// A failure inside Switchboard (`SYSTEM_ERROR` / `OTHER`), the category and code of every fault that is
+/// no call's doing.
+pub fn internal_failure(message: &str) -> FailureRecord {
+    failure(FailureCategory::SystemError, FailureCode::Other, message)
 }
 
 /// A failure record.
@@ -238,13 +235,11 @@ pub fn finish(run: &mut RunRecord, primary_required: &[String]) -> RequestState 
         None => primary_required.iter().all(|f| results.contains_key(f)),
     };
     if !primary_ok {
-        run.error = Some(primary.and_then(|s| s.error.clone()).unwrap_or_else(|| {
-            failure(
-                FailureCategory::SystemError,
-                FailureCode::Other,
-                "The request could not be completed",
-            )
-        }));
+        run.error = Some(
+            primary
+                .and_then(|s| s.error.clone())
+                .unwrap_or_else(|| internal_failure("The request could not be completed")),
+        );
         run.missing_fields = primary_required.to_vec();
         run.results = BTreeMap::new();
         run.result_sources = BTreeMap::new();

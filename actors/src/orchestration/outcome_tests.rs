@@ -23,23 +23,16 @@ fn call(seq: u32, step: &str, disposition: Disposition, captured: &[(&str, &str)
         outcome: Some(CallOutcomeRecord {
             ended_at: now(),
             report: CallReport {
-                disposition,
                 duration_seconds: 60,
                 captured: captured
                     .iter()
                     .map(|(k, v)| ((*k).into(), (*v).into()))
                     .collect(),
-                transcript: None,
-                transcript_post_call: None,
-                summary: None,
-                audit_summary: None,
-                recording: false,
-                from_number: None,
                 failure: (disposition == Disposition::Failed)
                     .then(|| failure("NOT_FOUND", "MEMBER_NOT_FOUND", "no member")),
                 referral_number: (disposition == Disposition::Referred)
                     .then(|| "8885550111".to_owned()),
-                follow_up_requested: false,
+                ..CallReport::new(disposition)
             },
         }),
         platform: None,

@@ -190,6 +190,27 @@ pub struct CallReport {
     pub follow_up_requested: bool,
 }
 
+impl CallReport {
+    /// A report of `disposition` and nothing else (no time, capture, texts, recording or failure), for
+    /// a dialer to fill in.
+    pub fn new(disposition: Disposition) -> CallReport {
+        CallReport {
+            disposition,
+            duration_seconds: 0,
+            captured: BTreeMap::new(),
+            transcript: None,
+            transcript_post_call: None,
+            summary: None,
+            audit_summary: None,
+            recording: false,
+            from_number: None,
+            failure: None,
+            referral_number: None,
+            follow_up_requested: false,
+        }
+    }
+}
+
 /// The end of a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

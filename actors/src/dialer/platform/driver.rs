@@ -367,21 +367,12 @@ fn backoff(attempt: u32) -> Duration {
 /// A failed report (`SYSTEM_ERROR`/`OTHER`) with `message`.
 fn system_failure(message: &str) -> Box<CallReport> {
     Box::new(CallReport {
-        disposition: Disposition::Failed,
-        duration_seconds: 0,
-        captured: Default::default(),
-        transcript: None,
         transcript_post_call: Some(message.to_owned()),
-        summary: None,
-        audit_summary: None,
-        recording: false,
-        from_number: None,
         failure: Some(FailureRecord::new(
             FailureCategory::SystemError,
             FailureCode::Other,
             message,
         )),
-        referral_number: None,
-        follow_up_requested: false,
+        ..CallReport::new(Disposition::Failed)
     })
 }

@@ -34,7 +34,6 @@ pub(crate) mod values;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -115,21 +114,12 @@ fn generate(scenario: &Scenario, job: &CallJob) -> CallReport {
     };
     let primary = job.step_index == 0;
     let mut report = CallReport {
-        disposition: Disposition::Completed,
-        duration_seconds: 0,
-        captured: BTreeMap::new(),
-        transcript: None,
-        transcript_post_call: None,
-        summary: None,
-        audit_summary: None,
         recording: true,
         from_number: Some(format!(
             "+1617555{:04}",
             100 + dice.pick("from-number", 100)
         )),
-        failure: None,
-        referral_number: None,
-        follow_up_requested: false,
+        ..CallReport::new(Disposition::Completed)
     };
     let texts = match scenario {
         Scenario::Redial if job.attempt <= 1 => {

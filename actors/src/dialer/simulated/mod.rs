@@ -148,21 +148,13 @@ impl SimulatedPayerDialer {
             dice: &dice,
         };
         let mut report = CallReport {
-            disposition: Disposition::Completed,
             duration_seconds: timing.total(),
-            captured: BTreeMap::new(),
-            transcript: None,
-            transcript_post_call: None,
-            summary: None,
-            audit_summary: None,
             recording: true,
             from_number: Some(format!(
                 "+1646555{:04}",
                 100 + dice.pick("sim:from-number", 100)
             )),
-            failure: None,
-            referral_number: None,
-            follow_up_requested: false,
+            ..CallReport::new(Disposition::Completed)
         };
         let texts = match outcome {
             Outcome::Completed => {

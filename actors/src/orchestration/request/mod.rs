@@ -23,12 +23,12 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use switchboard_storage::{
-    AccountRecord, ElectronicRecord, FailureCategory, FailureCode, FailureRecord, Feature,
-    RequestRecord, RunRecord, SchemaVersionRecord, StepKey, StepRecord, StepState,
+    AccountRecord, ElectronicRecord, FailureRecord, Feature, RequestRecord, RunRecord,
+    SchemaVersionRecord, StepKey, StepRecord, StepState,
 };
 
 use super::error::OrchestrationError;
-use super::outcome::{failure, required_fields};
+use super::outcome::{internal_failure, required_fields};
 use super::RESTART_LIMIT;
 
 pub(crate) use actor::RequestActor;
@@ -279,28 +279,17 @@ pub(crate) fn give_up(record: &RequestRecord, schemas: &mut impl SchemaCatalog) 
     fail(
         record,
         schemas,
-        failure(
-            FailureCategory::SystemError,
-            FailureCode::Other,
-            "The request failed repeatedly inside Switchboard",
-        ),
+        "The request failed repeatedly inside Switchboard",
     )
 }
 
 /// → Ended in `FAILURE`: the request's account was deleted.
 fn account_gone(record: &RequestRecord, schemas: &mut impl SchemaCatalog) -> Ending {
-    fail(
-        record,
-        schemas,
-        failure(
-            FailureCategory::SystemError,
-            FailureCode::Other,
-            "The account no longer exists",
-        ),
-    )
+    fail(record, schemas, "The account no longer exists")
 }
 
-fn fail(record: &RequestRecord, schemas: &mut impl SchemaCatalog, error: FailureRecord) -> Ending {
+/// The ending of a request that fails inside Switchboard with `message`.
+fn fail(record: &RequestRecord, schemas: &mut impl SchemaCatalog, message: &str) -> Ending {
     let version = record
         .run
         .as_ref()
@@ -308,7 +297,7 @@ fn fail(record: &RequestRecord, schemas: &mut impl SchemaCatalog, error: Failure
     // A request fails even when its schema is gone; then no field is reported missing.
     let primary = schemas.version(&record.schema_id, version).ok();
     Ending {
-        error: Some(error),
+        error: Some(internal_failure(message)),
         primary,
     }
 }

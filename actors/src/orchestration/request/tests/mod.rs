@@ -225,21 +225,13 @@ fn call(seq: u32, step_key: &str, captured: &[&str], follow_up_requested: bool) 
         outcome: Some(CallOutcomeRecord {
             ended_at: seconds_ago(60),
             report: CallReport {
-                disposition: Disposition::Completed,
                 duration_seconds: 60,
                 captured: captured
                     .iter()
                     .map(|f| ((*f).to_owned(), format!("{f}-by-phone")))
                     .collect(),
-                transcript: None,
-                transcript_post_call: None,
-                summary: None,
-                audit_summary: None,
-                recording: false,
-                from_number: None,
-                failure: None,
-                referral_number: None,
                 follow_up_requested,
+                ..CallReport::new(Disposition::Completed)
             },
         }),
         platform: None,
