@@ -7,21 +7,7 @@ use serde_json::{json, Value};
 
 use crate::electronic_stedi::{config, inputs};
 use crate::fakes::stedi::FakeStedi;
-use crate::helpers::{client, write_config, BinaryServer, LIVE_KEY, LIVE_SECRET};
-
-async fn token(server: &BinaryServer) -> String {
-    let body: Value = client()
-        .get(server.url("/v1/auth"))
-        .header("Switchboard-API-Key", LIVE_KEY)
-        .header("Switchboard-API-Secret", LIVE_SECRET)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    body["token"].as_str().unwrap().to_owned()
-}
+use crate::helpers::{client, write_config, BinaryServer};
 
 #[actix_web::test]
 async fn a_restart_during_an_inquiry_asks_again_and_places_no_call() {
@@ -34,7 +20,7 @@ async fn a_restart_during_an_inquiry_asks_again_and_places_no_call() {
     let data = dir.path().join("data");
 
     let server = BinaryServer::start(&path, &data);
-    let token_before = token(&server).await;
+    let token_before = server.live_token().await;
     let created: Value = client()
         .post(server.url("/v1/requests"))
         .bearer_auth(&token_before)
@@ -54,7 +40,7 @@ async fn a_restart_during_an_inquiry_asks_again_and_places_no_call() {
     server.kill_hard();
 
     let server = BinaryServer::start(&path, &data);
-    let token = token(&server).await;
+    let token = server.live_token().await;
     let deadline = Instant::now() + Duration::from_secs(20);
     let read = loop {
         let read: Value = client()

@@ -342,6 +342,43 @@ impl BinaryServer {
         BinaryServer { child, address }
     }
 
+    /// [`BinaryServer::start`], then waits until `/readyz` answers 200 (start-up recovery done).
+    pub async fn start_ready(config_path: &Path, data_dir: &Path) -> BinaryServer {
+        let server = BinaryServer::start(config_path, data_dir);
+        server.wait_ready().await;
+        server
+    }
+
+    /// Polls until the server answers `/readyz` with 200.
+    pub async fn wait_ready(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let ready = client().get(self.url("/readyz")).send().await;
+            if ready.is_ok_and(|r| r.status() == 200) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server never became ready"
+            );
+            actix_web::rt::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+    }
+
+    /// A token of the demo account's live credential.
+    pub async fn live_token(&self) -> String {
+        let response = client()
+            .get(self.url("/v1/auth"))
+            .header("Switchboard-API-Key", LIVE_KEY)
+            .header("Switchboard-API-Secret", LIVE_SECRET)
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = status_and_json(response).await;
+        assert_eq!(status, 200, "{body}");
+        body["token"].as_str().unwrap().to_owned()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.address)
     }

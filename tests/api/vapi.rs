@@ -12,7 +12,7 @@ use crate::fakes::vapi::{
 };
 use crate::helpers::{
     client, free_port, spawn_app_on, status_and_json, write_config, BinaryServer, TestApp,
-    TestConfig, LIVE_KEY, LIVE_SECRET,
+    TestConfig,
 };
 use crate::voice_retell::create;
 
@@ -396,33 +396,6 @@ async fn without_server_messages_the_call_is_completed_by_reading_it() {
     assert_eq!(fake.creates().len(), 1);
 }
 
-/// A live token from a running binary.
-pub(crate) async fn live_token_on(http: &reqwest::Client, server: &BinaryServer) -> String {
-    let response = http
-        .get(server.url("/v1/auth"))
-        .header("Switchboard-API-Key", LIVE_KEY)
-        .header("Switchboard-API-Secret", LIVE_SECRET)
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = status_and_json(response).await;
-    assert_eq!(status, 200, "{body}");
-    body["token"].as_str().unwrap().to_owned()
-}
-
-/// Polls until `server` answers `/readyz` with 200.
-pub(crate) async fn wait_ready(http: &reqwest::Client, server: &BinaryServer) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let ready = http.get(server.url("/readyz")).send().await;
-        if ready.is_ok_and(|r| r.status() == 200) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "the server never became ready");
-        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
-    }
-}
-
 /// A dispatching binary calling through `fake` on a known port, with one production vob-basic request
 /// created: the server, what restarting it needs, and the request id.
 struct Crashable {
@@ -441,8 +414,8 @@ async fn crashable(fake: &FakeVapi, http: &reqwest::Client) -> Crashable {
     let data_dir = tempfile::tempdir().unwrap();
     let config = write_config(config_dir.path(), &vapi_config(fake, port));
     let server = BinaryServer::start_on(&config, data_dir.path(), &bind);
-    wait_ready(http, &server).await;
-    let token = live_token_on(http, &server).await;
+    server.wait_ready().await;
+    let token = server.live_token().await;
     let body = json!({
         "schemaId": "vob-basic",
         "inputs": {
@@ -475,8 +448,8 @@ impl Crashable {
     async fn kill_restart_and_finish(self, http: &reqwest::Client) -> Value {
         self.server.kill_hard();
         let second = BinaryServer::start_on(&self.config, self.data_dir.path(), &self.bind);
-        wait_ready(http, &second).await;
-        let token = live_token_on(http, &second).await;
+        second.wait_ready().await;
+        let token = second.live_token().await;
         let deadline = Instant::now() + Duration::from_secs(30);
         let done = loop {
             let response = http

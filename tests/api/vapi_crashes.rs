@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::fakes::vapi::{schemas_of, FakeVapi, Outcome, Scenario};
 use crate::helpers::{client, free_port, status_and_json, write_config, BinaryServer, TestConfig};
-use crate::vapi::{live_token_on, vapi_config, wait_ready};
+use crate::vapi::vapi_config;
 
 const REQUESTS: usize = 30;
 const KILLS: usize = 5;
@@ -35,8 +35,8 @@ async fn every_attempt_is_one_vapi_call_across_five_kill_9s() {
     let started = Instant::now();
 
     let mut server = BinaryServer::start_on(&config, data_dir.path(), &bind);
-    wait_ready(&http, &server).await;
-    let token = live_token_on(&http, &server).await;
+    server.wait_ready().await;
+    let token = server.live_token().await;
     let items: Vec<Value> = (0..REQUESTS)
         .map(|n| {
             json!({"schemaId": "vob-basic", "inputs": {
@@ -72,10 +72,10 @@ async fn every_attempt_is_one_vapi_call_across_five_kill_9s() {
         actix_web::rt::time::sleep(Duration::from_millis(150 * kill as u64)).await;
         server.kill_hard();
         server = BinaryServer::start_on(&config, data_dir.path(), &bind);
-        wait_ready(&http, &server).await;
+        server.wait_ready().await;
     }
 
-    let token = live_token_on(&http, &server).await;
+    let token = server.live_token().await;
     let deadline = Instant::now() + Duration::from_secs(90);
     for id in &ids {
         loop {

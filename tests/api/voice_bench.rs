@@ -7,9 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::fakes::retell::FakeRetell;
-use crate::helpers::{
-    client, status_and_json, write_config, BinaryServer, TestConfig, LIVE_KEY, LIVE_SECRET,
-};
+use crate::helpers::{client, status_and_json, write_config, BinaryServer, TestConfig};
 use crate::voice_retell::retell_config;
 
 fn config(dir: &std::path::Path, fake: &FakeRetell, max_concurrent: usize) -> std::path::PathBuf {
@@ -22,40 +20,6 @@ fn config(dir: &std::path::Path, fake: &FakeRetell, max_concurrent: usize) -> st
         .demo_account()
         .insert("daily_call_capacity".into(), 5000.into());
     write_config(dir, &config)
-}
-
-async fn start(
-    client: &reqwest::Client,
-    config: &std::path::Path,
-    data: &std::path::Path,
-) -> BinaryServer {
-    let server = BinaryServer::start(config, data);
-    for _ in 0..300 {
-        if client
-            .get(server.url("/readyz"))
-            .send()
-            .await
-            .is_ok_and(|r| r.status() == 200)
-        {
-            return server;
-        }
-        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("not ready");
-}
-
-async fn token(client: &reqwest::Client, server: &BinaryServer) -> String {
-    let response = client
-        .get(server.url("/v1/auth"))
-        .header("Switchboard-API-Key", LIVE_KEY)
-        .header("Switchboard-API-Secret", LIVE_SECRET)
-        .send()
-        .await
-        .unwrap();
-    response.json::<Value>().await.unwrap()["token"]
-        .as_str()
-        .unwrap()
-        .to_owned()
 }
 
 /// Creates `count` production requests in batches of 100 (distinct member ids, so distinct calls).
@@ -127,9 +91,9 @@ async fn run(max_concurrent: usize, requests: usize) {
     let (config_dir, data_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = config(config_dir.path(), &fake, max_concurrent);
     let client = client();
-    let server = start(&client, &config, data_dir.path()).await;
+    let server = BinaryServer::start_ready(&config, data_dir.path()).await;
     fake.deliver_to(&server.url(""));
-    let token = token(&client, &server).await;
+    let token = server.live_token().await;
     let started = Instant::now();
     create_all(&client, &server, &token, requests).await;
     let created = started.elapsed();
@@ -182,20 +146,20 @@ async fn bench_creates_per_attempt_across_five_kill_9s() {
     let (config_dir, data_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = config(config_dir.path(), &fake, 20);
     let client = client();
-    let mut server = start(&client, &config, data_dir.path()).await;
+    let mut server = BinaryServer::start_ready(&config, data_dir.path()).await;
     fake.deliver_to(&server.url(""));
-    let token = token(&client, &server).await;
+    let token = server.live_token().await;
     let requests = 200;
     let ids = create_all(&client, &server, &token, requests).await;
     for kill in 1..=5 {
         actix_web::rt::time::sleep(Duration::from_millis(1200)).await;
         server.kill_hard();
         println!("kill -9 #{kill}: {} creates so far", fake.creates().len());
-        server = start(&client, &config, data_dir.path()).await;
+        server = BinaryServer::start_ready(&config, data_dir.path()).await;
         fake.deliver_to(&server.url(""));
     }
     let deadline = Instant::now() + Duration::from_secs(600);
-    let token = self::token(&client, &server).await;
+    let token = server.live_token().await;
     let mut attempts = 0;
     let mut pending = Vec::new();
     // Every request terminal; count Switchboard's attempts from the reads.

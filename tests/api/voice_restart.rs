@@ -7,37 +7,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::fakes::retell::{FakeRetell, Scenario};
-use crate::helpers::{
-    client, status_and_json, write_config, BinaryServer, TestConfig, LIVE_KEY, LIVE_SECRET,
-};
+use crate::helpers::{client, status_and_json, write_config, BinaryServer, TestConfig};
 use crate::voice_retell::retell_config;
-
-async fn start(client: &reqwest::Client, config: &Path, data_dir: &Path) -> BinaryServer {
-    let server = BinaryServer::start(config, data_dir);
-    for _ in 0..100 {
-        if let Ok(r) = client.get(server.url("/readyz")).send().await {
-            if r.status() == 200 {
-                return server;
-            }
-        }
-        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the server never became ready");
-}
-
-async fn token(client: &reqwest::Client, server: &BinaryServer) -> String {
-    let response = client
-        .get(server.url("/v1/auth"))
-        .header("Switchboard-API-Key", LIVE_KEY)
-        .header("Switchboard-API-Secret", LIVE_SECRET)
-        .send()
-        .await
-        .unwrap();
-    response.json::<Value>().await.unwrap()["token"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
 
 async fn create(client: &reqwest::Client, server: &BinaryServer, token: &str) -> String {
     let body = json!({
@@ -99,9 +70,9 @@ async fn kill_9_during_a_live_call_reattaches_without_a_second_create() {
     let (config_dir, data_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = config(config_dir.path(), &fake);
     let client = client();
-    let server = start(&client, &config, data_dir.path()).await;
+    let server = BinaryServer::start_ready(&config, data_dir.path()).await;
     fake.deliver_to(&server.url(""));
-    let token = token(&client, &server).await;
+    let token = server.live_token().await;
     let id = create(&client, &server, &token).await;
     let created = fake.wait_creates(1).await;
     crate::voice_retell::wait_platform_call(&fake, &created[0]).await;
@@ -109,7 +80,7 @@ async fn kill_9_during_a_live_call_reattaches_without_a_second_create() {
     actix_web::rt::time::sleep(Duration::from_millis(300)).await;
     server.kill_hard();
 
-    let server = start(&client, &config, data_dir.path()).await;
+    let server = BinaryServer::start_ready(&config, data_dir.path()).await;
     fake.deliver_to(&server.url(""));
     fake.release_calls();
     let done = wait_terminal(&client, &server, &token, &id).await;
@@ -127,16 +98,16 @@ async fn kill_9_before_the_create_answer_finds_the_call_instead_of_placing_anoth
     let (config_dir, data_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = config(config_dir.path(), &fake);
     let client = client();
-    let server = start(&client, &config, data_dir.path()).await;
+    let server = BinaryServer::start_ready(&config, data_dir.path()).await;
     fake.deliver_to(&server.url(""));
-    let token = token(&client, &server).await;
+    let token = server.live_token().await;
     let id = create(&client, &server, &token).await;
     // The call exists at Retell, but Switchboard has not heard its id yet.
     fake.wait_creates(1).await;
     server.kill_hard();
     fake.delay_create_answers(Duration::ZERO);
 
-    let server = start(&client, &config, data_dir.path()).await;
+    let server = BinaryServer::start_ready(&config, data_dir.path()).await;
     fake.deliver_to(&server.url(""));
     fake.release_calls();
     let done = wait_terminal(&client, &server, &token, &id).await;
@@ -186,8 +157,8 @@ async fn an_accepted_http_job_is_not_posted_again_after_kill_9_and_its_outcome_s
     let (config_dir, data_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = write_config(config_dir.path(), &config);
     let client = client();
-    let server = start(&client, &config, data_dir.path()).await;
-    let token = token(&client, &server).await;
+    let server = BinaryServer::start_ready(&config, data_dir.path()).await;
+    let token = server.live_token().await;
     let id = create(&client, &server, &token).await;
     let deadline = Instant::now() + Duration::from_secs(10);
     while jobs.lock().unwrap().is_empty() {
@@ -197,7 +168,7 @@ async fn an_accepted_http_job_is_not_posted_again_after_kill_9_and_its_outcome_s
     actix_web::rt::time::sleep(Duration::from_millis(300)).await;
     server.kill_hard();
 
-    let server = start(&client, &config, data_dir.path()).await;
+    let server = BinaryServer::start_ready(&config, data_dir.path()).await;
     actix_web::rt::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(
         jobs.lock().unwrap().len(),
