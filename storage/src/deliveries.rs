@@ -5,11 +5,11 @@
 //! webhook leaves before its request reads as terminal.
 
 use chrono::{DateTime, Utc};
-use sled::transaction::ConflictableTransactionError;
 use sled::Transactional;
 use std::ops::Bound;
 
 use crate::codec::{decode, encode};
+use crate::group::{Queued, Txn, Verdict};
 use crate::requests::due_key;
 use crate::{
     AttemptRecord, DeliveryRecord, DeliveryStatus, RequestId, RequestRecord, StorageError, Store,
@@ -24,39 +24,35 @@ impl Store {
         change: impl Fn(&mut RequestRecord),
         delivery: Option<&DeliveryRecord>,
     ) -> Result<RequestRecord, StorageError> {
-        let trees = (
-            &self.requests,
-            &self.due,
-            &self.active,
-            &self.deliveries,
-            &self.delivery_queue,
-        );
-        let updated = trees.transaction(|(requests, due, active, deliveries, queue)| {
-            let bytes = requests.get(id.as_bytes())?.ok_or_else(|| {
-                ConflictableTransactionError::Abort(StorageError::RequestMissing(id.clone()))
-            })?;
-            let mut record: RequestRecord =
-                decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
-            change(&mut record);
-            requests.insert(id.as_bytes(), encode(&record))?;
-            if record.run.is_some() {
-                due.remove(due_key(record.due_at, id))?;
-            }
-            if record.run.is_some() && !record.state.is_terminal() {
-                active.insert(id.as_bytes(), &[] as &[u8])?;
-            } else {
-                active.remove(id.as_bytes())?;
-            }
-            if let Some(delivery) = delivery {
-                if deliveries.get(id.as_bytes())?.is_none() {
-                    deliveries.insert(id.as_bytes(), encode(delivery))?;
-                    queue.insert(queue_key(delivery.next_at, id.as_str()), &[] as &[u8])?;
-                }
-            }
-            Ok(record)
-        })?;
+        let updated = self
+            .group
+            .apply_one(|txn| write_request_update(txn, id, &change, delivery))?;
         if delivery.is_some() {
             // At most a spurious wake-up when the delivery existed already.
+            self.signal_outbox();
+        }
+        Ok(updated)
+    }
+
+    /// Like [`Store::update_request_with_delivery`], grouped with every write waiting on the same flush
+    /// (one transaction and one fsync for all of them); returns the record as written once it is durable.
+    pub async fn commit_update(
+        &self,
+        id: &RequestId,
+        change: impl Fn(&mut RequestRecord) + Send + 'static,
+        delivery: Option<DeliveryRecord>,
+    ) -> Result<RequestRecord, StorageError> {
+        let enqueues = delivery.is_some();
+        let job_id = id.clone();
+        let (job, done) = Queued::job(move |txn: &Txn| {
+            write_request_update(txn, &job_id, &change, delivery.as_ref())
+        });
+        self.submit(job);
+        let updated = done
+            .await
+            .map_err(|_| StorageError::Closed)?
+            .into_result()?;
+        if enqueues {
             self.signal_outbox();
         }
         Ok(updated)
@@ -160,6 +156,40 @@ impl QueuePosition {
     pub fn of(delivery: &DeliveryRecord) -> QueuePosition {
         QueuePosition(queue_key(delivery.next_at, delivery.request_id.as_str()))
     }
+}
+
+/// A request's change, its moves between the `due` and `active` indexes, and its first delivery.
+fn write_request_update(
+    txn: &Txn,
+    id: &RequestId,
+    change: &dyn Fn(&mut RequestRecord),
+    delivery: Option<&DeliveryRecord>,
+) -> Verdict<RequestRecord> {
+    let Some(bytes) = txn.requests.get(id.as_bytes())? else {
+        return Ok(Err(StorageError::RequestMissing(id.clone())));
+    };
+    let mut record: RequestRecord = match decode(&bytes) {
+        Ok(record) => record,
+        Err(e) => return Ok(Err(e)),
+    };
+    change(&mut record);
+    txn.requests.insert(id.as_bytes(), encode(&record))?;
+    if record.run.is_some() {
+        txn.due.remove(due_key(record.due_at, id))?;
+    }
+    if record.run.is_some() && !record.state.is_terminal() {
+        txn.active.insert(id.as_bytes(), &[] as &[u8])?;
+    } else {
+        txn.active.remove(id.as_bytes())?;
+    }
+    if let Some(delivery) = delivery {
+        if txn.deliveries.get(id.as_bytes())?.is_none() {
+            txn.deliveries.insert(id.as_bytes(), encode(delivery))?;
+            txn.delivery_queue
+                .insert(queue_key(delivery.next_at, id.as_str()), &[] as &[u8])?;
+        }
+    }
+    Ok(Ok(record))
 }
 
 fn queue_key(at: DateTime<Utc>, id: &str) -> Vec<u8> {

@@ -1,5 +1,9 @@
 //! Group commit: one flusher thread makes writes durable for many writers at once.
 //!
+//! Writes come two ways. A writer that wrote on its own asks for a flush that begins after its write.
+//! A grouped write ([`crate::group`]) is queued instead: before each flush the thread applies everything
+//! queued in one transaction, so the writers waiting on a flush share its transaction as well as its fsync.
+//!
 //! sled 0.34's own answers both fall short: its periodic background flush acknowledges nothing (a kill -9
 //! loses whatever it had not reached), and `flush_async` hangs once several calls are in flight (sled issue
 //! 1308). So a dedicated thread loops on the blocking `Db::flush`. A writer, after its write, asks for a flush
@@ -13,7 +17,12 @@ use std::time::{Duration, Instant};
 use prometheus::{Histogram, HistogramOpts};
 use tokio::sync::watch;
 
+use crate::group::{GroupTrees, Job};
 use crate::StorageError;
+
+/// Most jobs applied in one transaction: a bound on the transaction's memory and on how long the first
+/// writer of a large group waits.
+const MAX_GROUP: usize = 1024;
 
 /// Upper bounds, in seconds, of the flush-latency histogram's buckets: an fsync takes from well under a
 /// millisecond on a fast disk to seconds on a congested one.
@@ -37,6 +46,8 @@ struct Demand {
     started: u64,
     /// Highest epoch any writer is waiting for.
     requested: u64,
+    /// Grouped writes waiting for the next flush.
+    queued: Vec<Box<dyn Job>>,
     shutdown: bool,
 }
 
@@ -68,7 +79,7 @@ pub(crate) struct Flusher {
 }
 
 impl Flusher {
-    pub(crate) fn start(db: sled::Db) -> Flusher {
+    pub(crate) fn start(db: sled::Db, trees: GroupTrees) -> Flusher {
         let (progress, _) = watch::channel(Progress::default());
         let shared = Arc::new(Shared {
             demand: Mutex::new(Demand::default()),
@@ -80,7 +91,7 @@ impl Flusher {
         let thread_shared = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("store-flusher".into())
-            .spawn(move || run(db, thread_shared))
+            .spawn(move || run(db, trees, thread_shared))
             .expect("spawn flusher thread");
         Flusher {
             shared,
@@ -119,6 +130,17 @@ impl Flusher {
             // watch has no blocking wait; the flusher publishes within one fsync, so a short sleep is cheap.
             std::thread::sleep(Duration::from_millis(1));
         }
+    }
+
+    /// Queues a grouped write for the next flush; the job hears its outcome once that flush is done.
+    pub(crate) fn submit(&self, job: Box<dyn Job>) {
+        let mut demand = self.shared.demand.lock().expect("flusher lock");
+        if demand.shutdown {
+            drop(demand);
+            return job.fail(StorageError::Closed);
+        }
+        demand.queued.push(job);
+        self.shared.wake.notify_one();
     }
 
     pub(crate) fn stats(&self) -> FlushStats {
@@ -168,19 +190,30 @@ fn settle(outcome: &Progress, target: u64) -> Result<(), StorageError> {
     }
 }
 
-fn run(db: sled::Db, shared: Arc<Shared>) {
+fn run(db: sled::Db, trees: GroupTrees, shared: Arc<Shared>) {
     loop {
-        let (epoch, last) = {
+        let (epoch, last, mut jobs) = {
             let mut demand = shared.demand.lock().expect("flusher lock");
-            while demand.requested <= demand.started && !demand.shutdown {
+            while demand.requested <= demand.started && demand.queued.is_empty() && !demand.shutdown
+            {
                 demand = shared.wake.wait(demand).expect("flusher lock");
             }
-            if demand.requested <= demand.started {
+            if demand.requested <= demand.started && demand.queued.is_empty() {
                 break;
             }
             demand.started += 1;
-            (demand.started, demand.shutdown)
+            let take = demand.queued.len().min(MAX_GROUP);
+            let jobs: Vec<Box<dyn Job>> = demand.queued.drain(..take).collect();
+            let last = demand.shutdown && demand.queued.is_empty();
+            (demand.started, last, jobs)
         };
+        if let Err(e) = trees.apply(&mut jobs) {
+            tracing::error!(error.message = %e, writes = jobs.len(), "grouped write failed");
+            let message = e.to_string();
+            for job in jobs.drain(..) {
+                job.fail(StorageError::Flush(message.clone()));
+            }
+        }
         let began = Instant::now();
         let result = db.flush();
         record(&shared, began.elapsed());
@@ -191,11 +224,20 @@ fn run(db: sled::Db, shared: Arc<Shared>) {
                 p.failed = Some((epoch, e.to_string()));
             }
         });
+        let durable = result.as_ref().map(|_| ()).map_err(|e| e.to_string());
+        for job in jobs {
+            job.settle(durable.clone().map_err(StorageError::Flush));
+        }
         if last {
             break;
         }
     }
     shared.progress.send_modify(|p| p.closed = true);
+    // Submitted between the last group and the stop: never written.
+    let left = std::mem::take(&mut shared.demand.lock().expect("flusher lock").queued);
+    for job in left {
+        job.fail(StorageError::Closed);
+    }
 }
 
 fn flush_histogram() -> Histogram {
@@ -227,7 +269,7 @@ mod tests {
             .flush_every_ms(None)
             .open()
             .unwrap();
-        let flusher = Arc::new(Flusher::start(db.clone()));
+        let flusher = Arc::new(Flusher::start(db.clone(), GroupTrees::open(&db).unwrap()));
         let mut tasks = Vec::new();
         for i in 0..200u32 {
             let db = db.clone();
@@ -255,7 +297,7 @@ mod tests {
             .flush_every_ms(None)
             .open()
             .unwrap();
-        let flusher = Flusher::start(db.clone());
+        let flusher = Flusher::start(db.clone(), GroupTrees::open(&db).unwrap());
         db.insert(b"k", b"v").unwrap();
         flusher.durable_blocking().unwrap();
         assert_eq!(flusher.stats().flushes, 1);
@@ -270,7 +312,7 @@ mod tests {
             .flush_every_ms(None)
             .open()
             .unwrap();
-        let flusher = Flusher::start(db);
+        let flusher = Flusher::start(db.clone(), GroupTrees::open(&db).unwrap());
         flusher.shutdown();
         assert!(matches!(
             flusher.durable_blocking(),

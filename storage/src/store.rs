@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::decoded::Decoded;
 use crate::durability::{FlushStats, Flusher};
+use crate::group::{GroupTrees, Job};
 use crate::trees;
 use crate::{AccountRecord, SchemaVersionRecord, StorageError};
 
@@ -31,6 +32,8 @@ pub struct Store {
     pub(crate) delivery_queue: sled::Tree,
     pub(crate) delivery_attempts: sled::Tree,
     pub(crate) meta: sled::Tree,
+    /// The trees grouped writes touch, for writes that run alone ([`GroupTrees::apply_one`]).
+    pub(crate) group: GroupTrees,
     flusher: Arc<Flusher>,
     /// Signalled whenever a delivery is enqueued, so the webhook dispatcher wakes on work, not on a timer.
     outbox: Arc<tokio::sync::Notify>,
@@ -53,27 +56,29 @@ impl Store {
             .flush_every_ms(None)
             .cache_capacity(cache_bytes)
             .open()?;
+        let group = GroupTrees::open(&db)?;
         Ok(Store {
             accounts: db.open_tree(trees::ACCOUNTS)?,
             credential_keys: db.open_tree(trees::CREDENTIAL_KEYS)?,
             schema_heads: db.open_tree(trees::SCHEMA_HEADS)?,
             schema_versions: db.open_tree(trees::SCHEMA_VERSIONS)?,
             payers: db.open_tree(trees::PAYERS)?,
-            requests: db.open_tree(trees::REQUESTS)?,
-            request_index: db.open_tree(trees::REQUEST_INDEX)?,
-            batch_index: db.open_tree(trees::BATCH_INDEX)?,
-            idempotency: db.open_tree(trees::IDEMPOTENCY)?,
-            bookings: db.open_tree(trees::BOOKINGS)?,
-            due: db.open_tree(trees::DUE)?,
-            active: db.open_tree(trees::ACTIVE)?,
-            deliveries: db.open_tree(trees::DELIVERIES)?,
-            delivery_queue: db.open_tree(trees::DELIVERY_QUEUE)?,
+            requests: group.requests.clone(),
+            request_index: group.request_index.clone(),
+            batch_index: group.batch_index.clone(),
+            idempotency: group.idempotency.clone(),
+            bookings: group.bookings.clone(),
+            due: group.due.clone(),
+            active: group.active.clone(),
+            deliveries: group.deliveries.clone(),
+            delivery_queue: group.delivery_queue.clone(),
             delivery_attempts: db.open_tree(trees::DELIVERY_ATTEMPTS)?,
             meta: db.open_tree(trees::META)?,
-            flusher: Arc::new(Flusher::start(db.clone())),
+            flusher: Arc::new(Flusher::start(db.clone(), group.clone())),
             outbox: Arc::new(tokio::sync::Notify::new()),
             decoded_accounts: Arc::new(Decoded::new()),
             decoded_schema_versions: Arc::new(Decoded::new()),
+            group,
             db,
         })
     }
@@ -81,6 +86,11 @@ impl Store {
     /// Waits until every write made before the call is on disk.
     pub async fn durable(&self) -> Result<(), StorageError> {
         self.flusher.durable().await
+    }
+
+    /// Queues a grouped write (see [`crate::group`]).
+    pub(crate) fn submit(&self, job: Box<dyn Job>) {
+        self.flusher.submit(job);
     }
 
     /// Flushes everything and stops the flusher; used at graceful shutdown.

@@ -89,23 +89,19 @@ impl Actor for CallActor {
                     let disposition = report.disposition;
                     shared.metrics.call_ended(disposition);
                     let outcome = switchboard_storage::CallOutcomeRecord { ended_at, report };
-                    let persisted = shared.store.update_request(&request_id, |record| {
+                    let ended = call_id.clone();
+                    let change = move |record: &mut switchboard_storage::RequestRecord| {
                         if let Some(run) = record.run.as_mut() {
-                            if let Some(call) = run.calls.iter_mut().find(|c| c.id == call_id) {
+                            if let Some(call) = run.calls.iter_mut().find(|c| c.id == ended) {
                                 call.outcome = Some(outcome.clone());
                             }
                         }
-                    });
-                    match persisted {
-                        Ok(_) => match shared.store.durable().await {
-                            Ok(()) => {
-                                tracing::info!(?disposition, "call ended");
-                                let _ = parent.ended.send(CallEnded { call_id }).await;
-                            }
-                            Err(e) => {
-                                report_crash(&parent, call_id, format!("flush failed: {e}")).await
-                            }
-                        },
+                    };
+                    match shared.store.commit_update(&request_id, change, None).await {
+                        Ok(_) => {
+                            tracing::info!(?disposition, "call ended");
+                            let _ = parent.ended.send(CallEnded { call_id }).await;
+                        }
                         Err(e) => {
                             report_crash(&parent, call_id, format!("store failed: {e}")).await
                         }

@@ -225,10 +225,10 @@ impl StepActor {
                             run.calls.push(pushed.clone());
                         }
                     }
-                })?;
+                });
                 // The call is placed from the record just written: nothing else writes it in between.
-                ctx.wait(self.flush().map(move |flushed, act, ctx| match flushed {
-                    Ok(()) => act.place(ctx, &written, call),
+                ctx.wait(written.map(move |written, act, ctx| match written {
+                    Ok(written) => act.place(ctx, &written, call),
                     Err(e) => act.crash(ctx, e.to_string()),
                 }));
             }
@@ -246,7 +246,7 @@ impl StepActor {
     ) -> Result<(), OrchestrationError> {
         let key = self.job.key.clone();
         let asks = self.job.asks.clone();
-        self.persist(move |r| {
+        let written = self.persist(move |r| {
             if let Some(run) = r.run.as_mut() {
                 let calls: Vec<CallRecord> = run
                     .calls
@@ -263,30 +263,31 @@ impl StepActor {
                     close_step(step, &refs, &asks, state, error.clone());
                 }
             }
-        })?;
-        tracing::info!(state = state.as_str(), "step closed");
-        ctx.wait(self.flush().map(|flushed, act, ctx| match flushed {
-            Ok(()) => act.end(ctx),
+        });
+        ctx.wait(written.map(move |written, act, ctx| match written {
+            Ok(_) => {
+                tracing::info!(state = state.as_str(), "step closed");
+                act.end(ctx)
+            }
             Err(e) => act.crash(ctx, e.to_string()),
         }));
         Ok(())
     }
 
-    /// Writes `change` and returns the record as written; not durable until [`StepActor::flush`].
+    /// Writes `change` and, once it is durable, the record as written.
     fn persist(
         &self,
-        change: impl Fn(&mut RequestRecord),
-    ) -> Result<RequestRecord, OrchestrationError> {
-        Ok(self
-            .shared
-            .store
-            .update_request(&self.job.request_id, change)?)
-    }
-
-    /// Waits for the last write to be on disk.
-    fn flush(&self) -> impl ActorFuture<Self, Output = Result<(), OrchestrationError>> {
+        change: impl Fn(&mut RequestRecord) + Send + 'static,
+    ) -> impl ActorFuture<Self, Output = Result<RequestRecord, OrchestrationError>> {
         let shared = self.shared.clone();
-        async move { Ok(shared.store.durable().await?) }.into_actor(self)
+        let request_id = self.job.request_id.clone();
+        async move {
+            Ok(shared
+                .store
+                .commit_update(&request_id, change, None)
+                .await?)
+        }
+        .into_actor(self)
     }
 }
 

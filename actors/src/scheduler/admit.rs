@@ -1,6 +1,6 @@
 //! The create path below the HTTP layer: reserve places, store the requests, settle the reservation, wait
-//! for the flush. Only the reservation is serial; the transaction and the flush run in the caller's task,
-//! so concurrent POSTs share fsyncs.
+//! for the flush. Only the reservation is serial; the write is grouped with every other write waiting on
+//! the same flush, so concurrent POSTs share one transaction and one fsync.
 
 use std::collections::BTreeMap;
 
@@ -51,13 +51,15 @@ pub async fn admit(
         .await
         .map_err(|e| BookingError::Unavailable(e.to_string()))??;
     let records = records(creator, drafts, reservation.placement());
-    store.insert_requests(&records)?;
+    let committed = store.commit_requests(&records).await;
+    committed.outcome?;
+    // Stored, so the places stay taken even if the flush failed: the requests may still reach the disk.
     reservation.stored();
     for record in &records {
         metrics.request_created(record.environment);
         tracing::info!(request_id = %record.id, batch_id = %record.batch_id, due_date = %record.due_date, "request booked");
     }
-    store.durable().await?;
+    committed.durable?;
     Ok(records)
 }
 

@@ -1,16 +1,16 @@
 //! Requests, their indexes, idempotency keys and the capacity ledger.
 //!
-//! Creation writes one transaction over six trees, so a request never exists without its indexes, its
+//! Creation writes one transaction over six trees (shared with other writes waiting on the same flush), so a request never exists without its indexes, its
 //! idempotency key or its booking, and an idempotency key is checked and claimed in the same atomic step
 //! that inserts the request.
 
-use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, NaiveDate, Utc};
-use sled::transaction::ConflictableTransactionError;
-use sled::Transactional;
 
 use crate::codec::{decode, encode};
+use crate::group::{Committed, Queued, Txn, Verdict};
 use crate::{Environment, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
 /// What one caller can see: one account in one environment. Sandbox and production never share a scope.
@@ -93,59 +93,29 @@ impl Store {
         Ok(booked)
     }
 
-    /// Inserts new requests with their indexes, idempotency keys and bookings in one transaction. Whether an
-    /// internal id replays an earlier request is decided before booking (intake); this transaction is the
-    /// last line of defence against a concurrent create that claimed the same key in between: then nothing
-    /// is written and the error is [`StorageError::InternalIdClaimed`].
-    /// The write is not yet durable: the caller awaits [`Store::durable`] before acknowledging it, so that
-    /// concurrent creations share one flush.
+    /// Inserts new requests with their indexes, idempotency keys and bookings in one transaction of their
+    /// own. Whether an internal id replays an earlier request is decided before booking (intake); this
+    /// transaction is the last line of defence against a concurrent create that claimed the same key in
+    /// between: then nothing is written and the error is [`StorageError::InternalIdClaimed`].
+    /// Not durable until [`Store::durable`]; the create path uses [`Store::commit_requests`].
     pub fn insert_requests(&self, records: &[RequestRecord]) -> Result<(), StorageError> {
         let encoded: Vec<Vec<u8>> = records.iter().map(encode).collect();
-        let trees = (
-            &self.requests,
-            &self.request_index,
-            &self.batch_index,
-            &self.idempotency,
-            &self.bookings,
-            &self.due,
-        );
-        trees.transaction(
-            |(requests, by_created, by_batch, idempotency, bookings, due)| {
-                for (record, value) in records.iter().zip(&encoded) {
-                    let scope = Scope::new(record.account_id.clone(), record.environment);
-                    let prefix = scope.prefix();
-                    if let Some(internal_id) = &record.internal_id {
-                        let key = idempotency_key(&scope, internal_id);
-                        if idempotency.insert(key, record.id.as_bytes())?.is_some() {
-                            return Err(ConflictableTransactionError::Abort(
-                                StorageError::InternalIdClaimed(internal_id.clone()),
-                            ));
-                        }
-                    }
-                    requests.insert(record.id.as_bytes(), value.as_slice())?;
-                    by_created.insert(
-                        created_key(&prefix, record.created_at, &record.id),
-                        &[] as &[u8],
-                    )?;
-                    let mut batch_prefix = prefix;
-                    batch_prefix.extend_from_slice(record.batch_id.as_bytes());
-                    batch_prefix.push(0);
-                    by_batch.insert(
-                        created_key(&batch_prefix, record.created_at, &record.id),
-                        &[] as &[u8],
-                    )?;
-                    let booking = booking_key(&scope, record.due_date);
-                    let count = match bookings.get(&booking)? {
-                        Some(v) => read_count(&v).map_err(ConflictableTransactionError::Abort)?,
-                        None => 0,
-                    };
-                    bookings.insert(booking, &(count + 1).to_be_bytes())?;
-                    due.insert(due_key(record.due_at, &record.id), &[] as &[u8])?;
-                }
-                Ok(())
-            },
-        )?;
-        Ok(())
+        self.group
+            .apply_one(|txn| write_new_requests(txn, records, &encoded))
+    }
+
+    /// Like [`Store::insert_requests`], grouped with every write waiting on the same flush (one transaction
+    /// and one fsync for all of them); returns once the flush after it is done. An `Ok` outcome means the
+    /// requests are stored, even when the flush then failed.
+    pub async fn commit_requests(&self, records: &[RequestRecord]) -> Committed<()> {
+        let encoded: Vec<Vec<u8>> = records.iter().map(encode).collect();
+        let records = records.to_vec();
+        let (job, done) = Queued::job(move |txn: &Txn| write_new_requests(txn, &records, &encoded));
+        self.submit(job);
+        done.await.unwrap_or(Committed {
+            outcome: Err(StorageError::Closed),
+            durable: Err(StorageError::Closed),
+        })
     }
 
     /// Requests of `scope` created in `[from, to)`, newest first, after `cursor`, at most `limit`.
@@ -221,6 +191,63 @@ impl Store {
         }
         Ok(page)
     }
+}
+
+/// The creation write: every check (idempotency keys, booking counts) before the first write, so a declined
+/// create leaves nothing in a group it shares.
+fn write_new_requests(txn: &Txn, records: &[RequestRecord], encoded: &[Vec<u8>]) -> Verdict<()> {
+    let mut claimed = HashSet::new();
+    let mut bookings: BTreeMap<Vec<u8>, u32> = BTreeMap::new();
+    for record in records {
+        let scope = Scope::new(record.account_id.clone(), record.environment);
+        if let Some(internal_id) = &record.internal_id {
+            let key = idempotency_key(&scope, internal_id);
+            if txn.idempotency.get(&key)?.is_some() || !claimed.insert(key) {
+                return Ok(Err(StorageError::InternalIdClaimed(internal_id.clone())));
+            }
+        }
+        let booking = booking_key(&scope, record.due_date);
+        if let Entry::Vacant(unread) = bookings.entry(booking) {
+            let count = match txn.bookings.get(unread.key())? {
+                Some(v) => match read_count(&v) {
+                    Ok(count) => count,
+                    Err(e) => return Ok(Err(e)),
+                },
+                None => 0,
+            };
+            unread.insert(count);
+        }
+    }
+    for (record, value) in records.iter().zip(encoded) {
+        let scope = Scope::new(record.account_id.clone(), record.environment);
+        let prefix = scope.prefix();
+        if let Some(internal_id) = &record.internal_id {
+            txn.idempotency
+                .insert(idempotency_key(&scope, internal_id), record.id.as_bytes())?;
+        }
+        txn.requests
+            .insert(record.id.as_bytes(), value.as_slice())?;
+        txn.request_index.insert(
+            created_key(&prefix, record.created_at, &record.id),
+            &[] as &[u8],
+        )?;
+        let mut batch_prefix = prefix;
+        batch_prefix.extend_from_slice(record.batch_id.as_bytes());
+        batch_prefix.push(0);
+        txn.batch_index.insert(
+            created_key(&batch_prefix, record.created_at, &record.id),
+            &[] as &[u8],
+        )?;
+        *bookings
+            .get_mut(&booking_key(&scope, record.due_date))
+            .expect("every booking key was read above") += 1;
+        txn.due
+            .insert(due_key(record.due_at, &record.id), &[] as &[u8])?;
+    }
+    for (key, count) in bookings {
+        txn.bookings.insert(key, &count.to_be_bytes())?;
+    }
+    Ok(Ok(()))
 }
 
 fn micros(instant: DateTime<Utc>) -> u64 {

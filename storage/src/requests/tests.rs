@@ -200,3 +200,106 @@ fn a_batch_lists_regardless_of_dates() {
         .collect();
     assert_eq!(ids, ["b", "a"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_nothing() {
+    let (_dir, store) = open();
+    let mut tasks = Vec::new();
+    for i in 0..100 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            // Two creates race for every internal id: exactly one of each pair may win.
+            let internal = format!("key-{}", i / 2);
+            let created = record(
+                &format!("r{i}"),
+                Environment::Production,
+                Some(&internal),
+                1_000 + i,
+            );
+            store.commit_requests(&[created]).await
+        }));
+    }
+    let mut stored = 0;
+    for task in tasks {
+        let committed = task.await.unwrap();
+        committed.durable.as_ref().unwrap();
+        match committed.outcome {
+            Ok(()) => stored += 1,
+            Err(StorageError::InternalIdClaimed(_)) => {}
+            Err(other) => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!(stored, 50, "one winner per internal id");
+    assert!(
+        store.flush_stats().flushes < 100,
+        "100 creates should share flushes, saw {}",
+        store.flush_stats().flushes
+    );
+    let listed = store
+        .list_requests(
+            &scope(Environment::Production),
+            DateTime::from_timestamp_micros(0).unwrap(),
+            DateTime::from_timestamp_micros(10_000).unwrap(),
+            None,
+            1_000,
+        )
+        .unwrap();
+    assert_eq!(listed.len(), 50, "no index entry of a declined create");
+    let day: NaiveDate = "2026-11-23".parse().unwrap();
+    assert_eq!(
+        store
+            .bookings(&scope(Environment::Production), day, day)
+            .unwrap()
+            .get(&day),
+        Some(&50),
+        "a declined create books nothing"
+    );
+    for key in 0..50 {
+        assert!(store
+            .request_by_internal_id(&scope(Environment::Production), &format!("key-{key}"))
+            .unwrap()
+            .is_some());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grouped_update_is_durable_and_a_missing_request_is_declined() {
+    let (_dir, store) = open();
+    store
+        .commit_requests(&[record("r1", Environment::Production, None, 1_000)])
+        .await
+        .into_result()
+        .unwrap();
+    let updated = store
+        .commit_update(
+            &"r1".into(),
+            |r| r.internal_tag = Some("tagged".into()),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(updated.internal_tag.as_deref(), Some("tagged"));
+    assert_eq!(
+        store
+            .request(&"r1".into())
+            .unwrap()
+            .unwrap()
+            .internal_tag
+            .as_deref(),
+        Some("tagged")
+    );
+    assert!(matches!(
+        store.commit_update(&"nope".into(), |_| {}, None).await,
+        Err(StorageError::RequestMissing(_))
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grouped_writes_after_close_are_refused() {
+    let (_dir, store) = open();
+    store.close().unwrap();
+    let committed = store
+        .commit_requests(&[record("r1", Environment::Production, None, 1_000)])
+        .await;
+    assert!(matches!(committed.outcome, Err(StorageError::Closed)));
+}

@@ -281,31 +281,28 @@ impl RequestActor {
     fn persist(
         &mut self,
         ctx: &mut Context<Self>,
-        change: impl Fn(&mut RequestRecord) + 'static,
+        change: impl Fn(&mut RequestRecord) + Send + 'static,
         delivery: Option<DeliveryRecord>,
         then: impl FnOnce(&mut Self, &mut Context<Self>, RequestRecord) + 'static,
     ) {
-        let written = self.shared.store.update_request_with_delivery(
-            &self.request_id,
-            change,
-            delivery.as_ref(),
-        );
-        let written = match written {
-            Ok(written) => written,
-            Err(e) => return self.fault(ctx, e.to_string()),
-        };
         let shared = self.shared.clone();
+        let request_id = self.request_id.clone();
         self.activity = Activity::Persisting;
         ctx.wait(
-            async move { shared.store.durable().await }
-                .into_actor(self)
-                .map(move |flushed, act, ctx| {
-                    act.activity = Activity::Idle;
-                    match flushed {
-                        Ok(()) => then(act, ctx, written),
-                        Err(e) => act.fault(ctx, e.to_string()),
-                    }
-                }),
+            async move {
+                shared
+                    .store
+                    .commit_update(&request_id, change, delivery)
+                    .await
+            }
+            .into_actor(self)
+            .map(move |written, act, ctx| {
+                act.activity = Activity::Idle;
+                match written {
+                    Ok(written) => then(act, ctx, written),
+                    Err(e) => act.fault(ctx, e.to_string()),
+                }
+            }),
         );
     }
 }
