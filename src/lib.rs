@@ -12,6 +12,7 @@ pub mod errors;
 mod http;
 mod http_metrics;
 pub mod intake;
+pub mod memo;
 mod middleware;
 mod openapi;
 pub mod payers;

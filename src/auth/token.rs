@@ -3,9 +3,7 @@
 //! Expiry is checked against the injected clock, not by jsonwebtoken (which reads the system time and
 //! allows 60 s of leeway by default), so the manual clock governs tokens like everything else.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
+use crate::memo::Memo;
 use chrono::{DateTime, Duration, Utc};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
@@ -42,18 +40,15 @@ pub enum TokenProblem {
     Expired,
 }
 
-/// Verified tokens remembered before the memo starts over: a client reuses its token for an hour, so a
-/// few thousand cover every active client while bounding memory.
-const VERIFIED_CAPACITY: usize = 4096;
-
 /// Issues and verifies bearer tokens with one HS256 key.
 pub struct TokenIssuer {
     encoding: EncodingKey,
     decoding: DecodingKey,
     validation: Validation,
     /// Claims of tokens whose signature already checked out. The key never changes while the process
-    /// runs, so a token that verified once verifies again; expiry is still checked on every use.
-    verified: Mutex<HashMap<String, Claims>>,
+    /// runs, so a token that verified once verifies again; expiry is still checked on every use. A client
+    /// reuses its token for an hour, so the memo's few thousand answers cover every active client.
+    verified: Memo<String, Claims>,
 }
 
 impl TokenIssuer {
@@ -69,7 +64,7 @@ impl TokenIssuer {
             encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),
             validation,
-            verified: Mutex::new(HashMap::new()),
+            verified: Memo::new(),
         }
     }
 
@@ -104,12 +99,7 @@ impl TokenIssuer {
         if parts.len() != 3 || !parts.iter().all(base64url) {
             return Err(TokenProblem::Malformed);
         }
-        let remembered = self
-            .verified
-            .lock()
-            .expect("token memo")
-            .get(token)
-            .cloned();
+        let remembered = self.verified.get(token);
         let claims = match remembered {
             Some(claims) => claims,
             None => {
@@ -117,11 +107,7 @@ impl TokenIssuer {
                     jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
                         .map_err(|_| TokenProblem::Invalid)?
                         .claims;
-                let mut verified = self.verified.lock().expect("token memo");
-                if verified.len() >= VERIFIED_CAPACITY {
-                    verified.clear();
-                }
-                verified.insert(token.to_owned(), claims.clone());
+                self.verified.remember(token.to_owned(), claims.clone());
                 claims
             }
         };

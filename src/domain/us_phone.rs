@@ -6,6 +6,9 @@
 //! list, so N11 codes, unassigned codes such as 555, and Canadian or Caribbean numbers are refused.
 
 use std::fmt;
+use std::sync::LazyLock;
+
+use crate::memo::Memo;
 
 /// A valid ten-digit U.S. number.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -54,6 +57,13 @@ const US_REGIONS: [phonenumber::country::Id; 6] = {
 };
 
 fn is_assigned_us_number(digits: &str) -> bool {
+    // libphonenumber's check is a few microseconds of regex work, and the same payer numbers come back
+    // on request after request.
+    static VERDICTS: LazyLock<Memo<String, bool>> = LazyLock::new(Memo::new);
+    VERDICTS.get_or_compute(digits.to_owned(), |digits| check_assignment(digits))
+}
+
+fn check_assignment(digits: &str) -> bool {
     let Ok(number) = phonenumber::parse(Some(phonenumber::country::Id::US), digits) else {
         return false;
     };

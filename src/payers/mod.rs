@@ -10,16 +10,14 @@ mod normalize;
 pub use normalize::{is_family, normalize, NameForm};
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 
+use crate::memo::Memo;
 use switchboard_storage::PayerRecord;
 
 /// Lowest score accepted as a match.
 const THRESHOLD: f64 = 0.8;
 /// How far the best candidate must lead the runner-up.
 const MARGIN: f64 = 0.04;
-/// Distinct names whose verdict is remembered before the memo starts over.
-const MEMO_CAPACITY: usize = 4096;
 
 /// How a match was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,7 +57,7 @@ pub struct PayerDirectory {
     /// The name-matching verdict per normalized name (entry index and confidence): clients send the same
     /// few names over and over, and scoring one against every directory form costs tens of microseconds.
     /// Lives and dies with this index, which is rebuilt when a payer changes.
-    verdicts: Mutex<HashMap<NameKey, Option<(usize, f64)>>>,
+    verdicts: Memo<NameKey, Option<(usize, f64)>>,
 }
 
 impl PayerDirectory {
@@ -94,7 +92,7 @@ impl PayerDirectory {
             entries,
             weights,
             unknown_weight: 1.0 + n.ln(),
-            verdicts: Mutex::new(HashMap::new()),
+            verdicts: Memo::new(),
         }
     }
 
@@ -133,16 +131,8 @@ impl PayerDirectory {
             query.compact.clone(),
             query.tokens.iter().cloned().collect(),
         );
-        if let Some(verdict) = self.verdicts.lock().expect("payer memo").get(&key) {
-            return *verdict;
-        }
-        let verdict = self.score_all(&query);
-        let mut verdicts = self.verdicts.lock().expect("payer memo");
-        if verdicts.len() >= MEMO_CAPACITY {
-            verdicts.clear();
-        }
-        verdicts.insert(key, verdict);
-        verdict
+        self.verdicts
+            .get_or_compute(key, |_| self.score_all(&query))
     }
 
     fn score_all(&self, query: &NameForm) -> Option<(usize, f64)> {
