@@ -1,14 +1,14 @@
 //! The webhook outbox: deliveries waiting for a round, and the log of every attempt.
 //!
 //! A delivery is enqueued by the same transaction that makes its request terminal
-//! ([`Store::update_request_with_delivery`]), so no terminal request is ever without its webhook and no
+//! ([`Store::commit_update`]), so no terminal request is ever without its webhook and no
 //! webhook leaves before its request reads as terminal.
 
 use chrono::{DateTime, Utc};
-use sled::Transactional;
 use std::ops::Bound;
 
 use crate::codec::{decode, encode};
+use crate::durability::Lane;
 use crate::group::{Queued, Txn, Verdict};
 use crate::requests::due_key;
 use crate::{
@@ -16,26 +16,10 @@ use crate::{
 };
 
 impl Store {
-    /// Like [`Store::update_request`], and in the same transaction enqueues `delivery` (if any) for its
-    /// first round. Not durable until [`Store::durable`].
-    pub fn update_request_with_delivery(
-        &self,
-        id: &RequestId,
-        change: impl Fn(&mut RequestRecord),
-        delivery: Option<&DeliveryRecord>,
-    ) -> Result<RequestRecord, StorageError> {
-        let updated = self
-            .group
-            .apply_one(|txn| write_request_update(txn, id, &change, delivery))?;
-        if delivery.is_some() {
-            // At most a spurious wake-up when the delivery existed already.
-            self.signal_outbox();
-        }
-        Ok(updated)
-    }
-
-    /// Like [`Store::update_request_with_delivery`], grouped with every write waiting on the same flush
-    /// (one transaction and one fsync for all of them); returns the record as written once it is durable.
+    /// Applies `change` to a request like [`Store::update_request`] and in the same transaction enqueues
+    /// `delivery` (if any) for its first round, grouped with every write waiting on the same flush (one
+    /// transaction and one fsync for all of them); returns the record as written once it is durable.
+    /// Deliveries are enqueued only here, so [`Store::groups_durable`] covers every one that can be read.
     pub async fn commit_update(
         &self,
         id: &RequestId,
@@ -43,11 +27,16 @@ impl Store {
         delivery: Option<DeliveryRecord>,
     ) -> Result<RequestRecord, StorageError> {
         let enqueues = delivery.is_some();
+        let lane = if enqueues {
+            Lane::Client
+        } else {
+            Lane::Background
+        };
         let job_id = id.clone();
         let (job, done) = Queued::job(move |txn: &Txn| {
             write_request_update(txn, &job_id, &change, delivery.as_ref())
         });
-        self.submit(job);
+        self.submit(job, lane);
         let updated = done
             .await
             .map_err(|_| StorageError::Closed)?
@@ -107,22 +96,31 @@ impl Store {
             .transpose()
     }
 
-    /// Replaces a delivery after a round and moves its queue entry (or removes it once settled).
-    pub fn save_delivery(
+    /// Replaces a delivery after a round and moves its queue entry (or removes it once settled), grouped
+    /// with every write waiting on the same flush; returns once it is durable.
+    pub async fn commit_delivery(
         &self,
         previous_next_at: DateTime<Utc>,
         delivery: &DeliveryRecord,
     ) -> Result<(), StorageError> {
-        let id = &delivery.request_id;
-        (&self.deliveries, &self.delivery_queue).transaction(|(deliveries, queue)| {
-            deliveries.insert(id.as_bytes(), encode(delivery))?;
-            queue.remove(queue_key(previous_next_at, id.as_str()))?;
-            if delivery.status == DeliveryStatus::Pending {
-                queue.insert(queue_key(delivery.next_at, id.as_str()), &[] as &[u8])?;
+        let encoded = encode(delivery);
+        let (id, status, next_at) = (
+            delivery.request_id.clone(),
+            delivery.status,
+            delivery.next_at,
+        );
+        let (job, done) = Queued::job(move |txn: &Txn| {
+            txn.deliveries.insert(id.as_bytes(), encoded.as_slice())?;
+            txn.delivery_queue
+                .remove(queue_key(previous_next_at, id.as_str()))?;
+            if status == DeliveryStatus::Pending {
+                txn.delivery_queue
+                    .insert(queue_key(next_at, id.as_str()), &[] as &[u8])?;
             }
-            Ok(())
-        })?;
-        Ok(())
+            Ok(Ok(()))
+        });
+        self.submit(job, Lane::Background);
+        done.await.map_err(|_| StorageError::Closed)?.into_result()
     }
 
     /// Appends an attempt to the delivery log.
@@ -159,7 +157,7 @@ impl QueuePosition {
 }
 
 /// A request's change, its moves between the `due` and `active` indexes, and its first delivery.
-fn write_request_update(
+pub(crate) fn write_request_update(
     txn: &Txn,
     id: &RequestId,
     change: &dyn Fn(&mut RequestRecord),
@@ -203,8 +201,8 @@ mod tests {
     use super::*;
     use crate::DeliveryStatus;
 
-    #[test]
-    fn a_delivery_written_before_compression_reads_the_same_and_is_compressed_when_saved() {
+    #[tokio::test]
+    async fn a_delivery_written_before_compression_reads_the_same_and_is_compressed_when_saved() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let at: DateTime<Utc> = "2026-11-23T14:00:00Z".parse().unwrap();
@@ -223,7 +221,7 @@ mod tests {
         plain.extend_from_slice(&serde_json::to_vec(&old).unwrap());
         store.deliveries.insert("r1", plain.clone()).unwrap();
         assert_eq!(store.delivery(&"r1".into()).unwrap().unwrap(), old);
-        store.save_delivery(at, &old).unwrap();
+        store.commit_delivery(at, &old).await.unwrap();
         let raw = store.deliveries.get("r1").unwrap().unwrap();
         assert_eq!(raw[0], 2);
         assert!(raw.len() < plain.len() / 2, "{} bytes", raw.len());

@@ -10,6 +10,7 @@
 //! that *begins after now* and waits for it; every writer that arrives while a flush runs is covered by the
 //! next one, so N concurrent writers cost about two fsyncs, not N.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -20,9 +21,9 @@ use tokio::sync::watch;
 use crate::group::{GroupTrees, Job};
 use crate::StorageError;
 
-/// Most jobs applied in one transaction: a bound on the transaction's memory and on how long the first
-/// writer of a large group waits.
-const MAX_GROUP: usize = 1024;
+/// Most jobs applied in one transaction: a bound on the transaction's memory and on how long a write
+/// that arrives just after a group began waits for the next one (a job costs tens of microseconds).
+const MAX_GROUP: usize = 256;
 
 /// Upper bounds, in seconds, of the flush-latency histogram's buckets: an fsync takes from well under a
 /// millisecond on a fast disk to seconds on a congested one.
@@ -46,9 +47,36 @@ struct Demand {
     started: u64,
     /// Highest epoch any writer is waiting for.
     requested: u64,
-    /// Grouped writes waiting for the next flush.
-    queued: Vec<Box<dyn Job>>,
+    /// Grouped writes a client is waiting for, applied before any of `queued`.
+    urgent: VecDeque<Box<dyn Job>>,
+    /// Other grouped writes waiting for a flush.
+    queued: VecDeque<Box<dyn Job>>,
     shutdown: bool,
+}
+
+/// Which queue a grouped write joins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lane {
+    /// A client waits on it (a create, a terminal write and its webhook): goes first.
+    Client,
+    /// Orchestration's own progress and bookkeeping.
+    Background,
+}
+
+impl Demand {
+    fn is_idle(&self) -> bool {
+        self.urgent.is_empty() && self.queued.is_empty()
+    }
+
+    /// Up to [`MAX_GROUP`] jobs, clients' first: with thousands of requests running, a create or a
+    /// request's last write would otherwise queue behind every transition in flight.
+    fn next_group(&mut self) -> Vec<Box<dyn Job>> {
+        let urgent = self.urgent.len().min(MAX_GROUP);
+        let mut jobs: Vec<Box<dyn Job>> = self.urgent.drain(..urgent).collect();
+        let rest = self.queued.len().min(MAX_GROUP - jobs.len());
+        jobs.extend(self.queued.drain(..rest));
+        jobs
+    }
 }
 
 struct Shared {
@@ -101,8 +129,19 @@ impl Flusher {
 
     /// Waits until everything written before this call is on disk.
     pub(crate) async fn durable(&self) -> Result<(), StorageError> {
-        let mut progress = self.shared.progress.subscribe();
         let target = self.request();
+        self.completed(target).await
+    }
+
+    /// Waits until every grouped write applied so far is on disk: the flush of the group being written
+    /// now, if any, and no later one. Writes made on their own are not covered (see [`Flusher::durable`]).
+    pub(crate) async fn groups_durable(&self) -> Result<(), StorageError> {
+        let target = self.shared.demand.lock().expect("flusher lock").started;
+        self.completed(target).await
+    }
+
+    async fn completed(&self, target: u64) -> Result<(), StorageError> {
+        let mut progress = self.shared.progress.subscribe();
         let outcome = progress
             .wait_for(|p| {
                 p.completed >= target
@@ -132,14 +171,18 @@ impl Flusher {
         }
     }
 
-    /// Queues a grouped write for the next flush; the job hears its outcome once that flush is done.
-    pub(crate) fn submit(&self, job: Box<dyn Job>) {
+    /// Queues a grouped write for the next flush with room for it; the job hears its outcome once that
+    /// flush is done.
+    pub(crate) fn submit(&self, job: Box<dyn Job>, lane: Lane) {
         let mut demand = self.shared.demand.lock().expect("flusher lock");
         if demand.shutdown {
             drop(demand);
             return job.fail(StorageError::Closed);
         }
-        demand.queued.push(job);
+        match lane {
+            Lane::Client => demand.urgent.push_back(job),
+            Lane::Background => demand.queued.push_back(job),
+        }
         self.shared.wake.notify_one();
     }
 
@@ -194,17 +237,15 @@ fn run(db: sled::Db, trees: GroupTrees, shared: Arc<Shared>) {
     loop {
         let (epoch, last, mut jobs) = {
             let mut demand = shared.demand.lock().expect("flusher lock");
-            while demand.requested <= demand.started && demand.queued.is_empty() && !demand.shutdown
-            {
+            while demand.requested <= demand.started && demand.is_idle() && !demand.shutdown {
                 demand = shared.wake.wait(demand).expect("flusher lock");
             }
-            if demand.requested <= demand.started && demand.queued.is_empty() {
+            if demand.requested <= demand.started && demand.is_idle() {
                 break;
             }
             demand.started += 1;
-            let take = demand.queued.len().min(MAX_GROUP);
-            let jobs: Vec<Box<dyn Job>> = demand.queued.drain(..take).collect();
-            let last = demand.shutdown && demand.queued.is_empty();
+            let jobs = demand.next_group();
+            let last = demand.shutdown && demand.is_idle();
             (demand.started, last, jobs)
         };
         if let Err(e) = trees.apply(&mut jobs) {
@@ -234,7 +275,12 @@ fn run(db: sled::Db, trees: GroupTrees, shared: Arc<Shared>) {
     }
     shared.progress.send_modify(|p| p.closed = true);
     // Submitted between the last group and the stop: never written.
-    let left = std::mem::take(&mut shared.demand.lock().expect("flusher lock").queued);
+    let left = {
+        let mut demand = shared.demand.lock().expect("flusher lock");
+        let mut left = std::mem::take(&mut demand.urgent);
+        left.append(&mut demand.queued);
+        left
+    };
     for job in left {
         job.fail(StorageError::Closed);
     }
@@ -260,6 +306,51 @@ fn record(shared: &Shared, took: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::group::Txn;
+
+    /// A job that writes its tag into a shared log when settled.
+    struct Tagged(usize, Arc<Mutex<Vec<usize>>>);
+
+    impl Job for Tagged {
+        fn apply(&mut self, _: &Txn) -> Result<(), sled::transaction::UnabortableTransactionError> {
+            Ok(())
+        }
+        fn fail(self: Box<Self>, _: StorageError) {}
+        fn settle(self: Box<Self>, _: Result<(), StorageError>) {
+            self.1.lock().unwrap().push(self.0);
+        }
+    }
+
+    /// The tags of a group, in its order.
+    fn tags(jobs: Vec<Box<dyn Job>>, log: &Arc<Mutex<Vec<usize>>>) -> Vec<usize> {
+        for job in jobs {
+            job.settle(Ok(()));
+        }
+        std::mem::take(&mut *log.lock().unwrap())
+    }
+
+    #[test]
+    fn a_group_takes_clients_writes_first_and_at_most_max_group_jobs() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let mut demand = Demand::default();
+        for tag in 0..MAX_GROUP {
+            demand
+                .queued
+                .push_back(Box::new(Tagged(tag, Arc::clone(&log))));
+        }
+        demand
+            .urgent
+            .push_back(Box::new(Tagged(10_000, Arc::clone(&log))));
+        demand
+            .urgent
+            .push_back(Box::new(Tagged(10_001, Arc::clone(&log))));
+        let first = tags(demand.next_group(), &log);
+        assert_eq!(first.len(), MAX_GROUP);
+        assert_eq!(&first[..3], &[10_000, 10_001, 0]);
+        let second = tags(demand.next_group(), &log);
+        assert_eq!(second, vec![MAX_GROUP - 2, MAX_GROUP - 1]);
+        assert!(demand.is_idle());
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn concurrent_writers_share_flushes_and_all_become_durable() {

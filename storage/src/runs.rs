@@ -4,6 +4,7 @@
 //! the same transaction that starts its run, and leaves `active` in the transaction that makes it terminal.
 //! Start-up recovery therefore reads two small indexes instead of scanning every request.
 
+use crate::deliveries::write_request_update;
 use crate::{RequestId, RequestRecord, StorageError, Store};
 use chrono::{DateTime, Utc};
 
@@ -52,7 +53,8 @@ impl Store {
         id: &RequestId,
         change: impl Fn(&mut RequestRecord),
     ) -> Result<RequestRecord, StorageError> {
-        self.update_request_with_delivery(id, change, None)
+        self.group
+            .apply_one(|txn| write_request_update(txn, id, &change, None))
     }
 }
 

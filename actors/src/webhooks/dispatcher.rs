@@ -154,11 +154,11 @@ impl WebhookDispatcher {
             // every wake-up cost thousands of polls. Only the bookkeeping comes back, as a message; the
             // address outlives restarts, so a round running across one still reports.
             actix::spawn(async move {
-                // The delivery was enqueued by the terminal write, possibly not flushed yet: no webhook may
-                // announce a state that a crash could still undo. Awaited before taking a slot of the
-                // destination, so concurrent deliveries share the flush and a slot is held only over HTTP.
+                // The delivery was enqueued by the terminal write's group, possibly read before that group's
+                // flush ended: no webhook may announce a state that a crash could still undo. Awaited
+                // before taking a slot of the destination, so a slot is held only over HTTP.
                 if delivery.next_round == 0 {
-                    if let Err(e) = store.durable().await {
+                    if let Err(e) = store.groups_durable().await {
                         tracing::error!(error.message = %e, "cannot flush before a webhook");
                         me.do_send(RoundEnded { request_id });
                         return;
@@ -169,11 +169,8 @@ impl WebhookDispatcher {
                     let _permit = gate.acquire_owned().await;
                     run_round(&store, &clock, &client, &config, &metrics, delivery).await
                 };
-                if let Err(e) = store.save_delivery(previous_next_at, &updated) {
+                if let Err(e) = store.commit_delivery(previous_next_at, &updated).await {
                     tracing::error!(error.message = %e, request_id = %updated.request_id, "cannot save a webhook delivery");
-                }
-                if let Err(e) = store.durable().await {
-                    tracing::error!(error.message = %e, "cannot flush a webhook delivery");
                 }
                 me.do_send(RoundEnded { request_id });
             });
