@@ -135,7 +135,7 @@ pub(crate) struct RawWebhooks {
 }
 
 fn default_per_destination_concurrency() -> usize {
-    4
+    16
 }
 
 /// How an input key's value is validated (service-interface 7.4).
