@@ -1,6 +1,7 @@
 //! The [`Caller`] extractor: who holds the bearer token.
 
 use std::future::{ready, Ready};
+use std::sync::Arc;
 
 use actix_web::dev::Payload;
 use actix_web::http::header;
@@ -15,8 +16,8 @@ use crate::state::AppState;
 /// Production and sandbox tokens of one account are different callers that never see each other's data.
 #[derive(Clone, Debug)]
 pub struct Caller {
-    /// The account, read at the start of this request.
-    pub account: AccountRecord,
+    /// The account, read at the start of this request (shared with the store's decoded copy).
+    pub account: Arc<AccountRecord>,
     /// Which path the credential routes to.
     pub environment: Environment,
     /// The credential the token was issued for.
@@ -70,7 +71,7 @@ fn authenticate(req: &HttpRequest) -> Result<Caller, actix_web::Error> {
         })?;
     let account = state
         .store
-        .account(&claims.sub)
+        .shared_account(&claims.sub)
         .map_err(ApiError::from)?
         .ok_or_else(ApiError::account_not_found)?;
     let credential_live = account

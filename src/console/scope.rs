@@ -6,6 +6,7 @@
 //! watch any account without holding its secrets.
 
 use std::future::{ready, Ready};
+use std::sync::Arc;
 
 use actix_web::dev::Payload;
 use actix_web::http::header::{self, HeaderValue};
@@ -134,7 +135,7 @@ fn resolve(req: &HttpRequest, payload: &mut Payload) -> Result<ConsoleScope, act
     }
     let caller = Caller::from_request(req, payload).into_inner()?;
     Ok(ConsoleScope {
-        account: caller.account,
+        account: Arc::unwrap_or_clone(caller.account),
         environment: caller.environment,
         sign_in: SignIn::ApiToken,
     })

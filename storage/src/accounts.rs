@@ -1,5 +1,7 @@
 //! Accounts and their API-key index.
 
+use std::sync::Arc;
+
 use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 use sled::Transactional;
 
@@ -11,11 +13,16 @@ type TxResult<T> = Result<T, ConflictableTransactionError<StorageError>>;
 impl Store {
     /// Reads one account.
     pub fn account(&self, id: &str) -> Result<Option<AccountRecord>, StorageError> {
-        let Some(bytes) = self.accounts.get(id)? else {
-            return Ok(None);
-        };
-        let record = self.decoded_accounts.get(id.as_bytes(), bytes)?;
-        Ok(Some(AccountRecord::clone(&record)))
+        Ok(self.shared_account(id)?.map(Arc::unwrap_or_clone))
+    }
+
+    /// Reads one account without copying it: the decoded record is shared while the stored bytes stay the
+    /// same.
+    pub fn shared_account(&self, id: &str) -> Result<Option<Arc<AccountRecord>>, StorageError> {
+        self.accounts
+            .get(id)?
+            .map(|bytes| self.decoded_accounts.get(id.as_bytes(), bytes))
+            .transpose()
     }
 
     /// Every account, in id order.

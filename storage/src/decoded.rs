@@ -1,10 +1,10 @@
-//! Decoded copies of the small, hot records (accounts, schema versions, payers), so a read that finds the
-//! same bytes in the tree skips decoding them again.
+//! Decoded copies of hot records (accounts, schema versions, and the requests read most recently), so a
+//! read that finds the same bytes in the tree skips decoding them again.
 //!
 //! An entry is valid exactly while the tree still holds the bytes it was decoded from: every read fetches
 //! the value from sled (a page-cache hit) and compares. So no write path has to remember to invalidate, and
-//! a record changed by any means is decoded afresh. Bounded: these trees hold operator-provisioned data,
-//! not one record per request, and the map is cleared if it ever outgrows [`CAPACITY`].
+//! a record changed by any means is decoded afresh. Bounded: each map is cleared when it reaches its
+//! capacity ([`CAPACITY`] for operator-provisioned data, far fewer for requests).
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -19,12 +19,19 @@ const CAPACITY: usize = 4096;
 
 pub(crate) struct Decoded<R> {
     entries: RwLock<HashMap<IVec, (IVec, Arc<R>)>>,
+    capacity: usize,
 }
 
 impl<R: Record> Decoded<R> {
     pub(crate) fn new() -> Decoded<R> {
+        Decoded::with_capacity(CAPACITY)
+    }
+
+    /// A map that starts over at `capacity` entries.
+    pub(crate) fn with_capacity(capacity: usize) -> Decoded<R> {
         Decoded {
             entries: RwLock::new(HashMap::new()),
+            capacity,
         }
     }
 
@@ -37,7 +44,7 @@ impl<R: Record> Decoded<R> {
         }
         let record = Arc::new(decode::<R>(&bytes)?);
         let mut entries = self.entries.write().expect("decoded lock");
-        if entries.len() >= CAPACITY {
+        if entries.len() >= self.capacity {
             entries.clear();
         }
         entries.insert(IVec::from(key), (bytes, Arc::clone(&record)));
@@ -74,5 +81,15 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         assert_eq!(cache.get(b"key", bytes("second")).unwrap().name, "second");
         assert_eq!(cache.get(b"other", bytes("third")).unwrap().name, "third");
+    }
+
+    #[test]
+    fn a_full_map_starts_over() {
+        let cache = Decoded::<Sample>::with_capacity(2);
+        let a = cache.get(b"a", bytes("a")).unwrap();
+        cache.get(b"b", bytes("b")).unwrap();
+        cache.get(b"c", bytes("c")).unwrap();
+        assert_eq!(cache.entries.read().unwrap().len(), 1);
+        assert!(!Arc::ptr_eq(&a, &cache.get(b"a", bytes("a")).unwrap()));
     }
 }

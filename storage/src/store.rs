@@ -4,13 +4,17 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::decoded::Decoded;
-use crate::durability::{FlushStats, Flusher};
+use crate::durability::{FlushStats, Flusher, Lane};
 use crate::group::{GroupTrees, Job};
 use crate::trees;
-use crate::{AccountRecord, SchemaVersionRecord, StorageError};
+use crate::{AccountRecord, RequestRecord, SchemaVersionRecord, StorageError};
 
 /// The page cache of [`Store::open`]: 64 MiB, where sled's default is 1 GiB.
 pub const DEFAULT_CACHE_BYTES: u64 = 64 << 20;
+
+/// Requests kept decoded: a client polling its requests and the actors running them read the same record
+/// again and again, but each one may be tens of kilobytes decoded, so far fewer than the other memos.
+const DECODED_REQUESTS: usize = 1024;
 
 /// Handle on the open store; cheap to clone, shared by every layer above.
 #[derive(Clone)]
@@ -39,6 +43,7 @@ pub struct Store {
     outbox: Arc<tokio::sync::Notify>,
     pub(crate) decoded_accounts: Arc<Decoded<AccountRecord>>,
     pub(crate) decoded_schema_versions: Arc<Decoded<SchemaVersionRecord>>,
+    pub(crate) decoded_requests: Arc<Decoded<RequestRecord>>,
 }
 
 impl Store {
@@ -78,6 +83,7 @@ impl Store {
             outbox: Arc::new(tokio::sync::Notify::new()),
             decoded_accounts: Arc::new(Decoded::new()),
             decoded_schema_versions: Arc::new(Decoded::new()),
+            decoded_requests: Arc::new(Decoded::with_capacity(DECODED_REQUESTS)),
             group,
             db,
         })
@@ -88,9 +94,16 @@ impl Store {
         self.flusher.durable().await
     }
 
+    /// Waits until every grouped write that can be read now is on disk: cheaper than [`Store::durable`]
+    /// for a reader that found a grouped write, such as a delivery, and must not act on it before it is
+    /// durable.
+    pub async fn groups_durable(&self) -> Result<(), StorageError> {
+        self.flusher.groups_durable().await
+    }
+
     /// Queues a grouped write (see [`crate::group`]).
-    pub(crate) fn submit(&self, job: Box<dyn Job>) {
-        self.flusher.submit(job);
+    pub(crate) fn submit(&self, job: Box<dyn Job>, lane: Lane) {
+        self.flusher.submit(job, lane);
     }
 
     /// Flushes everything and stops the flusher; used at graceful shutdown.

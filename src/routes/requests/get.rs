@@ -1,5 +1,7 @@
 //! `GET /v1/requests/{requestId}`.
 
+use std::sync::Arc;
+
 use actix_web::{web, HttpResponse};
 use switchboard_storage::{RequestId, RequestRecord};
 
@@ -34,8 +36,8 @@ pub(crate) fn visible_request(
     state: &AppState,
     caller: &Caller,
     request_id: &RequestId,
-) -> Result<RequestRecord, ApiError> {
-    match state.store.request(request_id)? {
+) -> Result<Arc<RequestRecord>, ApiError> {
+    match state.store.shared_request(request_id)? {
         Some(record)
             if record.account_id == caller.account.id
                 && record.environment == caller.environment =>

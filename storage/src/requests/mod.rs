@@ -6,10 +6,12 @@
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::codec::{decode, encode};
+use crate::durability::Lane;
 use crate::group::{Committed, Queued, Txn, Verdict};
 use crate::{Environment, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
@@ -53,9 +55,18 @@ pub struct Cursor {
 impl Store {
     /// Reads a request by id.
     pub fn request(&self, id: &RequestId) -> Result<Option<RequestRecord>, StorageError> {
+        Ok(self.shared_request(id)?.map(Arc::unwrap_or_clone))
+    }
+
+    /// Reads a request by id without copying it: the decoded record is shared while the stored bytes stay
+    /// the same.
+    pub fn shared_request(
+        &self,
+        id: &RequestId,
+    ) -> Result<Option<Arc<RequestRecord>>, StorageError> {
         self.requests
             .get(id.as_str())?
-            .map(|bytes| decode(&bytes))
+            .map(|bytes| self.decoded_requests.get(id.as_bytes(), bytes))
             .transpose()
     }
 
@@ -111,7 +122,7 @@ impl Store {
         let encoded: Vec<Vec<u8>> = records.iter().map(encode).collect();
         let records = records.to_vec();
         let (job, done) = Queued::job(move |txn: &Txn| write_new_requests(txn, &records, &encoded));
-        self.submit(job);
+        self.submit(job, Lane::Client);
         done.await.unwrap_or(Committed {
             outcome: Err(StorageError::Closed),
             durable: Err(StorageError::Closed),
