@@ -72,7 +72,11 @@ impl Store {
             None => Bound::Unbounded,
         };
         let mut due = Vec::new();
-        for entry in self.delivery_queue.range((start, Bound::Excluded(end))) {
+        for entry in self
+            .group
+            .delivery_queue
+            .range((start, Bound::Excluded(end)))
+        {
             if due.len() == limit {
                 break;
             }
@@ -81,7 +85,7 @@ impl Store {
             if skip(&RequestId::from(String::from_utf8_lossy(id).into_owned())) {
                 continue;
             }
-            if let Some(bytes) = self.deliveries.get(id)? {
+            if let Some(bytes) = self.group.deliveries.get(id)? {
                 due.push(decode(&bytes)?);
             }
         }
@@ -90,7 +94,8 @@ impl Store {
 
     /// The delivery of a request.
     pub fn delivery(&self, request_id: &RequestId) -> Result<Option<DeliveryRecord>, StorageError> {
-        self.deliveries
+        self.group
+            .deliveries
             .get(request_id.as_str())?
             .map(|b| decode(&b))
             .transpose()
@@ -219,10 +224,10 @@ mod tests {
         };
         let mut plain = vec![1u8];
         plain.extend_from_slice(&serde_json::to_vec(&old).unwrap());
-        store.deliveries.insert("r1", plain.clone()).unwrap();
+        store.group.deliveries.insert("r1", plain.clone()).unwrap();
         assert_eq!(store.delivery(&"r1".into()).unwrap().unwrap(), old);
         store.commit_delivery(at, &old).await.unwrap();
-        let raw = store.deliveries.get("r1").unwrap().unwrap();
+        let raw = store.group.deliveries.get("r1").unwrap().unwrap();
         assert_eq!(raw[0], 2);
         assert!(raw.len() < plain.len() / 2, "{} bytes", raw.len());
         assert_eq!(store.delivery(&"r1".into()).unwrap().unwrap(), old);

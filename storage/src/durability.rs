@@ -33,6 +33,9 @@ const FLUSH_BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 ];
 
+/// Upper bounds of the group-size histogram's buckets, up to [`MAX_GROUP`].
+const GROUP_BUCKETS: [f64; 7] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
+
 /// What the flusher has finished so far, published to waiting writers.
 #[derive(Clone, Debug, Default)]
 struct Progress {
@@ -89,6 +92,8 @@ struct Shared {
     stats: Mutex<FlushStats>,
     /// Every flush's duration, for the Prometheus exposition.
     latency: Histogram,
+    /// Writes per group transaction, for the Prometheus exposition.
+    group_sizes: Histogram,
 }
 
 /// Counters describing the flusher's work so far.
@@ -117,6 +122,7 @@ impl Flusher {
             progress,
             stats: Mutex::new(FlushStats::default()),
             latency: flush_histogram(),
+            group_sizes: group_size_histogram(),
         });
         let thread_shared = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -196,6 +202,10 @@ impl Flusher {
         self.shared.latency.clone()
     }
 
+    pub(crate) fn group_sizes(&self) -> Histogram {
+        self.shared.group_sizes.clone()
+    }
+
     /// Registers demand for a flush that starts after now and returns its epoch.
     fn request(&self) -> u64 {
         let mut demand = self.shared.demand.lock().expect("flusher lock");
@@ -250,6 +260,9 @@ fn run(db: sled::Db, trees: GroupTrees, shared: Arc<Shared>) {
             let last = demand.shutdown && demand.is_idle();
             (demand.started, last, jobs)
         };
+        if !jobs.is_empty() {
+            shared.group_sizes.observe(jobs.len() as f64);
+        }
         if let Err(e) = trees.apply(&mut jobs) {
             tracing::error!(error.message = %e, writes = jobs.len(), "grouped write failed");
             let message = e.to_string();
@@ -286,6 +299,15 @@ fn run(db: sled::Db, trees: GroupTrees, shared: Arc<Shared>) {
     for job in left {
         job.fail(StorageError::Closed);
     }
+}
+
+fn group_size_histogram() -> Histogram {
+    let opts = HistogramOpts::new(
+        "switchboard_store_group_writes",
+        "Writes applied together in one grouped transaction before a flush",
+    )
+    .buckets(GROUP_BUCKETS.to_vec());
+    Histogram::with_opts(opts).expect("the group histogram's name and buckets are valid")
 }
 
 fn flush_histogram() -> Histogram {

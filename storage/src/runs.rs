@@ -23,7 +23,7 @@ impl Store {
     pub fn due_by(&self, now: DateTime<Utc>) -> Result<Vec<DueEntry>, StorageError> {
         let end = ((now.timestamp_micros().max(0) as u64) + 1).to_be_bytes();
         let mut entries = Vec::new();
-        for entry in self.due.range(..end.to_vec()) {
+        for entry in self.group.due.range(..end.to_vec()) {
             let (key, _) = entry?;
             let (instant, id) = key.split_at(8);
             let micros = u64::from_be_bytes(instant.try_into().map_err(|_| corrupt("due key"))?);
@@ -38,7 +38,8 @@ impl Store {
 
     /// Ids of requests whose run has started and not finished.
     pub fn active_request_ids(&self) -> Result<Vec<RequestId>, StorageError> {
-        self.active
+        self.group
+            .active
             .iter()
             .keys()
             .map(|k| Ok(RequestId::from(String::from_utf8_lossy(&k?).into_owned())))

@@ -25,18 +25,10 @@ pub struct Store {
     pub(crate) schema_heads: sled::Tree,
     pub(crate) schema_versions: sled::Tree,
     pub(crate) payers: sled::Tree,
-    pub(crate) requests: sled::Tree,
-    pub(crate) request_index: sled::Tree,
-    pub(crate) batch_index: sled::Tree,
-    pub(crate) idempotency: sled::Tree,
-    pub(crate) bookings: sled::Tree,
-    pub(crate) due: sled::Tree,
-    pub(crate) active: sled::Tree,
-    pub(crate) deliveries: sled::Tree,
-    pub(crate) delivery_queue: sled::Tree,
     pub(crate) delivery_attempts: sled::Tree,
     pub(crate) meta: sled::Tree,
-    /// The trees grouped writes touch, for writes that run alone ([`GroupTrees::apply_one`]).
+    /// The request and delivery trees, which grouped writes touch (and writes that run alone, through
+    /// [`GroupTrees::apply_one`]).
     pub(crate) group: GroupTrees,
     flusher: Arc<Flusher>,
     /// Signalled whenever a delivery is enqueued, so the webhook dispatcher wakes on work, not on a timer.
@@ -68,15 +60,6 @@ impl Store {
             schema_heads: db.open_tree(trees::SCHEMA_HEADS)?,
             schema_versions: db.open_tree(trees::SCHEMA_VERSIONS)?,
             payers: db.open_tree(trees::PAYERS)?,
-            requests: group.requests.clone(),
-            request_index: group.request_index.clone(),
-            batch_index: group.batch_index.clone(),
-            idempotency: group.idempotency.clone(),
-            bookings: group.bookings.clone(),
-            due: group.due.clone(),
-            active: group.active.clone(),
-            deliveries: group.deliveries.clone(),
-            delivery_queue: group.delivery_queue.clone(),
             delivery_attempts: db.open_tree(trees::DELIVERY_ATTEMPTS)?,
             meta: db.open_tree(trees::META)?,
             flusher: Arc::new(Flusher::start(db.clone(), group.clone())),
@@ -135,6 +118,12 @@ impl Store {
     /// registry. It is a handle: clones observe the same flushes.
     pub fn flush_latency(&self) -> prometheus::Histogram {
         self.flusher.latency()
+    }
+
+    /// The histogram of writes per grouped transaction (`switchboard_store_group_writes`), to register
+    /// with a metrics registry; a handle like [`Store::flush_latency`].
+    pub fn group_sizes(&self) -> prometheus::Histogram {
+        self.flusher.group_sizes()
     }
 
     /// A unique, increasing number (sled's id generator); used to order log entries.

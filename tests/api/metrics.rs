@@ -246,6 +246,16 @@ async fn metrics_expose_http_traffic_request_states_calls_webhooks_and_flushes()
         flush_count
     );
     assert!(value(&text, &format!("{flushes}_sum"), &[]) > 0.0);
+
+    // Grouped writes: at least the create and the request's transitions, never more than 64 at once.
+    let groups = "switchboard_store_group_writes";
+    let group_count = value(&text, &format!("{groups}_count"), &[]);
+    assert!(group_count > 0.0);
+    assert!(value(&text, &format!("{groups}_sum"), &[]) >= group_count);
+    assert_eq!(
+        value(&text, &format!("{groups}_bucket"), &[("le", "64")]),
+        group_count
+    );
 }
 
 #[actix_web::test]

@@ -216,6 +216,7 @@ impl Metrics {
             calls_waiting.with_label_values(&[reason]);
         }
         register(&registry, Ok(store.flush_latency()));
+        register(&registry, Ok(store.group_sizes()));
 
         for environment in [Environment::Production, Environment::Sandbox] {
             requests_created.with_label_values(&[environment.as_str()]);

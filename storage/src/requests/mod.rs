@@ -64,7 +64,8 @@ impl Store {
         &self,
         id: &RequestId,
     ) -> Result<Option<Arc<RequestRecord>>, StorageError> {
-        self.requests
+        self.group
+            .requests
             .get(id.as_str())?
             .map(|bytes| self.decoded_requests.get(id.as_bytes(), bytes))
             .transpose()
@@ -76,7 +77,11 @@ impl Store {
         scope: &Scope,
         internal_id: &str,
     ) -> Result<Option<RequestRecord>, StorageError> {
-        match self.idempotency.get(idempotency_key(scope, internal_id))? {
+        match self
+            .group
+            .idempotency
+            .get(idempotency_key(scope, internal_id))?
+        {
             Some(id) => self.request(&RequestId::from(String::from_utf8_lossy(&id).into_owned())),
             None => Ok(None),
         }
@@ -93,7 +98,7 @@ impl Store {
         let start = booking_key(scope, from);
         let end = booking_key(scope, to);
         let mut booked = BTreeMap::new();
-        for entry in self.bookings.range(start..=end) {
+        for entry in self.group.bookings.range(start..=end) {
             let (key, value) = entry?;
             let day = std::str::from_utf8(&key[prefix.len()..])
                 .ok()
@@ -140,7 +145,7 @@ impl Store {
     ) -> Result<Vec<RequestRecord>, StorageError> {
         let prefix = scope.prefix();
         self.page(
-            &self.request_index,
+            &self.group.request_index,
             &prefix,
             Some((from, to)),
             cursor,
@@ -159,7 +164,7 @@ impl Store {
         let mut prefix = scope.prefix();
         prefix.extend_from_slice(batch_id.as_bytes());
         prefix.push(0);
-        self.page(&self.batch_index, &prefix, None, cursor, limit)
+        self.page(&self.group.batch_index, &prefix, None, cursor, limit)
     }
 
     /// Keyset pagination over a `prefix + created + id` index: the cost of a page does not depend on how
@@ -195,6 +200,7 @@ impl Store {
             let (key, _) = entry?;
             let id = &key[prefix.len() + 8..];
             let record = self
+                .group
                 .requests
                 .get(id)?
                 .ok_or_else(|| corrupt("index entry without request"))?;

@@ -95,11 +95,11 @@ fn a_request_written_before_compression_reads_the_same() {
     old.inputs.insert("payerName".into(), "Aetna".into());
     let mut bytes = vec![1u8];
     bytes.extend_from_slice(&serde_json::to_vec(&old).unwrap());
-    store.requests.insert("old", bytes).unwrap();
+    store.group.requests.insert("old", bytes).unwrap();
     assert_eq!(store.request(&"old".into()).unwrap().unwrap(), old);
     // Rewritten, it is compressed under the current version.
     store.update_request(&"old".into(), |_| {}).unwrap();
-    let raw = store.requests.get("old").unwrap().unwrap();
+    let raw = store.group.requests.get("old").unwrap().unwrap();
     assert_eq!(raw[0], 2);
     assert_eq!(store.request(&"old".into()).unwrap().unwrap(), old);
 }
