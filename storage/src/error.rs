@@ -17,6 +17,9 @@ pub enum StorageError {
     /// A flush to disk failed, so the write it would have made durable is not acknowledged.
     #[error("flush to disk failed: {0}")]
     Flush(String),
+    /// The code of a grouped write panicked; nothing of that write was stored.
+    #[error("a store write panicked and was not applied")]
+    WritePanicked,
     /// The flusher has shut down; the store is closing.
     #[error("store is closed")]
     Closed,

@@ -11,6 +11,7 @@
 //! so a declined job leaves nothing in the group it shared.
 
 use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use sled::transaction::{
     ConflictableTransactionError, TransactionError, TransactionalTree, UnabortableTransactionError,
@@ -142,9 +143,32 @@ impl GroupTrees {
         })
     }
 
-    /// Applies every job in one transaction. On `Err` nothing was written and no job has its outcome.
-    pub(crate) fn apply(&self, jobs: &mut [Box<dyn Job>]) -> Result<(), StorageError> {
-        self.transact(|txn| jobs.iter_mut().try_for_each(|job| job.apply(txn)))
+    /// Applies every job in one transaction. A job that panics is taken out of the group and told so, and
+    /// the others are applied again without it: one faulty write must not stop the thread every write
+    /// goes through. On `Err` nothing was written and no job left has its outcome.
+    pub(crate) fn apply(&self, jobs: &mut Vec<Box<dyn Job>>) -> Result<(), StorageError> {
+        loop {
+            let mut panicked = None;
+            let result = self.transact(|txn| {
+                for (index, job) in jobs.iter_mut().enumerate() {
+                    match catch_unwind(AssertUnwindSafe(|| job.apply(txn))) {
+                        Ok(applied) => applied?,
+                        Err(_) => {
+                            panicked = Some(index);
+                            return Err(ConflictableTransactionError::Abort(()));
+                        }
+                    }
+                }
+                Ok(())
+            });
+            match panicked {
+                Some(index) if result.is_err() => {
+                    tracing::error!("a grouped write panicked; applying its group without it");
+                    jobs.remove(index).fail(StorageError::WritePanicked);
+                }
+                _ => return result,
+            }
+        }
     }
 
     /// Runs one write alone, in its own transaction over the same trees: for callers that cannot wait for
@@ -164,7 +188,7 @@ impl GroupTrees {
     /// One sled transaction over every tree of [`Txn`]; `body` runs again from scratch when sled retries.
     fn transact(
         &self,
-        body: impl FnMut(&Txn) -> Result<(), UnabortableTransactionError>,
+        body: impl FnMut(&Txn) -> Result<(), ConflictableTransactionError<()>>,
     ) -> Result<(), StorageError> {
         // sled wants an `Fn`; the body runs on this thread only, one run at a time.
         let body = RefCell::new(body);
@@ -191,14 +215,13 @@ impl GroupTrees {
                 deliveries: views.7.clone(),
                 delivery_queue: views.8.clone(),
             };
-            (body.borrow_mut())(&txn)?;
-            Ok::<(), ConflictableTransactionError<()>>(())
+            (body.borrow_mut())(&txn)
         });
         match result {
             Ok(()) => Ok(()),
             Err(TransactionError::Storage(e)) => Err(e.into()),
-            // The body never aborts: a write declines inside its own verdict.
-            Err(TransactionError::Abort(())) => Err(StorageError::Closed),
+            // Only a panicking job aborts (see `apply`); a write declines inside its own verdict.
+            Err(TransactionError::Abort(())) => Err(StorageError::WritePanicked),
         }
     }
 }

@@ -303,3 +303,38 @@ async fn grouped_writes_after_close_are_refused() {
         .await;
     assert!(matches!(committed.outcome, Err(StorageError::Closed)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grouped_write_that_panics_fails_alone_and_the_store_keeps_writing() {
+    let (_dir, store) = open();
+    store
+        .commit_requests(&[
+            record("r1", Environment::Production, None, 1_000),
+            record("r2", Environment::Production, None, 2_000),
+        ])
+        .await
+        .into_result()
+        .unwrap();
+    let (r1, r2): (RequestId, RequestId) = ("r1".into(), "r2".into());
+    let (faulty, fine) = tokio::join!(
+        store.commit_update(&r1, |_| panic!("a faulty change"), None),
+        store.commit_update(&r2, |r| r.internal_tag = Some("kept".into()), None),
+    );
+    assert!(matches!(faulty, Err(StorageError::WritePanicked)));
+    assert_eq!(fine.unwrap().internal_tag.as_deref(), Some("kept"));
+    assert!(store
+        .request(&"r1".into())
+        .unwrap()
+        .unwrap()
+        .internal_tag
+        .is_none());
+    let later = store
+        .commit_update(
+            &"r1".into(),
+            |r| r.internal_tag = Some("later".into()),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(later.internal_tag.as_deref(), Some("later"));
+}
