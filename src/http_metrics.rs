@@ -11,12 +11,13 @@ use std::time::Instant;
 
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
-use actix_web::web;
+use actix_web::{web, HttpRequest};
 use switchboard_actors::metrics::UNMATCHED_ROUTE;
 
 use tracing::field::Empty;
 use tracing::Instrument;
 
+use crate::http::RoutePattern;
 use crate::state::AppState;
 
 /// Body of [`actix_web::App::wrap_fn`]. Wraps the guard, so a panic or a not-ready refusal is counted with
@@ -32,19 +33,20 @@ where
     let metrics = req
         .app_data::<web::Data<AppState>>()
         .map(|state| Arc::clone(&state.metrics));
-    let route = req
-        .match_pattern()
-        .unwrap_or_else(|| UNMATCHED_ROUTE.to_owned());
     let method = method_label(req.method());
-    let span = tracing::info_span!("http", method, route = %route, status = Empty);
+    let span = tracing::info_span!("http", method, route = Empty, status = Empty);
     let response = span.in_scope(|| service.call(req));
     async move {
         let response = response.await;
-        let status = match &response {
-            Ok(response) => response.status(),
-            Err(error) => error.as_response_error().status_code(),
+        let (status, route) = match &response {
+            Ok(response) => (response.status(), route_of(response.request())),
+            Err(error) => (
+                error.as_response_error().status_code(),
+                UNMATCHED_ROUTE.to_owned(),
+            ),
         };
         let span = tracing::Span::current();
+        span.record("route", route.as_str());
         span.record("status", status.as_u16());
         if status.is_server_error() {
             tracing::warn!(status = status.as_u16(), "request failed");
@@ -57,6 +59,18 @@ where
         response
     }
     .instrument(span)
+}
+
+/// The route pattern of a request: the one its resource was registered with, else (a request refused
+/// before routing, a resource not built by `http::resource`) the resource map's match, else the label of
+/// unmatched paths.
+fn route_of(req: &HttpRequest) -> String {
+    match req.app_data::<RoutePattern>() {
+        Some(RoutePattern(pattern)) => pattern.clone(),
+        None => req
+            .match_pattern()
+            .unwrap_or_else(|| UNMATCHED_ROUTE.to_owned()),
+    }
 }
 
 /// The method as a label; extension methods share one value so a client cannot mint series.

@@ -20,10 +20,14 @@ pub async fn not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
 /// route; and only the builder knows which methods it was given, so it keeps the list for `Allow`.
 pub fn resource(path: &str) -> ServedResource {
     ServedResource {
-        resource: web::resource(path),
+        resource: web::resource(path).app_data(RoutePattern(path.to_owned())),
         methods: Vec::new(),
     }
 }
+
+/// The pattern a resource was registered with, found in a routed request's data: the metrics label, read
+/// without walking the resource map again (that walk was 4% of a request read).
+pub struct RoutePattern(pub String);
 
 /// A [`Resource`] being built, with the methods registered on it so far.
 pub struct ServedResource {

@@ -20,38 +20,35 @@ use crate::configuration::specs::SpecError;
 use crate::errors::ApiError;
 
 pub(super) fn configure(cfg: &mut web::ServiceConfig, fault_injection: bool) {
-    let mut scope = web::scope("/admin/v1");
+    // Full paths rather than a scope: a resource then knows the whole pattern it serves (its metrics label).
+    let admin = |path: &str| resource(&format!("/admin/v1{path}"));
     if fault_injection {
-        scope = scope
-            .service(resource("/faults/handler-panic").post(faults::handler_panic))
-            .service(resource("/faults/actor-panic/{actor}").post(faults::actor_panic));
+        cfg.service(admin("/faults/handler-panic").post(faults::handler_panic))
+            .service(admin("/faults/actor-panic/{actor}").post(faults::actor_panic));
     }
-    cfg.service(
-        scope
-            .service(resource("/accounts").get(accounts::list_accounts))
-            .service(
-                resource("/accounts/{id}")
-                    .get(accounts::get_account)
-                    .put(accounts::put_account)
-                    .delete(accounts::delete_account),
-            )
-            .service(resource("/accounts/{id}/credentials").post(accounts::create_credential))
-            .service(
-                resource("/schemas/{id}")
-                    .get(schemas::get_schema)
-                    .put(schemas::put_schema)
-                    .delete(schemas::retire_schema),
-            )
-            .service(resource("/payers").get(payers::list_payers))
-            .service(resource("/payers/{name}").put(payers::put_payer))
-            .service(
-                resource("/clock")
-                    .get(clock::get_clock)
-                    .post(clock::move_clock),
-            )
-            .service(resource("/webhook-deliveries").get(deliveries::list_deliveries))
-            .service(resource("/orchestration").get(orchestration::get_stats)),
-    );
+    cfg.service(admin("/accounts").get(accounts::list_accounts))
+        .service(
+            admin("/accounts/{id}")
+                .get(accounts::get_account)
+                .put(accounts::put_account)
+                .delete(accounts::delete_account),
+        )
+        .service(admin("/accounts/{id}/credentials").post(accounts::create_credential))
+        .service(
+            admin("/schemas/{id}")
+                .get(schemas::get_schema)
+                .put(schemas::put_schema)
+                .delete(schemas::retire_schema),
+        )
+        .service(admin("/payers").get(payers::list_payers))
+        .service(admin("/payers/{name}").put(payers::put_payer))
+        .service(
+            admin("/clock")
+                .get(clock::get_clock)
+                .post(clock::move_clock),
+        )
+        .service(admin("/webhook-deliveries").get(deliveries::list_deliveries))
+        .service(admin("/orchestration").get(orchestration::get_stats));
 }
 
 impl From<SpecError> for ApiError {
