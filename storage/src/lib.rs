@@ -5,8 +5,10 @@
 //! or the JSON wire format; callers above see typed records and [`StorageError`], never a sled type, so the
 //! engine could be replaced without touching them.
 //!
-//! Durability: sled's own background flush is switched off. Every mutating call writes, then waits on the
-//! [`durability`] group-commit flusher for a flush that *began after* the write, so an `Ok` means the
+//! Durability: sled's own background flush is switched off. A mutating call either writes, then waits on
+//! the [`durability`] group-commit flusher for a flush that *began after* the write, or (the hot writes:
+//! creates, request transitions, webhook saves) is queued as a [`group`] write that the flusher applies
+//! with every other write waiting, in one transaction, before its next flush. Either way an `Ok` means the
 //! change is on disk, and concurrent writers share one `fsync`.
 #![warn(missing_docs)]
 

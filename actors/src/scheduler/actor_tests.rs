@@ -82,3 +82,65 @@ async fn a_panic_inside_the_scheduler_restarts_it_and_booking_goes_on() {
     );
     drop((held, next));
 }
+
+fn draft() -> RequestDraft {
+    RequestDraft {
+        schema_id: "vob".into(),
+        schema_version: 1,
+        request_type: "vob".into(),
+        inputs: Default::default(),
+        internal_id: None,
+        internal_tag: None,
+        webhook_url: None,
+        ai_only: false,
+        onshore_only: false,
+        payer_lookup: None,
+        dial: None,
+        payer_electronic: false,
+        electronic_payer_id: None,
+    }
+}
+
+#[actix::test]
+async fn a_create_abandoned_after_its_write_was_queued_keeps_its_places_booked() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let (addr, metrics) = scheduler(&store);
+    let creator = Creator {
+        scope: Scope::new("acme", Environment::Production),
+        capacity: 2,
+        timezone: chrono_tz::America::New_York,
+        credential_id: "cred".into(),
+    };
+    {
+        let create = admit(&addr, &store, &metrics, &creator, vec![draft(), draft()]);
+        futures::pin_mut!(create);
+        // Polled until the write is queued (the booking answered), then abandoned like a client hanging up.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while store
+            .list_requests(
+                &creator.scope,
+                "2026-01-01T00:00:00Z".parse().unwrap(),
+                "2027-01-01T00:00:00Z".parse().unwrap(),
+                None,
+                10,
+            )
+            .unwrap()
+            .is_empty()
+        {
+            assert!(
+                futures::poll!(create.as_mut()).is_pending(),
+                "the create finished before it was abandoned"
+            );
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the write was never queued"
+            );
+            tokio::task::yield_now().await;
+        }
+    }
+    // Both requests were stored, so Monday stays full: the next booking lands on Tuesday.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let next = addr.send(book(1)).await.unwrap().unwrap();
+    assert_eq!(next.placement().days, [day("2026-11-24")]);
+}

@@ -4,10 +4,16 @@
 
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
 use actix::Addr;
 use chrono::NaiveDate;
 use chrono_tz::Tz;
-use switchboard_storage::{RequestBatchId, RequestId, RequestRecord, RequestState, Scope, Store};
+use switchboard_storage::{
+    RequestBatchId, RequestId, RequestRecord, RequestState, Scope, StorageError, Store,
+};
+use tokio::sync::oneshot;
+use tracing::Instrument;
 
 use super::messages::{BookRequests, BookingError, Placement, RequestDraft};
 use super::CapacityScheduler;
@@ -34,7 +40,7 @@ pub struct Creator {
 pub async fn admit(
     scheduler: &Addr<CapacityScheduler>,
     store: &Store,
-    metrics: &Metrics,
+    metrics: &Arc<Metrics>,
     creator: &Creator,
     drafts: Vec<RequestDraft>,
 ) -> Result<Vec<RequestRecord>, BookingError> {
@@ -51,14 +57,26 @@ pub async fn admit(
         .await
         .map_err(|e| BookingError::Unavailable(e.to_string()))??;
     let records = records(creator, drafts, reservation.placement());
-    let committed = store.commit_requests(&records).await;
+    // The write and the reservation's settlement run in a task of their own: once the write is queued it
+    // happens even if this POST is abandoned (its client hangs up), and its places must then stay booked,
+    // or the ledger would count fewer requests than the store holds.
+    let (settled, outcome) = oneshot::channel();
+    let (store, metrics, written) = (store.clone(), Arc::clone(metrics), records.clone());
+    actix::spawn(async move {
+        let committed = store.commit_requests(&written).await;
+        if committed.outcome.is_ok() {
+            // Stored, so the places stay taken even if the flush failed: the requests may still reach the
+            // disk.
+            reservation.stored();
+            for record in &written {
+                metrics.request_created(record.environment);
+                tracing::info!(request_id = %record.id, batch_id = %record.batch_id, due_date = %record.due_date, "request booked");
+            }
+        }
+        let _ = settled.send(committed);
+    }.instrument(tracing::Span::current()));
+    let committed = outcome.await.map_err(|_| StorageError::Closed)?;
     committed.outcome?;
-    // Stored, so the places stay taken even if the flush failed: the requests may still reach the disk.
-    reservation.stored();
-    for record in &records {
-        metrics.request_created(record.environment);
-        tracing::info!(request_id = %record.id, batch_id = %record.batch_id, due_date = %record.due_date, "request booked");
-    }
     committed.durable?;
     Ok(records)
 }
