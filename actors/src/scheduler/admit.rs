@@ -57,24 +57,28 @@ pub async fn admit(
         .await
         .map_err(|e| BookingError::Unavailable(e.to_string()))??;
     let records = records(creator, drafts, reservation.placement());
-    // The write and the reservation's settlement run in a task of their own: once the write is queued it
-    // happens even if this POST is abandoned (its client hangs up), and its places must then stay booked,
-    // or the ledger would count fewer requests than the store holds.
+    // Queued now; the settlement runs in a task of its own: the write happens even if this POST is
+    // abandoned (its client hangs up), and its places must then stay booked, or the ledger would count
+    // fewer requests than the store holds.
+    let write = store.commit_requests(&records);
     let (settled, outcome) = oneshot::channel();
-    let (store, metrics, written) = (store.clone(), Arc::clone(metrics), records.clone());
-    actix::spawn(async move {
-        let committed = store.commit_requests(&written).await;
-        if committed.outcome.is_ok() {
-            // Stored, so the places stay taken even if the flush failed: the requests may still reach the
-            // disk.
-            reservation.stored();
-            for record in &written {
-                metrics.request_created(record.environment);
-                tracing::info!(request_id = %record.id, batch_id = %record.batch_id, due_date = %record.due_date, "request booked");
+    let (metrics, written) = (Arc::clone(metrics), records.clone());
+    actix::spawn(
+        async move {
+            let committed = write.await;
+            if committed.outcome.is_ok() {
+                // Stored, so the places stay taken even if the flush failed: the requests may still
+                // reach the disk.
+                reservation.stored();
+                for record in &written {
+                    metrics.request_created(record.environment);
+                    tracing::info!(request_id = %record.id, batch_id = %record.batch_id, due_date = %record.due_date, "request booked");
+                }
             }
+            let _ = settled.send(committed);
         }
-        let _ = settled.send(committed);
-    }.instrument(tracing::Span::current()));
+        .instrument(tracing::Span::current()),
+    );
     let committed = outcome.await.map_err(|_| StorageError::Closed)?;
     committed.outcome?;
     committed.durable?;

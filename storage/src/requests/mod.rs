@@ -6,6 +6,7 @@
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashSet};
+use std::future::Future;
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -121,17 +122,23 @@ impl Store {
     }
 
     /// Like [`Store::insert_requests`], grouped with every write waiting on the same flush (one transaction
-    /// and one fsync for all of them); returns once the flush after it is done. An `Ok` outcome means the
-    /// requests are stored, even when the flush then failed.
-    pub async fn commit_requests(&self, records: &[RequestRecord]) -> Committed<()> {
+    /// and one fsync for all of them). The write is queued at once, not when the answer is first awaited,
+    /// and happens even if the answer is never awaited; the answer comes once the flush after its group is
+    /// done. An `Ok` outcome means the requests are stored, even when the flush then failed.
+    pub fn commit_requests(
+        &self,
+        records: &[RequestRecord],
+    ) -> impl Future<Output = Committed<()>> + 'static {
         let encoded: Vec<Vec<u8>> = records.iter().map(encode).collect();
         let records = records.to_vec();
         let (job, done) = Queued::job(move |txn: &Txn| write_new_requests(txn, &records, &encoded));
         self.submit(job, Lane::Client);
-        done.await.unwrap_or(Committed {
-            outcome: Err(StorageError::Closed),
-            durable: Err(StorageError::Closed),
-        })
+        async move {
+            done.await.unwrap_or(Committed {
+                outcome: Err(StorageError::Closed),
+                durable: Err(StorageError::Closed),
+            })
+        }
     }
 
     /// Requests of `scope` created in `[from, to)`, newest first, after `cursor`, at most `limit`.
