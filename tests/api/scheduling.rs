@@ -271,6 +271,36 @@ async fn work_already_pending_counts_against_capacity() {
 }
 
 #[actix_web::test]
+async fn concurrent_posts_never_overbook_a_day() {
+    // Creates share one store transaction per flush; the ledger they book against must still count every
+    // request of every POST exactly once.
+    let app = spawn_app_with(&capacity_config(3)).await;
+    let token = app.live_token().await;
+    let bodies: Vec<Value> = (0..12)
+        .map(|n| json!({ "requests": [claim_item(n), claim_item(n + 100)] }))
+        .collect();
+    let answers =
+        futures::future::join_all(bodies.iter().map(|body| post_requests(&app, &token, body)))
+            .await;
+    let mut entries = Vec::new();
+    for (status, body) in answers {
+        assert_eq!(status, 200, "{body}");
+        entries.extend(body["requests"].as_array().unwrap().iter().cloned());
+    }
+    let mut per_day: HashMap<String, usize> = HashMap::new();
+    for date in due_dates(&app, &token, &entries).await {
+        *per_day.entry(date).or_default() += 1;
+    }
+    assert_eq!(per_day.values().sum::<usize>(), 24);
+    assert!(per_day.values().all(|&n| n <= 3), "{per_day:?}");
+    assert_eq!(
+        per_day.len(),
+        8,
+        "24 requests at 3 a day fill 8 business days: {per_day:?}"
+    );
+}
+
+#[actix_web::test]
 async fn days_that_have_passed_no_longer_count_and_today_keeps_its_bookings() {
     let app = spawn_app_with(&capacity_config(2)).await;
     let token = app.live_token().await;
