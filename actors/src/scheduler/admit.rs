@@ -62,7 +62,7 @@ pub async fn admit(
     // fewer requests than the store holds.
     let write = store.commit_requests(&records);
     let (settled, outcome) = oneshot::channel();
-    let (metrics, written) = (Arc::clone(metrics), records.clone());
+    let metrics = Arc::clone(metrics);
     actix::spawn(
         async move {
             let committed = write.await;
@@ -70,16 +70,17 @@ pub async fn admit(
                 // Stored, so the places stay taken even if the flush failed: the requests may still
                 // reach the disk.
                 reservation.stored();
-                for record in &written {
+                for record in &records {
                     metrics.request_created(record.environment);
                     tracing::info!(request_id = %record.id, batch_id = %record.batch_id, due_date = %record.due_date, "request booked");
                 }
             }
-            let _ = settled.send(committed);
+            // The records go back to the POST, if it is still waiting.
+            let _ = settled.send((committed, records));
         }
         .instrument(tracing::Span::current()),
     );
-    let committed = outcome.await.map_err(|_| StorageError::Closed)?;
+    let (committed, records) = outcome.await.map_err(|_| StorageError::Closed)?;
     committed.outcome?;
     committed.durable?;
     Ok(records)
