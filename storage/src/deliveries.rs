@@ -5,48 +5,15 @@
 //! webhook leaves before its request reads as terminal.
 
 use chrono::{DateTime, Utc};
+use sled::transaction::UnabortableTransactionError;
 use std::ops::Bound;
 
 use crate::codec::{decode, encode};
 use crate::durability::Lane;
-use crate::group::{Queued, Txn, Verdict};
-use crate::requests::due_key;
-use crate::{
-    AttemptRecord, DeliveryRecord, DeliveryStatus, RequestId, RequestRecord, StorageError, Store,
-};
+use crate::group::{Queued, Txn};
+use crate::{AttemptRecord, DeliveryRecord, DeliveryStatus, RequestId, StorageError, Store};
 
 impl Store {
-    /// Applies `change` to a request like [`Store::update_request`] and in the same transaction enqueues
-    /// `delivery` (if any) for its first round, grouped with every write waiting on the same flush (one
-    /// transaction and one fsync for all of them); returns the record as written once it is durable.
-    /// Deliveries are enqueued only here, so [`Store::groups_durable`] covers every one that can be read.
-    pub async fn commit_update(
-        &self,
-        id: &RequestId,
-        change: impl Fn(&mut RequestRecord) + Send + 'static,
-        delivery: Option<DeliveryRecord>,
-    ) -> Result<RequestRecord, StorageError> {
-        let enqueues = delivery.is_some();
-        let lane = if enqueues {
-            Lane::Client
-        } else {
-            Lane::Background
-        };
-        let job_id = id.clone();
-        let (job, done) = Queued::job(move |txn: &Txn| {
-            write_request_update(txn, &job_id, &change, delivery.as_ref())
-        });
-        self.submit(job, lane);
-        let updated = done
-            .await
-            .map_err(|_| StorageError::Closed)?
-            .into_result()?;
-        if enqueues {
-            self.signal_outbox();
-        }
-        Ok(updated)
-    }
-
     /// Deliveries whose next round is due at `now`, oldest first, at most `limit`.
     pub fn due_deliveries(
         &self,
@@ -161,38 +128,19 @@ impl QueuePosition {
     }
 }
 
-/// A request's change, its moves between the `due` and `active` indexes, and its first delivery.
-pub(crate) fn write_request_update(
+/// Enqueues a request's delivery for its first round, unless it has one already: in the transaction that
+/// makes the request terminal.
+pub(crate) fn enqueue_first_round(
     txn: &Txn,
     id: &RequestId,
-    change: &dyn Fn(&mut RequestRecord),
-    delivery: Option<&DeliveryRecord>,
-) -> Verdict<RequestRecord> {
-    let Some(bytes) = txn.requests.get(id.as_bytes())? else {
-        return Ok(Err(StorageError::RequestMissing(id.clone())));
-    };
-    let mut record: RequestRecord = match decode(&bytes) {
-        Ok(record) => record,
-        Err(e) => return Ok(Err(e)),
-    };
-    change(&mut record);
-    txn.requests.insert(id.as_bytes(), encode(&record))?;
-    if record.run.is_some() {
-        txn.due.remove(due_key(record.due_at, id))?;
+    delivery: &DeliveryRecord,
+) -> Result<(), UnabortableTransactionError> {
+    if txn.deliveries.get(id.as_bytes())?.is_none() {
+        txn.deliveries.insert(id.as_bytes(), encode(delivery))?;
+        txn.delivery_queue
+            .insert(queue_key(delivery.next_at, id.as_str()), &[] as &[u8])?;
     }
-    if record.run.is_some() && !record.state.is_terminal() {
-        txn.active.insert(id.as_bytes(), &[] as &[u8])?;
-    } else {
-        txn.active.remove(id.as_bytes())?;
-    }
-    if let Some(delivery) = delivery {
-        if txn.deliveries.get(id.as_bytes())?.is_none() {
-            txn.deliveries.insert(id.as_bytes(), encode(delivery))?;
-            txn.delivery_queue
-                .insert(queue_key(delivery.next_at, id.as_str()), &[] as &[u8])?;
-        }
-    }
-    Ok(Ok(record))
+    Ok(())
 }
 
 fn queue_key(at: DateTime<Utc>, id: &str) -> Vec<u8> {

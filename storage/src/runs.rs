@@ -4,8 +4,12 @@
 //! the same transaction that starts its run, and leaves `active` in the transaction that makes it terminal.
 //! Start-up recovery therefore reads two small indexes instead of scanning every request.
 
-use crate::deliveries::write_request_update;
-use crate::{RequestId, RequestRecord, StorageError, Store};
+use crate::codec::{decode, encode};
+use crate::deliveries::enqueue_first_round;
+use crate::durability::Lane;
+use crate::group::{Queued, Txn, Verdict};
+use crate::requests::due_key;
+use crate::{DeliveryRecord, RequestId, RequestRecord, StorageError, Store};
 use chrono::{DateTime, Utc};
 
 /// A booked request whose day has come.
@@ -46,6 +50,37 @@ impl Store {
             .collect()
     }
 
+    /// Applies `change` to a request like [`Store::update_request`] and in the same transaction enqueues
+    /// `delivery` (if any) for its first round, grouped with every write waiting on the same flush (one
+    /// transaction and one fsync for all of them); returns the record as written once it is durable.
+    /// Deliveries are enqueued only here, so [`Store::groups_durable`] covers every one that can be read.
+    pub async fn commit_update(
+        &self,
+        id: &RequestId,
+        change: impl Fn(&mut RequestRecord) + Send + 'static,
+        delivery: Option<DeliveryRecord>,
+    ) -> Result<RequestRecord, StorageError> {
+        let enqueues = delivery.is_some();
+        let lane = if enqueues {
+            Lane::Client
+        } else {
+            Lane::Background
+        };
+        let job_id = id.clone();
+        let (job, done) = Queued::job(move |txn: &Txn| {
+            write_request_update(txn, &job_id, &change, delivery.as_ref())
+        });
+        self.submit(job, lane);
+        let updated = done
+            .await
+            .map_err(|_| StorageError::Closed)?
+            .into_result()?;
+        if enqueues {
+            self.signal_outbox();
+        }
+        Ok(updated)
+    }
+
     /// Applies `change` to a request atomically and returns the new record. The change also decides the
     /// request's place in the indexes: a started run leaves `due` and joins `active`; a terminal state
     /// leaves `active`. Not durable until [`Store::durable`].
@@ -57,6 +92,36 @@ impl Store {
         self.group
             .apply_one(|txn| write_request_update(txn, id, &change, None))
     }
+}
+
+/// A request's change, its moves between the `due` and `active` indexes, and its first delivery.
+fn write_request_update(
+    txn: &Txn,
+    id: &RequestId,
+    change: &dyn Fn(&mut RequestRecord),
+    delivery: Option<&DeliveryRecord>,
+) -> Verdict<RequestRecord> {
+    let Some(bytes) = txn.requests.get(id.as_bytes())? else {
+        return Ok(Err(StorageError::RequestMissing(id.clone())));
+    };
+    let mut record: RequestRecord = match decode(&bytes) {
+        Ok(record) => record,
+        Err(e) => return Ok(Err(e)),
+    };
+    change(&mut record);
+    txn.requests.insert(id.as_bytes(), encode(&record))?;
+    if record.run.is_some() {
+        txn.due.remove(due_key(record.due_at, id))?;
+    }
+    if record.run.is_some() && !record.state.is_terminal() {
+        txn.active.insert(id.as_bytes(), &[] as &[u8])?;
+    } else {
+        txn.active.remove(id.as_bytes())?;
+    }
+    if let Some(delivery) = delivery {
+        enqueue_first_round(txn, id, delivery)?;
+    }
+    Ok(Ok(record))
 }
 
 fn corrupt(what: &str) -> StorageError {
