@@ -168,7 +168,7 @@ fn schema() -> Arc<SchemaVersionRecord> {
 }
 
 /// Stores a running production request whose primary step is open, with `calls` placed.
-fn store_request(store: &Store, calls: Vec<CallRecord>) {
+async fn store_request(store: &Store, calls: Vec<CallRecord>) {
     let day: NaiveDate = "2026-11-23".parse().unwrap();
     let record = RequestRecord {
         id: "req-1".into(),
@@ -199,7 +199,11 @@ fn store_request(store: &Store, calls: Vec<CallRecord>) {
         completed_at: None,
         run: None,
     };
-    store.insert_requests(&[record]).unwrap();
+    store
+        .commit_requests(&[record])
+        .await
+        .into_result()
+        .unwrap();
     let step = StepRecord {
         key: "step-1".into(),
         schema_id: "vob".into(),
@@ -251,7 +255,7 @@ fn stored_run(store: &Store) -> RunRecord {
 async fn a_step_reports_its_end_to_its_parent_once_its_call_and_its_close_are_stored() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    store_request(&store, vec![]);
+    store_request(&store, vec![]).await;
     let (parent, mut reports) = fake_parent();
     let shared = shared(&store, Arc::new(AnsweringDialer));
     StepActor::new(shared, StepParent::of(&parent), step_job()).start();
@@ -275,7 +279,7 @@ async fn a_step_reports_its_end_to_its_parent_once_its_call_and_its_close_are_st
 async fn a_step_whose_call_panics_reports_the_crash_and_leaves_the_call_to_be_placed_again() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    store_request(&store, vec![]);
+    store_request(&store, vec![]).await;
     let (parent, mut reports) = fake_parent();
     let shared = shared(&store, Arc::new(PanickingDialer));
     StepActor::new(shared, StepParent::of(&parent), step_job()).start();
@@ -309,7 +313,7 @@ async fn a_call_reports_its_end_to_its_parent_after_its_outcome_is_stored() {
         outcome: None,
         platform: None,
     };
-    store_request(&store, vec![call]);
+    store_request(&store, vec![call]).await;
     let (parent, mut reports) = fake_parent();
     let job = CallJob {
         call_id: "call-1".into(),

@@ -56,7 +56,11 @@ pub struct Cursor {
 impl Store {
     /// Reads a request by id.
     pub fn request(&self, id: &RequestId) -> Result<Option<RequestRecord>, StorageError> {
-        Ok(self.shared_request(id)?.map(Arc::unwrap_or_clone))
+        self.group
+            .requests
+            .get(id.as_str())?
+            .map(|bytes| self.decoded_requests.get_owned(id.as_bytes(), bytes))
+            .transpose()
     }
 
     /// Reads a request by id without copying it: the decoded record is shared while the stored bytes stay
@@ -110,21 +114,15 @@ impl Store {
         Ok(booked)
     }
 
-    /// Inserts new requests with their indexes, idempotency keys and bookings in one transaction of their
-    /// own. Whether an internal id replays an earlier request is decided before booking (intake); this
-    /// transaction is the last line of defence against a concurrent create that claimed the same key in
-    /// between: then nothing is written and the error is [`StorageError::InternalIdClaimed`].
-    /// Not durable until [`Store::durable`]; the create path uses [`Store::commit_requests`].
-    pub fn insert_requests(&self, records: &[RequestRecord]) -> Result<(), StorageError> {
-        let encoded: Vec<Vec<u8>> = records.iter().map(encode).collect();
-        self.group
-            .apply_one(|txn| write_new_requests(txn, records, &encoded))
-    }
-
-    /// Like [`Store::insert_requests`], grouped with every write waiting on the same flush (one transaction
-    /// and one fsync for all of them). The write is queued at once, not when the answer is first awaited,
-    /// and happens even if the answer is never awaited; the answer comes once the flush after its group is
-    /// done. An `Ok` outcome means the requests are stored, even when the flush then failed.
+    /// Inserts new requests with their indexes, idempotency keys and bookings, grouped with every write
+    /// waiting on the same flush (one transaction and one fsync for all of them). Whether an internal id
+    /// replays an earlier request is decided before booking (intake); this write is the last line of
+    /// defence against a concurrent create that claimed the same key in between: then nothing of it is
+    /// written and the outcome is [`StorageError::InternalIdClaimed`].
+    ///
+    /// The write is queued at once, not when the answer is first awaited, and happens even if the answer is
+    /// never awaited; the answer comes once the flush after its group is done. An `Ok` outcome means the
+    /// requests are stored, even when the flush then failed.
     pub fn commit_requests(
         &self,
         records: &[RequestRecord],

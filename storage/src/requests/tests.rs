@@ -48,16 +48,20 @@ fn scope(environment: Environment) -> Scope {
     Scope::new("acme", environment)
 }
 
-#[test]
-fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing() {
+#[tokio::test]
+async fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing() {
     let (_dir, store) = open();
     let first = record("r1", Environment::Production, Some("key"), 1_000);
     let sandbox = record("r3", Environment::Sandbox, Some("key"), 3_000);
-    store.insert_requests(&[first.clone(), sandbox]).unwrap();
+    store
+        .commit_requests(&[first.clone(), sandbox])
+        .await
+        .into_result()
+        .unwrap();
     let fresh = record("r4", Environment::Production, None, 4_000);
     let replay = record("r2", Environment::Production, Some("key"), 2_000);
     assert!(matches!(
-        store.insert_requests(&[fresh, replay]),
+        store.commit_requests(&[fresh, replay]).await.outcome,
         Err(StorageError::InternalIdClaimed(key)) if key == "key"
     ));
     assert!(store.request(&"r2".into()).unwrap().is_none());
@@ -104,8 +108,8 @@ fn a_request_written_before_compression_reads_the_same() {
     assert_eq!(store.request(&"old".into()).unwrap().unwrap(), old);
 }
 
-#[test]
-fn listing_is_newest_first_within_the_window_and_pages_by_keyset() {
+#[tokio::test]
+async fn listing_is_newest_first_within_the_window_and_pages_by_keyset() {
     let (_dir, store) = open();
     let records: Vec<RequestRecord> = (0..25)
         .map(|i| {
@@ -117,7 +121,7 @@ fn listing_is_newest_first_within_the_window_and_pages_by_keyset() {
             )
         })
         .collect();
-    store.insert_requests(&records).unwrap();
+    store.commit_requests(&records).await.into_result().unwrap();
     let from = DateTime::from_timestamp_micros(0).unwrap();
     let to = DateTime::from_timestamp_micros(2_000_000).unwrap();
     let production = scope(Environment::Production);
@@ -154,14 +158,18 @@ fn listing_is_newest_first_within_the_window_and_pages_by_keyset() {
         .is_empty());
 }
 
-#[test]
-fn only_requests_whose_day_has_begun_are_due() {
+#[tokio::test]
+async fn only_requests_whose_day_has_begun_are_due() {
     let (_dir, store) = open();
     let mut today = record("today", Environment::Production, None, 1);
     today.due_at = "2026-11-23T05:00:00Z".parse().unwrap();
     let mut tomorrow = record("tomorrow", Environment::Production, None, 2);
     tomorrow.due_at = "2026-11-24T05:00:00Z".parse().unwrap();
-    store.insert_requests(&[tomorrow, today]).unwrap();
+    store
+        .commit_requests(&[tomorrow, today])
+        .await
+        .into_result()
+        .unwrap();
     let ids = |now: &str| -> Vec<String> {
         store
             .due_by(now.parse().unwrap())
@@ -175,17 +183,19 @@ fn only_requests_whose_day_has_begun_are_due() {
     assert_eq!(ids("2026-11-24T06:00:00Z"), ["today", "tomorrow"]);
 }
 
-#[test]
-fn a_batch_lists_regardless_of_dates() {
+#[tokio::test]
+async fn a_batch_lists_regardless_of_dates() {
     let (_dir, store) = open();
     let mut other = record("other", Environment::Production, None, 5);
     other.batch_id = "batch-2".into();
     store
-        .insert_requests(&[
+        .commit_requests(&[
             record("a", Environment::Production, None, 1),
             record("b", Environment::Production, None, 2),
             other,
         ])
+        .await
+        .into_result()
         .unwrap();
     let ids: Vec<String> = store
         .list_batch(
