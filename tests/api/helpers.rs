@@ -367,10 +367,15 @@ impl BinaryServer {
 
     /// A token of the demo account's live credential.
     pub async fn live_token(&self) -> String {
+        self.token(LIVE_KEY, LIVE_SECRET).await
+    }
+
+    /// A bearer token for a key/secret pair.
+    pub async fn token(&self, key: &str, secret: &str) -> String {
         let response = client()
             .get(self.url("/v1/auth"))
-            .header("Switchboard-API-Key", LIVE_KEY)
-            .header("Switchboard-API-Secret", LIVE_SECRET)
+            .header("Switchboard-API-Key", key)
+            .header("Switchboard-API-Secret", secret)
             .send()
             .await
             .unwrap();

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::helpers::{
     client, spawn_app_with, status_and_json, write_config, BinaryServer, TestApp, TestConfig,
-    LIVE_KEY, LIVE_SECRET, SANDBOX_KEY, SANDBOX_SECRET,
+    SANDBOX_KEY, SANDBOX_SECRET,
 };
 use crate::requests_read::{
     claim_item, create_batch, create_one, ids, list_ok, plain_config, post_requests, read,
@@ -615,25 +615,6 @@ async fn accounts_keep_separate_ledgers() {
 
 // ---- durability -----------------------------------------------------------------------------------------
 
-/// A binary server's bearer token for a key/secret pair.
-async fn binary_token(
-    client: &reqwest::Client,
-    server: &BinaryServer,
-    key: &str,
-    secret: &str,
-) -> String {
-    let response = client
-        .get(server.url("/v1/auth"))
-        .header("Switchboard-API-Key", key)
-        .header("Switchboard-API-Secret", secret)
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = status_and_json(response).await;
-    assert_eq!(status, 200, "{body}");
-    body["token"].as_str().unwrap().to_owned()
-}
-
 /// POST /v1/requests on a binary server: status and body.
 async fn binary_post(
     client: &reqwest::Client,
@@ -692,14 +673,14 @@ async fn bookings_survive(stop: fn(BinaryServer)) {
     let client = client();
 
     let server = start_ready(&client, &config, data_dir.path()).await;
-    let token = binary_token(&client, &server, LIVE_KEY, LIVE_SECRET).await;
+    let token = server.live_token().await;
     let (status, body) = binary_post(&client, &server, &token, &batch_body(2)).await;
     assert_eq!(status, 200, "{body}");
     let booked: Vec<String> = ids(body["requests"].as_array().unwrap());
     stop(server);
 
     let server = start_ready(&client, &config, data_dir.path()).await;
-    let token = binary_token(&client, &server, LIVE_KEY, LIVE_SECRET).await;
+    let token = server.live_token().await;
     for id in &booked {
         assert_eq!(binary_due(&client, &server, &token, id).await, MONDAY_DUE);
     }
@@ -711,7 +692,7 @@ async fn bookings_survive(stop: fn(BinaryServer)) {
         TUESDAY_DUE
     );
     // The sandbox ledger was empty and still is.
-    let sandbox = binary_token(&client, &server, SANDBOX_KEY, SANDBOX_SECRET).await;
+    let sandbox = server.token(SANDBOX_KEY, SANDBOX_SECRET).await;
     let (status, body) = binary_post(&client, &server, &sandbox, &claim_item(0)).await;
     assert_eq!(status, 200, "{body}");
     let sandboxed = body["requestId"].as_str().unwrap();
