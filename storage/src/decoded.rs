@@ -49,19 +49,6 @@ impl<R: Record> Decoded<R> {
         Ok(record)
     }
 
-    /// An owned copy of the record stored under `key`: copied from the decoded one when these bytes were
-    /// decoded before, else decoded without being kept. For writers' reads (the orchestration actors),
-    /// which change what they read: keeping their records would only push out the ones clients read.
-    pub(crate) fn get_owned(&self, key: &[u8], bytes: IVec) -> Result<R, StorageError>
-    where
-        R: Clone,
-    {
-        match self.seen(key, &bytes) {
-            Some(record) => Ok(R::clone(&record)),
-            None => decode(&bytes),
-        }
-    }
-
     fn seen(&self, key: &[u8], bytes: &IVec) -> Option<Arc<R>> {
         let entries = self.entries.read().expect("decoded lock");
         let (seen, record) = entries.get(key)?;
@@ -76,7 +63,7 @@ mod tests {
     use super::*;
     use crate::codec::encode;
 
-    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct Sample {
         name: String,
     }
@@ -98,17 +85,6 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         assert_eq!(cache.get(b"key", bytes("second")).unwrap().name, "second");
         assert_eq!(cache.get(b"other", bytes("third")).unwrap().name, "third");
-    }
-
-    #[test]
-    fn an_owned_read_copies_what_was_decoded_and_keeps_nothing_new() {
-        let cache = Decoded::<Sample>::new();
-        assert_eq!(cache.get_owned(b"a", bytes("a")).unwrap().name, "a");
-        assert!(cache.entries.read().unwrap().is_empty());
-        cache.get(b"a", bytes("a")).unwrap();
-        assert_eq!(cache.get_owned(b"a", bytes("a")).unwrap().name, "a");
-        assert_eq!(cache.get_owned(b"a", bytes("b")).unwrap().name, "b");
-        assert_eq!(cache.entries.read().unwrap().len(), 1);
     }
 
     #[test]

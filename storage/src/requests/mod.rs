@@ -56,11 +56,9 @@ pub struct Cursor {
 impl Store {
     /// Reads a request by id.
     pub fn request(&self, id: &RequestId) -> Result<Option<RequestRecord>, StorageError> {
-        self.group
-            .requests
-            .get(id.as_str())?
-            .map(|bytes| self.decoded_requests.get_owned(id.as_bytes(), bytes))
-            .transpose()
+        // A copy of the shared decoded record: the actors reading here change what they read, and a request
+        // actor and its step often read the same bytes in turn.
+        Ok(self.shared_request(id)?.map(Arc::unwrap_or_clone))
     }
 
     /// Reads a request by id without copying it: the decoded record is shared while the stored bytes stay
