@@ -9,7 +9,25 @@ use switchboard::startup::Application;
 use switchboard::telemetry;
 use switchboard::trace::TraceTarget;
 
+/// mimalloc instead of glibc's malloc: the request path allocates many small, short-lived buffers, and
+/// glibc's bin upkeep (consolidation, unlinking) was a sixth of the server core's samples under create load.
+/// Built without transparent huge pages, which kept whole 2 MiB pages resident for a few live objects.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// `mi_option_purge_delay` in the option enum of the pinned libmimalloc-sys (mimalloc 3.3).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Freed memory goes back to the system at once rather than after mimalloc's default second: a server that
+/// has just recovered a large store otherwise holds its start-up garbage (measured with 1,000,000 stored
+/// requests: 190 MiB resident after restart with the default, 140 MiB with this).
+fn return_freed_memory_at_once() {
+    // SAFETY: sets one process-wide integer option that mimalloc reads whenever it purges.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+}
+
 fn main() -> ExitCode {
+    return_freed_memory_at_once();
     let cli = Cli::parse();
     let args = match cli.command {
         Some(Command::Serve(args)) => args,
