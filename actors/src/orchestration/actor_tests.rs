@@ -17,6 +17,7 @@ use switchboard_storage::{
 use tokio::sync::mpsc;
 
 use super::call::CallActor;
+use super::edges::Edges;
 use super::messages::{CallCrashed, CallEnded, CallParent, StepCrashed, StepEnded, StepParent};
 use super::outcome::required_fields;
 use super::step::{StepActor, StepJob};
@@ -28,7 +29,7 @@ use crate::{Clock, Metrics};
 /// A report as the fake parent received it.
 #[derive(Debug, PartialEq)]
 enum Report {
-    StepEnded { key: String },
+    StepEnded { key: String, edges: Edges },
     StepCrashed { key: String, reason: String },
     CallEnded { call_id: String },
     CallCrashed { call_id: String, reason: String },
@@ -48,6 +49,7 @@ impl Handler<StepEnded> for FakeParent {
     fn handle(&mut self, ended: StepEnded, _: &mut Context<Self>) {
         let _ = self.reports.send(Report::StepEnded {
             key: ended.key.to_string(),
+            edges: ended.edges,
         });
     }
 }
@@ -239,6 +241,7 @@ fn step_job() -> StepJob {
         restarts: 0,
         zone: chrono_tz::America::New_York,
         incarnation: 1,
+        edges: Edges::default(),
     }
 }
 
@@ -252,7 +255,7 @@ fn stored_run(store: &Store) -> RunRecord {
 }
 
 #[actix::test]
-async fn a_step_reports_its_end_to_its_parent_once_its_call_and_its_close_are_stored() {
+async fn a_step_reports_its_end_with_its_close_once_its_call_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     store_request(&store, vec![]).await;
@@ -260,19 +263,30 @@ async fn a_step_reports_its_end_to_its_parent_once_its_call_and_its_close_are_st
     let shared = shared(&store, Arc::new(AnsweringDialer));
     StepActor::new(shared, StepParent::of(&parent), step_job()).start();
 
-    let key = "step-1".to_owned();
-    assert_eq!(next_report(&mut reports).await, Report::StepEnded { key });
-    let run = stored_run(&store);
-    assert_eq!(run.steps[0].state, StepState::Succeeded);
-    assert_eq!(run.steps[0].fields_captured, 2);
-    assert!(run.steps[0].missing_fields.is_empty());
-    assert_eq!(run.calls.len(), 1, "one call placed: {:?}", run.calls);
-    let outcome = run.calls[0]
+    let Report::StepEnded { key, edges } = next_report(&mut reports).await else {
+        panic!("expected the step to report its end");
+    };
+    assert_eq!(key, "step-1");
+    let mut record = store.request(&"req-1".into()).unwrap().unwrap();
+    let stored = record.run.clone().unwrap();
+    assert_eq!(
+        stored.steps[0].state,
+        StepState::InProgress,
+        "the close is left to the request actor's next write"
+    );
+    assert_eq!(stored.calls.len(), 1, "one call placed: {:?}", stored.calls);
+    let outcome = stored.calls[0]
         .outcome
         .as_ref()
         .expect("the call's outcome is stored");
     assert_eq!(outcome.disposition, Disposition::Completed);
-    assert_eq!((run.calls[0].seq, run.calls[0].attempt), (1, 1));
+    assert_eq!((stored.calls[0].seq, stored.calls[0].attempt), (1, 1));
+
+    edges.apply(&mut record);
+    let run = record.run.unwrap();
+    assert_eq!(run.steps[0].state, StepState::Succeeded);
+    assert_eq!(run.steps[0].fields_captured, 2);
+    assert!(run.steps[0].missing_fields.is_empty());
 }
 
 #[actix::test]

@@ -5,18 +5,22 @@ use actix::{Actor, Addr, Handler, Message, Recipient};
 use serde::Serialize;
 use switchboard_storage::{CallId, RequestId, StepKey};
 
+use super::edges::Edges;
+
 /// Internal: re-read the persisted state and take the next action.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct Advance;
 
-/// Step actor → its parent (the request actor): the step's final state is persisted.
+/// Step actor → its parent (the request actor): the step is over; its close (and any edge it was given
+/// and has not written) is for the parent's next write.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct StepEnded {
     pub key: StepKey,
     /// Which step actor reports (see [`crate::orchestration::step::StepJob::incarnation`]).
     pub incarnation: u64,
+    pub edges: Edges,
 }
 
 /// Step actor → its parent (the request actor): the step could not go on (a call panicked, a write

@@ -7,16 +7,17 @@ use actix::prelude::*;
 use chrono_tz::Tz;
 use switchboard_storage::{
     CallId, CallRecord, Environment, RequestId, RequestRecord, SchemaVersionRecord, StepKey,
-    StepRecord, StepState,
+    StepState,
 };
 
 use super::call::CallActor;
+use super::edges::{Edge, Edges};
 use super::error::OrchestrationError;
 use super::limits::Gate;
 use super::messages::{
     Advance, CallCrashed, CallEnded, CallParent, StepCrashed, StepEnded, StepParent,
 };
-use super::outcome::{close_step, next_step_move, StepDecision};
+use super::outcome::{next_step_move, StepDecision};
 use super::Shared;
 use crate::dialer::CallJob;
 
@@ -40,6 +41,9 @@ pub(crate) struct StepJob {
     /// its request actor may still report (its drop reports a crash), and must not be taken for the
     /// current one.
     pub incarnation: u64,
+    /// What the request actor decided and did not write (at least the opening of this step, when it is
+    /// new): the step's first write carries it, or its report does when it places no call.
+    pub edges: Edges,
 }
 
 /// One step of a request.
@@ -99,13 +103,21 @@ impl StepActor {
         );
     }
 
+    /// Reports the end of the step, handing over every edge not written yet.
     fn end(&mut self, ctx: &mut Context<Self>) {
         self.activity = Activity::Done;
         let parent = self.parent.ended.clone();
         let (key, incarnation) = (self.job.key.clone(), self.job.incarnation);
+        let edges = std::mem::take(&mut self.job.edges);
         ctx.wait(
             async move {
-                let _ = parent.send(StepEnded { key, incarnation }).await;
+                let _ = parent
+                    .send(StepEnded {
+                        key,
+                        incarnation,
+                        edges,
+                    })
+                    .await;
             }
             .into_actor(self)
             .map(|_, _, ctx| ctx.stop()),
@@ -174,14 +186,15 @@ impl StepActor {
         })
     }
 
-    /// Reads the record once and takes the step's next move: resume an unfinished call, place the next
-    /// one (written and flushed first), or close the step.
+    /// Reads the record once (with the edges not written yet) and takes the step's next move: resume an
+    /// unfinished call, place the next one (written and flushed first), or close the step.
     fn advance(&mut self, ctx: &mut Context<Self>) -> Result<(), OrchestrationError> {
-        let record = self
+        let mut record = self
             .shared
             .store
             .request(&self.job.request_id)?
             .ok_or(OrchestrationError::RequestVanished)?;
+        self.job.edges.apply(&mut record);
         let run = record.run.as_ref().ok_or(OrchestrationError::RunMissing)?;
         let step = run
             .steps
@@ -219,7 +232,9 @@ impl StepActor {
                     platform: None,
                 };
                 let pushed = call.clone();
+                let edges = self.job.edges.clone();
                 let written = self.persist(move |r| {
+                    edges.apply(r);
                     if let Some(run) = r.run.as_mut() {
                         if !run.calls.iter().any(|c| c.id == pushed.id) {
                             run.calls.push(pushed.clone());
@@ -228,50 +243,36 @@ impl StepActor {
                 });
                 // The call is placed from the record just written: nothing else writes it in between.
                 ctx.wait(written.map(move |written, act, ctx| match written {
-                    Ok(written) => act.place(ctx, &written, call),
+                    Ok(written) => {
+                        act.job.edges = Edges::default();
+                        act.place(ctx, &written, call)
+                    }
                     Err(e) => act.crash(ctx, e.to_string()),
                 }));
             }
-            StepDecision::Succeed => self.close(ctx, StepState::Succeeded, None)?,
-            StepDecision::Fail(failure) => self.close(ctx, StepState::Failed, Some(failure))?,
+            StepDecision::Succeed => self.close(ctx, StepState::Succeeded, None),
+            StepDecision::Fail(failure) => self.close(ctx, StepState::Failed, Some(failure)),
         }
         Ok(())
     }
 
+    /// Ends the step with its verdict, which the request actor writes with its own next write: closing
+    /// a step acts on nothing outside the record, and a restart before that write decides it again.
     fn close(
         &mut self,
         ctx: &mut Context<Self>,
         state: StepState,
         error: Option<switchboard_storage::FailureRecord>,
-    ) -> Result<(), OrchestrationError> {
-        let key = self.job.key.clone();
-        let asks = self.job.asks.clone();
-        let written = self.persist(move |r| {
-            if let Some(run) = r.run.as_mut() {
-                let calls: Vec<CallRecord> = run
-                    .calls
-                    .iter()
-                    .filter(|c| c.step_key == key)
-                    .cloned()
-                    .collect();
-                let refs: Vec<&CallRecord> = calls.iter().collect();
-                if let Some(step) = run
-                    .steps
-                    .iter_mut()
-                    .find(|s: &&mut StepRecord| s.key == key)
-                {
-                    close_step(step, &refs, &asks, state, error.clone());
-                }
-            }
-        });
-        ctx.wait(written.map(move |written, act, ctx| match written {
-            Ok(_) => {
-                tracing::info!(state = state.as_str(), "step closed");
-                act.end(ctx)
-            }
-            Err(e) => act.crash(ctx, e.to_string()),
-        }));
-        Ok(())
+    ) {
+        let verdict = Edge::CloseStep {
+            key: self.job.key.clone(),
+            asks: self.job.asks.clone(),
+            state,
+            error,
+        };
+        self.job.edges.push(verdict);
+        tracing::info!(state = state.as_str(), "step closed");
+        self.end(ctx);
     }
 
     /// Writes `change` and, once it is durable, the record as written.

@@ -1,6 +1,9 @@
 //! The request actor: the actix glue around [`decide`]. An advance reads the record and the account once,
 //! decides, writes the move's change in one store write and awaits its flush (the store's group commit),
 //! and only then asks the electronic channel, starts a step actor or tells the orchestrator it is done.
+//! Moves that change only the record (starting the run, the electronic answer, a step's close, opening
+//! the next step) are not written on their own: they ride with the step's first write or the terminal
+//! write (see [`Edges`]).
 
 use actix::prelude::*;
 use chrono_tz::Tz;
@@ -8,10 +11,11 @@ use switchboard_storage::{AccountRecord, DeliveryRecord, RequestId, RequestRecor
 
 use super::schemas::StoreSchemas;
 use super::{
-    after_fault, decide, finalize, give_up, open_step, record_electronic, record_restart,
-    start_run, webhook_for, AfterFault, Ending, Move, StepPlan,
+    after_fault, decide, finalize, give_up, record_restart, webhook_for, AfterFault, Ending, Move,
+    StepPlan,
 };
 use crate::electronic::ElectronicJob;
+use crate::orchestration::edges::{Edge, Edges};
 use crate::orchestration::messages::{Advance, RequestEnded, StepCrashed, StepEnded, StepParent};
 use crate::orchestration::orchestrator::Orchestrator;
 use crate::orchestration::step::{StepActor, StepJob};
@@ -69,20 +73,27 @@ impl RequestActor {
         }
     }
 
-    /// Decides and takes the next move. `written` is the record as this actor last wrote it, when nothing
-    /// else can have written it since (no step runs); otherwise the record is read.
-    fn advance(&mut self, ctx: &mut Context<Self>, written: Option<RequestRecord>) {
+    /// Decides and takes the next move. `known` is the record as it will be once `edges` are written:
+    /// as this actor last wrote it when nothing else can have written it since (no step runs); otherwise
+    /// the record is read and `edges` applied to it. Record-only moves are added to `edges`, which ride
+    /// along with the next write that must happen anyway (see [`Edges`]).
+    fn advance(&mut self, ctx: &mut Context<Self>, known: Option<RequestRecord>, mut edges: Edges) {
         if !matches!(self.activity, Activity::Idle) {
             return;
         }
         let span = self.span.clone();
         let _entered = span.enter();
         let store = &self.shared.store;
-        let record = match written {
-            Some(written) => Ok(Some(written)),
-            None => store.request(&self.request_id),
+        let record = match known {
+            Some(known) => Ok(Some(known)),
+            None => store.request(&self.request_id).map(|read| {
+                read.map(|mut record| {
+                    edges.apply(&mut record);
+                    record
+                })
+            }),
         };
-        let record = match record {
+        let mut record = match record {
             Ok(Some(record)) => record,
             Ok(None) => return self.end(ctx),
             Err(e) => return self.fault(ctx, e.to_string()),
@@ -92,21 +103,40 @@ impl RequestActor {
             Err(e) => return self.fault(ctx, e.to_string()),
         };
         let now = self.shared.clock.now();
-        let next = match decide(&record, account.as_ref(), &mut self.schemas, now) {
-            Ok(next) => next,
-            Err(e) => return self.fault(ctx, e.to_string()),
+        let next = loop {
+            match decide(&record, account.as_ref(), &mut self.schemas, now) {
+                Ok(Move::StartRun { schema_version }) => {
+                    tracing::info!(schema_version, "run started");
+                    let edge = Edge::StartRun {
+                        schema_version,
+                        at: now,
+                    };
+                    edges.take(edge, &mut record);
+                }
+                Ok(next) => break next,
+                Err(e) => return self.fault(ctx, e.to_string()),
+            }
         };
         match next {
-            Move::End => self.end(ctx),
-            Move::StartRun { schema_version } => {
-                tracing::info!(schema_version, "run started");
-                self.persist(
-                    ctx,
-                    move |r| start_run(r, schema_version, now),
-                    None,
-                    |act, ctx, written| act.advance(ctx, Some(written)),
-                );
+            // The terminal record is `record` itself, edges included.
+            Move::Finish(ending) => self.finish(ctx, record, account.as_ref(), ending),
+            Move::OpenStep(plan) => {
+                let zone = zone(account.as_ref());
+                let edge = Edge::OpenStep {
+                    step: plan.step.clone(),
+                    index: plan.index,
+                };
+                edges.take(edge, &mut record);
+                self.start_step(ctx, &record, plan, zone, edges);
             }
+            // Every other move acts outside the record: what was decided is written first.
+            _ if !edges.is_empty() => self.persist(
+                ctx,
+                move |r| edges.apply(r),
+                None,
+                |act, ctx, written| act.advance(ctx, Some(written), Edges::default()),
+            ),
+            Move::End => self.end(ctx),
             Move::TryElectronic { primary } => {
                 let job = ElectronicJob {
                     request_id: record.id.clone(),
@@ -119,21 +149,11 @@ impl RequestActor {
                 };
                 self.try_electronic(ctx, &record, job);
             }
-            Move::OpenStep(plan) => {
-                let zone = zone(account.as_ref());
-                let (step, index) = (plan.step.clone(), plan.index);
-                self.persist(
-                    ctx,
-                    move |r| open_step(r, &step, index),
-                    None,
-                    move |act, ctx, written| act.start_step(ctx, &written, plan, zone),
-                );
-            }
             Move::ResumeStep(plan) => {
                 let zone = zone(account.as_ref());
-                self.start_step(ctx, &record, plan, zone);
+                self.start_step(ctx, &record, plan, zone, Edges::default());
             }
-            Move::Finish(ending) => self.finish(ctx, record, account.as_ref(), ending),
+            Move::StartRun { .. } => unreachable!("folded into the edges above"),
         }
     }
 
@@ -143,6 +163,7 @@ impl RequestActor {
         record: &RequestRecord,
         plan: StepPlan,
         zone: Tz,
+        edges: Edges,
     ) {
         self.steps_started += 1;
         let incarnation = self.steps_started;
@@ -158,6 +179,7 @@ impl RequestActor {
                 .as_ref()
                 .map_or(0, |run| run.restarts.len() as u32),
             zone,
+            edges,
         };
         let parent = StepParent::of(&ctx.address());
         let step = StepActor::new(self.shared.clone(), parent, job).start();
@@ -178,7 +200,7 @@ impl RequestActor {
         let inquiry = channel.inquire(job);
         self.activity = Activity::Inquiring;
         // Nothing is written before the answer: a restart during the inquiry asks again (an inquiry has no
-        // side effect) and places no call, because the step opens only after the answer is recorded.
+        // side effect) and places no call, because the answer rides with the write that opens the step.
         ctx.wait(inquiry.into_actor(self).map(move |answer, act, ctx| {
             act.activity = Activity::Idle;
             let at = act.shared.clock.now();
@@ -187,13 +209,8 @@ impl RequestActor {
                 fields = answer.captured.len(),
                 "electronic channel tried"
             );
-            let electronic = answer.into_record(name, at);
-            act.persist(
-                ctx,
-                move |r| record_electronic(r, &electronic),
-                None,
-                |act, ctx, written| act.advance(ctx, Some(written)),
-            );
+            let electronic = Edge::Electronic(answer.into_record(name, at));
+            act.advance(ctx, None, Edges::of(electronic));
         }));
     }
 
@@ -334,7 +351,7 @@ impl Handler<Advance> for RequestActor {
     type Result = ();
 
     fn handle(&mut self, _: Advance, ctx: &mut Context<Self>) {
-        self.advance(ctx, None);
+        self.advance(ctx, None, Edges::default());
     }
 }
 
@@ -346,7 +363,7 @@ impl Handler<StepEnded> for RequestActor {
         {
             tracing::debug!(parent: &self.span, step = %ended.key, "step ended");
             self.activity = Activity::Idle;
-            ctx.notify(Advance);
+            self.advance(ctx, None, ended.edges);
         }
     }
 }

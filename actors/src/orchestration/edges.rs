@@ -1,0 +1,102 @@
+//! Edges decided but not yet written, carried to the next write that must happen anyway.
+//!
+//! Starting a run, recording the electronic answer, opening a step and closing one change only the record:
+//! nothing outside the store acts on them until the next call is placed or the request finishes. So each
+//! such edge rides along with that next write (the step's first call, the terminal record) instead of
+//! paying for a grouped write and a flush of its own. "Persisted before acted on" still holds: the write
+//! that carries the edges lands before the call it enables is placed, and a restart before it finds the
+//! edges unwritten and decides them again from the same record.
+
+use chrono::{DateTime, Utc};
+use switchboard_storage::{
+    CallRecord, ElectronicRecord, FailureRecord, RequestRecord, StepKey, StepRecord, StepState,
+};
+
+use super::outcome::close_step;
+use super::request::{open_step, record_electronic, start_run};
+
+/// One record-only transition; applying it twice changes nothing more.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Edge {
+    StartRun {
+        schema_version: u32,
+        at: DateTime<Utc>,
+    },
+    Electronic(ElectronicRecord),
+    OpenStep {
+        step: StepRecord,
+        index: usize,
+    },
+    /// The step's verdict; its counts are taken from the calls as stored when the edge is written.
+    CloseStep {
+        key: StepKey,
+        asks: Vec<String>,
+        state: StepState,
+        error: Option<FailureRecord>,
+    },
+}
+
+impl Edge {
+    fn apply(&self, record: &mut RequestRecord) {
+        match self {
+            Edge::StartRun { schema_version, at } => start_run(record, *schema_version, *at),
+            Edge::Electronic(electronic) => record_electronic(record, electronic),
+            Edge::OpenStep { step, index } => open_step(record, step, *index),
+            Edge::CloseStep {
+                key,
+                asks,
+                state,
+                error,
+            } => close(record, key, asks, *state, error),
+        }
+    }
+}
+
+/// Edges in the order they were decided.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Edges(Vec<Edge>);
+
+impl Edges {
+    pub(crate) fn of(edge: Edge) -> Edges {
+        Edges(vec![edge])
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Adds `edge` for whoever applies these edges next.
+    pub(crate) fn push(&mut self, edge: Edge) {
+        self.0.push(edge);
+    }
+
+    /// Adds `edge` and applies it to `record`, the decider's copy of what the store will hold.
+    pub(crate) fn take(&mut self, edge: Edge, record: &mut RequestRecord) {
+        edge.apply(record);
+        self.0.push(edge);
+    }
+
+    /// Applies every edge, in order: inside the write that carries them, or to a record just read.
+    pub(crate) fn apply(&self, record: &mut RequestRecord) {
+        for edge in &self.0 {
+            edge.apply(record);
+        }
+    }
+}
+
+/// Closes step `key` of the run, counting what its calls captured.
+fn close(
+    record: &mut RequestRecord,
+    key: &StepKey,
+    asks: &[String],
+    state: StepState,
+    error: &Option<FailureRecord>,
+) {
+    let Some(run) = record.run.as_mut() else {
+        return;
+    };
+    let calls: Vec<&CallRecord> = run.calls.iter().filter(|c| &c.step_key == key).collect();
+    if let Some(step) = run.steps.iter_mut().find(|s| &s.key == key) {
+        close_step(step, &calls, asks, state, error.clone());
+    }
+}
