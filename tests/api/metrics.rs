@@ -276,3 +276,46 @@ async fn metrics_need_no_token_and_count_unmatched_paths_under_one_label() {
     );
     assert!(!text.contains("nowhere"));
 }
+
+/// Edges that change only the record (the run's start is written alone, before the electronic inquiry;
+/// the electronic answer and the step's opening ride with the first call, the step's close with the terminal
+/// record) cost no write of their own: a sandbox request whose webhook is delivered at once is six grouped
+/// writes, counting its create, where every edge written alone made nine.
+#[actix_web::test]
+async fn a_sandbox_request_is_six_grouped_writes_from_create_to_delivered_webhook() {
+    let receiver = Receiver::start().await;
+    let mut config = TestConfig::default();
+    config
+        .dispatching()
+        .set("webhooks.allow_private_targets", true);
+    let app = spawn_app_with(&config).await;
+    let token = app.sandbox_token().await;
+    let response = app
+        .client
+        .post(app.url("/v1/requests"))
+        .bearer_auth(&token)
+        .json(&sandbox_item(Some(&receiver.url("/hook"))))
+        .send()
+        .await
+        .unwrap();
+    let (status, created) = status_and_json(response).await;
+    assert_eq!(status, 200, "{created}");
+    let id = created["requestId"].as_str().unwrap();
+    let terminal = app.wait_terminal(&token, id).await;
+    assert_eq!(terminal["state"], "SUCCESS");
+
+    let writes = "switchboard_store_group_writes_sum";
+    scrape_until(&app, |text| {
+        value(
+            text,
+            "switchboard_webhook_attempts_total",
+            &[("outcome", "delivered")],
+        ) == 1.0
+            && value(text, writes, &[]) >= 6.0
+    })
+    .await;
+    // Whatever else would be written is written by now: a seventh write is a regression, not a race.
+    actix_web::rt::time::sleep(Duration::from_millis(200)).await;
+    let text = scrape(&app).await;
+    assert_eq!(value(&text, writes, &[]), 6.0, "{text}");
+}
