@@ -18,19 +18,21 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// `mi_option_purge_delay` in the option enum of the pinned libmimalloc-sys (mimalloc 3.3).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Freed memory goes back to the system at once rather than after mimalloc's default second: a server that
-/// has just recovered a large store otherwise holds its start-up garbage (measured with 1,000,000 stored
-/// requests: 190 MiB resident after restart with the default, 140 MiB with this). An operator's
-/// `MIMALLOC_PURGE_DELAY` stands.
-fn return_freed_memory_at_once() {
+/// mimalloc hands freed memory back to the system after 10 ms instead of its default second. Measured after
+/// a restart on 1,000,000 stored requests: with the default, 190 MiB stayed resident (what recovery freed
+/// was kept); with no delay at all, 139 MiB, but the start took 0.6 s longer (every free became a system
+/// call); with 10 ms, 144 MiB and no slower start. An operator's `MIMALLOC_PURGE_DELAY` stands.
+const PURGE_DELAY_MS: std::ffi::c_long = 10;
+
+fn return_freed_memory_promptly() {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: sets one process-wide integer option that mimalloc reads whenever it purges.
-        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
     }
 }
 
 fn main() -> ExitCode {
-    return_freed_memory_at_once();
+    return_freed_memory_promptly();
     let cli = Cli::parse();
     let args = match cli.command {
         Some(Command::Serve(args)) => args,
