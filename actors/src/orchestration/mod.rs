@@ -6,8 +6,9 @@
 //! run by a [`call::CallActor`] through a [`Dialer`]. Every transition is written to the store and flushed
 //! before the next action, so a crash resumes from the last persisted transition: no capture is lost, no
 //! finished call is placed again, no second follow-up is opened. Transitions that change only the record
-//! (starting the run, opening or closing a step) ride along with the next write as [`edges::Edges`]. What a request does next is decided by
-//! the pure `request::decide` from its record; the actors are the glue that reads, writes and starts.
+//! (starting the run, the electronic answer, opening or closing a step) ride along with the next write as
+//! [`edges::Edges`]. What a request does next is decided by the pure `request::decide` from its record;
+//! the actors are the glue that reads, writes and starts.
 //!
 //! Faults: a panic in a dialer is caught and reported as a crash; a child that vanishes without reporting
 //! (a panic in its handler drops it) reports its own crash from `Drop`. Either way the request actor records the fault and stops, its

@@ -73,9 +73,9 @@ impl RequestActor {
         }
     }
 
-    /// Decides and takes the next move. `known` is the record as it will be once `edges` are written:
-    /// as this actor last wrote it when nothing else can have written it since (no step runs); otherwise
-    /// the record is read and `edges` applied to it. Record-only moves are added to `edges`, which ride
+    /// Decides and takes the next move. `known` is the record as it will be once `edges` are written, when
+    /// nothing else can have written it since (no step runs): as this actor last wrote it, or with an edge
+    /// it has just taken; otherwise the record is read and `edges` applied to it. Record-only moves are added to `edges`, which ride
     /// along with the next write that must happen anyway (see [`Edges`]).
     fn advance(&mut self, ctx: &mut Context<Self>, known: Option<RequestRecord>, mut edges: Edges) {
         if !matches!(self.activity, Activity::Idle) {
@@ -103,21 +103,21 @@ impl RequestActor {
             Err(e) => return self.fault(ctx, e.to_string()),
         };
         let now = self.shared.clock.now();
-        let next = loop {
-            match decide(&record, account.as_ref(), &mut self.schemas, now) {
-                Ok(Move::StartRun { schema_version }) => {
-                    tracing::info!(schema_version, "run started");
-                    let edge = Edge::StartRun {
-                        schema_version,
-                        at: now,
-                    };
-                    edges.take(edge, &mut record);
-                }
-                Ok(next) => break next,
-                Err(e) => return self.fault(ctx, e.to_string()),
-            }
+        let next = match decide(&record, account.as_ref(), &mut self.schemas, now) {
+            Ok(next) => next,
+            Err(e) => return self.fault(ctx, e.to_string()),
         };
         match next {
+            // A run that starts goes on at once: its start rides with whatever it does first.
+            Move::StartRun { schema_version } => {
+                tracing::info!(schema_version, "run started");
+                let edge = Edge::StartRun {
+                    schema_version,
+                    at: now,
+                };
+                edges.take(edge, &mut record);
+                self.advance(ctx, Some(record), edges);
+            }
             // The terminal record is `record` itself, edges included.
             Move::Finish(ending) => self.finish(ctx, record, account.as_ref(), ending),
             Move::OpenStep(plan) => {
@@ -153,7 +153,6 @@ impl RequestActor {
                 let zone = zone(account.as_ref());
                 self.start_step(ctx, &record, plan, zone, Edges::default());
             }
-            Move::StartRun { .. } => unreachable!("folded into the edges above"),
         }
     }
 
