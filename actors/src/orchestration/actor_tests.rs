@@ -289,6 +289,35 @@ async fn a_step_reports_its_end_with_its_close_once_its_call_is_stored() {
     assert!(run.steps[0].missing_fields.is_empty());
 }
 
+/// The step's close rides with the request actor's next write, so a crash can lose it. The step then
+/// runs again on the same record: it must find its call finished and close again, placing no call.
+#[actix::test]
+async fn a_step_whose_close_was_never_written_closes_again_without_placing_a_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store_request(&store, vec![]).await;
+    let (parent, mut reports) = fake_parent();
+    let first = shared(&store, Arc::new(AnsweringDialer));
+    StepActor::new(first, StepParent::of(&parent), step_job()).start();
+    let Report::StepEnded { edges: lost, .. } = next_report(&mut reports).await else {
+        panic!("expected the first step to report its end");
+    };
+
+    // The request actor "crashed" before writing `lost`; its restart starts the step again.
+    let again = shared(&store, Arc::new(PanickingDialer));
+    let job = StepJob {
+        incarnation: 2,
+        ..step_job()
+    };
+    StepActor::new(again, StepParent::of(&parent), job).start();
+    let Report::StepEnded { key, edges } = next_report(&mut reports).await else {
+        panic!("expected the step to close again, not to place a call");
+    };
+    assert_eq!(key, "step-1");
+    assert_eq!(edges, lost, "the same verdict, decided again");
+    assert_eq!(stored_run(&store).calls.len(), 1, "no second call placed");
+}
+
 #[actix::test]
 async fn a_step_whose_call_panics_reports_the_crash_and_leaves_the_call_to_be_placed_again() {
     let dir = tempfile::tempdir().unwrap();
