@@ -303,7 +303,10 @@ async fn the_payload_is_the_sorted_minimal_body_sent_once_after_the_request_is_t
         assert_eq!(webhook.path, "/hook");
         assert_eq!(webhook.header("content-type"), Some("application/json"));
 
-        let log = api.deliveries(&id).await;
+        // The server learns of the answer only once the receiver gives it, and records it after.
+        let log = api
+            .wait_delivery(&id, "delivered", |log| log["status"] != "pending")
+            .await;
         assert_eq!(log["status"], "delivered", "{log}");
         assert_eq!(attempts(&log).len(), 1, "{log}");
         let attempt = &attempts(&log)[0];
