@@ -1,7 +1,7 @@
 //! Versioned record encoding.
 //!
 //! Every stored value is one format-version byte followed by the record's JSON, zstd-compressed for record
-//! types that carry large text (`COMPRESSED`). The version byte lets a later release recognise, and
+//! types that carry large text (`COMPRESSED`) unless the value says it is kept plain. The version byte lets a later release recognise, and
 //! migrate, bytes written by an earlier one: a record type bumps `VERSION` when its shape or encoding
 //! changes and teaches `upgrade` to read the older versions.
 
@@ -19,6 +19,15 @@ pub(crate) trait Record: Serialize + DeserializeOwned {
     const VERSION: u8;
     /// Whether the JSON is stored zstd-compressed.
     const COMPRESSED: bool = false;
+    /// The version a value of a `COMPRESSED` type is written under when [`Record::kept_plain`]: its body is
+    /// plain JSON, which `upgrade` must read.
+    const PLAIN_VERSION: u8 = Self::VERSION;
+
+    /// Whether this value of a `COMPRESSED` type is stored as plain JSON instead: one rewritten soon after
+    /// may not be worth compressing.
+    fn kept_plain(&self) -> bool {
+        false
+    }
 
     /// Reads a body written under an older `version`. No record type has an older version yet.
     fn upgrade(version: u8, _body: &[u8]) -> Result<Self, StorageError> {
@@ -44,9 +53,14 @@ thread_local! {
 
 pub(crate) fn encode<R: Record>(record: &R) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(128);
-    bytes.push(R::VERSION);
+    let compressed = R::COMPRESSED && !record.kept_plain();
+    bytes.push(if compressed {
+        R::VERSION
+    } else {
+        R::PLAIN_VERSION
+    });
     // Serializing plain data structs to a Vec cannot fail: no maps with non-string keys, no I/O.
-    if R::COMPRESSED {
+    if compressed {
         let json = serde_json::to_vec(record).expect("record serializes to JSON");
         // Compressing into memory fails only on allocation failure.
         let packed = COMPRESSOR
@@ -137,12 +151,19 @@ mod tests {
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct Packed {
         text: String,
+        #[serde(default)]
+        draft: bool,
     }
 
     impl Record for Packed {
         const KIND: &'static str = "packed";
         const VERSION: u8 = 2;
         const COMPRESSED: bool = true;
+        const PLAIN_VERSION: u8 = 1;
+
+        fn kept_plain(&self) -> bool {
+            self.draft
+        }
 
         fn upgrade(version: u8, body: &[u8]) -> Result<Self, StorageError> {
             upgrade_from_plain(version, body)
@@ -153,6 +174,7 @@ mod tests {
     fn a_compressed_record_round_trips_smaller_and_reads_its_older_plain_form() {
         let packed = Packed {
             text: "Agent: thank you for calling. ".repeat(100),
+            draft: false,
         };
         let bytes = encode(&packed);
         assert_eq!(bytes[0], 2);
@@ -161,6 +183,21 @@ mod tests {
         let mut old = vec![1];
         old.extend_from_slice(&serde_json::to_vec(&packed).unwrap());
         assert_eq!(decode::<Packed>(&old).unwrap(), packed);
+    }
+
+    #[test]
+    fn a_value_kept_plain_is_written_as_plain_json_under_its_plain_version() {
+        let draft = Packed {
+            text: "Agent: thank you for calling. ".repeat(100),
+            draft: true,
+        };
+        let bytes = encode(&draft);
+        assert_eq!(bytes[0], 1);
+        assert_eq!(
+            serde_json::from_slice::<Packed>(&bytes[1..]).unwrap(),
+            draft
+        );
+        assert_eq!(decode::<Packed>(&bytes).unwrap(), draft);
     }
 
     #[test]
