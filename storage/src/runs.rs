@@ -108,20 +108,33 @@ fn write_request_update(
         Ok(record) => record,
         Err(e) => return Ok(Err(e)),
     };
+    // Only this write moves a request between the indexes, by the same rule every time, so the stored
+    // record tells where it stands: most steps of a run move it nowhere and touch no index.
+    let (was_started, was_active) = (started(&record), active(&record));
     change(&mut record);
     txn.requests.insert(id.as_bytes(), encode(&record))?;
-    if record.run.is_some() {
+    if started(&record) && !was_started {
         txn.due.remove(due_key(record.due_at, id))?;
     }
-    if record.run.is_some() && !record.state.is_terminal() {
-        txn.active.insert(id.as_bytes(), &[] as &[u8])?;
-    } else {
-        txn.active.remove(id.as_bytes())?;
+    match (was_active, active(&record)) {
+        (false, true) => txn.active.insert(id.as_bytes(), &[] as &[u8]).map(drop)?,
+        (true, false) => txn.active.remove(id.as_bytes()).map(drop)?,
+        _ => {}
     }
     if let Some(delivery) = delivery {
         enqueue_first_round(txn, id, delivery)?;
     }
     Ok(Ok(record))
+}
+
+/// Out of the `due` index: its run has started.
+fn started(record: &RequestRecord) -> bool {
+    record.run.is_some()
+}
+
+/// In the `active` index: running and not finished.
+fn active(record: &RequestRecord) -> bool {
+    record.run.is_some() && !record.state.is_terminal()
 }
 
 fn corrupt(what: &str) -> StorageError {
