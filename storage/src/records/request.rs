@@ -68,15 +68,13 @@ pub struct RequestRecord {
 impl Record for RequestRecord {
     const KIND: &'static str = "request";
     /// 2: the JSON is zstd-compressed (transcripts, summaries and inputs are most of a finished request).
-    /// 1: plain JSON: every request before version 2, and a running request since.
+    /// 1: plain JSON, still read.
     const VERSION: u8 = 2;
     const COMPRESSED: bool = true;
-    const PLAIN_VERSION: u8 = 1;
 
-    /// A running request is rewritten at each step of its run and read back by the next: compressing
-    /// each of those versions cost a tenth of the server's time in a burst of sandbox requests. A request
-    /// waiting for its day may wait for months, and a finished one is kept: both are compressed.
-    fn kept_plain(&self) -> bool {
+    /// A running request is rewritten at each step of its run and read back by the next. A request
+    /// waiting for its day may wait for months, and a finished one is kept.
+    fn replaced_soon(&self) -> bool {
         self.run.is_some() && !self.state.is_terminal()
     }
 
