@@ -202,7 +202,7 @@ async fn store_request(store: &Store, calls: Vec<CallRecord>) {
         run: None,
     };
     store
-        .commit_requests(&[record])
+        .commit_requests(std::sync::Arc::new(vec![record]))
         .await
         .into_result()
         .unwrap();

@@ -56,11 +56,12 @@ pub async fn admit(
         })
         .await
         .map_err(|e| BookingError::Unavailable(e.to_string()))??;
-    let records = records(creator, drafts, reservation.placement());
+    // Shared with the write, which keys its indexes from them, instead of copied into it.
+    let records = Arc::new(records(creator, drafts, reservation.placement()));
     // Queued now; the settlement runs in a task of its own: the write happens even if this POST is
     // abandoned (its client hangs up), and its places must then stay booked, or the ledger would count
     // fewer requests than the store holds.
-    let write = store.commit_requests(&records);
+    let write = store.commit_requests(Arc::clone(&records));
     let (settled, outcome) = oneshot::channel();
     let metrics = Arc::clone(metrics);
     actix::spawn(
@@ -70,7 +71,7 @@ pub async fn admit(
                 // Stored, so the places stay taken even if the flush failed: the requests may still
                 // reach the disk.
                 reservation.stored();
-                for record in &records {
+                for record in records.iter() {
                     metrics.request_created(record.environment);
                     tracing::info!(request_id = %record.id, batch_id = %record.batch_id, due_date = %record.due_date, "request booked");
                 }
@@ -83,7 +84,7 @@ pub async fn admit(
     let (committed, records) = outcome.await.map_err(|_| StorageError::Closed)?;
     committed.outcome?;
     committed.durable?;
-    Ok(records)
+    Ok(Arc::unwrap_or_clone(records))
 }
 
 /// The stored form of the drafts on their days: fresh ids, one batch id per day.

@@ -72,10 +72,11 @@ impl Record for RequestRecord {
     const VERSION: u8 = 2;
     const COMPRESSED: bool = true;
 
-    /// A running request is rewritten at each step of its run and read back by the next. A request
-    /// waiting for its day may wait for months, and a finished one is kept.
+    /// A running request is rewritten at each step of its run and read back by the next, and one created
+    /// on the day it is booked for starts at once. A request waiting for a later day may wait for months,
+    /// and a finished one is kept.
     fn replaced_soon(&self) -> bool {
-        self.run.is_some() && !self.state.is_terminal()
+        !self.state.is_terminal() && (self.run.is_some() || self.due_at <= self.created_at)
     }
 
     fn upgrade(version: u8, body: &[u8]) -> Result<Self, StorageError> {

@@ -123,10 +123,9 @@ impl Store {
     /// requests are stored, even when the flush then failed.
     pub fn commit_requests(
         &self,
-        records: &[RequestRecord],
+        records: Arc<Vec<RequestRecord>>,
     ) -> impl Future<Output = Committed<()>> + 'static {
         let encoded: Vec<Vec<u8>> = records.iter().map(encode).collect();
-        let records = records.to_vec();
         let (job, done) = Queued::job(move |txn: &Txn| write_new_requests(txn, &records, &encoded));
         self.submit(job, Lane::Client);
         async move {

@@ -54,14 +54,14 @@ async fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing() {
     let first = record("r1", Environment::Production, Some("key"), 1_000);
     let sandbox = record("r3", Environment::Sandbox, Some("key"), 3_000);
     store
-        .commit_requests(&[first.clone(), sandbox])
+        .commit_requests(Arc::new(vec![first.clone(), sandbox]))
         .await
         .into_result()
         .unwrap();
     let fresh = record("r4", Environment::Production, None, 4_000);
     let replay = record("r2", Environment::Production, Some("key"), 2_000);
     assert!(matches!(
-        store.commit_requests(&[fresh, replay]).await.outcome,
+        store.commit_requests(Arc::new(vec![fresh, replay])).await.outcome,
         Err(StorageError::InternalIdClaimed(key)) if key == "key"
     ));
     assert!(store.request(&"r2".into()).unwrap().is_none());
@@ -121,7 +121,11 @@ async fn listing_is_newest_first_within_the_window_and_pages_by_keyset() {
             )
         })
         .collect();
-    store.commit_requests(&records).await.into_result().unwrap();
+    store
+        .commit_requests(Arc::new(records.clone()))
+        .await
+        .into_result()
+        .unwrap();
     let from = DateTime::from_timestamp_micros(0).unwrap();
     let to = DateTime::from_timestamp_micros(2_000_000).unwrap();
     let production = scope(Environment::Production);
@@ -166,7 +170,7 @@ async fn only_requests_whose_day_has_begun_are_due() {
     let mut tomorrow = record("tomorrow", Environment::Production, None, 2);
     tomorrow.due_at = "2026-11-24T05:00:00Z".parse().unwrap();
     store
-        .commit_requests(&[tomorrow, today])
+        .commit_requests(Arc::new(vec![tomorrow, today]))
         .await
         .into_result()
         .unwrap();
@@ -189,11 +193,11 @@ async fn a_batch_lists_regardless_of_dates() {
     let mut other = record("other", Environment::Production, None, 5);
     other.batch_id = "batch-2".into();
     store
-        .commit_requests(&[
+        .commit_requests(Arc::new(vec![
             record("a", Environment::Production, None, 1),
             record("b", Environment::Production, None, 2),
             other,
-        ])
+        ]))
         .await
         .into_result()
         .unwrap();
@@ -226,7 +230,7 @@ async fn concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_noth
                 Some(&internal),
                 1_000 + i,
             );
-            store.commit_requests(&[created]).await
+            store.commit_requests(Arc::new(vec![created])).await
         }));
     }
     let mut stored = 0;
@@ -276,7 +280,12 @@ async fn concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_noth
 async fn a_grouped_update_is_durable_and_a_missing_request_is_declined() {
     let (_dir, store) = open();
     store
-        .commit_requests(&[record("r1", Environment::Production, None, 1_000)])
+        .commit_requests(Arc::new(vec![record(
+            "r1",
+            Environment::Production,
+            None,
+            1_000,
+        )]))
         .await
         .into_result()
         .unwrap();
@@ -309,7 +318,12 @@ async fn grouped_writes_after_close_are_refused() {
     let (_dir, store) = open();
     store.close().unwrap();
     let committed = store
-        .commit_requests(&[record("r1", Environment::Production, None, 1_000)])
+        .commit_requests(Arc::new(vec![record(
+            "r1",
+            Environment::Production,
+            None,
+            1_000,
+        )]))
         .await;
     assert!(matches!(committed.outcome, Err(StorageError::Closed)));
 }
@@ -318,10 +332,10 @@ async fn grouped_writes_after_close_are_refused() {
 async fn a_grouped_write_that_panics_fails_alone_and_the_store_keeps_writing() {
     let (_dir, store) = open();
     store
-        .commit_requests(&[
+        .commit_requests(Arc::new(vec![
             record("r1", Environment::Production, None, 1_000),
             record("r2", Environment::Production, None, 2_000),
-        ])
+        ]))
         .await
         .into_result()
         .unwrap();
@@ -347,4 +361,20 @@ async fn a_grouped_write_that_panics_fails_alone_and_the_store_keeps_writing() {
         .await
         .unwrap();
     assert_eq!(later.internal_tag.as_deref(), Some("later"));
+}
+
+#[test]
+fn only_a_request_about_to_change_is_compressed_for_speed() {
+    use crate::codec::Record;
+    // Created in 1970, booked for 2026: it waits.
+    let mut request = record("r1", Environment::Production, None, 1_000);
+    assert!(!request.replaced_soon(), "waiting for a later day");
+    request.created_at = request.due_at;
+    assert!(request.replaced_soon(), "created on its booked day");
+    request.created_at = request.due_at - chrono::Duration::microseconds(1);
+    assert!(!request.replaced_soon(), "created the day before");
+    request.run = Some(Default::default());
+    assert!(request.replaced_soon(), "running");
+    request.state = RequestState::Success;
+    assert!(!request.replaced_soon(), "finished");
 }
