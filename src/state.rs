@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use actix::Addr;
-use switchboard_actors::orchestration::Orchestrator;
+use switchboard_actors::orchestration::{DueWork, Orchestrator};
 use switchboard_actors::scheduler::CapacityScheduler;
 use switchboard_actors::webhooks::WebhookDispatcher;
 use switchboard_actors::{Clock, Metrics};
@@ -29,6 +29,8 @@ pub struct AppState {
     pub scheduler: Addr<CapacityScheduler>,
     /// Runs requests once their day has come.
     pub orchestrator: Addr<Orchestrator>,
+    /// Tells the orchestrator that requests booked for today were stored.
+    pub due_work: DueWork,
     /// The production dialer's HTTP-facing parts: platform events and agent outcomes are handed to it.
     pub voice: crate::voice::VoiceDialers,
     /// Delivers webhooks (its address serves fault injection).
@@ -53,6 +55,7 @@ impl AppState {
         signing_key: Vec<u8>,
         scheduler: Addr<CapacityScheduler>,
         orchestrator: Addr<Orchestrator>,
+        due_work: DueWork,
         voice: crate::voice::VoiceDialers,
         dispatcher: Addr<WebhookDispatcher>,
         metrics: Arc<Metrics>,
@@ -65,6 +68,7 @@ impl AppState {
             settings,
             scheduler,
             orchestrator,
+            due_work,
             voice,
             dispatcher,
             signing_key,

@@ -1,8 +1,9 @@
 //! The step and call actors against a fake parent: each reports through the `Recipient`s it was given,
-//! and only once what it reports is on disk. A temporary sled store and tiny test dialers stand in for
-//! the rest of the server.
+//! and only once what it reports is on disk; and the orchestrator's due-work announcements. A temporary
+//! sled store and tiny test dialers stand in for the rest of the server.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +20,7 @@ use tokio::sync::mpsc;
 use super::call::CallActor;
 use super::edges::Edges;
 use super::messages::{CallCrashed, CallEnded, CallParent, StepCrashed, StepEnded, StepParent};
+use super::orchestrator::{DueWork, Orchestrator};
 use super::outcome::required_fields;
 use super::step::{StepActor, StepJob};
 use super::{Orchestration, Shared};
@@ -389,4 +391,38 @@ async fn a_call_reports_its_end_to_its_parent_after_its_outcome_is_stored() {
     assert_eq!(outcome.captured.len(), 2);
     // The call reports once, then stops.
     assert!(reports.try_recv().is_err());
+}
+
+/// Waits until `flag` reads `value`.
+async fn flag_reads(flag: &AtomicBool, value: bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while flag.load(Ordering::Acquire) != value {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the flag never read {value}"
+        );
+        actix::clock::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+#[actix::test]
+async fn due_work_is_announced_once_until_a_dispatch_reads_the_index_and_again_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let announced = Arc::new(AtomicBool::new(false));
+    let orchestrator = Orchestrator::new(
+        shared(&store, Arc::new(PanickingDialer)),
+        Arc::clone(&announced),
+    )
+    .start();
+    let due_work = DueWork::new(orchestrator, Arc::clone(&announced));
+    due_work.announce();
+    assert!(announced.load(Ordering::Acquire));
+    // The dispatch the first announcement queued covers the second one, and clears the flag.
+    due_work.announce();
+    flag_reads(&announced, false).await;
+    // Announced after that dispatch read the index: a new dispatch is woken for it.
+    due_work.announce();
+    assert!(announced.load(Ordering::Acquire));
+    flag_reads(&announced, false).await;
 }

@@ -6,6 +6,8 @@
 //! begin as wall time passes and actors that vanished.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -27,12 +29,40 @@ pub struct Orchestrator {
     running: HashMap<RequestId, Addr<RequestActor>>,
     /// A dispatch is queued and has not run yet: further events until then are the same dispatch.
     dispatch_queued: bool,
+    /// Shared with [`DueWork`]: due work was announced and no dispatch has read the index since.
+    announced: Arc<AtomicBool>,
 }
 
 /// Event from the create path: requests were stored whose booked day has begun.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct DueWorkAdded;
+
+/// The create path's way to announce due work: at most one [`DueWorkAdded`] waits for the orchestrator at a
+/// time. POSTs on a business day each booked requests for today, and each sent one, waking the actor
+/// thread once per create to learn what the first wake-up had already arranged.
+#[derive(Clone)]
+pub struct DueWork {
+    orchestrator: Addr<Orchestrator>,
+    announced: Arc<AtomicBool>,
+}
+
+impl DueWork {
+    /// Announces to `orchestrator`, started with the same `announced` flag.
+    pub fn new(orchestrator: Addr<Orchestrator>, announced: Arc<AtomicBool>) -> DueWork {
+        DueWork {
+            orchestrator,
+            announced,
+        }
+    }
+
+    /// Requests whose day has begun are stored: the next dispatch will start them.
+    pub fn announce(&self) {
+        if !self.announced.swap(true, Ordering::AcqRel) {
+            self.orchestrator.do_send(DueWorkAdded);
+        }
+    }
+}
 
 /// Command from start-up: resume every request whose run had started; replies with how many.
 #[derive(Message)]
@@ -41,11 +71,12 @@ pub struct ResumeActive;
 
 impl Orchestrator {
     /// An orchestrator over the shared context.
-    pub fn new(shared: Shared) -> Orchestrator {
+    pub fn new(shared: Shared, announced: Arc<AtomicBool>) -> Orchestrator {
         Orchestrator {
             shared,
             running: HashMap::new(),
             dispatch_queued: false,
+            announced,
         }
     }
 
@@ -79,6 +110,8 @@ impl Orchestrator {
 
     fn dispatch_due(&mut self, ctx: &mut Context<Self>) -> Result<(), OrchestrationError> {
         self.dispatch_queued = false;
+        // Cleared before the index is read: a request stored after the read announces itself again.
+        self.announced.store(false, Ordering::Release);
         let now = self.shared.clock.now();
         // The due index is keyed by the instant a booked day begins: only what has fallen due is read.
         let due = if self.shared.dispatch_paused {

@@ -4,7 +4,6 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use chrono_tz::Tz;
 use serde_json::Value;
-use switchboard_actors::orchestration::DueWorkAdded;
 use switchboard_actors::scheduler::{admit, BookingError, Creator, RequestDraft};
 use switchboard_storage::{RequestRecord, Scope, StorageError};
 
@@ -184,7 +183,7 @@ async fn admit_entries(
         // Requests booked for a day that has begun run now, not at the orchestrator's next sweep.
         let now = state.clock.now();
         if created.iter().any(|record| record.due_at <= now) {
-            state.orchestrator.do_send(DueWorkAdded);
+            state.due_work.announce();
         }
         // A replayed request may have been written by a concurrent POST whose flush is still running.
         if replays_only && slots.iter().any(Result::is_ok) {
