@@ -24,6 +24,15 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// call); with 10 ms, 144 MiB and no slower start. An operator's `MIMALLOC_PURGE_DELAY` stands.
 const PURGE_DELAY_MS: std::ffi::c_long = 10;
 
+/// Returns to the system what the store's recovery allocated and freed, before the server declares itself
+/// ready. Without it, a restart on 1,000,000 stored requests left 176 to 183 MiB resident in two of seven
+/// starts (143 to 144 MiB in the others): memory freed during recovery that mimalloc kept. With it,
+/// 143 to 144 MiB in all seven.
+fn release_recovery_memory() {
+    // SAFETY: a forced collection of mimalloc's heaps; it only frees memory no allocation refers to.
+    unsafe { libmimalloc_sys::mi_collect(true) };
+}
+
 fn return_freed_memory_promptly() {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: sets one process-wide integer option that mimalloc reads whenever it purges.
@@ -114,7 +123,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         .admin_token
         .as_ref()
         .map(|t| t.expose().to_owned());
-    let application = Application::build(settings).await?;
+    let application = Application::build_with(settings, release_recovery_memory).await?;
     // The first stdout line is the contract with scripts and tests that start the binary.
     println!(
         "Switchboard listening on http://{host}:{}",

@@ -38,6 +38,15 @@ impl Application {
     /// Opens the store, provisions the configuration and starts listening. The listener is up (and
     /// `/healthz` answers) before recovery finishes; `/readyz` and the API open once it has.
     pub async fn build(settings: Settings) -> anyhow::Result<Application> {
+        Application::build_with(settings, || {}).await
+    }
+
+    /// [`Application::build`], running `before_ready` once recovery is done and before `/readyz` opens:
+    /// the binary hands back to the system what recovery allocated and freed.
+    pub async fn build_with(
+        settings: Settings,
+        before_ready: impl FnOnce(),
+    ) -> anyhow::Result<Application> {
         let settings = Arc::new(settings);
         let data_dir = &settings.server.data_dir;
         std::fs::create_dir_all(data_dir)
@@ -156,6 +165,7 @@ impl Application {
             .context("the orchestrator did not start")?
             .map_err(|e| anyhow::anyhow!("cannot resume stored requests: {e}"))?;
         tracing::info!(resumed, "stored requests resumed");
+        before_ready();
         state.mark_ready();
         tracing::info!(port, "switchboard ready");
         Ok(Application {
