@@ -2,7 +2,6 @@
 //! declare ready. [`Application`] is what both the binary and the black-box tests start.
 
 use std::net::TcpListener;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use actix::{Arbiter, Supervisor};
@@ -12,7 +11,7 @@ use anyhow::Context;
 use rand::RngCore;
 use switchboard_actors::dialer::sandbox::SandboxDialer;
 use switchboard_actors::electronic::sandbox::SandboxElectronic;
-use switchboard_actors::orchestration::{DueWork, Orchestration, Orchestrator, ResumeActive};
+use switchboard_actors::orchestration::{Orchestration, Orchestrator, ResumeActive};
 use switchboard_actors::scheduler::CapacityScheduler;
 use switchboard_actors::webhooks::{WebhookConfig, WebhookDispatcher};
 use switchboard_actors::{Clock, Metrics};
@@ -108,12 +107,7 @@ impl Application {
             metrics: Arc::clone(&metrics),
             limits: voice.limits.clone(),
         });
-        let announced = Arc::new(AtomicBool::new(false));
-        let orchestrator = {
-            let announced = Arc::clone(&announced);
-            Supervisor::start(move |_| Orchestrator::new(orchestration, announced))
-        };
-        let due_work = DueWork::new(orchestrator.clone(), announced);
+        let (orchestrator, due_work) = Orchestrator::start(orchestration);
         let state = web::Data::new(AppState::new(
             store,
             clock,

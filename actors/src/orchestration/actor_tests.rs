@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use super::call::CallActor;
 use super::edges::Edges;
 use super::messages::{CallCrashed, CallEnded, CallParent, StepCrashed, StepEnded, StepParent};
-use super::orchestrator::{DueWork, Orchestrator};
+use super::orchestrator::Orchestrator;
 use super::outcome::required_fields;
 use super::step::{StepActor, StepJob};
 use super::{Orchestration, Shared};
@@ -409,13 +409,8 @@ async fn flag_reads(flag: &AtomicBool, value: bool) {
 async fn due_work_is_announced_once_until_a_dispatch_reads_the_index_and_again_after() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let announced = Arc::new(AtomicBool::new(false));
-    let orchestrator = Orchestrator::new(
-        shared(&store, Arc::new(PanickingDialer)),
-        Arc::clone(&announced),
-    )
-    .start();
-    let due_work = DueWork::new(orchestrator, Arc::clone(&announced));
+    let (_orchestrator, due_work) = Orchestrator::start(shared(&store, Arc::new(PanickingDialer)));
+    let announced = Arc::clone(&due_work.announced);
     due_work.announce();
     assert!(announced.load(Ordering::Acquire));
     // The dispatch the first announcement queued covers the second one, and clears the flag.

@@ -34,7 +34,7 @@ use switchboard_storage::{Environment, Store};
 
 pub use error::OrchestrationError;
 pub use messages::{GetStats, StatsSnapshot};
-pub use orchestrator::{DueWork, DueWorkAdded, Orchestrator, ResumeActive};
+pub use orchestrator::{DueWork, Orchestrator, ResumeActive};
 
 use crate::dialer::Dialer;
 use crate::electronic::ElectronicChannel;

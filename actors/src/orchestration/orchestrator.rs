@@ -44,18 +44,11 @@ pub struct DueWorkAdded;
 #[derive(Clone)]
 pub struct DueWork {
     orchestrator: Addr<Orchestrator>,
-    announced: Arc<AtomicBool>,
+    /// Shared with the orchestrator, which clears it when it dispatches.
+    pub(super) announced: Arc<AtomicBool>,
 }
 
 impl DueWork {
-    /// Announces to `orchestrator`, started with the same `announced` flag.
-    pub fn new(orchestrator: Addr<Orchestrator>, announced: Arc<AtomicBool>) -> DueWork {
-        DueWork {
-            orchestrator,
-            announced,
-        }
-    }
-
     /// Requests whose day has begun are stored: the next dispatch will start them.
     pub fn announce(&self) {
         if !self.announced.swap(true, Ordering::AcqRel) {
@@ -70,14 +63,23 @@ impl DueWork {
 pub struct ResumeActive;
 
 impl Orchestrator {
-    /// An orchestrator over the shared context.
-    pub fn new(shared: Shared, announced: Arc<AtomicBool>) -> Orchestrator {
-        Orchestrator {
-            shared,
-            running: HashMap::new(),
-            dispatch_queued: false,
+    /// Starts the supervised orchestrator over the shared context, and the create path's [`DueWork`] to it.
+    pub fn start(shared: Shared) -> (Addr<Orchestrator>, DueWork) {
+        let announced = Arc::new(AtomicBool::new(false));
+        let orchestrator = {
+            let announced = Arc::clone(&announced);
+            Supervisor::start(move |_| Orchestrator {
+                shared,
+                running: HashMap::new(),
+                dispatch_queued: false,
+                announced,
+            })
+        };
+        let due_work = DueWork {
+            orchestrator: orchestrator.clone(),
             announced,
-        }
+        };
+        (orchestrator, due_work)
     }
 
     fn wake(&mut self, ctx: &mut Context<Self>) {
