@@ -378,6 +378,17 @@ mod tests {
         }
     }
 
+    /// A store of its own in a temporary directory, flushed only by a flusher.
+    fn temporary_db() -> (tempfile::TempDir, sled::Db) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sled::Config::new()
+            .path(dir.path())
+            .flush_every_ms(None)
+            .open()
+            .unwrap();
+        (dir, db)
+    }
+
     /// The tags of a group, in its order.
     fn tags(jobs: Vec<Box<dyn Job>>, log: &Arc<Mutex<Vec<usize>>>) -> Vec<usize> {
         for job in jobs {
@@ -411,12 +422,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn concurrent_writers_share_flushes_and_all_become_durable() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = sled::Config::new()
-            .path(dir.path())
-            .flush_every_ms(None)
-            .open()
-            .unwrap();
+        let (_dir, db) = temporary_db();
         let flusher = Arc::new(Flusher::start(db.clone(), GroupTrees::open(&db).unwrap()));
         let mut tasks = Vec::new();
         for i in 0..200u32 {
@@ -448,12 +454,7 @@ mod tests {
 
     #[test]
     fn after_a_shared_group_a_write_queued_while_the_flusher_lingers_joins_the_next_group() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = sled::Config::new()
-            .path(dir.path())
-            .flush_every_ms(None)
-            .open()
-            .unwrap();
+        let (_dir, db) = temporary_db();
         let flusher = Flusher::start(db.clone(), GroupTrees::open(&db).unwrap());
         let log = Arc::new(Mutex::new(Vec::new()));
         {
@@ -482,12 +483,7 @@ mod tests {
 
     #[test]
     fn the_blocking_wait_returns_after_a_flush() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = sled::Config::new()
-            .path(dir.path())
-            .flush_every_ms(None)
-            .open()
-            .unwrap();
+        let (_dir, db) = temporary_db();
         let flusher = Flusher::start(db.clone(), GroupTrees::open(&db).unwrap());
         db.insert(b"k", b"v").unwrap();
         flusher.durable_blocking().unwrap();
@@ -497,12 +493,7 @@ mod tests {
 
     #[test]
     fn waiting_after_shutdown_reports_closed() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = sled::Config::new()
-            .path(dir.path())
-            .flush_every_ms(None)
-            .open()
-            .unwrap();
+        let (_dir, db) = temporary_db();
         let flusher = Flusher::start(db.clone(), GroupTrees::open(&db).unwrap());
         flusher.shutdown();
         assert!(matches!(

@@ -256,20 +256,53 @@ fn stored_run(store: &Store) -> RunRecord {
         .unwrap()
 }
 
+/// A stored request with no call yet, and a fake parent for the steps started on it.
+struct StepScene {
+    _dir: tempfile::TempDir,
+    store: Store,
+    parent: Addr<FakeParent>,
+    reports: mpsc::UnboundedReceiver<Report>,
+}
+
+impl StepScene {
+    async fn new() -> StepScene {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store_request(&store, vec![]).await;
+        let (parent, reports) = fake_parent();
+        StepScene {
+            _dir: dir,
+            store,
+            parent,
+            reports,
+        }
+    }
+
+    /// Starts a step over `job`, placing its calls through `dialer`.
+    fn start(&self, dialer: Arc<dyn Dialer>, job: StepJob) {
+        StepActor::new(
+            shared(&self.store, dialer),
+            StepParent::of(&self.parent),
+            job,
+        )
+        .start();
+    }
+
+    async fn next_report(&mut self) -> Report {
+        next_report(&mut self.reports).await
+    }
+}
+
 #[actix::test]
 async fn a_step_reports_its_end_with_its_close_once_its_call_is_stored() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
-    store_request(&store, vec![]).await;
-    let (parent, mut reports) = fake_parent();
-    let shared = shared(&store, Arc::new(AnsweringDialer));
-    StepActor::new(shared, StepParent::of(&parent), step_job()).start();
+    let mut scene = StepScene::new().await;
+    scene.start(Arc::new(AnsweringDialer), step_job());
 
-    let Report::StepEnded { key, edges } = next_report(&mut reports).await else {
+    let Report::StepEnded { key, edges } = scene.next_report().await else {
         panic!("expected the step to report its end");
     };
     assert_eq!(key, "step-1");
-    let mut record = store.request(&"req-1".into()).unwrap().unwrap();
+    let mut record = scene.store.request(&"req-1".into()).unwrap().unwrap();
     let stored = record.run.clone().unwrap();
     assert_eq!(
         stored.steps[0].state,
@@ -295,46 +328,41 @@ async fn a_step_reports_its_end_with_its_close_once_its_call_is_stored() {
 /// runs again on the same record: it must find its call finished and close again, placing no call.
 #[actix::test]
 async fn a_step_whose_close_was_never_written_closes_again_without_placing_a_call() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
-    store_request(&store, vec![]).await;
-    let (parent, mut reports) = fake_parent();
-    let first = shared(&store, Arc::new(AnsweringDialer));
-    StepActor::new(first, StepParent::of(&parent), step_job()).start();
-    let Report::StepEnded { edges: lost, .. } = next_report(&mut reports).await else {
+    let mut scene = StepScene::new().await;
+    scene.start(Arc::new(AnsweringDialer), step_job());
+    let Report::StepEnded { edges: lost, .. } = scene.next_report().await else {
         panic!("expected the first step to report its end");
     };
 
     // The request actor "crashed" before writing `lost`; its restart starts the step again.
-    let again = shared(&store, Arc::new(PanickingDialer));
     let job = StepJob {
         incarnation: 2,
         ..step_job()
     };
-    StepActor::new(again, StepParent::of(&parent), job).start();
-    let Report::StepEnded { key, edges } = next_report(&mut reports).await else {
+    scene.start(Arc::new(PanickingDialer), job);
+    let Report::StepEnded { key, edges } = scene.next_report().await else {
         panic!("expected the step to close again, not to place a call");
     };
     assert_eq!(key, "step-1");
     assert_eq!(edges, lost, "the same verdict, decided again");
-    assert_eq!(stored_run(&store).calls.len(), 1, "no second call placed");
+    assert_eq!(
+        stored_run(&scene.store).calls.len(),
+        1,
+        "no second call placed"
+    );
 }
 
 #[actix::test]
 async fn a_step_whose_call_panics_reports_the_crash_and_leaves_the_call_to_be_placed_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
-    store_request(&store, vec![]).await;
-    let (parent, mut reports) = fake_parent();
-    let shared = shared(&store, Arc::new(PanickingDialer));
-    StepActor::new(shared, StepParent::of(&parent), step_job()).start();
+    let mut scene = StepScene::new().await;
+    scene.start(Arc::new(PanickingDialer), step_job());
 
-    let Report::StepCrashed { key, reason } = next_report(&mut reports).await else {
+    let Report::StepCrashed { key, reason } = scene.next_report().await else {
         panic!("expected the step to report a crash");
     };
     assert_eq!(key, "step-1");
     assert!(reason.contains("the test dialer broke"), "{reason}");
-    let run = stored_run(&store);
+    let run = stored_run(&scene.store);
     assert_eq!(run.steps[0].state, StepState::InProgress);
     assert_eq!(run.calls.len(), 1);
     assert_eq!(
