@@ -27,7 +27,7 @@ const PURGE_DELAY_MS: std::ffi::c_long = 10;
 /// Returns to the system what the store's recovery allocated and freed, before the server declares itself
 /// ready. Without it, a restart on 1,000,000 stored requests left 176 to 183 MiB resident in two of seven
 /// starts (143 to 144 MiB in the others): memory freed during recovery that mimalloc kept. With it,
-/// 143 to 144 MiB in all seven.
+/// 143 to 144 MiB in eleven starts of eleven.
 fn release_recovery_memory() {
     // SAFETY: a forced collection of mimalloc's heaps; it only frees memory no allocation refers to.
     unsafe { libmimalloc_sys::mi_collect(true) };
