@@ -75,8 +75,8 @@ impl RequestActor {
 
     /// Decides and takes the next move. `known` is the record as it will be once `edges` are written, when
     /// nothing else can have written it since (no step runs): as this actor last wrote it, or with an edge
-    /// it has just taken; otherwise the record is read and `edges` applied to it. Record-only moves are added to `edges`, which ride
-    /// along with the next write that must happen anyway (see [`Edges`]).
+    /// it has just taken; otherwise the record is read and `edges` applied to it. Record-only moves are
+    /// added to `edges`, which ride along with the next write that must happen anyway (see [`Edges`]).
     fn advance(&mut self, ctx: &mut Context<Self>, known: Option<RequestRecord>, mut edges: Edges) {
         if !matches!(self.activity, Activity::Idle) {
             return;
