@@ -11,6 +11,7 @@ use crate::group::{Queued, Txn, Verdict};
 use crate::requests::due_key;
 use crate::{DeliveryRecord, RequestId, RequestRecord, StorageError, Store};
 use chrono::{DateTime, Utc};
+use sled::transaction::UnabortableTransactionError;
 
 /// A booked request whose day has come.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,7 +54,8 @@ impl Store {
     /// Applies `change` to a request like [`Store::update_request`] and in the same transaction enqueues
     /// `delivery` (if any) for its first round, grouped with every write waiting on the same flush (one
     /// transaction and one fsync for all of them); returns the record as written once it is durable.
-    /// Deliveries are enqueued only here, so [`Store::groups_durable`] covers every one that can be read.
+    /// Deliveries are enqueued only here and in [`Store::commit_final`], so [`Store::groups_durable`]
+    /// covers every one that can be read.
     pub async fn commit_update(
         &self,
         id: &RequestId,
@@ -61,11 +63,7 @@ impl Store {
         delivery: Option<DeliveryRecord>,
     ) -> Result<RequestRecord, StorageError> {
         let enqueues = delivery.is_some();
-        let lane = if enqueues {
-            Lane::Client
-        } else {
-            Lane::Background
-        };
+        let lane = lane_for(enqueues);
         let job_id = id.clone();
         let (job, done) = Queued::job(move |txn: &Txn| {
             write_request_update(txn, &job_id, &change, delivery.as_ref())
@@ -79,6 +77,51 @@ impl Store {
             self.signal_outbox();
         }
         Ok(updated)
+    }
+
+    /// Stores `record`, a request's final state, in place of its running one and enqueues `delivery` (if
+    /// any) in the same transaction, grouped like [`Store::commit_update`]; returns once durable. A request
+    /// already terminal keeps its stored record.
+    ///
+    /// A change that overwrote the whole record would decode the stored one, copy the new one in and
+    /// encode it, all on the flusher thread. Here the caller's thread encodes it, and the stored record
+    /// is only looked at for its standing, through the decoded copies (the finishing actor has just read
+    /// it, so that is usually a hit).
+    pub async fn commit_final(
+        &self,
+        record: RequestRecord,
+        delivery: Option<DeliveryRecord>,
+    ) -> Result<(), StorageError> {
+        let enqueues = delivery.is_some();
+        let id = record.id.clone();
+        let after = Standing::of(&record);
+        let encoded = sled::IVec::from(encode(&record));
+        let decoded = std::sync::Arc::clone(&self.decoded_requests);
+        let (job, done) = Queued::job(move |txn: &Txn| {
+            let Some(bytes) = txn.requests.get(id.as_bytes())? else {
+                return Ok(Err(StorageError::RequestMissing(id.clone())));
+            };
+            let stored = match decoded.get(id.as_bytes(), bytes) {
+                Ok(stored) => stored,
+                Err(e) => return Ok(Err(e)),
+            };
+            if !stored.state.is_terminal() {
+                txn.requests.insert(id.as_bytes(), encoded.clone())?;
+                reindex(txn, &id, Standing::of(&stored), after)?;
+            }
+            if let Some(delivery) = delivery.as_ref() {
+                enqueue_first_round(txn, &id, delivery)?;
+            }
+            Ok(Ok(()))
+        });
+        self.submit(job, lane_for(enqueues));
+        done.await
+            .map_err(|_| StorageError::Closed)?
+            .into_result()?;
+        if enqueues {
+            self.signal_outbox();
+        }
+        Ok(())
     }
 
     /// Applies `change` to a request atomically and returns the new record. The change also decides the
@@ -108,33 +151,62 @@ fn write_request_update(
         Ok(record) => record,
         Err(e) => return Ok(Err(e)),
     };
-    // Only this write moves a request between the indexes, by the same rule every time, so the stored
-    // record tells where it stands: most steps of a run move it nowhere and touch no index.
-    let (was_started, was_active) = (started(&record), active(&record));
+    let before = Standing::of(&record);
     change(&mut record);
     txn.requests.insert(id.as_bytes(), encode(&record))?;
-    if started(&record) && !was_started {
-        txn.due.remove(due_key(record.due_at, id))?;
-    }
-    match (was_active, active(&record)) {
-        (false, true) => txn.active.insert(id.as_bytes(), &[] as &[u8]).map(drop)?,
-        (true, false) => txn.active.remove(id.as_bytes()).map(drop)?,
-        _ => {}
-    }
+    reindex(txn, id, before, Standing::of(&record))?;
     if let Some(delivery) = delivery {
         enqueue_first_round(txn, id, delivery)?;
     }
     Ok(Ok(record))
 }
 
-/// Out of the `due` index: its run has started.
-fn started(record: &RequestRecord) -> bool {
-    record.run.is_some()
+/// A write that enqueues a webhook has a client waiting on its delivery.
+fn lane_for(enqueues: bool) -> Lane {
+    if enqueues {
+        Lane::Client
+    } else {
+        Lane::Background
+    }
 }
 
-/// In the `active` index: running and not finished.
-fn active(record: &RequestRecord) -> bool {
-    record.run.is_some() && !record.state.is_terminal()
+/// Where a request stands in the `due` and `active` indexes, by the one rule every write follows, so the
+/// stored record tells where it stands: most steps of a run move it nowhere and touch no index.
+#[derive(Clone, Copy)]
+struct Standing {
+    /// Out of `due`: its run has started.
+    started: bool,
+    /// In `active`: running and not finished.
+    active: bool,
+    due_at: DateTime<Utc>,
+}
+
+impl Standing {
+    fn of(record: &RequestRecord) -> Standing {
+        Standing {
+            started: record.run.is_some(),
+            active: record.run.is_some() && !record.state.is_terminal(),
+            due_at: record.due_at,
+        }
+    }
+}
+
+/// Moves a request between the indexes as its standing changed.
+fn reindex(
+    txn: &Txn,
+    id: &RequestId,
+    before: Standing,
+    after: Standing,
+) -> Result<(), UnabortableTransactionError> {
+    if after.started && !before.started {
+        txn.due.remove(due_key(after.due_at, id))?;
+    }
+    match (before.active, after.active) {
+        (false, true) => txn.active.insert(id.as_bytes(), &[] as &[u8]).map(drop)?,
+        (true, false) => txn.active.remove(id.as_bytes()).map(drop)?,
+        _ => {}
+    }
+    Ok(())
 }
 
 fn corrupt(what: &str) -> StorageError {

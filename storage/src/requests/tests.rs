@@ -1,7 +1,8 @@
-//! Unit tests of the request store: idempotent inserts, keyset listing, the due index, batches and old records.
+//! Unit tests of the request store: idempotent inserts, keyset listing, the due index, batches, old records
+//! and final records.
 
 use super::*;
-use crate::RequestState;
+use crate::{DeliveryRecord, RequestState};
 
 fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -377,4 +378,76 @@ fn only_a_request_about_to_change_is_compressed_for_speed() {
     assert!(request.replaced_soon(), "running");
     request.state = RequestState::Success;
     assert!(!request.replaced_soon(), "finished");
+}
+
+fn delivery(id: &str, payload: &str) -> DeliveryRecord {
+    let at = DateTime::from_timestamp_micros(5_000).unwrap();
+    DeliveryRecord {
+        request_id: id.into(),
+        url: "http://127.0.0.1:9/hook".into(),
+        signing_secret: "secret".into(),
+        payload: payload.into(),
+        terminal_at: at,
+        next_round: 0,
+        next_at: at,
+        status: crate::DeliveryStatus::Pending,
+        attempts: 0,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_index() {
+    let (_dir, store) = open();
+    let created = record("r1", Environment::Production, None, 1_000);
+    store
+        .commit_requests(Arc::new(vec![created.clone()]))
+        .await
+        .into_result()
+        .unwrap();
+    let running = store
+        .commit_update(&"r1".into(), |r| r.run = Some(Default::default()), None)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.active_request_ids().unwrap(),
+        vec![RequestId::from("r1")]
+    );
+    assert!(
+        store.due_by(created.due_at).unwrap().is_empty(),
+        "left due when started"
+    );
+
+    let mut terminal = running.clone();
+    terminal.state = RequestState::Success;
+    terminal.internal_tag = Some("final".into());
+    store
+        .commit_final(terminal.clone(), Some(delivery("r1", "first")))
+        .await
+        .unwrap();
+    assert_eq!(store.request(&"r1".into()).unwrap().unwrap(), terminal);
+    assert!(store.active_request_ids().unwrap().is_empty());
+    assert_eq!(
+        store.delivery(&"r1".into()).unwrap().unwrap().payload,
+        "first"
+    );
+
+    // A second ending finds the request terminal: its record and its webhook stay the first ones.
+    let mut late = running;
+    late.state = RequestState::Failure;
+    store
+        .commit_final(late, Some(delivery("r1", "second")))
+        .await
+        .unwrap();
+    assert_eq!(store.request(&"r1".into()).unwrap().unwrap(), terminal);
+    assert_eq!(
+        store.delivery(&"r1".into()).unwrap().unwrap().payload,
+        "first"
+    );
+
+    let mut missing = terminal;
+    missing.id = "nope".into();
+    assert!(matches!(
+        store.commit_final(missing, None).await,
+        Err(StorageError::RequestMissing(_))
+    ));
 }

@@ -7,7 +7,9 @@
 
 use actix::prelude::*;
 use chrono_tz::Tz;
-use switchboard_storage::{AccountRecord, DeliveryRecord, RequestId, RequestRecord};
+use std::future::Future;
+
+use switchboard_storage::{AccountRecord, RequestId, RequestRecord, StorageError};
 
 use super::schemas::StoreSchemas;
 use super::{
@@ -130,12 +132,18 @@ impl RequestActor {
                 self.start_step(ctx, &record, plan, zone, edges);
             }
             // Every other move acts outside the record: what was decided is written first.
-            _ if !edges.is_empty() => self.persist(
-                ctx,
-                move |r| edges.apply(r),
-                None,
-                |act, ctx, written| act.advance(ctx, Some(written), Edges::default()),
-            ),
+            _ if !edges.is_empty() => {
+                let (store, id) = (self.shared.store.clone(), self.request_id.clone());
+                self.persist(
+                    ctx,
+                    async move {
+                        store
+                            .commit_update(&id, move |r| edges.apply(r), None)
+                            .await
+                    },
+                    |act, ctx, written| act.advance(ctx, Some(written), Edges::default()),
+                )
+            }
             Move::End => self.end(ctx),
             Move::TryElectronic { primary } => {
                 let job = ElectronicJob {
@@ -233,15 +241,11 @@ impl RequestActor {
         let state = terminal.state;
         // Nothing else writes a request that finishes (its step has ended, or is given up on), so the
         // stored record is the one finalized; a record already terminal is left as it is.
+        let store = self.shared.store.clone();
         self.persist(
             ctx,
-            move |r| {
-                if !r.state.is_terminal() {
-                    *r = terminal.clone();
-                }
-            },
-            delivery,
-            move |act, ctx, _| {
+            async move { store.commit_final(terminal, delivery).await },
+            move |act, ctx, ()| {
                 act.shared.metrics.request_finished(state);
                 act.end(ctx)
             },
@@ -292,34 +296,22 @@ impl RequestActor {
         );
     }
 
-    /// Writes `change` (and `delivery`, in the same transaction), waits for the flush, then continues
-    /// with `then` and the record as written; any failure is a fault.
-    fn persist(
+    /// Waits for `write` and its flush with nothing else handled meanwhile, then continues with `then` and
+    /// what the write returned; any failure is a fault.
+    fn persist<T: 'static>(
         &mut self,
         ctx: &mut Context<Self>,
-        change: impl Fn(&mut RequestRecord) + Send + 'static,
-        delivery: Option<DeliveryRecord>,
-        then: impl FnOnce(&mut Self, &mut Context<Self>, RequestRecord) + 'static,
+        write: impl Future<Output = Result<T, StorageError>> + 'static,
+        then: impl FnOnce(&mut Self, &mut Context<Self>, T) + 'static,
     ) {
-        let shared = self.shared.clone();
-        let request_id = self.request_id.clone();
         self.activity = Activity::Persisting;
-        ctx.wait(
-            async move {
-                shared
-                    .store
-                    .commit_update(&request_id, change, delivery)
-                    .await
+        ctx.wait(write.into_actor(self).map(move |written, act, ctx| {
+            act.activity = Activity::Idle;
+            match written {
+                Ok(written) => then(act, ctx, written),
+                Err(e) => act.fault(ctx, e.to_string()),
             }
-            .into_actor(self)
-            .map(move |written, act, ctx| {
-                act.activity = Activity::Idle;
-                match written {
-                    Ok(written) => then(act, ctx, written),
-                    Err(e) => act.fault(ctx, e.to_string()),
-                }
-            }),
-        );
+        }));
     }
 }
 
