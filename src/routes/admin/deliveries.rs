@@ -42,13 +42,17 @@ pub async fn list_deliveries(
             "requestId query parameter is required",
         ));
     };
+    // The delivery first: a round logs each attempt before it saves the delivery, so attempts read after
+    // it include every attempt the delivery counts. Read the other way round, a round ending in between
+    // showed its new status without its last attempt.
+    let delivery = state.store.delivery(request_id)?;
     let attempts: Vec<WebhookAttemptOut> = state
         .store
         .attempts(request_id)?
         .iter()
         .map(WebhookAttemptOut::from)
         .collect();
-    let body = match state.store.delivery(request_id)? {
+    let body = match delivery {
         Some(delivery) => {
             let delivery = WebhookDeliveryOut::new(&delivery, attempts);
             DeliveriesOut {
