@@ -1,6 +1,8 @@
 //! The `switchboard` binary: parse the command line, load configuration, serve.
 
+use std::path::Path;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use switchboard::cli::{Cli, Command, TraceArgs};
@@ -8,6 +10,7 @@ use switchboard::configuration::{self, ConfigSource, Settings};
 use switchboard::startup::Application;
 use switchboard::telemetry;
 use switchboard::trace::TraceTarget;
+use switchboard_storage::Store;
 
 /// mimalloc instead of glibc's malloc: the request path allocates many small, short-lived buffers, and
 /// glibc's bin upkeep (consolidation, unlinking) was a sixth of the server core's samples under create load.
@@ -56,11 +59,15 @@ fn main() -> ExitCode {
         }
     };
     telemetry::init_subscriber(std::io::stderr);
+    let data_dir = settings.server.data_dir.clone();
     let system = actix_web::rt::System::new();
     let served = system.block_on(serve(settings));
     drop_in_runtime_context(system);
     match served {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => {
+            prepare_next_start(&data_dir);
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("switchboard: {e:#}");
             ExitCode::FAILURE
@@ -76,6 +83,21 @@ fn drop_in_runtime_context(system: actix_web::rt::SystemRunner) {
     let handle = system.runtime().tokio_runtime().handle().clone();
     let _context = handle.enter();
     drop(system);
+}
+
+/// After a graceful stop: leaves a recovery snapshot, so the next start does not replay this run's whole
+/// log. Not fatal: without it the next start is only slower.
+fn prepare_next_start(data_dir: &Path) {
+    let started = Instant::now();
+    match Store::write_recovery_snapshot(data_dir, Duration::from_secs(5)) {
+        Ok(()) => tracing::info!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "recovery snapshot written"
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "no recovery snapshot; the next start replays the log")
+        }
+    }
 }
 
 fn trace(args: TraceArgs) -> ExitCode {

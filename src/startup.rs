@@ -31,6 +31,8 @@ pub struct Application {
     port: u16,
     server: Server,
     state: web::Data<AppState>,
+    /// The webhook dispatcher's thread, stopped and joined before the store closes.
+    webhook_thread: Arbiter,
 }
 
 impl Application {
@@ -92,8 +94,9 @@ impl Application {
         // Its own thread: the rounds' HTTP work then gets a fair share of the CPU by the OS scheduler while
         // thousands of request actors keep the actor thread's queue long, instead of waiting in that queue
         // behind them (webhooks fell seconds behind completions in a 10,000-request burst).
+        let webhook_thread = Arbiter::new();
         let dispatcher =
-            Supervisor::start_in_arbiter(&Arbiter::new().handle(), move |_| dispatcher);
+            Supervisor::start_in_arbiter(&webhook_thread.handle(), move |_| dispatcher);
         let orchestration = Arc::new(Orchestration {
             store: store.clone(),
             clock: clock.clone(),
@@ -166,6 +169,7 @@ impl Application {
             port,
             server,
             state,
+            webhook_thread,
         })
     }
 
@@ -184,10 +188,17 @@ impl Application {
         self.state.clone()
     }
 
-    /// Serves until stopped (SIGINT/SIGTERM or [`ServerHandle::stop`]): in-flight requests finish, then the
-    /// store is flushed and closed.
+    /// Serves until stopped (SIGINT/SIGTERM or [`ServerHandle::stop`]): in-flight requests finish, the
+    /// webhook thread ends (a round cut short is run again at the next start), then the store is flushed
+    /// and closed.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         self.server.await.context("HTTP server failed")?;
+        // Nothing stops an arbiter's thread but this: left running, it would keep its handle on the store
+        // to the end of the process, and the store could not be opened again for its recovery snapshot.
+        self.webhook_thread.stop();
+        if self.webhook_thread.join().is_err() {
+            tracing::error!("the webhook thread panicked while stopping");
+        }
         self.state
             .store
             .close()

@@ -1,5 +1,6 @@
 //! Graceful stop never panics: SIGTERM with thousands of requests in every phase (booked, calls in flight,
-//! calls that never end, webhooks waiting on a slow receiver) exits 0 with no panic on stderr.
+//! calls that never end, webhooks waiting on a slow receiver) exits 0 with no panic on stderr, and leaves
+//! a recovery snapshot covering what the run wrote, so the next start does not replay it all.
 //!
 //! The panic this pins: when `main` returned, the runtime dropped the actors still alive, and actix polls a
 //! dropped actor one last time; a call or webhook round then created a timer outside any runtime context.
@@ -78,8 +79,20 @@ async fn running(http: &reqwest::Client, base: &str) -> u64 {
     stats["running"].as_u64().unwrap()
 }
 
+/// The log position covered by the newest of sled's snapshot files (`snap.` and 16 hex digits) in `dir`.
+fn newest_snapshot(dir: &std::path::Path) -> Option<u64> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.unwrap().file_name().into_string().ok()?;
+            u64::from_str_radix(name.strip_prefix("snap.")?, 16).ok()
+        })
+        .max()
+}
+
 /// Starts a server, creates `count` requests of each scenario, waits until `in_flight` requests run, then
-/// stops it with SIGTERM; asserts exit code 0 and no panic on stderr.
+/// stops it with SIGTERM; asserts exit code 0, no panic on stderr, and a snapshot newer than the one the
+/// start left.
 async fn stop_with_work_in_flight(count: usize, in_flight: u64) {
     let receiver = Receiver::start().await;
     receiver.always(Reply::Delay(Duration::from_millis(500), 200));
@@ -136,6 +149,7 @@ async fn stop_with_work_in_flight(count: usize, in_flight: u64) {
         assert!(Instant::now() < deadline, "fewer than {in_flight} running");
         actix_web::rt::time::sleep(Duration::from_millis(20)).await;
     }
+    let snapshot_at_start = newest_snapshot(data_dir.path());
     let status = Command::new("kill")
         .args(["-TERM", &server.child.id().to_string()])
         .status()
@@ -155,6 +169,11 @@ async fn stop_with_work_in_flight(count: usize, in_flight: u64) {
         "a panic while stopping:\n{stderr}"
     );
     assert_eq!(code, Some(0), "{stderr}");
+    let snapshot_at_stop = newest_snapshot(data_dir.path());
+    assert!(
+        snapshot_at_stop > snapshot_at_start,
+        "no snapshot written at the stop: {snapshot_at_start:?} then {snapshot_at_stop:?}"
+    );
 }
 
 #[actix_web::test]
