@@ -3,7 +3,9 @@
 //!
 //! An entry is valid exactly while the tree still holds the bytes it was decoded from: every read fetches
 //! the value from sled (a page-cache hit) and compares. So no write path has to remember to invalidate, and
-//! a record changed by any means is decoded afresh. Bounded: each map is cleared when it reaches its
+//! a record changed by any means is decoded afresh. A write path may also hand over what it wrote
+//! ([`Decoded::put`]) and take a record out to change it ([`Decoded::take`]); an entry for bytes a
+//! transaction then did not commit is never matched. Bounded: each map is cleared when it reaches its
 //! capacity ([`CAPACITY`] for operator-provisioned data, far fewer for requests).
 
 use std::collections::HashMap;
@@ -49,6 +51,36 @@ impl<R: Record> Decoded<R> {
         Ok(record)
     }
 
+    /// The record stored under `key` as a value of its own, for a write that changes it: the decoded copy
+    /// is taken out of the map when it matches `bytes` (copied only if a reader still holds it), else
+    /// `bytes` are decoded.
+    pub(crate) fn take(&self, key: &[u8], bytes: &IVec) -> Result<R, StorageError>
+    where
+        R: Clone,
+    {
+        let taken = {
+            let mut entries = self.entries.write().expect("decoded lock");
+            match entries.get(key) {
+                Some((seen, _)) if seen == bytes => entries.remove(key).map(|(_, record)| record),
+                _ => None,
+            }
+        };
+        match taken {
+            Some(record) => Ok(Arc::unwrap_or_clone(record)),
+            None => decode(bytes),
+        }
+    }
+
+    /// Records that `record` is what `bytes`, just written under `key`, decode to: the next read of those
+    /// bytes (or the next write over them) skips decoding.
+    pub(crate) fn put(&self, key: &[u8], bytes: IVec, record: Arc<R>) {
+        let mut entries = self.entries.write().expect("decoded lock");
+        if entries.len() >= self.capacity {
+            entries.clear();
+        }
+        entries.insert(IVec::from(key), (bytes, record));
+    }
+
     fn seen(&self, key: &[u8], bytes: &IVec) -> Option<Arc<R>> {
         let entries = self.entries.read().expect("decoded lock");
         let (seen, record) = entries.get(key)?;
@@ -63,7 +95,7 @@ mod tests {
     use super::*;
     use crate::codec::encode;
 
-    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     struct Sample {
         name: String,
     }
@@ -85,6 +117,26 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         assert_eq!(cache.get(b"key", bytes("second")).unwrap().name, "second");
         assert_eq!(cache.get(b"other", bytes("third")).unwrap().name, "third");
+    }
+
+    #[test]
+    fn a_write_takes_the_matching_copy_and_hands_over_what_it_wrote() {
+        let cache = Decoded::<Sample>::new();
+        let first = bytes("first");
+        cache.get(b"key", first.clone()).unwrap();
+        let mut taken = cache.take(b"key", &first).unwrap();
+        assert_eq!(taken.name, "first");
+        assert!(
+            cache.entries.read().unwrap().is_empty(),
+            "taken out, not copied"
+        );
+        taken.name = "second".into();
+        let written = bytes("second");
+        let record = Arc::new(taken);
+        cache.put(b"key", written.clone(), Arc::clone(&record));
+        assert!(Arc::ptr_eq(&record, &cache.get(b"key", written).unwrap()));
+        // Bytes the map has not seen (a transaction that did not commit left the old ones) are decoded.
+        assert_eq!(cache.take(b"key", &first).unwrap().name, "first");
     }
 
     #[test]

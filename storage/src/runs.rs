@@ -4,7 +4,10 @@
 //! the same transaction that starts its run, and leaves `active` in the transaction that makes it terminal.
 //! Start-up recovery therefore reads two small indexes instead of scanning every request.
 
-use crate::codec::{decode, encode};
+use std::sync::Arc;
+
+use crate::codec::encode;
+use crate::decoded::Decoded;
 use crate::deliveries::enqueue_first_round;
 use crate::durability::Lane;
 use crate::group::{Queued, Txn, Verdict};
@@ -12,6 +15,7 @@ use crate::requests::due_key;
 use crate::{DeliveryRecord, RequestId, RequestRecord, StorageError, Store};
 use chrono::{DateTime, Utc};
 use sled::transaction::UnabortableTransactionError;
+use sled::IVec;
 
 /// A booked request whose day has come.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,8 +69,9 @@ impl Store {
         let enqueues = delivery.is_some();
         let lane = lane_for(enqueues);
         let job_id = id.clone();
+        let decoded = Arc::clone(&self.decoded_requests);
         let (job, done) = Queued::job(move |txn: &Txn| {
-            write_request_update(txn, &job_id, &change, delivery.as_ref())
+            write_request_update(txn, &decoded, &job_id, &change, delivery.as_ref())
         });
         self.submit(job, lane);
         let updated = done
@@ -76,7 +81,7 @@ impl Store {
         if enqueues {
             self.signal_outbox();
         }
-        Ok(updated)
+        Ok(Arc::unwrap_or_clone(updated))
     }
 
     /// Stores `record`, a request's final state, in place of its running one and enqueues `delivery` (if
@@ -84,9 +89,9 @@ impl Store {
     /// already terminal keeps its stored record.
     ///
     /// A change that overwrote the whole record would decode the stored one, copy the new one in and
-    /// encode it, all on the flusher thread. Here the caller's thread encodes it, and the stored record
-    /// is only looked at for its standing, through the decoded copies (the finishing actor has just read
-    /// it, so that is usually a hit).
+    /// encode it, all on the flusher thread. Here the caller's thread encodes it, the stored record is
+    /// only looked at for its standing, through the decoded copies (the finishing actor has just read it,
+    /// so that is usually a hit), and the final record joins them for the reads that follow.
     pub async fn commit_final(
         &self,
         record: RequestRecord,
@@ -95,8 +100,9 @@ impl Store {
         let enqueues = delivery.is_some();
         let id = record.id.clone();
         let after = Standing::of(&record);
-        let encoded = sled::IVec::from(encode(&record));
-        let decoded = std::sync::Arc::clone(&self.decoded_requests);
+        let encoded = IVec::from(encode(&record));
+        let record = Arc::new(record);
+        let decoded = Arc::clone(&self.decoded_requests);
         let (job, done) = Queued::job(move |txn: &Txn| {
             let Some(bytes) = txn.requests.get(id.as_bytes())? else {
                 return Ok(Err(StorageError::RequestMissing(id.clone())));
@@ -108,6 +114,7 @@ impl Store {
             if !stored.state.is_terminal() {
                 txn.requests.insert(id.as_bytes(), encoded.clone())?;
                 reindex(txn, &id, Standing::of(&stored), after)?;
+                decoded.put(id.as_bytes(), encoded.clone(), Arc::clone(&record));
             }
             if let Some(delivery) = delivery.as_ref() {
                 enqueue_first_round(txn, &id, delivery)?;
@@ -133,28 +140,35 @@ impl Store {
         change: impl Fn(&mut RequestRecord),
     ) -> Result<RequestRecord, StorageError> {
         self.group
-            .apply_one(|txn| write_request_update(txn, id, &change, None))
+            .apply_one(|txn| write_request_update(txn, &self.decoded_requests, id, &change, None))
+            .map(Arc::unwrap_or_clone)
     }
 }
 
 /// A request's change, its moves between the `due` and `active` indexes, and its first delivery.
 fn write_request_update(
     txn: &Txn,
+    decoded: &Decoded<RequestRecord>,
     id: &RequestId,
     change: &dyn Fn(&mut RequestRecord),
     delivery: Option<&DeliveryRecord>,
-) -> Verdict<RequestRecord> {
+) -> Verdict<Arc<RequestRecord>> {
     let Some(bytes) = txn.requests.get(id.as_bytes())? else {
         return Ok(Err(StorageError::RequestMissing(id.clone())));
     };
-    let mut record: RequestRecord = match decode(&bytes) {
+    // The record a step or its actor read last is usually still decoded: taken, not decoded again.
+    let mut record = match decoded.take(id.as_bytes(), &bytes) {
         Ok(record) => record,
         Err(e) => return Ok(Err(e)),
     };
     let before = Standing::of(&record);
     change(&mut record);
-    txn.requests.insert(id.as_bytes(), encode(&record))?;
+    let encoded = IVec::from(encode(&record));
+    txn.requests.insert(id.as_bytes(), encoded.clone())?;
     reindex(txn, id, before, Standing::of(&record))?;
+    // Handed over for the actor that reads the request next (and the write after that).
+    let record = Arc::new(record);
+    decoded.put(id.as_bytes(), encoded, Arc::clone(&record));
     if let Some(delivery) = delivery {
         enqueue_first_round(txn, id, delivery)?;
     }
