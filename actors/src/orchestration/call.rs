@@ -88,7 +88,8 @@ impl Actor for CallActor {
                     let ended_at = shared.clock.now();
                     let disposition = report.disposition;
                     shared.metrics.call_ended(disposition);
-                    let outcome = switchboard_storage::CallOutcomeRecord { ended_at, report };
+                    let outcome =
+                        Arc::new(switchboard_storage::CallOutcomeRecord { ended_at, report });
                     let ended = call_id.clone();
                     let change = move |record: &mut switchboard_storage::RequestRecord| {
                         if let Some(run) = record.run.as_mut() {

@@ -1,6 +1,7 @@
 //! Unit tests of the pure orchestration decisions.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use switchboard_storage::{CallOutcomeRecord, CallReport, ElectronicRecord};
@@ -20,7 +21,7 @@ fn call(seq: u32, step: &str, disposition: Disposition, captured: &[(&str, &str)
         to: "8005550123".into(),
         number_source: NumberSource::Input,
         placed_at: now(),
-        outcome: Some(CallOutcomeRecord {
+        outcome: Some(Arc::new(CallOutcomeRecord {
             ended_at: now(),
             report: CallReport {
                 duration_seconds: 60,
@@ -34,7 +35,7 @@ fn call(seq: u32, step: &str, disposition: Disposition, captured: &[(&str, &str)
                     .then(|| "8885550111".to_owned()),
                 ..CallReport::new(disposition)
             },
-        }),
+        })),
         platform: None,
     }
 }

@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
 use std::ops::Deref;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -106,8 +107,9 @@ pub struct CallRecord {
     /// When it was placed.
     pub placed_at: DateTime<Utc>,
     /// Set once it ended; `None` while in flight (a restart re-places such a call, unless `platform`
-    /// says a platform already holds it).
-    pub outcome: Option<CallOutcomeRecord>,
+    /// says a platform already holds it). Shared, never changed once set: a record is copied at most
+    /// writes and reads, and the outcome (transcripts, captured values) was most of each copy.
+    pub outcome: Option<Arc<CallOutcomeRecord>>,
     /// The call as handed to a voice platform (or a voice agent); `None` for simulated calls and for
     /// records written before platforms existed.
     #[serde(default)]

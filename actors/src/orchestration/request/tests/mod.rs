@@ -222,7 +222,7 @@ fn call(seq: u32, step_key: &str, captured: &[&str], follow_up_requested: bool) 
         to: "8005550123".into(),
         number_source: NumberSource::Input,
         placed_at: seconds_ago(120),
-        outcome: Some(CallOutcomeRecord {
+        outcome: Some(Arc::new(CallOutcomeRecord {
             ended_at: seconds_ago(60),
             report: CallReport {
                 duration_seconds: 60,
@@ -233,7 +233,7 @@ fn call(seq: u32, step_key: &str, captured: &[&str], follow_up_requested: bool) 
                 follow_up_requested,
                 ..CallReport::new(Disposition::Completed)
             },
-        }),
+        })),
         platform: None,
     }
 }
