@@ -125,7 +125,9 @@ impl Orchestrator {
             if self.running.contains_key(&entry.request_id) {
                 continue;
             }
-            let Some(record) = self.shared.store.request(&entry.request_id)? else {
+            // Shared, not copied: only its standing is read here, and the actor started next finds it
+            // decoded.
+            let Some(record) = self.shared.store.shared_request(&entry.request_id)? else {
                 continue;
             };
             if record.run.is_none() && !record.state.is_terminal() && record.due_at <= now {
