@@ -59,13 +59,16 @@ fn main() -> ExitCode {
         }
     };
     telemetry::init_subscriber(std::io::stderr);
-    let data_dir = settings.server.data_dir.clone();
+    let (data_dir, cache_bytes) = (
+        settings.server.data_dir.clone(),
+        settings.storage_cache_bytes,
+    );
     let system = actix_web::rt::System::new();
     let served = system.block_on(serve(settings));
     drop_in_runtime_context(system);
     match served {
         Ok(()) => {
-            prepare_next_start(&data_dir);
+            prepare_next_start(&data_dir, cache_bytes);
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -87,9 +90,9 @@ fn drop_in_runtime_context(system: actix_web::rt::SystemRunner) {
 
 /// After a graceful stop: leaves a recovery snapshot, so the next start does not replay this run's whole
 /// log. Not fatal: without it the next start is only slower.
-fn prepare_next_start(data_dir: &Path) {
+fn prepare_next_start(data_dir: &Path, cache_bytes: u64) {
     let started = Instant::now();
-    match Store::write_recovery_snapshot(data_dir, Duration::from_secs(5)) {
+    match Store::write_recovery_snapshot(data_dir, cache_bytes, Duration::from_secs(5)) {
         Ok(()) => tracing::info!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             "recovery snapshot written"

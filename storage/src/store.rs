@@ -48,12 +48,7 @@ impl Store {
 
     /// Opens (or creates) the store in `dir`, its page cache bounded to `cache_bytes`.
     pub fn open_with_cache(dir: &Path, cache_bytes: u64) -> Result<Store, StorageError> {
-        // Our flusher is the only one: sled's periodic flush would add fsyncs without acknowledging anything.
-        let db = sled::Config::new()
-            .path(dir)
-            .flush_every_ms(None)
-            .cache_capacity(cache_bytes)
-            .open()?;
+        let db = open_db(dir, cache_bytes)?;
         let group = GroupTrees::open(&db)?;
         Ok(Store {
             accounts: db.open_tree(trees::ACCOUNTS)?,
@@ -97,23 +92,24 @@ impl Store {
     ///
     /// sled refuses a second opening while a handle on the store lives, and threads that held one may
     /// still be ending: a refusal is retried for up to `wait`.
-    pub fn write_recovery_snapshot(dir: &Path, wait: Duration) -> Result<(), StorageError> {
+    pub fn write_recovery_snapshot(
+        dir: &Path,
+        cache_bytes: u64,
+        wait: Duration,
+    ) -> Result<(), StorageError> {
         let deadline = Instant::now() + wait;
         loop {
-            let opened = sled::Config::new()
-                .path(dir)
-                .flush_every_ms(None)
-                .cache_capacity(DEFAULT_CACHE_BYTES)
-                .open();
-            match opened {
+            match open_db(dir, cache_bytes) {
                 Ok(db) => {
                     db.flush()?;
                     return Ok(());
                 }
-                Err(sled::Error::Io(e)) if is_lock_refusal(&e) && Instant::now() < deadline => {
+                Err(StorageError::Engine(sled::Error::Io(e)))
+                    if is_lock_refusal(&e) && Instant::now() < deadline =>
+                {
                     std::thread::sleep(Duration::from_millis(10));
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
         }
     }
@@ -166,7 +162,42 @@ impl Store {
     }
 }
 
-/// sled's refusal to open a store another handle holds (its lock error carries no kind of its own).
+/// Opens sled the one way every opening of the store does. Our flusher is the only one: sled's periodic
+/// flush would add fsyncs without acknowledging anything.
+fn open_db(dir: &Path, cache_bytes: u64) -> Result<sled::Db, StorageError> {
+    discard_unfinished_snapshots(dir)?;
+    Ok(sled::Config::new()
+        .path(dir)
+        .flush_every_ms(None)
+        .cache_capacity(cache_bytes)
+        .open()?)
+}
+
+/// Removes the snapshot files sled had not finished writing. sled 0.34 writes `snap.<lsn>.generating`,
+/// syncs it and renames it, and it removes older snapshots only after the rename; but when it opens a
+/// store it reads the highest-sorting `snap.` file, unfinished ones included, and refuses a torn one as
+/// corruption. A process killed while opening (or while stopping, which opens the store once more) would
+/// leave a store that no longer opens.
+fn discard_unfinished_snapshots(dir: &Path) -> Result<(), StorageError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(StorageError::Engine(e.into())),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| StorageError::Engine(e.into()))?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("snap.") && name.ends_with(".generating") {
+            tracing::warn!(file = %name, "removing a snapshot file left unfinished");
+            std::fs::remove_file(entry.path()).map_err(|e| StorageError::Engine(e.into()))?;
+        }
+    }
+    Ok(())
+}
+
+/// sled's refusal to open a store another handle holds. Its lock error carries no kind of its own, so
+/// this reads the message of the pinned sled 0.34.
 fn is_lock_refusal(error: &std::io::Error) -> bool {
     error.to_string().contains("could not acquire lock")
 }
