@@ -101,6 +101,11 @@ impl WebhookDispatcher {
     }
 
     fn wake(&mut self, ctx: &mut Context<Self>) {
+        // A stopped arbiter drops this actor outside any runtime, after one last poll that may still handle
+        // a queued wake-up: a timer created then would panic. Nothing is lost: the next start rescans.
+        if ctx.state() != ActorState::Running {
+            return;
+        }
         if !self.tick_queued {
             self.tick_queued = true;
             // Ticks are at least GAP apart: a burst of completions becomes batches, not a tick per webhook.
