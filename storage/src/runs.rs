@@ -86,7 +86,7 @@ impl Store {
 
     /// Stores `record`, a request's final state, in place of its running one and enqueues `delivery` (if
     /// any) in the same transaction, grouped like [`Store::commit_update`]; returns once durable. A request
-    /// already terminal keeps its stored record.
+    /// already terminal keeps its stored record, and no webhook is enqueued for the record not stored.
     ///
     /// A change that overwrote the whole record would decode the stored one, copy the new one in and
     /// encode it, all on the flusher thread. Here the caller's thread encodes it, the stored record is
@@ -111,14 +111,16 @@ impl Store {
                 Ok(stored) => stored,
                 Err(e) => return Ok(Err(e)),
             };
-            if !stored.state.is_terminal() {
-                txn.requests.insert(id.as_bytes(), encoded.clone())?;
-                reindex(txn, &id, Standing::of(&stored), after)?;
-                decoded.put(id.as_bytes(), encoded.clone(), Arc::clone(&record));
+            // A request already terminal was finished, webhook included, by the write that made it so.
+            if stored.state.is_terminal() {
+                return Ok(Ok(()));
             }
+            txn.requests.insert(id.as_bytes(), encoded.clone())?;
+            reindex(txn, &id, Standing::of(&stored), after)?;
             if let Some(delivery) = delivery.as_ref() {
                 enqueue_first_round(txn, &id, delivery)?;
             }
+            decoded.put(id.as_bytes(), encoded.clone(), Arc::clone(&record));
             Ok(Ok(()))
         });
         self.submit(job, lane_for(enqueues));

@@ -444,6 +444,30 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
         "first"
     );
 
+    // Made terminal by another write without a webhook: the final record and its webhook are both dropped.
+    store
+        .commit_requests(Arc::new(vec![record(
+            "r2",
+            Environment::Production,
+            None,
+            2_000,
+        )]))
+        .await
+        .into_result()
+        .unwrap();
+    let failed = store
+        .commit_update(&"r2".into(), |r| r.state = RequestState::Failure, None)
+        .await
+        .unwrap();
+    let mut success = failed.clone();
+    success.state = RequestState::Success;
+    store
+        .commit_final(success, Some(delivery("r2", "never")))
+        .await
+        .unwrap();
+    assert_eq!(store.request(&"r2".into()).unwrap().unwrap(), failed);
+    assert!(store.delivery(&"r2".into()).unwrap().is_none());
+
     let mut missing = terminal;
     missing.id = "nope".into();
     assert!(matches!(
