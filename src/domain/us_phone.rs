@@ -161,8 +161,25 @@ mod tests {
                 checked += usize::from(verdict(&PLAN, &digits));
             }
         }
-        // Most U.S. area codes are assigned: a subset that refused everything would agree on nothing.
+        // Most U.S. area codes are assigned: guards against both databases refusing everything.
         assert!(checked > 1000, "only {checked} numbers valid");
+    }
+
+    #[test]
+    fn the_plan_subset_holds_the_full_databases_metadata_for_every_territory_of_the_plan() {
+        let full = &*phonenumber::metadata::DATABASE;
+        let regions = full
+            .region(&1)
+            .expect("country code 1 in the full database");
+        assert_eq!(PLAN.region(&1), Some(regions.clone()));
+        for region in regions {
+            assert!(full.by_id(region).is_some(), "{region}");
+            assert_eq!(
+                format!("{:?}", PLAN.by_id(region)),
+                format!("{:?}", full.by_id(region)),
+                "{region}: run scripts/nanp-metadata"
+            );
+        }
     }
 
     #[test]
