@@ -65,7 +65,7 @@ fn is_assigned_us_number(digits: &str) -> bool {
     // libphonenumber's check is a few microseconds of regex work, and the same payer numbers come back
     // on request after request.
     static VERDICTS: LazyLock<Memo<String, bool>> = LazyLock::new(Memo::new);
-    VERDICTS.get_or_compute(digits.to_owned(), |digits| check_assignment(digits))
+    VERDICTS.get_or_compute(digits.to_owned(), |digits| verdict(&PLAN, digits))
 }
 
 /// The metadata of the plan's territories.
@@ -81,10 +81,6 @@ static PLAN: LazyLock<Database> = LazyLock::new(|| {
             .expect("the numbering plan's metadata loads")
     })
 });
-
-fn check_assignment(digits: &str) -> bool {
-    verdict(&PLAN, digits)
-}
 
 /// Whether `digits` is a valid number of a U.S. region according to `database`.
 fn verdict(database: &Database, digits: &str) -> bool {
