@@ -10,12 +10,13 @@ use crate::codec::encode;
 use crate::decoded::Decoded;
 use crate::deliveries::enqueue_first_round;
 use crate::durability::Lane;
-use crate::group::{Queued, Txn, Verdict};
+use crate::group::{Committed, Job, Queued, Txn, Verdict};
 use crate::requests::due_key;
 use crate::{DeliveryRecord, RequestId, RequestRecord, StorageError, Store};
 use chrono::{DateTime, Utc};
 use sled::transaction::UnabortableTransactionError;
 use sled::IVec;
+use tokio::sync::oneshot;
 
 /// A booked request whose day has come.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,20 +68,12 @@ impl Store {
         delivery: Option<DeliveryRecord>,
     ) -> Result<RequestRecord, StorageError> {
         let enqueues = delivery.is_some();
-        let lane = lane_for(enqueues);
         let job_id = id.clone();
         let decoded = Arc::clone(&self.decoded_requests);
-        let (job, done) = Queued::job(move |txn: &Txn| {
+        let job = Queued::job(move |txn: &Txn| {
             write_request_update(txn, &decoded, &job_id, &change, delivery.as_ref())
         });
-        self.submit(job, lane);
-        let updated = done
-            .await
-            .map_err(|_| StorageError::Closed)?
-            .into_result()?;
-        if enqueues {
-            self.signal_outbox();
-        }
+        let updated = self.request_write(job, enqueues).await?;
         Ok(Arc::unwrap_or_clone(updated))
     }
 
@@ -103,7 +96,7 @@ impl Store {
         let encoded = IVec::from(encode(&record));
         let record = Arc::new(record);
         let decoded = Arc::clone(&self.decoded_requests);
-        let (job, done) = Queued::job(move |txn: &Txn| {
+        let job = Queued::job(move |txn: &Txn| {
             let Some(bytes) = txn.requests.get(id.as_bytes())? else {
                 return Ok(Err(StorageError::RequestMissing(id.clone())));
             };
@@ -123,14 +116,30 @@ impl Store {
             decoded.put(id.as_bytes(), encoded.clone(), Arc::clone(&record));
             Ok(Ok(()))
         });
-        self.submit(job, lane_for(enqueues));
-        done.await
+        self.request_write(job, enqueues).await
+    }
+
+    /// Queues a grouped request write and waits until it is durable. A write that enqueues a webhook has a
+    /// client waiting on its delivery, so it goes first, and the outbox hears of it once it is durable.
+    async fn request_write<T>(
+        &self,
+        (job, done): (Box<dyn Job>, oneshot::Receiver<Committed<T>>),
+        enqueues: bool,
+    ) -> Result<T, StorageError> {
+        let lane = if enqueues {
+            Lane::Client
+        } else {
+            Lane::Background
+        };
+        self.submit(job, lane);
+        let written = done
+            .await
             .map_err(|_| StorageError::Closed)?
             .into_result()?;
         if enqueues {
             self.signal_outbox();
         }
-        Ok(())
+        Ok(written)
     }
 
     /// Applies `change` to a request atomically and returns the new record. The change also decides the
@@ -175,15 +184,6 @@ fn write_request_update(
         enqueue_first_round(txn, id, delivery)?;
     }
     Ok(Ok(record))
-}
-
-/// A write that enqueues a webhook has a client waiting on its delivery.
-fn lane_for(enqueues: bool) -> Lane {
-    if enqueues {
-        Lane::Client
-    } else {
-        Lane::Background
-    }
 }
 
 /// Where a request stands in the `due` and `active` indexes, by the one rule every write follows, so the
