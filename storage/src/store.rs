@@ -182,15 +182,15 @@ fn discard_unfinished_snapshots(dir: &Path) -> Result<(), StorageError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(StorageError::Engine(e.into())),
+        Err(e) => return Err(sled::Error::from(e).into()),
     };
     for entry in entries {
-        let entry = entry.map_err(|e| StorageError::Engine(e.into()))?;
+        let entry = entry.map_err(sled::Error::from)?;
         let name = entry.file_name();
         let name = name.to_string_lossy();
         if name.starts_with("snap.") && name.ends_with(".generating") {
             tracing::warn!(file = %name, "removing a snapshot file left unfinished");
-            std::fs::remove_file(entry.path()).map_err(|e| StorageError::Engine(e.into()))?;
+            std::fs::remove_file(entry.path()).map_err(sled::Error::from)?;
         }
     }
     Ok(())
