@@ -368,6 +368,10 @@ mod tests {
     /// A job that writes its tag into a shared log when settled.
     struct Tagged(usize, Arc<Mutex<Vec<usize>>>);
 
+    fn tagged(tag: usize, log: &Arc<Mutex<Vec<usize>>>) -> Box<dyn Job> {
+        Box::new(Tagged(tag, Arc::clone(log)))
+    }
+
     impl Job for Tagged {
         fn apply(&mut self, _: &Txn) -> Result<(), sled::transaction::UnabortableTransactionError> {
             Ok(())
@@ -402,16 +406,10 @@ mod tests {
         let log = Arc::new(Mutex::new(Vec::new()));
         let mut demand = Demand::default();
         for tag in 0..MAX_GROUP {
-            demand
-                .queued
-                .push_back(Box::new(Tagged(tag, Arc::clone(&log))));
+            demand.queued.push_back(tagged(tag, &log));
         }
-        demand
-            .urgent
-            .push_back(Box::new(Tagged(10_000, Arc::clone(&log))));
-        demand
-            .urgent
-            .push_back(Box::new(Tagged(10_001, Arc::clone(&log))));
+        demand.urgent.push_back(tagged(10_000, &log));
+        demand.urgent.push_back(tagged(10_001, &log));
         let first = tags(demand.next_group(), &log);
         assert_eq!(first.len(), MAX_GROUP);
         assert_eq!(&first[..3], &[10_000, 10_001, 0]);
@@ -459,19 +457,15 @@ mod tests {
         let log = Arc::new(Mutex::new(Vec::new()));
         {
             let mut demand = flusher.shared.demand.lock().unwrap();
-            demand
-                .urgent
-                .push_back(Box::new(Tagged(1, Arc::clone(&log))));
-            demand
-                .urgent
-                .push_back(Box::new(Tagged(2, Arc::clone(&log))));
+            demand.urgent.push_back(tagged(1, &log));
+            demand.urgent.push_back(tagged(2, &log));
             flusher.shared.wake.notify_one();
         }
         settled(&log, 2);
-        flusher.submit(Box::new(Tagged(3, Arc::clone(&log))), Lane::Client);
+        flusher.submit(tagged(3, &log), Lane::Client);
         // Well inside the linger, well past the time the flusher takes to wake for the first write.
         std::thread::sleep(LINGER / 8);
-        flusher.submit(Box::new(Tagged(4, Arc::clone(&log))), Lane::Background);
+        flusher.submit(tagged(4, &log), Lane::Background);
         settled(&log, 4);
         let sizes = flusher.group_sizes();
         assert_eq!(

@@ -45,6 +45,15 @@ fn record(
     }
 }
 
+/// Stores `records` as one create and waits until they are durable.
+async fn stored(store: &Store, records: Vec<RequestRecord>) {
+    store
+        .commit_requests(Arc::new(records))
+        .await
+        .into_result()
+        .unwrap();
+}
+
 fn scope(environment: Environment) -> Scope {
     Scope::new("acme", environment)
 }
@@ -54,11 +63,7 @@ async fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing() {
     let (_dir, store) = open();
     let first = record("r1", Environment::Production, Some("key"), 1_000);
     let sandbox = record("r3", Environment::Sandbox, Some("key"), 3_000);
-    store
-        .commit_requests(Arc::new(vec![first.clone(), sandbox]))
-        .await
-        .into_result()
-        .unwrap();
+    stored(&store, vec![first.clone(), sandbox]).await;
     let fresh = record("r4", Environment::Production, None, 4_000);
     let replay = record("r2", Environment::Production, Some("key"), 2_000);
     assert!(matches!(
@@ -122,11 +127,7 @@ async fn listing_is_newest_first_within_the_window_and_pages_by_keyset() {
             )
         })
         .collect();
-    store
-        .commit_requests(Arc::new(records.clone()))
-        .await
-        .into_result()
-        .unwrap();
+    stored(&store, records.clone()).await;
     let from = DateTime::from_timestamp_micros(0).unwrap();
     let to = DateTime::from_timestamp_micros(2_000_000).unwrap();
     let production = scope(Environment::Production);
@@ -170,11 +171,7 @@ async fn only_requests_whose_day_has_begun_are_due() {
     today.due_at = "2026-11-23T05:00:00Z".parse().unwrap();
     let mut tomorrow = record("tomorrow", Environment::Production, None, 2);
     tomorrow.due_at = "2026-11-24T05:00:00Z".parse().unwrap();
-    store
-        .commit_requests(Arc::new(vec![tomorrow, today]))
-        .await
-        .into_result()
-        .unwrap();
+    stored(&store, vec![tomorrow, today]).await;
     let ids = |now: &str| -> Vec<String> {
         store
             .due_by(now.parse().unwrap())
@@ -193,15 +190,15 @@ async fn a_batch_lists_regardless_of_dates() {
     let (_dir, store) = open();
     let mut other = record("other", Environment::Production, None, 5);
     other.batch_id = "batch-2".into();
-    store
-        .commit_requests(Arc::new(vec![
+    stored(
+        &store,
+        vec![
             record("a", Environment::Production, None, 1),
             record("b", Environment::Production, None, 2),
             other,
-        ]))
-        .await
-        .into_result()
-        .unwrap();
+        ],
+    )
+    .await;
     let ids: Vec<String> = store
         .list_batch(
             &scope(Environment::Production),
@@ -280,16 +277,11 @@ async fn concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_noth
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_grouped_update_is_durable_and_a_missing_request_is_declined() {
     let (_dir, store) = open();
-    store
-        .commit_requests(Arc::new(vec![record(
-            "r1",
-            Environment::Production,
-            None,
-            1_000,
-        )]))
-        .await
-        .into_result()
-        .unwrap();
+    stored(
+        &store,
+        vec![record("r1", Environment::Production, None, 1_000)],
+    )
+    .await;
     let updated = store
         .commit_update(
             &"r1".into(),
@@ -332,14 +324,14 @@ async fn grouped_writes_after_close_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_grouped_write_that_panics_fails_alone_and_the_store_keeps_writing() {
     let (_dir, store) = open();
-    store
-        .commit_requests(Arc::new(vec![
+    stored(
+        &store,
+        vec![
             record("r1", Environment::Production, None, 1_000),
             record("r2", Environment::Production, None, 2_000),
-        ]))
-        .await
-        .into_result()
-        .unwrap();
+        ],
+    )
+    .await;
     let (r1, r2): (RequestId, RequestId) = ("r1".into(), "r2".into());
     let (faulty, fine) = tokio::join!(
         store.commit_update(&r1, |_| panic!("a faulty change"), None),
@@ -399,11 +391,7 @@ fn delivery(id: &str, payload: &str) -> DeliveryRecord {
 async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_index() {
     let (_dir, store) = open();
     let created = record("r1", Environment::Production, None, 1_000);
-    store
-        .commit_requests(Arc::new(vec![created.clone()]))
-        .await
-        .into_result()
-        .unwrap();
+    stored(&store, vec![created.clone()]).await;
     let running = store
         .commit_update(&"r1".into(), |r| r.run = Some(Default::default()), None)
         .await
@@ -445,16 +433,11 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     );
 
     // Made terminal by another write without a webhook: the final record and its webhook are both dropped.
-    store
-        .commit_requests(Arc::new(vec![record(
-            "r2",
-            Environment::Production,
-            None,
-            2_000,
-        )]))
-        .await
-        .into_result()
-        .unwrap();
+    stored(
+        &store,
+        vec![record("r2", Environment::Production, None, 2_000)],
+    )
+    .await;
     let failed = store
         .commit_update(&"r2".into(), |r| r.state = RequestState::Failure, None)
         .await
