@@ -2,8 +2,14 @@
 //! Switchboard in between. Switchboard's figures are printed as ratios to these two endpoints:
 //!
 //! - `GET /plain`: a plain JSON handler (a small serialized struct, no store read);
-//! - `POST /create`: parses the same create body Switchboard gets, inserts it under a fresh id and answers
-//!   only after a flush that began after the insert (group commit: concurrent POSTs share one fsync).
+//! - `POST /create`: parses the same create body Switchboard gets (one create, or a batch under
+//!   `requests`), inserts each under a fresh id and answers only after a flush that began after the
+//!   inserts (group commit: concurrent POSTs share one fsync).
+//! - `POST /create-indexed`: the same, but it also writes the four index entries and the booking counter
+//!   Switchboard stores with every request (creation time, batch, idempotency key, due time; the day's
+//!   count), with the same key shapes: one insert per key for a single create, one `apply_batch` per
+//!   tree for a batch, without a transaction across trees. It prices the stored
+//!   layout alone: what sled does when it writes those keys, with nothing of Switchboard's work around it.
 //!
 //! Usage: `ceiling <bind address> <data dir>`. Built as an example so CI compiles it but never runs it.
 
@@ -23,6 +29,14 @@ struct Create {
     internal_tag: Option<String>,
     webhook_url: Option<String>,
     inputs: BTreeMap<String, String>,
+}
+
+/// One create, or a batch of them under `requests`, as Switchboard takes them.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Body {
+    Batch { requests: Vec<Create> },
+    One(Create),
 }
 
 #[derive(Serialize)]
@@ -90,7 +104,84 @@ impl GroupCommit {
 struct State {
     db: sled::Db,
     requests: sled::Tree,
+    indexes: Indexes,
     commit: Arc<GroupCommit>,
+}
+
+/// The trees Switchboard writes beside the request itself at every create.
+struct Indexes {
+    created: sled::Tree,
+    batches: sled::Tree,
+    internal_ids: sled::Tree,
+    due: sled::Tree,
+    bookings: sled::Tree,
+}
+
+impl Indexes {
+    fn open(db: &sled::Db) -> sled::Result<Indexes> {
+        Ok(Indexes {
+            created: db.open_tree("created")?,
+            batches: db.open_tree("batches")?,
+            internal_ids: db.open_tree("internal_ids")?,
+            due: db.open_tree("due")?,
+            bookings: db.open_tree("bookings")?,
+        })
+    }
+
+    /// Writes one POST's requests (`(id, value, internal id)`) with their index entries, then the day's
+    /// booking count once.
+    /// Switchboard's keys: `account \0 environment \0` scopes them, times are big-endian microseconds.
+    fn write(
+        &self,
+        requests: &sled::Tree,
+        batch: &str,
+        entries: &[(String, Vec<u8>, Option<&str>)],
+    ) -> sled::Result<()> {
+        let scope: &[u8] = b"demo-account\0production\0";
+        let micros = (chrono::Utc::now().timestamp_micros() as u64).to_be_bytes();
+        let mut writes: [Vec<(Vec<u8>, Vec<u8>)>; 5] = Default::default();
+        for (id, value, internal_id) in entries {
+            let id = id.as_bytes();
+            writes[0].push((id.to_vec(), value.clone()));
+            writes[1].push(([scope, &micros, id].concat(), Vec::new()));
+            writes[2].push((
+                [scope, batch.as_bytes(), b"\0", &micros, id].concat(),
+                Vec::new(),
+            ));
+            if let Some(internal_id) = internal_id {
+                writes[3].push(([scope, internal_id.as_bytes()].concat(), id.to_vec()));
+            }
+            writes[4].push(([&micros, id].concat(), Vec::new()));
+        }
+        let trees = [
+            requests,
+            &self.created,
+            &self.batches,
+            &self.internal_ids,
+            &self.due,
+        ];
+        for (tree, pairs) in trees.into_iter().zip(writes) {
+            // Measured both ways: sled's `apply_batch` is the cheaper write of a batch's keys and by far
+            // the dearer of a single key (it serializes with every other writer).
+            if pairs.len() == 1 {
+                let (key, value) = pairs.into_iter().next().expect("one pair");
+                tree.insert(key, value)?;
+            } else {
+                let mut batch = sled::Batch::default();
+                for (key, value) in pairs {
+                    batch.insert(key, value);
+                }
+                tree.apply_batch(batch)?;
+            }
+        }
+        let booked = entries.len() as u32;
+        self.bookings
+            .update_and_fetch([scope, b"2026-11-26"].concat(), |count| {
+                let count = count.map_or(0, |c| u32::from_be_bytes(c.try_into().unwrap_or([0; 4])));
+                Some((count + booked).to_be_bytes().to_vec())
+            })?;
+        Ok(())
+    }
 }
 
 async fn plain() -> HttpResponse {
@@ -102,22 +193,62 @@ async fn plain() -> HttpResponse {
 }
 
 async fn create(state: web::Data<State>, body: web::Bytes) -> HttpResponse {
-    let Ok(create) = serde_json::from_slice::<Create>(&body) else {
+    store(state, body, false).await
+}
+
+async fn create_indexed(state: web::Data<State>, body: web::Bytes) -> HttpResponse {
+    store(state, body, true).await
+}
+
+async fn store(state: web::Data<State>, body: web::Bytes, indexed: bool) -> HttpResponse {
+    let Ok(body) = serde_json::from_slice::<Body>(&body) else {
         return HttpResponse::BadRequest().finish();
     };
-    let id = match state.db.generate_id() {
-        Ok(id) => format!("{id:020}"),
-        Err(_) => return HttpResponse::InternalServerError().finish(),
+    let creates = match &body {
+        Body::One(create) => std::slice::from_ref(create),
+        Body::Batch { requests } => requests.as_slice(),
     };
-    let value = serde_json::to_vec(&create).expect("serializes");
-    if state.requests.insert(id.as_bytes(), value).is_err() {
+    let mut entries = Vec::with_capacity(creates.len());
+    for create in creates {
+        // Switchboard's ids are UUID v7, so its request tree too is written in time order.
+        let id = if indexed {
+            uuid::Uuid::now_v7().to_string()
+        } else {
+            match state.db.generate_id() {
+                Ok(id) => format!("{id:020}"),
+                Err(_) => return HttpResponse::InternalServerError().finish(),
+            }
+        };
+        let value = serde_json::to_vec(create).expect("serializes");
+        entries.push((id, value, create.internal_id.as_deref()));
+    }
+    let written = if indexed {
+        // Switchboard gives the entries of one POST one batch id (per day).
+        let batch = uuid::Uuid::new_v4().to_string();
+        state.indexes.write(&state.requests, &batch, &entries)
+    } else {
+        entries.iter().try_for_each(|(id, value, _)| {
+            state
+                .requests
+                .insert(id.as_bytes(), value.as_slice())
+                .map(drop)
+        })
+    };
+    if written.is_err() {
         return HttpResponse::InternalServerError().finish();
     }
     state.commit.durable().await;
-    HttpResponse::Ok().json(Created {
-        request_id: id,
-        internal_id: create.internal_id.as_deref(),
-    })
+    let created: Vec<Created> = entries
+        .iter()
+        .map(|(id, _, internal_id)| Created {
+            request_id: id.clone(),
+            internal_id: *internal_id,
+        })
+        .collect();
+    match body {
+        Body::One(_) => HttpResponse::Ok().json(&created[0]),
+        Body::Batch { .. } => HttpResponse::Ok().json(serde_json::json!({ "requests": created })),
+    }
 }
 
 #[actix_web::main]
@@ -134,16 +265,19 @@ async fn main() -> std::io::Result<()> {
         .open()
         .map_err(std::io::Error::other)?;
     let requests = db.open_tree("requests").map_err(std::io::Error::other)?;
+    let indexes = Indexes::open(&db).map_err(std::io::Error::other)?;
     let state = web::Data::new(State {
         commit: GroupCommit::start(db.clone()),
         db,
         requests,
+        indexes,
     });
     let server = HttpServer::new(move || {
         App::new()
             .app_data(state.clone())
             .route("/plain", web::get().to(plain))
             .route("/create", web::post().to(create))
+            .route("/create-indexed", web::post().to(create_indexed))
     })
     .bind(&bind)?;
     println!("ceiling listening on http://{bind}");
