@@ -9,6 +9,7 @@ use chrono::{Days, NaiveDate};
 use switchboard_storage::{Scope, Store};
 
 use super::messages::{BookRequests, BookingError, Placement, ReleaseBookings};
+use super::pending::{decrement, PendingPlaces};
 use super::reservation::Reservation;
 use super::{place, HORIZON_DAYS};
 use crate::calendar::local_date;
@@ -28,9 +29,10 @@ pub struct CapacityScheduler {
     clock: Clock,
     metrics: Arc<Metrics>,
     ledgers: HashMap<Scope, Ledger>,
-    /// Places reserved and not yet settled, per scope. They survive a restart (the POSTs holding them are
-    /// still running), and are added to the stored bookings whenever a ledger is loaded.
-    pending: HashMap<Scope, BTreeMap<NaiveDate, u32>>,
+    /// Places reserved and not yet settled, shared with the reservations. They survive a restart (the
+    /// POSTs holding them are still running), and are added to the stored bookings whenever a ledger is
+    /// loaded.
+    pending: PendingPlaces,
 }
 
 impl CapacityScheduler {
@@ -41,7 +43,7 @@ impl CapacityScheduler {
             clock,
             metrics,
             ledgers: HashMap::new(),
-            pending: HashMap::new(),
+            pending: PendingPlaces::default(),
         }
     }
 
@@ -54,9 +56,11 @@ impl CapacityScheduler {
             let last = today
                 .checked_add_days(Days::new(HORIZON_DAYS))
                 .unwrap_or(NaiveDate::MAX);
+            // Pending first: a request stored meanwhile is then counted twice, never missed.
+            let pending = self.pending.of(scope);
             let mut days = self.store.bookings(scope, today, last)?;
-            for (day, count) in self.pending.get(scope).into_iter().flatten() {
-                *days.entry(*day).or_default() += count;
+            for (day, count) in pending {
+                *days.entry(day).or_default() += count;
             }
             self.ledgers
                 .insert(scope.clone(), Ledger { from: today, days });
@@ -86,49 +90,33 @@ impl CapacityScheduler {
                 capacity,
             }
         })?;
-        let pending = self.pending.entry(scope.clone()).or_default();
         let ledger = self.ledgers.get_mut(&scope).expect("ledger loaded above");
         for day in &days {
             *ledger.days.entry(*day).or_default() += 1;
-            *pending.entry(*day).or_default() += 1;
         }
-        Ok(Reservation::new(scope, Placement { days, at }, me))
+        self.pending.hold(&scope, &days);
+        Ok(Reservation::new(
+            scope,
+            Placement { days, at },
+            self.pending.clone(),
+            me,
+        ))
     }
 
+    /// Places given back unstored leave the pending tally and the ledger in one step, so a ledger loaded
+    /// in between cannot count them out twice.
     fn release(&mut self, message: ReleaseBookings) {
-        let ReleaseBookings {
-            scope,
-            days,
-            stored,
-        } = message;
-        if let Some(pending) = self.pending.get_mut(&scope) {
+        let ReleaseBookings { scope, days } = message;
+        self.pending.settle(&scope, &days);
+        if let Some(ledger) = self.ledgers.get_mut(&scope) {
             for (day, count) in &days {
-                decrement(pending, *day, *count);
-            }
-            if pending.is_empty() {
-                self.pending.remove(&scope);
-            }
-        }
-        if !stored {
-            if let Some(ledger) = self.ledgers.get_mut(&scope) {
-                for (day, count) in &days {
-                    decrement(&mut ledger.days, *day, *count);
-                }
+                decrement(&mut ledger.days, *day, *count);
             }
         }
     }
 }
 
 type Recipient = actix::Recipient<ReleaseBookings>;
-
-fn decrement(days: &mut BTreeMap<NaiveDate, u32>, day: NaiveDate, count: u32) {
-    if let Some(booked) = days.get_mut(&day) {
-        *booked = booked.saturating_sub(count);
-        if *booked == 0 {
-            days.remove(&day);
-        }
-    }
-}
 
 impl Actor for CapacityScheduler {
     type Context = Context<Self>;

@@ -68,8 +68,6 @@ pub struct ReleaseBookings {
     pub scope: Scope,
     /// Places per day to give back.
     pub days: BTreeMap<NaiveDate, u32>,
-    /// Whether the places are stored now (kept in the ledger) or abandoned (removed from it).
-    pub stored: bool,
 }
 
 /// The days of one reservation and the instant it was made (the requests' creation time).

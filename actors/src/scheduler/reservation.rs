@@ -8,12 +8,14 @@ use actix::Recipient;
 use switchboard_storage::Scope;
 
 use super::messages::{Placement, ReleaseBookings};
+use super::pending::PendingPlaces;
 
 /// Places held for one POST's new requests.
 #[derive(Debug)]
 pub struct Reservation {
     scope: Scope,
     placement: Placement,
+    pending: PendingPlaces,
     scheduler: Recipient<ReleaseBookings>,
     settled: bool,
 }
@@ -22,11 +24,13 @@ impl Reservation {
     pub(super) fn new(
         scope: Scope,
         placement: Placement,
+        pending: PendingPlaces,
         scheduler: Recipient<ReleaseBookings>,
     ) -> Reservation {
         Reservation {
             scope,
             placement,
+            pending,
             scheduler,
             settled: false,
         }
@@ -51,13 +55,17 @@ impl Reservation {
         for day in &self.placement.days {
             *days.entry(*day).or_default() += 1;
         }
-        // The mailbox outlives restarts of the supervised scheduler; it is gone only when the system stops,
-        // and then nothing is booked any more.
-        self.scheduler.do_send(ReleaseBookings {
-            scope: self.scope.clone(),
-            days,
-            stored,
-        });
+        if stored {
+            // Stored places stay in the ledger; only the tally changes, without waking the scheduler.
+            self.pending.settle(&self.scope, &days);
+        } else {
+            // The mailbox outlives restarts of the supervised scheduler; it is gone only when the system
+            // stops, and then nothing is booked any more.
+            self.scheduler.do_send(ReleaseBookings {
+                scope: self.scope.clone(),
+                days,
+            });
+        }
     }
 }
 
