@@ -44,6 +44,13 @@ pub struct PlatformCallRequest {
     pub variables: BTreeMap<String, String>,
 }
 
+/// How long after a conversation's end its analysis may still come. Past this, a platform call read
+/// without its analysis is taken as it is (its transcript, nothing captured), so the step goes on instead
+/// of waiting out the call timeout and redialing a payer it already spoke to. Vapi gives up on structured
+/// data after its plan's timeout (60 s); Retell's `call_analyzed` normally follows `call_ended` within
+/// seconds.
+pub const ANALYSIS_GRACE_SECONDS: i64 = 300;
+
 /// The platform's view of a call at one moment.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlatformCallState {

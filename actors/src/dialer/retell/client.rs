@@ -30,6 +30,9 @@ pub struct RetellCall {
     /// Length of the call in milliseconds, after it ended.
     #[serde(default)]
     pub duration_ms: Option<u64>,
+    /// When the call ended, in milliseconds since the epoch.
+    #[serde(default)]
+    pub end_timestamp: Option<i64>,
     /// What we sent as `metadata`.
     #[serde(default)]
     pub metadata: Option<Value>,

@@ -1,13 +1,14 @@
 //! Between Retell's shapes and the platform driver's: the create-phone-call body (with the extraction
 //! rendered as `post_call_analysis_data`), and a Retell call record read as a finished or live call.
 
+use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use super::client::{RetellCall, CALL_ID_KEY, REQUEST_ID_KEY};
 use crate::dialer::platform::extraction::{CALL_OUTCOME, CALL_OUTCOMES, CANNOT_ANSWER_EXAMPLE};
 use crate::dialer::platform::{
     CallEnd, CallResult, ExtractionField, ExtractionType, PlatformCallRequest, PlatformCallState,
-    PlatformResult,
+    PlatformResult, ANALYSIS_GRACE_SECONDS,
 };
 
 /// What every Retell call of this server shares.
@@ -89,15 +90,19 @@ pub fn analysis_data(fields: &[ExtractionField]) -> Vec<Value> {
         .collect()
 }
 
-/// A Retell call record as the driver sees it: live until it is over with whatever Switchboard needs
-/// (the analysis, or an end that has none, such as a busy line).
-pub fn call_state(call: &RetellCall) -> PlatformCallState {
+/// A Retell call record as the driver sees it at `now` (the machine's wall clock: Retell stamps its own
+/// times): live until it is over with whatever Switchboard needs (the analysis, or an end that has none,
+/// such as a busy line), or ended so long ago that no analysis will come.
+pub fn call_state(call: &RetellCall, now: DateTime<Utc>) -> PlatformCallState {
     let reason = call.disconnection_reason.as_deref().unwrap_or_default();
     let end = end_of(reason, call);
     let status = call.call_status.as_deref().unwrap_or("registered");
     let over = matches!(status, "ended" | "not_connected" | "error");
     let needs_analysis = end == CallEnd::Conversation && status == "ended";
-    if !over || (needs_analysis && call.call_analysis.is_none()) {
+    let given_up = call
+        .end_timestamp
+        .is_some_and(|ended| now.timestamp_millis() - ended > ANALYSIS_GRACE_SECONDS * 1000);
+    if !over || (needs_analysis && call.call_analysis.is_none() && !given_up) {
         return PlatformCallState::Live;
     }
     let analysis = call.call_analysis.clone().unwrap_or_default();
@@ -154,13 +159,44 @@ fn end_of(reason: &str, call: &RetellCall) -> CallEnd {
 mod tests {
     use super::*;
 
+    /// The end of every ended test call: 2026-03-02T15:13:00Z.
+    const ENDED_MS: i64 = 1_772_464_380_000;
+
     fn call(status: &str, reason: Option<&str>, analysis: Option<Value>) -> RetellCall {
+        let ended = matches!(status, "ended" | "not_connected" | "error");
         serde_json::from_value(json!({
             "call_id": "call_1", "call_status": status, "disconnection_reason": reason,
             "duration_ms": 61_400, "from_number": "+14155550100",
+            "end_timestamp": ended.then_some(ENDED_MS),
             "call_analysis": analysis,
         }))
         .unwrap()
+    }
+
+    /// The call read half a minute after its end.
+    fn call_state_now(call: &RetellCall) -> PlatformCallState {
+        call_state(call, "2026-03-02T15:13:30Z".parse().unwrap())
+    }
+
+    #[test]
+    fn a_conversation_whose_analysis_never_came_is_taken_as_it_is_after_the_grace() {
+        let mut unanalysed = call("ended", Some("agent_hangup"), None);
+        unanalysed.transcript = Some("Agent: Hello?".into());
+        let at = |call: &RetellCall, s: &str| call_state(call, s.parse().unwrap());
+        assert_eq!(
+            at(&unanalysed, "2026-03-02T15:17:59Z"),
+            PlatformCallState::Live
+        );
+        let result = ended(at(&unanalysed, "2026-03-02T15:18:01Z"));
+        assert_eq!(result.end, CallEnd::Conversation);
+        assert!(result.analysis.is_empty());
+        assert_eq!(result.transcript.as_deref(), Some("Agent: Hello?"));
+        // Without an end time there is nothing to measure the grace from: the call timeout decides.
+        unanalysed.end_timestamp = None;
+        assert_eq!(
+            at(&unanalysed, "2026-03-03T15:00:00Z"),
+            PlatformCallState::Live
+        );
     }
 
     fn ended(state: PlatformCallState) -> PlatformResult {
@@ -176,11 +212,11 @@ mod tests {
     #[test]
     fn a_conversation_waits_for_its_analysis() {
         assert_eq!(
-            call_state(&call("ongoing", None, None)),
+            call_state_now(&call("ongoing", None, None)),
             PlatformCallState::Live
         );
         assert_eq!(
-            call_state(&call("ended", Some("agent_hangup"), None)),
+            call_state_now(&call("ended", Some("agent_hangup"), None)),
             PlatformCallState::Live
         );
         let analysed = call(
@@ -190,7 +226,7 @@ mod tests {
                 json!({ "call_summary": "ok", "custom_analysis_data": { "callOutcome": "answered", "planActive": true } }),
             ),
         );
-        let result = ended(call_state(&analysed));
+        let result = ended(call_state_now(&analysed));
         assert_eq!(result.end, CallEnd::Conversation);
         assert_eq!(result.duration_seconds, 61);
         assert_eq!(result.analysis["planActive"], json!(true));
@@ -199,11 +235,16 @@ mod tests {
     #[test]
     fn calls_that_never_connected_end_without_analysis() {
         assert_eq!(
-            ended(call_state(&call("not_connected", Some("dial_busy"), None))).end,
+            ended(call_state_now(&call(
+                "not_connected",
+                Some("dial_busy"),
+                None
+            )))
+            .end,
             CallEnd::Busy
         );
         assert_eq!(
-            ended(call_state(&call(
+            ended(call_state_now(&call(
                 "not_connected",
                 Some("dial_no_answer"),
                 None
@@ -212,11 +253,16 @@ mod tests {
             CallEnd::NoAnswer
         );
         assert_eq!(
-            ended(call_state(&call("ended", Some("voicemail_reached"), None))).end,
+            ended(call_state_now(&call(
+                "ended",
+                Some("voicemail_reached"),
+                None
+            )))
+            .end,
             CallEnd::Voicemail
         );
         assert_eq!(
-            ended(call_state(&call(
+            ended(call_state_now(&call(
                 "ended",
                 Some("max_duration_reached"),
                 None
@@ -225,7 +271,7 @@ mod tests {
             CallEnd::MaxDuration
         );
         assert_eq!(
-            ended(call_state(&call("error", Some("error_retell"), None))).end,
+            ended(call_state_now(&call("error", Some("error_retell"), None))).end,
             CallEnd::PlatformError
         );
     }

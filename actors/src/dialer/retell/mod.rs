@@ -17,6 +17,7 @@ use self::mapping::{call_state, create_body, RetellCallSettings};
 use super::platform::{
     PlatformAdapter, PlatformCallRequest, PlatformCallState, PlatformEvent, PlatformFuture,
 };
+use crate::Clock;
 
 /// `[dialer.retell]`.
 #[derive(Clone, Debug)]
@@ -62,7 +63,7 @@ pub fn platform_event(event: RetellEvent) -> Option<PlatformEvent> {
     }
     let call_id = CallId::from(event.call.metadata_str(CALL_ID_KEY)?);
     let request_id = event.call.metadata_str(REQUEST_ID_KEY).map(RequestId::from);
-    let state = call_state(&event.call);
+    let state = call_state(&event.call, Clock::system().now());
     Some(PlatformEvent {
         call_id,
         request_id,
@@ -104,6 +105,14 @@ impl PlatformAdapter for RetellAdapter {
     fn read(&self, platform_call_id: &str) -> Option<PlatformFuture<PlatformCallState>> {
         let client = self.client.clone();
         let id = platform_call_id.to_owned();
-        Some(async move { client.get_call(&id).await.map(|call| call_state(&call)) }.boxed())
+        Some(
+            async move {
+                client
+                    .get_call(&id)
+                    .await
+                    .map(|call| call_state(&call, Clock::system().now()))
+            }
+            .boxed(),
+        )
     }
 }

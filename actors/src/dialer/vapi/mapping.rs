@@ -5,7 +5,9 @@
 use chrono::{DateTime, Utc};
 
 use super::types::Call;
-use crate::dialer::platform::{CallEnd, CallResult, PlatformCallState, PlatformResult};
+use crate::dialer::platform::{
+    CallEnd, CallResult, PlatformCallState, PlatformResult, ANALYSIS_GRACE_SECONDS,
+};
 
 /// Vapi's `endedReason` (a `CallEndedReason`) in the driver's terms. Reasons of a conversation that ended
 /// normally leave the verdict to the structured data; every other reason not listed is a failure of
@@ -34,11 +36,6 @@ pub fn end_of(reason: &str) -> CallEnd {
         _ => CallEnd::PlatformError,
     }
 }
-
-/// How long after a conversation's end its analysis may still come. Vapi gives up on structured data after
-/// the plan's timeout (60 s); past this, a read takes the call as it is rather than wait for the call
-/// timeout.
-pub const ANALYSIS_GRACE_SECONDS: i64 = 300;
 
 /// The driver's view of `call` as read at `now` (the machine's wall clock: Vapi stamps its own times):
 /// live until it has ended with its analysis (a conversation's verdict is in the structured data, which
