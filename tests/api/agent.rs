@@ -8,6 +8,8 @@ use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
 use sha2::Sha256;
 
+use crate::electronic_stedi;
+use crate::fakes::stedi::FakeStedi;
 use crate::helpers::{create_vob as create, spawn_app_with, status_and_json, TestApp, TestConfig};
 
 const SECRET: &str = "agent-shared-secret";
@@ -183,4 +185,43 @@ async fn an_agent_that_refuses_the_job_fails_the_call_as_a_system_error() {
         ),
         (Some("SYSTEM_ERROR"), Some("OTHER"))
     );
+}
+
+#[actix_web::test]
+async fn a_job_after_an_electronic_answer_asks_only_for_the_rest_and_carries_what_is_known() {
+    let stedi = FakeStedi::start().await;
+    let agent = FakeAgent::default();
+    let mut config = electronic_stedi::config(&stedi);
+    config
+        .set("dialer.kind", "http")
+        .set("dialer.url", agent.start().await)
+        .set("dialer.secret", SECRET)
+        .set("dialer.call_timeout_s", 60);
+    let app = spawn_app_with(&config).await;
+    let token = app.live_token().await;
+    electronic_stedi::create(
+        &app,
+        &token,
+        "vob-basic",
+        electronic_stedi::inputs("W123456789"),
+    )
+    .await;
+
+    let job = agent.next_job(0).await;
+    let known = job["known"].as_object().expect("a known object");
+    assert_eq!(known["planActive"], "true", "{job}");
+    assert_eq!(known["individualDeductible"], "1500.00", "{job}");
+    let asked: Vec<&str> = job["schema"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert!(asked.contains(&"callReferenceNumber"), "{job}");
+    for answered in known.keys() {
+        assert!(
+            !asked.contains(&answered.as_str()),
+            "{answered} asked again: {job}"
+        );
+    }
 }

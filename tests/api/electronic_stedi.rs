@@ -97,7 +97,7 @@ pub(crate) fn config(fake: &FakeStedi) -> TestConfig {
     config
 }
 
-async fn create(app: &TestApp, token: &str, schema: &str, inputs: Value) -> String {
+pub(crate) async fn create(app: &TestApp, token: &str, schema: &str, inputs: Value) -> String {
     let response = app
         .client
         .post(app.url("/v1/requests"))

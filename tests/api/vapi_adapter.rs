@@ -46,8 +46,8 @@ fn request(call_id: &str) -> PlatformCallRequest {
         ("memberId".to_owned(), "W123456789".to_owned()),
     ]);
     PlatformCallRequest {
-        extraction: extraction_fields(&schema),
-        variables: prompt_variables(&schema, &inputs),
+        extraction: extraction_fields(&schema, &BTreeMap::new()),
+        variables: prompt_variables(&schema, &inputs, &BTreeMap::new()),
         job: CallJob {
             call_id: call_id.to_owned().into(),
             request_id: "req-1".to_owned().into(),

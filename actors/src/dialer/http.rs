@@ -132,11 +132,14 @@ impl PlatformAdapter for HttpAgent {
 
     fn create(&self, request: &PlatformCallRequest) -> PlatformFuture<String> {
         let job = &request.job;
+        // The payer's electronic answers are not asked again; they go along as `known`, which a `when`
+        // condition may name.
         let fields: Vec<_> = job
             .schema
             .definition
             .fields
             .iter()
+            .filter(|f| !job.known.contains_key(&f.name))
             .map(|f| {
                 json!({
                     "name": f.name, "label": f.label, "question": f.description, "type": f.field_type.as_str(),
@@ -149,7 +152,7 @@ impl PlatformAdapter for HttpAgent {
             "callId": job.call_id, "requestId": job.request_id, "call": job.seq, "attempt": job.attempt,
             "callStep": job.step_key, "to": format!("+1{}", job.number),
             "schema": { "schemaId": job.schema.id, "version": job.schema.version, "fields": fields },
-            "inputs": job.inputs, "aiOnly": job.ai_only, "onshoreOnly": job.onshore_only,
+            "inputs": job.inputs, "known": job.known, "aiOnly": job.ai_only, "onshoreOnly": job.onshore_only,
         })
         .to_string();
         let call_id = job.call_id.clone();

@@ -210,8 +210,8 @@ impl Inner {
 
     async fn create(&self, job: &CallJob) -> Step<String> {
         let request = PlatformCallRequest {
-            extraction: extraction_fields(&job.schema),
-            variables: prompt_variables(&job.schema, &job.inputs),
+            extraction: extraction_fields(&job.schema, &job.known),
+            variables: prompt_variables(&job.schema, &job.inputs, &job.known),
             job: job.clone(),
         };
         for attempt in 1..=CREATE_ATTEMPTS {

@@ -68,12 +68,17 @@ impl ExtractionField {
     }
 }
 
-/// The extraction of a call on `schema`: its fields in schema order, then the control fields.
-pub fn extraction_fields(schema: &SchemaVersionRecord) -> Vec<ExtractionField> {
+/// The extraction of a call on `schema`: its fields in schema order, but for those already `known` (the
+/// payer answered them electronically: the call is placed for the rest), then the control fields.
+pub fn extraction_fields(
+    schema: &SchemaVersionRecord,
+    known: &BTreeMap<String, String>,
+) -> Vec<ExtractionField> {
     let mut fields: Vec<ExtractionField> = schema
         .definition
         .fields
         .iter()
+        .filter(|field| !known.contains_key(&field.name))
         .map(|field| {
             let kind = match (field.field_type, &field.allowed_values) {
                 (FieldType::Boolean, _) => ExtractionType::Boolean,
@@ -157,20 +162,29 @@ fn control_fields() -> [ExtractionField; 4] {
 }
 
 /// The prompt variables of a call: every input under its own key, plus `questions`, the schema's
-/// questions as numbered lines.
+/// questions still open as numbered lines, and `known_answers`, what the payer already answered
+/// electronically as `name: value` lines (empty when nothing was), so the agent neither asks it again nor
+/// contradicts it.
 pub fn prompt_variables(
     schema: &SchemaVersionRecord,
     inputs: &BTreeMap<String, String>,
+    known: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
     let mut variables = inputs.clone();
     let questions: Vec<String> = schema
         .definition
         .fields
         .iter()
+        .filter(|f| !known.contains_key(&f.name))
         .enumerate()
         .map(|(i, f)| format!("{}. {} ({})", i + 1, f.description.trim(), f.name))
         .collect();
     variables.insert("questions".into(), questions.join("\n"));
+    let answers: Vec<String> = known
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}"))
+        .collect();
+    variables.insert("known_answers".into(), answers.join("\n"));
     variables
 }
 

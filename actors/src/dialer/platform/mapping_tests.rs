@@ -7,7 +7,7 @@ use switchboard_storage::{
 };
 
 use super::*;
-use crate::dialer::platform::extraction::extraction_fields;
+use crate::dialer::platform::extraction::{extraction_fields, prompt_variables};
 use crate::dialer::platform::ExtractionType;
 
 fn schema() -> Arc<SchemaVersionRecord> {
@@ -90,7 +90,7 @@ fn ended(end: CallEnd) -> CallResult {
 
 #[test]
 fn the_extraction_names_types_and_describes_every_schema_field_then_the_controls() {
-    let fields = extraction_fields(&schema());
+    let fields = extraction_fields(&schema(), &BTreeMap::new());
     let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(
         names,
@@ -114,6 +114,34 @@ fn the_extraction_names_types_and_describes_every_schema_field_then_the_controls
     assert_eq!(fields[3].kind, ExtractionType::Text);
     assert!(fields[0].description.starts_with("What is planActive?"));
     assert!(fields[4].control && !fields[3].control);
+}
+
+#[test]
+fn a_call_after_an_electronic_answer_asks_only_for_the_rest_and_is_told_what_is_known() {
+    let known = BTreeMap::from([
+        ("planActive".to_owned(), "true".to_owned()),
+        ("planType".to_owned(), "PPO".to_owned()),
+    ]);
+    let names: Vec<String> = extraction_fields(&schema(), &known)
+        .into_iter()
+        .filter(|f| !f.control)
+        .map(|f| f.name)
+        .collect();
+    assert_eq!(names, ["deductible", "effectiveDate"]);
+    let inputs = BTreeMap::from([("memberId".to_owned(), "W123".to_owned())]);
+    let variables = prompt_variables(&schema(), &inputs, &known);
+    assert_eq!(
+        variables["questions"],
+        "1. What is deductible? (deductible)\n2. What is effectiveDate? (effectiveDate)"
+    );
+    assert_eq!(
+        variables["known_answers"],
+        "planActive: true\nplanType: PPO"
+    );
+    assert_eq!(variables["memberId"], "W123");
+    let nothing_known = prompt_variables(&schema(), &inputs, &BTreeMap::new());
+    assert_eq!(nothing_known["known_answers"], "");
+    assert!(nothing_known["questions"].starts_with("1. What is planActive? (planActive)\n"));
 }
 
 #[test]
@@ -156,7 +184,7 @@ fn typed_answers_given_as_text_are_read_back_in_the_field_s_type() {
 
 #[test]
 fn schema_fields_describe_their_typed_answers_and_the_non_answer() {
-    let fields = extraction_fields(&schema());
+    let fields = extraction_fields(&schema(), &BTreeMap::new());
     assert!(fields[0].description.contains("Answer true or false."));
     assert!(fields[1]
         .description

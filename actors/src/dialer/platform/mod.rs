@@ -39,8 +39,8 @@ pub struct PlatformCallRequest {
     pub job: CallJob,
     /// The structured extraction for this call: the step's schema fields, then the control fields.
     pub extraction: Vec<ExtractionField>,
-    /// Variables for the agent's prompt: the request's inputs (by input key) and `questions`, the
-    /// schema's questions as numbered lines.
+    /// Variables for the agent's prompt: the request's inputs (by input key), `questions`, the schema's
+    /// questions still open as numbered lines, and `known_answers`, what the payer answered electronically.
     pub variables: BTreeMap<String, String>,
 }
 

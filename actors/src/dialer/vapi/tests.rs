@@ -57,8 +57,8 @@ fn request() -> PlatformCallRequest {
         ("payerName".to_owned(), "Aetna".to_owned()),
     ]);
     PlatformCallRequest {
-        extraction: extraction_fields(&schema),
-        variables: prompt_variables(&schema, &inputs),
+        extraction: extraction_fields(&schema, &BTreeMap::new()),
+        variables: prompt_variables(&schema, &inputs, &BTreeMap::new()),
         job: CallJob {
             call_id: "call-1".to_owned().into(),
             request_id: "req-1".to_owned().into(),
