@@ -280,6 +280,17 @@ fn problems(body: &Value, schemas: &[SchemaDefinition]) -> Vec<String> {
         problems
             .push("Couldn't Get Phone Number. phoneNumberId must be a number of this org".into());
     }
+    // `maxLength: 40` in Vapi's OpenAPI document (CreateCallDTO.name, CreateCustomerDTO.name).
+    for (value, path) in [
+        (&body["name"], "name"),
+        (&body["customer"]["name"], "customer.name"),
+    ] {
+        if value.as_str().is_some_and(|s| s.chars().count() > 40) {
+            problems.push(format!(
+                "{path} must be shorter than or equal to 40 characters"
+            ));
+        }
+    }
     let number = body["customer"]["number"].as_str().unwrap_or_default();
     let e164 = number.len() == 12
         && number.starts_with("+1")

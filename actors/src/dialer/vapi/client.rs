@@ -161,7 +161,7 @@ pub fn create_body(config: &VapiConfig, request: &PlatformCallRequest) -> Create
         phone_number_id: config.phone_number_id.clone(),
         customer: CreateCustomerDto {
             number: Some(e164(&job.number)),
-            name: job.inputs.get("payerName").cloned(),
+            name: job.inputs.get("payerName").map(|name| within_limit(name)),
         },
         assistant_overrides: AssistantOverrides {
             variable_values: variables,
@@ -175,8 +175,17 @@ pub fn create_body(config: &VapiConfig, request: &PlatformCallRequest) -> Create
             server_messages: SERVER_MESSAGES.iter().map(|s| (*s).to_owned()).collect(),
             metadata,
         },
-        name: Some(format!("switchboard {}", job.call_id)),
+        // `sb ` and a 36-character call id: 39, within the limit.
+        name: Some(within_limit(&format!("sb {}", job.call_id))),
     }
+}
+
+/// Vapi refuses a call whose `name` or `customer.name` is longer than 40 characters (`maxLength: 40` in
+/// its OpenAPI document); both are only labels for its dashboard, so a longer one is cut.
+const NAME_LIMIT: usize = 40;
+
+fn within_limit(name: &str) -> String {
+    name.chars().take(NAME_LIMIT).collect()
 }
 
 /// A ten-digit US number in E.164; a number already in E.164 stays as it is.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use serde_json::json;
-use switchboard_storage::{FieldRecord, FieldType, SchemaDefinition, SchemaVersionRecord};
+use switchboard_storage::{CallId, FieldRecord, FieldType, SchemaDefinition, SchemaVersionRecord};
 
 use super::client::create_body;
 use super::mapping::{call_state, end_of};
@@ -89,6 +89,24 @@ fn config() -> VapiConfig {
         server_secret: "s3cret".to_owned(),
         server_url: "https://sb.example/dialers/vapi/events".to_owned(),
     }
+}
+
+#[test]
+fn names_stay_within_vapi_s_forty_characters() {
+    let mut request = request();
+    request.job.call_id = CallId::new();
+    request.job.inputs.insert(
+        "payerName".to_owned(),
+        "Anthem Blue Cross and Blue Shield of California".to_owned(),
+    );
+    let body = serde_json::to_value(create_body(&config(), &request)).unwrap();
+    let name = body["name"].as_str().unwrap();
+    assert_eq!(name, format!("sb {}", request.job.call_id));
+    assert!(name.chars().count() <= 40, "{name}");
+    assert_eq!(
+        body["customer"]["name"],
+        "Anthem Blue Cross and Blue Shield of Cal"
+    );
 }
 
 #[test]
