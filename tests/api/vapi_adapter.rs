@@ -46,7 +46,7 @@ fn request(call_id: &str) -> PlatformCallRequest {
         ("memberId".to_owned(), "W123456789".to_owned()),
     ]);
     PlatformCallRequest {
-        extraction: extraction_fields(&schema, &BTreeMap::new()),
+        extraction: extraction_fields(&schema),
         variables: prompt_variables(&schema, &inputs, &BTreeMap::new()),
         job: CallJob {
             call_id: call_id.to_owned().into(),

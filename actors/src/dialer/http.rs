@@ -132,14 +132,13 @@ impl PlatformAdapter for HttpAgent {
 
     fn create(&self, request: &PlatformCallRequest) -> PlatformFuture<String> {
         let job = &request.job;
-        // The payer's electronic answers are not asked again; they go along as `known`, which a `when`
-        // condition may name.
+        // Every field, as the operator contract has it; the payer's electronic answers go along as `known`,
+        // for the agent not to ask again (and a `when` condition may name one of them).
         let fields: Vec<_> = job
             .schema
             .definition
             .fields
             .iter()
-            .filter(|f| !job.known.contains_key(&f.name))
             .map(|f| {
                 json!({
                     "name": f.name, "label": f.label, "question": f.description, "type": f.field_type.as_str(),

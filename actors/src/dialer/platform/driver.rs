@@ -210,7 +210,7 @@ impl Inner {
 
     async fn create(&self, job: &CallJob) -> Step<String> {
         let request = PlatformCallRequest {
-            extraction: extraction_fields(&job.schema, &job.known),
+            extraction: extraction_fields(&job.schema),
             variables: prompt_variables(&job.schema, &job.inputs, &job.known),
             job: job.clone(),
         };

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use switchboard_storage::{FieldType, SchemaVersionRecord};
+use switchboard_storage::{FieldRecord, FieldType, SchemaVersionRecord};
 
 /// How the call went, in the agent's words.
 pub const CALL_OUTCOME: &str = "callOutcome";
@@ -68,17 +68,14 @@ impl ExtractionField {
     }
 }
 
-/// The extraction of a call on `schema`: its fields in schema order, but for those already `known` (the
-/// payer answered them electronically: the call is placed for the rest), then the control fields.
-pub fn extraction_fields(
-    schema: &SchemaVersionRecord,
-    known: &BTreeMap<String, String>,
-) -> Vec<ExtractionField> {
+/// The extraction of a call on `schema`: every field in schema order (the operator contract asks for one
+/// value per field of the step's schema, whatever the electronic channel answered), then the control
+/// fields.
+pub fn extraction_fields(schema: &SchemaVersionRecord) -> Vec<ExtractionField> {
     let mut fields: Vec<ExtractionField> = schema
         .definition
         .fields
         .iter()
-        .filter(|field| !known.contains_key(&field.name))
         .map(|field| {
             let kind = match (field.field_type, &field.allowed_values) {
                 (FieldType::Boolean, _) => ExtractionType::Boolean,
@@ -164,18 +161,14 @@ fn control_fields() -> [ExtractionField; 4] {
 /// The prompt variables of a call: every input under its own key, plus `questions`, the schema's
 /// questions still open as numbered lines, and `known_answers`, what the payer already answered
 /// electronically as `name: value` lines (empty when nothing was), so the agent neither asks it again nor
-/// contradicts it.
+/// contradicts it. (The results keep the electronic answers whatever the call says.)
 pub fn prompt_variables(
     schema: &SchemaVersionRecord,
     inputs: &BTreeMap<String, String>,
     known: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
     let mut variables = inputs.clone();
-    let questions: Vec<String> = schema
-        .definition
-        .fields
-        .iter()
-        .filter(|f| !known.contains_key(&f.name))
+    let questions: Vec<String> = open_fields(schema, known)
         .enumerate()
         .map(|(i, f)| format!("{}. {} ({})", i + 1, f.description.trim(), f.name))
         .collect();
@@ -186,6 +179,22 @@ pub fn prompt_variables(
         .collect();
     variables.insert("known_answers".into(), answers.join("\n"));
     variables
+}
+
+/// The fields of `schema` a call still has to ask, given what the payer answered electronically (`known`):
+/// neither answered, nor conditional on an answer that rules them out.
+pub fn open_fields<'a>(
+    schema: &'a SchemaVersionRecord,
+    known: &'a BTreeMap<String, String>,
+) -> impl Iterator<Item = &'a FieldRecord> + 'a {
+    schema.definition.fields.iter().filter(|field| {
+        let ruled_out = field.when.as_ref().is_some_and(|when| {
+            known
+                .get(&when.field)
+                .is_some_and(|answer| *answer != when.equals)
+        });
+        !known.contains_key(&field.name) && !ruled_out
+    })
 }
 
 /// An extracted value as Switchboard stores it, or `None` when the field was left empty.

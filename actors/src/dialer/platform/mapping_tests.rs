@@ -3,7 +3,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use switchboard_storage::{
-    Disposition, FieldRecord, FieldType, SchemaDefinition, SchemaVersionRecord,
+    Disposition, FieldCondition, FieldRecord, FieldType, SchemaDefinition, SchemaVersionRecord,
 };
 
 use super::*;
@@ -90,7 +90,7 @@ fn ended(end: CallEnd) -> CallResult {
 
 #[test]
 fn the_extraction_names_types_and_describes_every_schema_field_then_the_controls() {
-    let fields = extraction_fields(&schema(), &BTreeMap::new());
+    let fields = extraction_fields(&schema());
     let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(
         names,
@@ -117,19 +117,30 @@ fn the_extraction_names_types_and_describes_every_schema_field_then_the_controls
 }
 
 #[test]
-fn a_call_after_an_electronic_answer_asks_only_for_the_rest_and_is_told_what_is_known() {
+fn a_call_after_an_electronic_answer_asks_only_the_open_questions_and_is_told_what_is_known() {
+    let mut schema = (*schema()).clone();
+    schema.definition.fields.push(FieldRecord {
+        name: "terminationDate".into(),
+        label: "terminationDate".into(),
+        description: "When did the plan end?".into(),
+        field_type: FieldType::Date,
+        allowed_values: None,
+        required: false,
+        when: Some(FieldCondition {
+            field: "planActive".into(),
+            equals: "false".into(),
+        }),
+    });
     let known = BTreeMap::from([
         ("planActive".to_owned(), "true".to_owned()),
         ("planType".to_owned(), "PPO".to_owned()),
     ]);
-    let names: Vec<String> = extraction_fields(&schema(), &known)
-        .into_iter()
-        .filter(|f| !f.control)
-        .map(|f| f.name)
-        .collect();
-    assert_eq!(names, ["deductible", "effectiveDate"]);
+    // The extraction still names every field: one value per field of the step's schema.
+    let extracted = extraction_fields(&schema).len();
+    assert_eq!(extracted, schema.definition.fields.len() + 4);
     let inputs = BTreeMap::from([("memberId".to_owned(), "W123".to_owned())]);
-    let variables = prompt_variables(&schema(), &inputs, &known);
+    let variables = prompt_variables(&schema, &inputs, &known);
+    // Neither the answered fields nor the one their answer rules out are asked.
     assert_eq!(
         variables["questions"],
         "1. What is deductible? (deductible)\n2. What is effectiveDate? (effectiveDate)"
@@ -139,9 +150,10 @@ fn a_call_after_an_electronic_answer_asks_only_for_the_rest_and_is_told_what_is_
         "planActive: true\nplanType: PPO"
     );
     assert_eq!(variables["memberId"], "W123");
-    let nothing_known = prompt_variables(&schema(), &inputs, &BTreeMap::new());
+    let nothing_known = prompt_variables(&schema, &inputs, &BTreeMap::new());
     assert_eq!(nothing_known["known_answers"], "");
     assert!(nothing_known["questions"].starts_with("1. What is planActive? (planActive)\n"));
+    assert!(nothing_known["questions"].ends_with("5. When did the plan end? (terminationDate)"));
 }
 
 #[test]
@@ -184,7 +196,7 @@ fn typed_answers_given_as_text_are_read_back_in_the_field_s_type() {
 
 #[test]
 fn schema_fields_describe_their_typed_answers_and_the_non_answer() {
-    let fields = extraction_fields(&schema(), &BTreeMap::new());
+    let fields = extraction_fields(&schema());
     assert!(fields[0].description.contains("Answer true or false."));
     assert!(fields[1]
         .description

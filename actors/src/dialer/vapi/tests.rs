@@ -57,7 +57,7 @@ fn request() -> PlatformCallRequest {
         ("payerName".to_owned(), "Aetna".to_owned()),
     ]);
     PlatformCallRequest {
-        extraction: extraction_fields(&schema, &BTreeMap::new()),
+        extraction: extraction_fields(&schema),
         variables: prompt_variables(&schema, &inputs, &BTreeMap::new()),
         job: CallJob {
             call_id: "call-1".to_owned().into(),
