@@ -39,5 +39,5 @@ pub async fn events(
     }
     let event: RetellEvent = serde_json::from_slice(&body)
         .map_err(|e| ApiError::invalid_request(format!("The event body is not valid: {e}")))?;
-    deliver(&state, platform_event(event)).await
+    deliver(&state, platform_event(event, Clock::system().now())).await
 }

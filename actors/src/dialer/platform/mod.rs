@@ -21,6 +21,7 @@ pub(crate) mod rest;
 use std::collections::BTreeMap;
 use std::fmt;
 
+use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use switchboard_storage::{CallId, RequestId};
@@ -45,11 +46,17 @@ pub struct PlatformCallRequest {
 }
 
 /// How long after a conversation's end its analysis may still come. Past this, a platform call read
-/// without its analysis is taken as it is (its transcript, nothing captured), so the step goes on instead
-/// of waiting out the call timeout and redialing a payer it already spoke to. Vapi gives up on structured
-/// data after its plan's timeout (60 s); Retell's `call_analyzed` normally follows `call_ended` within
-/// seconds.
+/// without its analysis is taken as it is (its transcript, nothing captured), so the step goes on at once
+/// (a redial for the fields still open, within its budget) rather than after the whole call timeout. Vapi
+/// gives up on structured data after its plan's timeout (60 s); Retell's `call_analyzed` normally follows
+/// `call_ended` within seconds.
 pub const ANALYSIS_GRACE_SECONDS: i64 = 300;
+
+/// Whether a conversation that ended at `ended` (the platform's stamp) and has no analysis yet will get
+/// none any more, read at `now`. Without an end time the call timeout decides.
+pub fn analysis_given_up(ended: Option<DateTime<Utc>>, now: DateTime<Utc>) -> bool {
+    ended.is_some_and(|ended| (now - ended).num_seconds() > ANALYSIS_GRACE_SECONDS)
+}
 
 /// The platform's view of a call at one moment.
 #[derive(Clone, Debug, PartialEq)]

@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 use super::client::{RetellCall, CALL_ID_KEY, REQUEST_ID_KEY};
 use crate::dialer::platform::extraction::{CALL_OUTCOME, CALL_OUTCOMES, CANNOT_ANSWER_EXAMPLE};
 use crate::dialer::platform::{
-    CallEnd, CallResult, ExtractionField, ExtractionType, PlatformCallRequest, PlatformCallState,
-    PlatformResult, ANALYSIS_GRACE_SECONDS,
+    analysis_given_up, CallEnd, CallResult, ExtractionField, ExtractionType, PlatformCallRequest,
+    PlatformCallState, PlatformResult,
 };
 
 /// What every Retell call of this server shares.
@@ -99,9 +99,8 @@ pub fn call_state(call: &RetellCall, now: DateTime<Utc>) -> PlatformCallState {
     let status = call.call_status.as_deref().unwrap_or("registered");
     let over = matches!(status, "ended" | "not_connected" | "error");
     let needs_analysis = end == CallEnd::Conversation && status == "ended";
-    let given_up = call
-        .end_timestamp
-        .is_some_and(|ended| now.timestamp_millis() - ended > ANALYSIS_GRACE_SECONDS * 1000);
+    let ended = call.end_timestamp.and_then(DateTime::from_timestamp_millis);
+    let given_up = analysis_given_up(ended, now);
     if !over || (needs_analysis && call.call_analysis.is_none() && !given_up) {
         return PlatformCallState::Live;
     }

@@ -8,6 +8,7 @@ pub mod client;
 pub mod events;
 pub mod mapping;
 
+use chrono::{DateTime, Utc};
 use futures::FutureExt;
 use switchboard_storage::{CallId, RequestId};
 
@@ -55,15 +56,15 @@ impl RetellAdapter {
     }
 }
 
-/// A verified webhook body as a platform event; `None` for events that say nothing about the call's end,
-/// and for calls not placed by Switchboard (no call id in the metadata).
-pub fn platform_event(event: RetellEvent) -> Option<PlatformEvent> {
+/// A verified webhook body as a platform event, read at `now`; `None` for events that say nothing about
+/// the call's end, and for calls not placed by Switchboard (no call id in the metadata).
+pub fn platform_event(event: RetellEvent, now: DateTime<Utc>) -> Option<PlatformEvent> {
     if !events::CALL_EVENTS.contains(&event.event.as_str()) {
         return None;
     }
     let call_id = CallId::from(event.call.metadata_str(CALL_ID_KEY)?);
     let request_id = event.call.metadata_str(REQUEST_ID_KEY).map(RequestId::from);
-    let state = call_state(&event.call, Clock::system().now());
+    let state = call_state(&event.call, now);
     Some(PlatformEvent {
         call_id,
         request_id,

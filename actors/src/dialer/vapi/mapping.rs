@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::types::Call;
 use crate::dialer::platform::{
-    CallEnd, CallResult, PlatformCallState, PlatformResult, ANALYSIS_GRACE_SECONDS,
+    analysis_given_up, CallEnd, CallResult, PlatformCallState, PlatformResult,
 };
 
 /// Vapi's `endedReason` (a `CallEndedReason`) in the driver's terms. Reasons of a conversation that ended
@@ -48,8 +48,7 @@ pub fn call_state(call: &Call, now: DateTime<Utc>) -> PlatformCallState {
     let reason = call.ended_reason.as_deref().unwrap_or_default();
     let end = end_of(reason);
     let analysis = call.analysis.clone().unwrap_or_default();
-    let given_up = parse_time(&call.ended_at)
-        .is_some_and(|ended| (now - ended).num_seconds() > ANALYSIS_GRACE_SECONDS);
+    let given_up = analysis_given_up(parse_time(&call.ended_at), now);
     if end == CallEnd::Conversation && call.analysis.is_none() && !given_up {
         return PlatformCallState::Live;
     }
