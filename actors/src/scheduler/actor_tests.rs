@@ -144,3 +144,32 @@ async fn a_create_abandoned_after_its_write_was_queued_keeps_its_places_booked()
     let next = addr.send(book(1)).await.unwrap().unwrap();
     assert_eq!(next.placement().days, [day("2026-11-24")]);
 }
+
+#[actix::test]
+async fn stored_places_leave_the_tally_so_a_restarted_scheduler_counts_them_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let (addr, metrics) = scheduler(&store);
+    let creator = Creator {
+        scope: Scope::new("acme", Environment::Production),
+        capacity: 3,
+        timezone: chrono_tz::America::New_York,
+        credential_id: "cred".into(),
+    };
+    let stored = admit(&addr, &store, &metrics, &creator, vec![draft(), draft()])
+        .await
+        .unwrap();
+    assert!(stored.iter().all(|r| r.due_date == day("2026-11-23")));
+    // The restart reloads the ledger from the store plus the tally: a place the tally kept after its
+    // request was stored would count twice and push the next booking to Tuesday.
+    addr.send(InjectPanic).await.unwrap();
+    let next = addr
+        .send(BookRequests {
+            capacity: 3,
+            ..book(1)
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(next.placement().days, [day("2026-11-23")]);
+}
