@@ -163,6 +163,10 @@ impl Indexes {
         for (tree, pairs) in trees.into_iter().zip(writes) {
             // Measured both ways: sled's `apply_batch` is the cheaper write of a batch's keys and by far
             // the dearer of a single key (it serializes with every other writer).
+            // An empty batch would still take sled's batch lock and seal a log buffer.
+            if pairs.is_empty() {
+                continue;
+            }
             if pairs.len() == 1 {
                 let (key, value) = pairs.into_iter().next().expect("one pair");
                 tree.insert(key, value)?;

@@ -23,10 +23,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// starts (143 to 144 MiB in the others): memory freed during recovery that mimalloc kept. With it,
 /// 143 to 144 MiB in eleven starts of eleven.
 ///
-/// Past that point mimalloc keeps its default delay of a second before handing freed memory back. A delay of
-/// 10 ms, once set here for the recovery's sake, made the store's flusher fault freed pages back in all the
-/// time: with the default the 10,000-request burst used 8% less CPU (three alternating rounds each) and a
-/// create 3 to 12% less, while the resident memory after a restart on 1,000,000 requests stayed 142 MiB.
+/// This collection is why the purge delay keeps mimalloc's default of a second: a shorter one would also
+/// return recovery's memory, but makes the store's flusher fault freed pages back in all the time under
+/// load (8% of the burst's CPU at 10 ms).
 fn release_recovery_memory() {
     // SAFETY: a forced collection of mimalloc's heaps; it only frees memory no allocation refers to.
     unsafe { libmimalloc_sys::mi_collect(true) };

@@ -7,8 +7,9 @@
 //!
 //! `mod.rs` holds the pure placement rule; `actor.rs` the [`CapacityScheduler`] actor that owns the ledgers
 //! in memory and books against them, one POST at a time, in microseconds; `reservation.rs` the places held
-//! for a POST until its requests are stored; `pending.rs` the tally of those places, shared by both; `admit.rs` the create sequence around them (reserve, insert
-//! in one transaction, settle, flush), run concurrently by the POSTs themselves. The transaction refuses an
+//! for a POST until its requests are stored; `pending.rs` the tally of those places, shared by both;
+//! `admit.rs` the create sequence around them (reserve, insert in one transaction, settle, flush), run
+//! concurrently by the POSTs themselves. The transaction refuses an
 //! internal id claimed since intake looked, so a key never creates two requests.
 
 mod actor;
