@@ -1,8 +1,8 @@
 //! Synchronous input validation of a request (service-interface 7.4).
 //!
 //! Every missing and every invalid key is reported at once, in two buckets, so a client fixes its input in
-//! one round trip. A value breaks at most one rule: the universal rules first, then its type's rule (or,
-//! for `memberId` under member-ID validation, the payer family's rules, first failure only).
+//! one round trip. A value breaks at most one rule: the universal rules first, then (for `memberId` under
+//! member-ID validation) the payer family's rules, first failure only, then its type's rule.
 
 mod member_id;
 mod rules;
@@ -137,12 +137,15 @@ fn value_reason(
     if let Some(reason) = rules::universal_reason(key, value) {
         return Some(reason);
     }
+    // Member-ID validation adds to the pattern (7.4 rule 6: without it, memberId gets "only" the universal
+    // rules and the pattern). Its rules go first so that their named reasons are reachable: `N/A` would
+    // otherwise always fail the pattern first.
     if key == "memberId" {
-        if let Some(member_rules) = member_id {
-            return member_rules.check(value);
+        if let Some(reason) = member_id.and_then(|rules| rules.check(value)) {
+            return Some(reason);
         }
     }
-    rules::type_reason(key, value, kind, member_id.is_none())
+    rules::type_reason(key, value, kind)
 }
 
 #[cfg(test)]
@@ -266,7 +269,7 @@ mod tests {
     }
 
     #[test]
-    fn member_id_validation_replaces_the_pattern_and_reports_one_reason() {
+    fn member_id_validation_adds_its_rules_before_the_pattern_and_reports_one_reason() {
         let family = Some(MemberIdRules::Family {
             require_prefix: false,
         });
@@ -283,6 +286,17 @@ mod tests {
         )
         .unwrap_err();
         assert!(generic.invalid_inputs["memberId"].contains("NA, N/A or NONE"));
+        // Enforcement makes the check stricter, never looser: the pattern still applies after the rules.
+        assert_eq!(
+            run(
+                json!({ "memberId": "W1234_5678" }),
+                &[],
+                Some(MemberIdRules::Generic)
+            )
+            .unwrap_err()
+            .invalid_inputs["memberId"],
+            "memberId is invalid"
+        );
         // Without enforcement only the universal rules and the pattern apply.
         assert_eq!(
             run(json!({ "memberId": "N/A" }), &[], None)

@@ -63,13 +63,8 @@ pub fn universal_reason(key: &str, value: &str) -> Option<String> {
     None
 }
 
-/// The rule of the key's type. `member_id_pattern` is off when member-ID validation replaces it.
-pub fn type_reason(
-    key: &str,
-    value: &str,
-    kind: ValueKind,
-    member_id_pattern: bool,
-) -> Option<String> {
+/// The rule of the key's type.
+pub fn type_reason(key: &str, value: &str, kind: ValueKind) -> Option<String> {
     let valid = match kind {
         ValueKind::Phone => {
             return UsPhone::parse(value)
@@ -79,12 +74,12 @@ pub fn type_reason(
         ValueKind::Date => parse_date(value).is_some(),
         ValueKind::Dollar => DOLLAR.is_match(value),
         ValueKind::Boolean => parse_boolean(value).is_some(),
-        ValueKind::String => return custom_pattern_reason(key, value, member_id_pattern),
+        ValueKind::String => return custom_pattern_reason(key, value),
     };
     (!valid).then(|| format!("{key} is invalid"))
 }
 
-fn custom_pattern_reason(key: &str, value: &str, member_id_pattern: bool) -> Option<String> {
+fn custom_pattern_reason(key: &str, value: &str) -> Option<String> {
     let (pattern, message): (&Regex, Option<&str>) = match key {
         "ptan" => (&PTAN, Some("PTAN must be 6 or 9 alphanumeric characters.")),
         "billingProviderNpi" | "facilityNpi" | "renderingProviderNpi" | "practiceNPI" => {
@@ -98,7 +93,7 @@ fn custom_pattern_reason(key: &str, value: &str, member_id_pattern: bool) -> Opt
             &PERSON_NAME,
             Some("Only letters, spaces, hyphens, commas, periods, and apostrophes are allowed."),
         ),
-        "memberId" if member_id_pattern => (&MEMBER_ID, None),
+        "memberId" => (&MEMBER_ID, None),
         _ => return None,
     };
     if pattern.is_match(value) {
@@ -235,7 +230,7 @@ mod tests {
         ];
         for (key, kind, value, expected) in cases {
             assert_eq!(
-                type_reason(key, value, kind, true).as_deref(),
+                type_reason(key, value, kind).as_deref(),
                 expected,
                 "{key}={value}"
             );
@@ -301,16 +296,11 @@ mod tests {
         ];
         for (key, value, expected) in cases {
             assert_eq!(
-                type_reason(key, value, ValueKind::String, true),
+                type_reason(key, value, ValueKind::String),
                 expected,
                 "{key}={value}"
             );
         }
-        assert_eq!(
-            type_reason("memberId", "W123_456", ValueKind::String, false),
-            None,
-            "member-ID rules replace the pattern"
-        );
     }
 
     #[test]

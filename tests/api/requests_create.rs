@@ -1049,6 +1049,9 @@ async fn other_payers_apply_the_generic_member_id_rules() {
         ("placeholder in lowercase", "xnullx", Some(PLACEHOLDER)),
         ("ordinary id", "W12345678", None),
         ("four lowercase characters", "abc1", None),
+        // The rules add to the pattern: what it refuses stays refused.
+        ("an underscore", "W1234_5678", Some("memberId is invalid")),
+        ("a period", "W12.3456", Some("memberId is invalid")),
     ];
     for (what, member_id, expected) in rows {
         let reason = member_id_reason(&app, &token, "Aetna", member_id).await;
