@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::fakes::vapi::{
-    schemas_of, FakeVapi, Outcome, Scenario, API_KEY, ASSISTANT_ID, PHONE_NUMBER_ID, SERVER_SECRET,
+    schemas_of, FakeVapi, Outcome, Scenario, API_KEY, ASSISTANT_ID, FROM_NUMBER, PHONE_NUMBER_ID,
+    SERVER_SECRET,
 };
 use crate::helpers::{
     client, free_port, spawn_app_on, status_and_json, write_config, BinaryServer, TestApp,
@@ -384,7 +385,10 @@ async fn a_repeated_report_is_acknowledged_and_changes_nothing() {
 
 #[actix_web::test]
 async fn without_server_messages_the_call_is_completed_by_reading_it() {
-    let (fake, app) = vapi_app().await;
+    let (fake, app) = vapi_app_with(|c| {
+        c.features(&["attempt_details", "call_from_number"]);
+    })
+    .await;
     fake.script(vec![Scenario::of(Outcome::Answered).withheld()]);
     let token = app.live_token().await;
     let id = create(&app, &token).await;
@@ -394,6 +398,8 @@ async fn without_server_messages_the_call_is_completed_by_reading_it() {
     assert!(fake.deliveries().is_empty(), "no message was sent");
     assert!(fake.reads() >= 1, "GET /call/{{id}} was read");
     assert_eq!(fake.creates().len(), 1);
+    // A call read from GET /call/{id} names its number only by id: the caller number is looked up.
+    assert_eq!(done["callFromNumber"], FROM_NUMBER, "{done}");
 }
 
 /// A dispatching binary calling through `fake` on a known port, with one production vob-basic request

@@ -4,7 +4,9 @@
 //! `x-vapi-secret` header) and answers the `Call`; the call then rings, talks and ends on its own
 //! schedule, and the fake posts `status-update` and `end-of-call-report` server messages to the call's
 //! `server.url` with the call's own headers. `GET /call/{id}` and `GET /call` (assistant, number and
-//! creation-time filters, newest first) answer for polling, and the call's recording is served.
+//! creation-time filters, newest first) answer for polling (a call names its number only by
+//! `phoneNumberId`, as Vapi's do; `GET /phone-number/{id}` gives the number), and the call's recording is
+//! served.
 //!
 //! The payer simulator decides each call (see `outcomes.rs`); a test may force the next calls'
 //! [`Scenario`]s: an outcome, events withheld (only polling learns the end), a longer call.
@@ -145,6 +147,7 @@ impl FakeVapi {
                 .route("/call", web::post().to(create_call))
                 .route("/call", web::get().to(list_calls))
                 .route("/call/{id}", web::get().to(get_call))
+                .route("/phone-number/{id}", web::get().to(get_phone_number))
                 .route("/recordings/{id}.wav", web::get().to(recording))
         })
         .workers(1)
@@ -618,6 +621,21 @@ async fn get_call(
         Some(call) => HttpResponse::Ok().json(call),
         None => error(404, json!("Not Found")),
     }
+}
+
+/// `GET /phone-number/{id}`: the org's one Twilio number.
+async fn get_phone_number(request: HttpRequest, path: web::Path<String>) -> HttpResponse {
+    if !authorized(&request) {
+        return error(401, json!("Invalid Key."));
+    }
+    if path.as_str() != PHONE_NUMBER_ID {
+        return error(404, json!("Not Found"));
+    }
+    HttpResponse::Ok().json(json!({
+        "provider": "twilio", "id": PHONE_NUMBER_ID, "orgId": "8f6c1b8e-0d5e-4c53-9c7e-1a2b3c4d5e6f",
+        "number": FROM_NUMBER, "twilioAccountSid": "AC0123456789abcdef0123456789abcdef",
+        "createdAt": "2026-01-05T10:00:00.000Z", "updatedAt": "2026-01-05T10:00:00.000Z",
+    }))
 }
 
 #[derive(serde::Deserialize)]

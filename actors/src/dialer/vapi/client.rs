@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::extraction::structured_data_plan;
 use super::types::{
-    AnalysisPlan, AssistantOverrides, Call, CreateCallDto, CreateCustomerDto, Server, ATTEMPT_KEY,
-    CALL_ID_KEY, REQUEST_ID_KEY, SECRET_HEADER,
+    AnalysisPlan, AssistantOverrides, Call, CreateCallDto, CreateCustomerDto, PhoneNumber, Server,
+    ATTEMPT_KEY, CALL_ID_KEY, REQUEST_ID_KEY, SECRET_HEADER,
 };
 use super::VapiConfig;
 use crate::dialer::platform::rest::send_json;
@@ -65,6 +65,12 @@ impl VapiClient {
     /// `GET /call/{id}`.
     pub async fn get_call(&self, id: &str) -> Result<Call, PlatformError> {
         self.send(self.http.get(self.url(&format!("/call/{id}"))))
+            .await
+    }
+
+    /// `GET /phone-number/{id}`.
+    pub async fn get_phone_number(&self, id: &str) -> Result<PhoneNumber, PlatformError> {
+        self.send(self.http.get(self.url(&format!("/phone-number/{id}"))))
             .await
     }
 

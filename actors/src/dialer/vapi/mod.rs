@@ -19,13 +19,19 @@ pub mod types;
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
+
 use chrono::Duration;
 use futures::FutureExt;
 use switchboard_storage::CallId;
+use tokio::sync::OnceCell;
 
 use self::client::{create_body, VapiClient, SEARCH_WINDOW_HOURS};
 use self::mapping::call_state;
-use super::platform::{PlatformAdapter, PlatformCallRequest, PlatformCallState, PlatformFuture};
+use self::types::PhoneNumber;
+use super::platform::{
+    CallResult, PlatformAdapter, PlatformCallRequest, PlatformCallState, PlatformFuture,
+};
 use crate::Clock;
 
 /// `[dialer.vapi]`, plus the per-call server URL.
@@ -50,6 +56,8 @@ pub struct VapiConfig {
 pub struct VapiAdapter {
     client: VapiClient,
     config: VapiConfig,
+    /// The operator's number behind `phone_number_id`, once looked up.
+    caller: Arc<OnceCell<String>>,
 }
 
 impl VapiAdapter {
@@ -58,8 +66,45 @@ impl VapiAdapter {
         Ok(VapiAdapter {
             client: VapiClient::new(&config.base_url, &config.api_key)?,
             config: config.clone(),
+            caller: Arc::default(),
         })
     }
+}
+
+/// The caller number of a call read with `GET /call/{id}`. Vapi fills the call's `phoneNumber` only for a
+/// number given inline, and Switchboard calls from `phoneNumberId`: only the end-of-call report carries the
+/// number. A call settled by a read (events lost, or after a restart) takes it from the phone-number
+/// resource, looked up once; if that fails, the call just has no caller number.
+async fn with_caller(
+    state: PlatformCallState,
+    client: &VapiClient,
+    phone_number_id: &str,
+    caller: &OnceCell<String>,
+) -> PlatformCallState {
+    let PlatformCallState::Ended(mut result) = state else {
+        return state;
+    };
+    if let CallResult::Platform(ended) = result.as_mut() {
+        if ended.from_number.is_none() {
+            let looked_up = caller
+                .get_or_try_init(|| async {
+                    match client.get_phone_number(phone_number_id).await {
+                        Ok(PhoneNumber {
+                            number: Some(number),
+                        }) => Ok(number),
+                        Ok(_) => Err(None),
+                        Err(e) => Err(Some(e)),
+                    }
+                })
+                .await;
+            match looked_up {
+                Ok(number) => ended.from_number = Some(number.clone()),
+                Err(Some(e)) => tracing::warn!(error = %e, "cannot look up the Vapi caller number"),
+                Err(None) => {}
+            }
+        }
+    }
+    PlatformCallState::Ended(result)
 }
 
 impl PlatformAdapter for VapiAdapter {
@@ -97,10 +142,13 @@ impl PlatformAdapter for VapiAdapter {
     fn read(&self, platform_call_id: &str) -> Option<PlatformFuture<PlatformCallState>> {
         let client = self.client.clone();
         let id = platform_call_id.to_owned();
+        let phone_number_id = self.config.phone_number_id.clone();
+        let caller = Arc::clone(&self.caller);
         Some(
             async move {
                 let call = client.get_call(&id).await?;
-                Ok(call_state(&call, Clock::system().now()))
+                let state = call_state(&call, Clock::system().now());
+                Ok(with_caller(state, &client, &phone_number_id, &caller).await)
             }
             .boxed(),
         )
