@@ -28,7 +28,8 @@ where
         .is_some_and(|state| !state.is_ready())
         && (req.path().starts_with("/v1")
             || req.path().starts_with("/admin")
-            || req.path().starts_with("/agent"));
+            || req.path().starts_with("/agent")
+            || req.path().starts_with("/dialers"));
     // The request is not cloned before the call: actix routing needs to own it uniquely. So a panic is
     // answered with an `Err`, which the dispatcher renders through `ApiError::error_response`.
     let call = if gated {

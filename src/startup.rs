@@ -5,7 +5,8 @@ use std::net::TcpListener;
 use std::sync::Arc;
 
 use actix::{Arbiter, Supervisor};
-use actix_web::dev::{Server, ServerHandle};
+use actix_web::dev::ServerHandle;
+use actix_web::rt::task::JoinHandle;
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
 use rand::RngCore;
@@ -29,7 +30,9 @@ use crate::state::AppState;
 /// A running server.
 pub struct Application {
     port: u16,
-    server: Server,
+    handle: ServerHandle,
+    /// The HTTP server, served from before recovery on.
+    served: JoinHandle<std::io::Result<()>>,
     state: web::Data<AppState>,
     /// The webhook dispatcher's thread, stopped and joined before the store closes.
     webhook_thread: Arbiter,
@@ -56,7 +59,14 @@ impl Application {
             .with_context(|| format!("cannot open the store in {}", data_dir.display()))?;
         let clock = match settings.clock {
             ClockSettings::System => Clock::system(),
-            ClockSettings::Manual { start } => Clock::manual(start),
+            // A restart resumes the calendar where it was moved to: it moves only through the admin API,
+            // and never back behind what stored requests already record.
+            ClockSettings::Manual { start } => {
+                let moved = store
+                    .manual_clock()
+                    .context("cannot read the manual clock")?;
+                Clock::manual(moved.map_or(start, |moved| moved.max(start)))
+            }
         };
         let token_secret = match &settings.server.token_secret {
             Some(secret) => secret.expose().as_bytes().to_vec(),
@@ -147,27 +157,20 @@ impl Application {
         .listen(listener)?
         .shutdown_timeout(10)
         .run();
-
-        provisioning::provision(&state.store, &settings, state.clock.now())
-            .await
-            .context("cannot provision the configured accounts, schemas and payers")?;
-        state
-            .reload_directory()
-            .context("cannot load the payer directory")?;
-        crate::domain::UsPhone::warm_up();
-        let resumed = state
-            .orchestrator
-            .send(ResumeActive)
-            .await
-            .context("the orchestrator did not start")?
-            .map_err(|e| anyhow::anyhow!("cannot resume stored requests: {e}"))?;
-        tracing::info!(resumed, "stored requests resumed");
-        before_ready();
-        state.mark_ready();
+        let handle = server.handle();
+        // Served from here on: `/healthz` answers and `/readyz` says 503 while the stored work is recovered;
+        // the middleware keeps the API closed until then.
+        let served = actix_web::rt::spawn(server);
+        if let Err(e) = recover(&state, &settings, before_ready).await {
+            handle.stop(false).await;
+            let _ = served.await;
+            return Err(e);
+        }
         tracing::info!(port, "switchboard ready");
         Ok(Application {
             port,
-            server,
+            handle,
+            served,
             state,
             webhook_thread,
         })
@@ -180,7 +183,7 @@ impl Application {
 
     /// A handle that stops the server gracefully.
     pub fn handle(&self) -> ServerHandle {
-        self.server.handle()
+        self.handle.clone()
     }
 
     /// Shared state, for tests that need to reach below the API.
@@ -192,7 +195,10 @@ impl Application {
     /// webhook thread ends (a round cut short is run again at the next start), then the store is flushed
     /// and closed.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
-        self.server.await.context("HTTP server failed")?;
+        self.served
+            .await
+            .context("the HTTP server's task failed")?
+            .context("HTTP server failed")?;
         // Nothing stops an arbiter's thread but this: left running, it would keep its handle on the store
         // to the end of the process, and the store could not be opened again for its recovery snapshot.
         self.webhook_thread.stop();
@@ -206,4 +212,30 @@ impl Application {
         tracing::info!("switchboard stopped");
         Ok(())
     }
+}
+
+/// Start-up recovery: provisions the configuration, loads the payer directory, resumes every stored request
+/// still running, then opens the API.
+async fn recover(
+    state: &web::Data<AppState>,
+    settings: &Settings,
+    before_ready: impl FnOnce(),
+) -> anyhow::Result<()> {
+    provisioning::provision(&state.store, settings, state.clock.now())
+        .await
+        .context("cannot provision the configured accounts, schemas and payers")?;
+    state
+        .reload_directory()
+        .context("cannot load the payer directory")?;
+    crate::domain::UsPhone::warm_up();
+    let resumed = state
+        .orchestrator
+        .send(ResumeActive)
+        .await
+        .context("the orchestrator did not start")?
+        .map_err(|e| anyhow::anyhow!("cannot resume stored requests: {e}"))?;
+    tracing::info!(resumed, "stored requests resumed");
+    before_ready();
+    state.mark_ready();
+    Ok(())
 }

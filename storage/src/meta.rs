@@ -1,5 +1,7 @@
 //! Process-wide settings kept in the store.
 
+use chrono::{DateTime, Utc};
+
 use crate::{StorageError, Store};
 
 const TOKEN_SECRET: &[u8] = b"token_secret";
@@ -48,5 +50,72 @@ impl Store {
         self.meta
             .insert(format!("{PROVISIONED}{key}"), fingerprint.as_bytes())?;
         self.durable().await
+    }
+}
+
+/// The instant a manual clock was last moved to (microseconds since the epoch, big-endian).
+const MANUAL_CLOCK: &[u8] = b"manual_clock";
+
+impl Store {
+    /// Where a manual clock stood when it was last moved, if it ever was.
+    pub fn manual_clock(&self) -> Result<Option<DateTime<Utc>>, StorageError> {
+        let Some(stored) = self.meta.get(MANUAL_CLOCK)? else {
+            return Ok(None);
+        };
+        let micros = <[u8; 8]>::try_from(stored.as_ref()).map_err(|_| StorageError::Corrupt {
+            kind: "manual clock",
+            reason: format!("{} bytes instead of 8", stored.len()),
+        })?;
+        DateTime::from_timestamp_micros(i64::from_be_bytes(micros))
+            .map(Some)
+            .ok_or_else(|| StorageError::Corrupt {
+                kind: "manual clock",
+                reason: "out of range".into(),
+            })
+    }
+
+    /// Records, durably, that a manual clock is being moved to `instant`. The stored instant only ever moves
+    /// forward, whatever the order concurrent moves arrive in.
+    pub async fn record_manual_clock(&self, instant: DateTime<Utc>) -> Result<(), StorageError> {
+        let micros = instant.timestamp_micros();
+        self.meta.update_and_fetch(MANUAL_CLOCK, |stored| {
+            let stored = stored
+                .and_then(|s| <[u8; 8]>::try_from(s).ok())
+                .map(i64::from_be_bytes);
+            Some(
+                stored
+                    .unwrap_or(i64::MIN)
+                    .max(micros)
+                    .to_be_bytes()
+                    .to_vec(),
+            )
+        })?;
+        self.durable().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_stored_manual_clock_only_moves_forward() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.manual_clock().unwrap(), None);
+        let at = |s: &str| s.parse::<DateTime<Utc>>().unwrap();
+        store
+            .record_manual_clock(at("2026-11-25T10:00:00.000001Z"))
+            .await
+            .unwrap();
+        // A move that arrives late, behind one already stored, leaves it.
+        store
+            .record_manual_clock(at("2026-11-24T00:00:00Z"))
+            .await
+            .unwrap();
+        assert_eq!(
+            store.manual_clock().unwrap(),
+            Some(at("2026-11-25T10:00:00.000001Z"))
+        );
     }
 }

@@ -566,3 +566,65 @@ async fn an_operator_config_file_neither_prints_nor_inherits_the_demo_credential
     );
     assert!(!rest.contains("secret"), "credentials printed: {rest}");
 }
+
+#[actix_web::test]
+async fn a_restart_resumes_the_manual_clock_where_the_admin_api_moved_it() {
+    let config_dir = tempfile::tempdir().unwrap();
+    let data_dir = tempfile::tempdir().unwrap();
+    let config = write_config(config_dir.path(), &TestConfig::default());
+    let client = client();
+    let clock = |server: &BinaryServer| {
+        let (client, url) = (client.clone(), server.url("/admin/v1/clock"));
+        async move {
+            let response = client
+                .get(url)
+                .bearer_auth(ADMIN_TOKEN)
+                .send()
+                .await
+                .unwrap();
+            status_and_json(response).await.1["now"].clone()
+        }
+    };
+
+    let server = start_ready(&client, &config, data_dir.path()).await;
+    let set = json!({ "set": "2026-11-25T10:00:00Z" });
+    let (status, moved) = admin(&client, &server, Method::POST, "/admin/v1/clock", Some(set)).await;
+    assert_eq!(status, 200, "{moved}");
+    assert_eq!(server.terminate(), Some(0));
+    let server = start_ready(&client, &config, data_dir.path()).await;
+    assert_eq!(clock(&server).await, moved["now"], "after a graceful stop");
+
+    let advance = json!({ "advanceSeconds": 3600 });
+    let (_, moved) = admin(
+        &client,
+        &server,
+        Method::POST,
+        "/admin/v1/clock",
+        Some(advance),
+    )
+    .await;
+    assert_eq!(moved["now"], "2026-11-25T11:00:00.000000+00:00");
+    // Answered means stored: a kill -9 right after loses nothing.
+    server.kill_hard();
+    let server = start_ready(&client, &config, data_dir.path()).await;
+    assert_eq!(clock(&server).await, moved["now"], "after a kill -9");
+
+    // Refused moves change nothing stored.
+    let back = json!({ "set": "2026-11-24T00:00:00Z" });
+    let (status, _) = admin(
+        &client,
+        &server,
+        Method::POST,
+        "/admin/v1/clock",
+        Some(back),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(server.terminate(), Some(0));
+    let server = start_ready(&client, &config, data_dir.path()).await;
+    assert_eq!(
+        clock(&server).await,
+        moved["now"],
+        "a refused move is not kept"
+    );
+}

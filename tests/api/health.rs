@@ -16,3 +16,69 @@ async fn readyz_answers_200_once_start_up_work_is_done() {
     assert_eq!(status, 200);
     assert_eq!(body["status"], "ready");
 }
+
+/// The status line of `GET {path}` on `port`, sent with a plain socket from another thread than the
+/// server's; `None` while nothing listens.
+fn status_of(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    answer.lines().next().map(str::to_owned)
+}
+
+#[test]
+fn the_listener_answers_while_recovery_runs_and_readyz_says_503_until_it_is_done() {
+    let port = crate::helpers::free_port();
+    let data_dir = tempfile::tempdir().unwrap();
+    let overrides = switchboard::configuration::Overrides {
+        bind: Some(format!("127.0.0.1:{port}")),
+        data_dir: Some(data_dir.path().to_owned()),
+        ..Default::default()
+    };
+    let settings = switchboard::configuration::from_toml_str(
+        &crate::helpers::TestConfig::default().to_toml(),
+        "test config",
+        &overrides,
+    )
+    .unwrap();
+    // The hook runs at the end of recovery, before the API opens: it holds recovery there until a probe
+    // from another thread has been answered.
+    let (answered, release) = std::sync::mpsc::channel();
+    let probe = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let seen = loop {
+            if let (Some(health), Some(ready)) =
+                (status_of(port, "/healthz"), status_of(port, "/readyz"))
+            {
+                break (health, ready);
+            }
+            assert!(std::time::Instant::now() < deadline, "nothing listened");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        answered.send(()).unwrap();
+        seen
+    });
+    actix_web::rt::System::new().block_on(async move {
+        let app = switchboard::startup::Application::build_with(settings, move || {
+            release
+                .recv_timeout(std::time::Duration::from_secs(20))
+                .expect("the probe was answered during recovery");
+        })
+        .await
+        .expect("application builds");
+        let (health, ready) = probe.join().unwrap();
+        assert_eq!(health, "HTTP/1.1 200 OK");
+        assert_eq!(ready, "HTTP/1.1 503 Service Unavailable");
+        assert_eq!(status_of(port, "/readyz").unwrap(), "HTTP/1.1 200 OK");
+        app.handle().stop(true).await;
+    });
+}

@@ -26,27 +26,29 @@ pub async fn get_clock(_: Admin, state: web::Data<AppState>) -> HttpResponse {
     }))
 }
 
-/// `POST /admin/v1/clock`: moves a manual clock forward; due work then runs.
+/// `POST /admin/v1/clock`: moves a manual clock forward; due work then runs. The new instant is stored
+/// before the clock moves, so a restart resumes from it and nothing can record a time the calendar would
+/// return behind.
 #[tracing::instrument(name = "admin_move_clock", skip_all)]
 pub async fn move_clock(
     _: Admin,
     state: web::Data<AppState>,
     body: AdminJson<MoveClockIn>,
 ) -> Result<HttpResponse, ApiError> {
-    let moved = match (body.advance_seconds, body.set.as_deref()) {
+    let target = match (body.advance_seconds, body.set.as_deref()) {
         (Some(seconds), None) => {
             if seconds < 0 {
                 return Err(ApiError::invalid_request(
                     "advanceSeconds must not be negative",
                 ));
             }
-            state.clock.advance(Duration::seconds(seconds))
+            state.clock.now() + Duration::seconds(seconds)
         }
         (None, Some(raw)) => {
             let instant = DateTime::parse_from_rfc3339(raw).map_err(|e| {
                 ApiError::invalid_request(format!("set: {raw:?} is not an RFC 3339 instant: {e}"))
             })?;
-            state.clock.set(instant.with_timezone(&Utc))
+            instant.with_timezone(&Utc)
         }
         _ => {
             return Err(ApiError::invalid_request(
@@ -54,7 +56,15 @@ pub async fn move_clock(
             ))
         }
     };
-    let now = moved.map_err(|e: ClockError| ApiError::invalid_request(e.to_string()))?;
+    if !state.clock.is_manual() {
+        return Err(ApiError::invalid_request(ClockError::NotManual.to_string()));
+    }
+    // An instant behind the clock changes nothing stored: the stored one only moves forward.
+    state.store.record_manual_clock(target).await?;
+    let now = state
+        .clock
+        .set(target)
+        .map_err(|e: ClockError| ApiError::invalid_request(e.to_string()))?;
     tracing::info!(now = %now, "clock moved");
     Ok(HttpResponse::Ok().json(json!({ "now": format_timestamp(now) })))
 }
