@@ -60,7 +60,7 @@ pub enum StepStateOut {
 #[serde(rename_all = "camelCase")]
 pub struct CallStepErrorOut {
     /// `NOT_FOUND` or `SYSTEM_ERROR`, as on the request's `error`.
-    #[schema(value_type = String)]
+    #[schema(schema_with = super::outcome::error_category_schema)]
     pub error_category: FailureCategory,
     /// Open-ended, as on the request's `error`.
     #[schema(value_type = String)]

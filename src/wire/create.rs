@@ -52,17 +52,37 @@ pub struct CreateRequestIn {
     pub onshore_only: bool,
 }
 
-/// An input value: a string, or for a boolean-typed key a JSON boolean or the integer 0 or 1.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(untagged)]
-pub enum InputValueIn {
-    /// Any input.
-    Text(String),
-    /// A boolean-typed input.
-    Flag(bool),
-    /// A boolean-typed input as 0 or 1.
-    Number(u8),
+/// An input value: a string, or for a boolean-typed key a JSON boolean or the integer 0 or 1. Only
+/// documents `inputs` (intake reads the JSON values themselves); written by hand because the derive cannot
+/// bound a variant's integer to 0 and 1.
+pub enum InputValueIn {}
+
+impl utoipa::PartialSchema for InputValueIn {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        let text = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some("Any input."));
+        let flag = ObjectBuilder::new()
+            .schema_type(Type::Boolean)
+            .description(Some("A boolean-typed input."));
+        let bit = ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(0))
+            .maximum(Some(1))
+            .description(Some("A boolean-typed input as 0 or 1."));
+        OneOfBuilder::new()
+            .item(text)
+            .item(flag)
+            .item(bit)
+            .description(Some(
+                "An input value: a string, or for a boolean-typed key a JSON boolean or the integer 0 or 1.",
+            ))
+            .into()
+    }
 }
+
+impl utoipa::ToSchema for InputValueIn {}
 
 /// Many requests at once. Entries are validated and de-duplicated independently (an entry repeating the
 /// `internalId` of an earlier entry of the same POST returns that entry's request); entries scheduled for

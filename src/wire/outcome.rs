@@ -69,7 +69,7 @@ pub enum DataCompletenessOut {
 #[serde(rename_all = "camelCase")]
 pub struct FailureOut {
     /// `NOT_FOUND`: the payer could not find what was asked about; `SYSTEM_ERROR`: any other failure.
-    #[schema(value_type = String, examples("NOT_FOUND", "SYSTEM_ERROR"))]
+    #[schema(schema_with = error_category_schema)]
     pub error_category: FailureCategory,
     /// Open-ended (7.3): treat an unknown code as `OTHER`; never construct codes from field names.
     #[schema(
@@ -94,4 +94,16 @@ impl From<&FailureRecord> for FailureOut {
             error_message: error.message.clone(),
         }
     }
+}
+
+/// `errorCategory`: a closed set (2.7), unlike `errorCode`. The stored category is an open type, so that a
+/// record written by a later release still reads back; the document states what this one emits.
+pub(super) fn error_category_schema() -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(["NOT_FOUND", "SYSTEM_ERROR"]))
+        .description(Some(
+            "`NOT_FOUND`: the payer could not find what was asked about; `SYSTEM_ERROR`: any other failure.",
+        ))
+        .build()
 }

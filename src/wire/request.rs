@@ -45,7 +45,8 @@ pub struct RequestOut {
     #[schema(required = true)]
     pub completed_at: Option<String>,
     /// Scheduled run date (same format as `dateCreated`), set at submission from daily call capacity and
-    /// pending work.
+    /// pending work; `null` when unset (every request this server creates has one).
+    #[schema(nullable)]
     pub due_date: String,
     /// Echoed from creation; always present, `null` when not supplied.
     #[schema(required = true)]
@@ -123,7 +124,7 @@ pub struct RequestOut {
     /// Single-read only, with `contributingCalls`: `results` field name to the `call` number that produced
     /// its final value. Not every field has an entry.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    #[schema(schema_with = call_numbers_schema)]
     pub result_sources: Option<BTreeMap<String, u32>>,
 }
 
@@ -235,4 +236,24 @@ fn result_summary(run: &RunRecord) -> String {
         "Obtained electronically from the payer's eligibility service without a phone call. {}.",
         parts.join("; ")
     )
+}
+
+/// `resultSources`: field name to the `call` number (1, 2, ...) that produced its value.
+fn call_numbers_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+    use utoipa::openapi::RefOr;
+    let call = ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+            utoipa::openapi::KnownFormat::Int32,
+        )))
+        .minimum(Some(1));
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .additional_properties(Some(RefOr::T(Schema::Object(call.build()))))
+        .description(Some(
+            "Single-read only, with `contributingCalls`: `results` field name to the `call` number that \
+             produced its final value. Not every field has an entry.",
+        ))
+        .build()
 }

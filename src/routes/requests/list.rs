@@ -33,7 +33,7 @@ pub struct ListQuery {
         ("dateFrom" = Option<String>, Query, format = Date, description = "First creation day (`YYYY-MM-DD`, UTC), inclusive. Default: today. Ignored with `requestBatchId`."),
         ("dateTo" = Option<String>, Query, format = Date, description = "Last creation day (`YYYY-MM-DD`, UTC), exclusive. Default: tomorrow. Ignored with `requestBatchId`."),
         ("requestBatchId" = Option<String>, Query, description = "Only the requests of this batch."),
-        ("pageSize" = Option<u32>, Query, minimum = 1, description = "Requests per page; default 100, at most 500 (larger values are capped)."),
+        ("pageSize" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Requests per page; default 100, at most 500 (larger values are capped)."),
         ("pageToken" = Option<String>, Query, description = "`nextPageToken` of the previous page of the same query."),
     ),
     responses(

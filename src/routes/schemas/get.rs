@@ -10,7 +10,7 @@ use crate::wire::{ErrorOut, SchemaDetailOut};
 ///
 /// Every field the schema's latest version can put in `results`.
 #[utoipa::path(get, path = "/v1/schemas/{schemaId}", operation_id = "getSchema",
-    params(("schemaId" = String, Path, max_length = 1500, pattern = r"^[^_./][^/]*$", example = "claim-status-basic", description = "Non-blank, at most 1500 characters, no `/`, not starting with `_` or `.`; otherwise 400 `INVALID_REQUEST`.")),
+    params(("schemaId" = String, Path, max_length = 1500, pattern = r"^([^_./\s][^/]*|\s[^/]*[^/\s][^/]*)$", example = "claim-status-basic", description = "Non-blank, at most 1500 characters, no `/`, not starting with `_` or `.`; otherwise 400 `INVALID_REQUEST`.")),
     responses(
         (status = 200, description = "The schema's latest version.", body = SchemaDetailOut),
         (status = 400, description = "`INVALID_REQUEST`: the `schemaId` path parameter breaks the rules (blank, over 1500 characters, contains `/`, starts with `_` or `.`).", body = ErrorOut),

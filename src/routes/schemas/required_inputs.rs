@@ -13,7 +13,7 @@ const PHONE_NUMBER: &str = "phoneNumber";
 /// Input keys a schema requires and accepts
 #[utoipa::path(get, path = "/v1/schemas/{schemaId}/required-inputs",
     operation_id = "getRequiredInputs",
-    params(("schemaId" = String, Path, max_length = 1500, pattern = r"^[^_./][^/]*$", example = "claim-status-basic", description = "Non-blank, at most 1500 characters, no `/`, not starting with `_` or `.`; otherwise 400 `INVALID_REQUEST`.")),
+    params(("schemaId" = String, Path, max_length = 1500, pattern = r"^([^_./\s][^/]*|\s[^/]*[^/\s][^/]*)$", example = "claim-status-basic", description = "Non-blank, at most 1500 characters, no `/`, not starting with `_` or `.`; otherwise 400 `INVALID_REQUEST`.")),
     responses(
         (status = 200, description = "Required and optional input keys.", body = RequiredInputsOut),
         (status = 400, description = "`INVALID_REQUEST`: the `schemaId` path parameter breaks the rules (blank, over 1500 characters, contains `/`, starts with `_` or `.`).", body = ErrorOut),

@@ -21,7 +21,7 @@ const MAX_PAYER_NAMES: usize = 50;
 /// be resolved is an error entry, never a failure of the whole call.
 #[utoipa::path(post, path = "/v1/schemas/{schemaId}/required-payer-inputs",
     operation_id = "getRequiredPayerInputs",
-    params(("schemaId" = String, Path, max_length = 1500, pattern = r"^[^_./][^/]*$", example = "claim-status-basic", description = "Non-blank, at most 1500 characters, no `/`, not starting with `_` or `.`; otherwise 400 `INVALID_REQUEST`.")),
+    params(("schemaId" = String, Path, max_length = 1500, pattern = r"^([^_./\s][^/]*|\s[^/]*[^/\s][^/]*)$", example = "claim-status-basic", description = "Non-blank, at most 1500 characters, no `/`, not starting with `_` or `.`; otherwise 400 `INVALID_REQUEST`.")),
     request_body = RequiredPayerInputsIn,
     responses(
         (status = 200, description = "One entry per payer name, aligned 1:1.", body = RequiredPayerInputsOut),

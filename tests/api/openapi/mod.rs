@@ -380,3 +380,126 @@ async fn the_reference_page_is_self_contained_html_that_loads_the_document() {
         );
     }
 }
+
+#[actix_web::test]
+async fn the_document_states_the_interface_limits_the_server_enforces() {
+    let app = spawn_app().await;
+    let document = fetch_document(&app).await;
+    let schemas = Schemas::of(&document);
+    let parameter = |path: &str, name: &str| {
+        document["paths"][path]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{path} has no {name}"))["schema"]
+            .clone()
+    };
+    let component = |name: &str| json!({ "$ref": format!("#/components/schemas/{name}") });
+    let property = |name: &str, field: &str| {
+        document["components"]["schemas"][name]["properties"][field].clone()
+    };
+    // (schema, instance, valid?, what)
+    let cases = [
+        (
+            parameter("/v1/schemas/{schemaId}", "schemaId"),
+            json!(" "),
+            false,
+            "a blank schemaId",
+        ),
+        (
+            parameter("/v1/schemas/{schemaId}", "schemaId"),
+            json!("   "),
+            false,
+            "a blank schemaId",
+        ),
+        (
+            parameter("/v1/schemas/{schemaId}", "schemaId"),
+            json!("_x"),
+            false,
+            "a leading underscore",
+        ),
+        (
+            parameter("/v1/schemas/{schemaId}", "schemaId"),
+            json!("a/b"),
+            false,
+            "a slash",
+        ),
+        (
+            parameter("/v1/schemas/{schemaId}", "schemaId"),
+            json!(" vob"),
+            true,
+            "a leading space",
+        ),
+        (
+            parameter("/v1/schemas/{schemaId}", "schemaId"),
+            json!("vob-basic"),
+            true,
+            "an id",
+        ),
+        (
+            parameter("/v1/requests", "pageSize"),
+            json!(501),
+            false,
+            "pageSize over 500",
+        ),
+        (
+            parameter("/v1/requests", "pageSize"),
+            json!(500),
+            true,
+            "pageSize 500",
+        ),
+        (component("InputValueIn"), json!(2), false, "the integer 2"),
+        (component("InputValueIn"), json!(1), true, "the integer 1"),
+        (
+            component("InputValueIn"),
+            json!(true),
+            true,
+            "a JSON boolean",
+        ),
+        (
+            property("FailureOut", "errorCategory"),
+            json!("OTHER"),
+            false,
+            "an unknown category",
+        ),
+        (
+            property("FailureOut", "errorCategory"),
+            json!("NOT_FOUND"),
+            true,
+            "NOT_FOUND",
+        ),
+        (
+            property("CallStepErrorOut", "errorCategory"),
+            json!("OTHER"),
+            false,
+            "an unknown category",
+        ),
+        (
+            property("RequestOut", "dueDate"),
+            Value::Null,
+            true,
+            "a null dueDate",
+        ),
+        (
+            property("RequestOut", "resultSources"),
+            json!({ "planActive": 0 }),
+            false,
+            "call 0",
+        ),
+        (
+            property("RequestOut", "resultSources"),
+            json!({ "planActive": 1 }),
+            true,
+            "call 1",
+        ),
+    ];
+    for (schema, instance, valid, what) in cases {
+        let problems = schemas.problems(&schema, &instance);
+        assert_eq!(
+            problems.is_empty(),
+            valid,
+            "{what}: {instance} against {schema}: {problems:?}"
+        );
+    }
+}
