@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use chrono::{DateTime, Duration, SubsecRound, Utc};
+use chrono::{DateTime, SubsecRound, Utc};
 use tokio::sync::watch;
 
 /// Shared handle on the process clock; clone freely.
@@ -49,7 +49,7 @@ impl Clock {
         }
     }
 
-    /// A clock that starts at `start` and moves only through [`Clock::advance`] and [`Clock::set`].
+    /// A clock that starts at `start` and moves only through [`Clock::set`].
     pub fn manual(start: DateTime<Utc>) -> Clock {
         let start = start.trunc_subsecs(6);
         let (ticks, _) = watch::channel(start);
@@ -73,15 +73,6 @@ impl Clock {
     /// Whether this is a manual clock.
     pub fn is_manual(&self) -> bool {
         matches!(&*self.inner, Inner::Manual { .. })
-    }
-
-    /// Moves a manual clock forward by `by`.
-    pub fn advance(&self, by: Duration) -> Result<DateTime<Utc>, ClockError> {
-        let Inner::Manual { now, .. } = &*self.inner else {
-            return Err(ClockError::NotManual);
-        };
-        let target = *now.lock().expect("clock lock") + by;
-        self.set(target)
     }
 
     /// Moves a manual clock to `instant`, which must not be earlier than now.
@@ -115,6 +106,8 @@ impl Clock {
 
 #[cfg(test)]
 mod tests {
+    use chrono::Duration;
+
     use super::*;
 
     fn start() -> DateTime<Utc> {
@@ -127,7 +120,7 @@ mod tests {
         assert_eq!(clock.now(), start());
         std::thread::sleep(std::time::Duration::from_millis(5));
         assert_eq!(clock.now(), start());
-        let moved = clock.advance(Duration::seconds(90)).unwrap();
+        let moved = clock.set(start() + Duration::seconds(90)).unwrap();
         assert_eq!(moved, start() + Duration::seconds(90));
         assert_eq!(clock.now(), moved);
     }
@@ -137,17 +130,13 @@ mod tests {
         let clock = Clock::manual(start());
         let err = clock.set(start() - Duration::seconds(1)).unwrap_err();
         assert!(matches!(err, ClockError::Backwards { .. }));
-        assert!(clock.advance(Duration::seconds(-1)).is_err());
         assert_eq!(clock.now(), start());
     }
 
     #[test]
     fn the_system_clock_cannot_be_moved() {
         let clock = Clock::system();
-        assert_eq!(
-            clock.advance(Duration::seconds(1)),
-            Err(ClockError::NotManual)
-        );
+        assert_eq!(clock.set(start()), Err(ClockError::NotManual));
         assert!(!clock.is_manual());
     }
 
@@ -155,7 +144,7 @@ mod tests {
     fn moving_a_manual_clock_notifies_subscribers() {
         let clock = Clock::manual(start());
         let mut ticks = clock.ticks();
-        clock.advance(Duration::days(1)).unwrap();
+        clock.set(start() + Duration::days(1)).unwrap();
         assert!(ticks.has_changed().unwrap());
         assert_eq!(*ticks.borrow_and_update(), start() + Duration::days(1));
     }

@@ -35,6 +35,9 @@ pub async fn move_clock(
     state: web::Data<AppState>,
     body: AdminJson<MoveClockIn>,
 ) -> Result<HttpResponse, ApiError> {
+    if !state.clock.is_manual() {
+        return Err(ApiError::invalid_request(ClockError::NotManual.to_string()));
+    }
     let target = match (body.advance_seconds, body.set.as_deref()) {
         (Some(seconds), None) => {
             if seconds < 0 {
@@ -56,9 +59,6 @@ pub async fn move_clock(
             ))
         }
     };
-    if !state.clock.is_manual() {
-        return Err(ApiError::invalid_request(ClockError::NotManual.to_string()));
-    }
     // An instant behind the clock changes nothing stored: the stored one only moves forward.
     state.store.record_manual_clock(target).await?;
     let now = state
