@@ -50,7 +50,7 @@ pub struct PlatformCallRequest {
 /// (a redial for the fields still open, within its budget) rather than after the whole call timeout. Vapi
 /// gives up on structured data after its plan's timeout (60 s); Retell's `call_analyzed` normally follows
 /// `call_ended` within seconds.
-pub const ANALYSIS_GRACE_SECONDS: i64 = 300;
+const ANALYSIS_GRACE_SECONDS: i64 = 300;
 
 /// Whether a conversation that ended at `ended` (the platform's stamp) and has no analysis yet will get
 /// none any more, read at `now`. Without an end time the call timeout decides.

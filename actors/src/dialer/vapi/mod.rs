@@ -28,9 +28,9 @@ use tokio::sync::OnceCell;
 
 use self::client::{create_body, VapiClient, SEARCH_WINDOW_HOURS};
 use self::mapping::call_state;
-use self::types::PhoneNumber;
 use super::platform::{
-    CallResult, PlatformAdapter, PlatformCallRequest, PlatformCallState, PlatformFuture,
+    CallResult, PlatformAdapter, PlatformCallRequest, PlatformCallState, PlatformError,
+    PlatformFuture,
 };
 use crate::Clock;
 
@@ -76,35 +76,39 @@ impl VapiAdapter {
 /// number. A call settled by a read (events lost, or after a restart) takes it from the phone-number
 /// resource, looked up once; if that fails, the call just has no caller number.
 async fn with_caller(
-    state: PlatformCallState,
+    mut state: PlatformCallState,
     client: &VapiClient,
     phone_number_id: &str,
     caller: &OnceCell<String>,
 ) -> PlatformCallState {
-    let PlatformCallState::Ended(mut result) = state else {
-        return state;
-    };
-    if let CallResult::Platform(ended) = result.as_mut() {
-        if ended.from_number.is_none() {
-            let looked_up = caller
-                .get_or_try_init(|| async {
-                    match client.get_phone_number(phone_number_id).await {
-                        Ok(PhoneNumber {
-                            number: Some(number),
-                        }) => Ok(number),
-                        Ok(_) => Err(None),
-                        Err(e) => Err(Some(e)),
-                    }
-                })
-                .await;
-            match looked_up {
-                Ok(number) => ended.from_number = Some(number.clone()),
-                Err(Some(e)) => tracing::warn!(error = %e, "cannot look up the Vapi caller number"),
-                Err(None) => {}
+    if let PlatformCallState::Ended(result) = &mut state {
+        if let CallResult::Platform(ended) = result.as_mut() {
+            if ended.from_number.is_none() {
+                ended.from_number = caller_number(client, phone_number_id, caller).await;
             }
         }
     }
-    PlatformCallState::Ended(result)
+    state
+}
+
+async fn caller_number(
+    client: &VapiClient,
+    phone_number_id: &str,
+    caller: &OnceCell<String>,
+) -> Option<String> {
+    let looked_up = caller
+        .get_or_try_init(|| async {
+            let number = client.get_phone_number(phone_number_id).await?.number;
+            number.ok_or_else(|| PlatformError::Rejected("the phone number has no number".into()))
+        })
+        .await;
+    match looked_up {
+        Ok(number) => Some(number.clone()),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot look up the Vapi caller number");
+            None
+        }
+    }
 }
 
 impl PlatformAdapter for VapiAdapter {
