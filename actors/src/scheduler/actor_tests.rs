@@ -101,17 +101,22 @@ fn draft() -> RequestDraft {
     }
 }
 
+/// The demo scope's creator at a daily capacity of `capacity`.
+fn creator(capacity: u32) -> Creator {
+    Creator {
+        scope: Scope::new("acme", Environment::Production),
+        capacity,
+        timezone: chrono_tz::America::New_York,
+        credential_id: "cred".into(),
+    }
+}
+
 #[actix::test]
 async fn a_create_abandoned_after_its_write_was_queued_keeps_its_places_booked() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let (addr, metrics) = scheduler(&store);
-    let creator = Creator {
-        scope: Scope::new("acme", Environment::Production),
-        capacity: 2,
-        timezone: chrono_tz::America::New_York,
-        credential_id: "cred".into(),
-    };
+    let creator = creator(2);
     {
         let create = admit(&addr, &store, &metrics, &creator, vec![draft(), draft()]);
         futures::pin_mut!(create);
@@ -150,12 +155,7 @@ async fn stored_places_leave_the_tally_so_a_restarted_scheduler_counts_them_once
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let (addr, metrics) = scheduler(&store);
-    let creator = Creator {
-        scope: Scope::new("acme", Environment::Production),
-        capacity: 3,
-        timezone: chrono_tz::America::New_York,
-        credential_id: "cred".into(),
-    };
+    let creator = creator(3);
     let stored = admit(&addr, &store, &metrics, &creator, vec![draft(), draft()])
         .await
         .unwrap();
