@@ -1,7 +1,7 @@
 //! The webhook outbox: deliveries waiting for a round, and the log of every attempt.
 //!
 //! A delivery is enqueued by the same transaction that makes its request terminal
-//! ([`Store::commit_update`]), so no terminal request is ever without its webhook and no
+//! ([`Store::commit_final`]), so no terminal request is ever without its webhook and no
 //! webhook leaves before its request reads as terminal.
 
 use chrono::{DateTime, Utc};

@@ -56,24 +56,20 @@ impl Store {
             .collect()
     }
 
-    /// Applies `change` to a request like [`Store::update_request`] and in the same transaction enqueues
-    /// `delivery` (if any) for its first round, grouped with every write waiting on the same flush (one
-    /// transaction and one fsync for all of them); returns the record as written once it is durable.
-    /// Deliveries are enqueued only here and in [`Store::commit_final`], so [`Store::groups_durable`]
-    /// covers every one that can be read.
+    /// Applies `change` to a request like [`Store::update_request`], grouped with every write waiting on
+    /// the same flush (one transaction and one fsync for all of them); returns the record as written once
+    /// it is durable. Webhooks are enqueued only by [`Store::commit_final`], so
+    /// [`Store::groups_durable`] covers every one that can be read.
     pub async fn commit_update(
         &self,
         id: &RequestId,
         change: impl Fn(&mut RequestRecord) + Send + 'static,
-        delivery: Option<DeliveryRecord>,
     ) -> Result<RequestRecord, StorageError> {
-        let enqueues = delivery.is_some();
         let job_id = id.clone();
         let decoded = Arc::clone(&self.decoded_requests);
-        let job = Queued::job(move |txn: &Txn| {
-            write_request_update(txn, &decoded, &job_id, &change, delivery.as_ref())
-        });
-        let updated = self.request_write(job, enqueues).await?;
+        let job =
+            Queued::job(move |txn: &Txn| write_request_update(txn, &decoded, &job_id, &change));
+        let updated = self.request_write(job, false).await?;
         Ok(Arc::unwrap_or_clone(updated))
     }
 
@@ -92,7 +88,6 @@ impl Store {
     ) -> Result<(), StorageError> {
         let enqueues = delivery.is_some();
         let id = record.id.clone();
-        let after = Standing::of(&record);
         let encoded = IVec::from(encode(&record));
         let record = Arc::new(record);
         let decoded = Arc::clone(&self.decoded_requests);
@@ -108,12 +103,17 @@ impl Store {
             if stored.state.is_terminal() {
                 return Ok(Ok(()));
             }
-            txn.requests.insert(id.as_bytes(), encoded.clone())?;
-            reindex(txn, &id, Standing::of(&stored), after)?;
+            store_written(
+                txn,
+                &decoded,
+                &id,
+                Standing::of(&stored),
+                &record,
+                encoded.clone(),
+            )?;
             if let Some(delivery) = delivery.as_ref() {
                 enqueue_first_round(txn, &id, delivery)?;
             }
-            decoded.put(id.as_bytes(), encoded.clone(), Arc::clone(&record));
             Ok(Ok(()))
         });
         self.request_write(job, enqueues).await
@@ -151,18 +151,17 @@ impl Store {
         change: impl Fn(&mut RequestRecord),
     ) -> Result<RequestRecord, StorageError> {
         self.group
-            .apply_one(|txn| write_request_update(txn, &self.decoded_requests, id, &change, None))
+            .apply_one(|txn| write_request_update(txn, &self.decoded_requests, id, &change))
             .map(Arc::unwrap_or_clone)
     }
 }
 
-/// A request's change, its moves between the `due` and `active` indexes, and its first delivery.
+/// A request's change and its moves between the `due` and `active` indexes.
 fn write_request_update(
     txn: &Txn,
     decoded: &Decoded<RequestRecord>,
     id: &RequestId,
     change: &dyn Fn(&mut RequestRecord),
-    delivery: Option<&DeliveryRecord>,
 ) -> Verdict<Arc<RequestRecord>> {
     let Some(bytes) = txn.requests.get(id.as_bytes())? else {
         return Ok(Err(StorageError::RequestMissing(id.clone())));
@@ -175,15 +174,25 @@ fn write_request_update(
     let before = Standing::of(&record);
     change(&mut record);
     let encoded = IVec::from(encode(&record));
-    txn.requests.insert(id.as_bytes(), encoded.clone())?;
-    reindex(txn, id, before, Standing::of(&record))?;
-    // Handed over for the actor that reads the request next (and the write after that).
     let record = Arc::new(record);
-    decoded.put(id.as_bytes(), encoded, Arc::clone(&record));
-    if let Some(delivery) = delivery {
-        enqueue_first_round(txn, id, delivery)?;
-    }
+    store_written(txn, decoded, id, before, &record, encoded)?;
     Ok(Ok(record))
+}
+
+/// Stores a request's new bytes, moves it between the indexes from where it stood `before`, and hands the
+/// record over to the decoded copies for the actor that reads it next (and the write after that).
+fn store_written(
+    txn: &Txn,
+    decoded: &Decoded<RequestRecord>,
+    id: &RequestId,
+    before: Standing,
+    record: &Arc<RequestRecord>,
+    encoded: IVec,
+) -> Result<(), UnabortableTransactionError> {
+    txn.requests.insert(id.as_bytes(), encoded.clone())?;
+    reindex(txn, id, before, Standing::of(record))?;
+    decoded.put(id.as_bytes(), encoded, Arc::clone(record));
+    Ok(())
 }
 
 /// Where a request stands in the `due` and `active` indexes, by the one rule every write follows, so the

@@ -98,7 +98,7 @@ impl Actor for CallActor {
                             }
                         }
                     };
-                    match shared.store.commit_update(&request_id, change, None).await {
+                    match shared.store.commit_update(&request_id, change).await {
                         Ok(_) => {
                             tracing::info!(?disposition, "call ended");
                             let _ = parent.ended.send(CallEnded { call_id }).await;

@@ -282,13 +282,7 @@ impl StepActor {
     ) -> impl ActorFuture<Self, Output = Result<RequestRecord, OrchestrationError>> {
         let shared = self.shared.clone();
         let request_id = self.job.request_id.clone();
-        async move {
-            Ok(shared
-                .store
-                .commit_update(&request_id, change, None)
-                .await?)
-        }
-        .into_actor(self)
+        async move { Ok(shared.store.commit_update(&request_id, change).await?) }.into_actor(self)
     }
 }
 

@@ -283,11 +283,7 @@ async fn a_grouped_update_is_durable_and_a_missing_request_is_declined() {
     )
     .await;
     let updated = store
-        .commit_update(
-            &"r1".into(),
-            |r| r.internal_tag = Some("tagged".into()),
-            None,
-        )
+        .commit_update(&"r1".into(), |r| r.internal_tag = Some("tagged".into()))
         .await
         .unwrap();
     assert_eq!(updated.internal_tag.as_deref(), Some("tagged"));
@@ -301,7 +297,7 @@ async fn a_grouped_update_is_durable_and_a_missing_request_is_declined() {
         Some("tagged")
     );
     assert!(matches!(
-        store.commit_update(&"nope".into(), |_| {}, None).await,
+        store.commit_update(&"nope".into(), |_| {}).await,
         Err(StorageError::RequestMissing(_))
     ));
 }
@@ -334,8 +330,8 @@ async fn a_grouped_write_that_panics_fails_alone_and_the_store_keeps_writing() {
     .await;
     let (r1, r2): (RequestId, RequestId) = ("r1".into(), "r2".into());
     let (faulty, fine) = tokio::join!(
-        store.commit_update(&r1, |_| panic!("a faulty change"), None),
-        store.commit_update(&r2, |r| r.internal_tag = Some("kept".into()), None),
+        store.commit_update(&r1, |_| panic!("a faulty change")),
+        store.commit_update(&r2, |r| r.internal_tag = Some("kept".into())),
     );
     assert!(matches!(faulty, Err(StorageError::WritePanicked)));
     assert_eq!(fine.unwrap().internal_tag.as_deref(), Some("kept"));
@@ -346,11 +342,7 @@ async fn a_grouped_write_that_panics_fails_alone_and_the_store_keeps_writing() {
         .internal_tag
         .is_none());
     let later = store
-        .commit_update(
-            &"r1".into(),
-            |r| r.internal_tag = Some("later".into()),
-            None,
-        )
+        .commit_update(&"r1".into(), |r| r.internal_tag = Some("later".into()))
         .await
         .unwrap();
     assert_eq!(later.internal_tag.as_deref(), Some("later"));
@@ -393,7 +385,7 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     let created = record("r1", Environment::Production, None, 1_000);
     stored(&store, vec![created.clone()]).await;
     let running = store
-        .commit_update(&"r1".into(), |r| r.run = Some(Default::default()), None)
+        .commit_update(&"r1".into(), |r| r.run = Some(Default::default()))
         .await
         .unwrap();
     assert_eq!(
@@ -439,7 +431,7 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     )
     .await;
     let failed = store
-        .commit_update(&"r2".into(), |r| r.state = RequestState::Failure, None)
+        .commit_update(&"r2".into(), |r| r.state = RequestState::Failure)
         .await
         .unwrap();
     let mut success = failed.clone();

@@ -136,11 +136,7 @@ impl RequestActor {
                 let (store, id) = (self.shared.store.clone(), self.request_id.clone());
                 self.persist(
                     ctx,
-                    async move {
-                        store
-                            .commit_update(&id, move |r| edges.apply(r), None)
-                            .await
-                    },
+                    async move { store.commit_update(&id, move |r| edges.apply(r)).await },
                     |act, ctx, written| act.advance(ctx, Some(written), Edges::default()),
                 )
             }
