@@ -14,6 +14,14 @@ use futures::FutureExt;
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
 
+/// The routes that answer while start-up recovery runs: the probes, the metrics, the documents and the
+/// console's own files, none of which reads stored work. Every other route (the APIs, the platforms'
+/// events, routes added later) waits for recovery.
+fn open_before_ready(path: &str) -> bool {
+    matches!(path, "/healthz" | "/readyz" | "/metrics" | "/openapi.json")
+        || (path.starts_with("/console") && !path.starts_with("/console/api"))
+}
+
 /// Body of [`actix_web::App::wrap_fn`].
 pub fn guard<S, B>(
     req: ServiceRequest,
@@ -26,10 +34,7 @@ where
     let gated = req
         .app_data::<web::Data<AppState>>()
         .is_some_and(|state| !state.is_ready())
-        && (req.path().starts_with("/v1")
-            || req.path().starts_with("/admin")
-            || req.path().starts_with("/agent")
-            || req.path().starts_with("/dialers"));
+        && !open_before_ready(req.path());
     // The request is not cloned before the call: actix routing needs to own it uniquely. So a panic is
     // answered with an `Err`, which the dispatcher renders through `ApiError::error_response`.
     let call = if gated {

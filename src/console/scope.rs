@@ -9,8 +9,8 @@ use std::future::{ready, Ready};
 use std::sync::Arc;
 
 use actix_web::dev::Payload;
-use actix_web::http::header::{self, HeaderValue};
-use actix_web::{web, FromRequest, HttpRequest, ResponseError};
+use actix_web::http::header;
+use actix_web::{web, FromRequest, HttpRequest};
 use serde::Deserialize;
 use switchboard_storage::{AccountRecord, Environment, RequestId, RequestRecord, Scope, Store};
 
@@ -91,16 +91,6 @@ fn resolve(req: &HttpRequest, payload: &mut Payload) -> Result<ConsoleScope, act
     let state = req
         .app_data::<web::Data<AppState>>()
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("application state missing")))?;
-    // The readiness gate of `middleware::guard` covers `/v1` and `/admin`; the console reads the same
-    // store, so it waits for recovery the same way.
-    if !state.is_ready() {
-        let mut response = ApiError::new(Code::NotReady, "Switchboard is starting; retry shortly")
-            .error_response();
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return Err(actix_web::error::InternalError::from_response("not ready", response).into());
-    }
     if presents_admin_token(req, state) {
         let query = web::Query::<ScopeQuery>::from_query(req.query_string())
             .map_err(|e| ApiError::invalid_request(format!("Invalid query parameter: {e}")))?;

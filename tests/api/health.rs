@@ -17,9 +17,9 @@ async fn readyz_answers_200_once_start_up_work_is_done() {
     assert_eq!(body["status"], "ready");
 }
 
-/// The status line of `GET {path}` on `port`, sent with a plain socket from another thread than the
-/// server's; `None` while nothing listens.
-fn status_of(port: u16, path: &str) -> Option<String> {
+/// The answer to `GET {path}` on `port` (status line, headers and body), sent with a plain socket from
+/// another thread than the server's; `None` while nothing listens.
+fn answer_of(port: u16, path: &str) -> Option<String> {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream
@@ -32,7 +32,12 @@ fn status_of(port: u16, path: &str) -> Option<String> {
     .ok()?;
     let mut answer = String::new();
     stream.read_to_string(&mut answer).ok()?;
-    answer.lines().next().map(str::to_owned)
+    Some(answer)
+}
+
+/// The status line of [`answer_of`].
+fn status_of(port: u16, path: &str) -> Option<String> {
+    answer_of(port, path).and_then(|a| a.lines().next().map(str::to_owned))
 }
 
 #[test]
@@ -64,8 +69,17 @@ fn the_listener_answers_while_recovery_runs_and_readyz_says_503_until_it_is_done
             assert!(std::time::Instant::now() < deadline, "nothing listened");
             std::thread::sleep(std::time::Duration::from_millis(10));
         };
+        // The API and every other route that reads stored work wait for recovery.
+        let closed: Vec<String> = [
+            "/v1/schemas",
+            "/console/api/session",
+            "/dialers/vapi/events",
+        ]
+        .iter()
+        .map(|path| answer_of(port, path).unwrap())
+        .collect();
         answered.send(()).unwrap();
-        seen
+        (seen, closed)
     });
     actix_web::rt::System::new().block_on(async move {
         let app = switchboard::startup::Application::build_with(settings, move || {
@@ -75,9 +89,20 @@ fn the_listener_answers_while_recovery_runs_and_readyz_says_503_until_it_is_done
         })
         .await
         .expect("application builds");
-        let (health, ready) = probe.join().unwrap();
+        let ((health, ready), closed) = probe.join().unwrap();
         assert_eq!(health, "HTTP/1.1 200 OK");
         assert_eq!(ready, "HTTP/1.1 503 Service Unavailable");
+        for answer in closed {
+            assert!(
+                answer.starts_with("HTTP/1.1 503 Service Unavailable"),
+                "{answer}"
+            );
+            assert!(
+                answer.to_ascii_lowercase().contains("retry-after: 1"),
+                "{answer}"
+            );
+            assert!(answer.contains("\"NOT_READY\""), "{answer}");
+        }
         assert_eq!(status_of(port, "/readyz").unwrap(), "HTTP/1.1 200 OK");
         app.handle().stop(true).await;
     });
