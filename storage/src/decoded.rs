@@ -43,12 +43,17 @@ impl<R: Record> Decoded<R> {
             return Ok(record);
         }
         let record = Arc::new(decode::<R>(&bytes)?);
-        let mut entries = self.entries.write().expect("decoded lock");
-        if entries.len() >= self.capacity {
-            entries.clear();
-        }
-        entries.insert(IVec::from(key), (bytes, Arc::clone(&record)));
+        self.put(key, bytes, Arc::clone(&record));
         Ok(record)
+    }
+
+    /// [`Decoded::get`] for a write about to replace the record: a fresh decode is not remembered, since
+    /// the write puts what it stores instead.
+    pub(crate) fn peek(&self, key: &[u8], bytes: &IVec) -> Result<Arc<R>, StorageError> {
+        match self.seen(key, bytes) {
+            Some(record) => Ok(record),
+            None => Ok(Arc::new(decode::<R>(bytes)?)),
+        }
     }
 
     /// The record stored under `key` as a value of its own, for a write that changes it: the decoded copy

@@ -95,7 +95,7 @@ impl Store {
             let Some(bytes) = txn.requests.get(id.as_bytes())? else {
                 return Ok(Err(StorageError::RequestMissing(id.clone())));
             };
-            let stored = match decoded.get(id.as_bytes(), bytes) {
+            let stored = match decoded.peek(id.as_bytes(), &bytes) {
                 Ok(stored) => stored,
                 Err(e) => return Ok(Err(e)),
             };
