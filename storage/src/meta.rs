@@ -62,15 +62,12 @@ impl Store {
         let Some(stored) = self.meta.get(MANUAL_CLOCK)? else {
             return Ok(None);
         };
-        let micros = <[u8; 8]>::try_from(stored.as_ref()).map_err(|_| StorageError::Corrupt {
-            kind: "manual clock",
-            reason: format!("{} bytes instead of 8", stored.len()),
-        })?;
-        DateTime::from_timestamp_micros(i64::from_be_bytes(micros))
+        stored_micros(&stored)
+            .and_then(DateTime::from_timestamp_micros)
             .map(Some)
             .ok_or_else(|| StorageError::Corrupt {
                 kind: "manual clock",
-                reason: "out of range".into(),
+                reason: format!("{} bytes that are no instant", stored.len()),
             })
     }
 
@@ -78,20 +75,18 @@ impl Store {
     /// forward, whatever the order concurrent moves arrive in.
     pub async fn record_manual_clock(&self, instant: DateTime<Utc>) -> Result<(), StorageError> {
         let micros = instant.timestamp_micros();
+        // Unreadable stored bytes are replaced: the move being recorded is the one instant known for sure.
         self.meta.update_and_fetch(MANUAL_CLOCK, |stored| {
-            let stored = stored
-                .and_then(|s| <[u8; 8]>::try_from(s).ok())
-                .map(i64::from_be_bytes);
-            Some(
-                stored
-                    .unwrap_or(i64::MIN)
-                    .max(micros)
-                    .to_be_bytes()
-                    .to_vec(),
-            )
+            let stored = stored.and_then(stored_micros).unwrap_or(i64::MIN);
+            Some(stored.max(micros).to_be_bytes().to_vec())
         })?;
         self.durable().await
     }
+}
+
+/// The stored manual clock's microseconds, if the bytes are eight.
+fn stored_micros(bytes: &[u8]) -> Option<i64> {
+    <[u8; 8]>::try_from(bytes).ok().map(i64::from_be_bytes)
 }
 
 #[cfg(test)]

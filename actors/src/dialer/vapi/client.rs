@@ -182,12 +182,12 @@ pub fn create_body(config: &VapiConfig, request: &PlatformCallRequest) -> Create
             metadata,
         },
         // `sb ` and a 36-character call id: 39, within the limit.
-        name: Some(within_limit(&format!("sb {}", job.call_id))),
+        name: Some(format!("sb {}", job.call_id)),
     }
 }
 
 /// Vapi refuses a call whose `name` or `customer.name` is longer than 40 characters (`maxLength: 40` in
-/// its OpenAPI document); both are only labels for its dashboard, so a longer one is cut.
+/// its OpenAPI document); the customer's name is only a label for its dashboard, so a longer one is cut.
 const NAME_LIMIT: usize = 40;
 
 fn within_limit(name: &str) -> String {
