@@ -5,11 +5,11 @@
 //! - `POST /create`: parses the same create body Switchboard gets (one create, or a batch under
 //!   `requests`), inserts each under a fresh id and answers only after a flush that began after the
 //!   inserts (group commit: concurrent POSTs share one fsync).
-//! - `POST /create-indexed`: the same, but it also writes the four index entries and the booking counter
-//!   Switchboard stores with every request (creation time, batch, idempotency key, due time; the day's
-//!   count), with the same key shapes: one insert per key for a single create, one `apply_batch` per
-//!   tree for a batch, without a transaction across trees. It prices the stored
-//!   layout alone: what sled does when it writes those keys, with nothing of Switchboard's work around it.
+//! - `POST /create-indexed`: the same POST stored in Switchboard's layout, with the same key shapes: the
+//!   POST's entries as one value under a batch id (Switchboard stores a batch whole), the batch's listing
+//!   and due entries, an idempotency key per entry that has an internal id, and the day's booking count;
+//!   one insert per key, without a transaction across trees. It prices the stored layout alone: what sled
+//!   does when it writes those keys, with nothing of Switchboard's work around it.
 //!
 //! Usage: `ceiling <bind address> <data dir>`. Built as an example so CI compiles it but never runs it.
 
@@ -108,10 +108,10 @@ struct State {
     commit: Arc<GroupCommit>,
 }
 
-/// The trees Switchboard writes beside the request itself at every create.
+/// The trees Switchboard writes at every create.
 struct Indexes {
-    created: sled::Tree,
     batches: sled::Tree,
+    created: sled::Tree,
     internal_ids: sled::Tree,
     due: sled::Tree,
     bookings: sled::Tree,
@@ -120,62 +120,36 @@ struct Indexes {
 impl Indexes {
     fn open(db: &sled::Db) -> sled::Result<Indexes> {
         Ok(Indexes {
-            created: db.open_tree("created")?,
             batches: db.open_tree("batches")?,
+            created: db.open_tree("created")?,
             internal_ids: db.open_tree("internal_ids")?,
             due: db.open_tree("due")?,
             bookings: db.open_tree("bookings")?,
         })
     }
 
-    /// Writes one POST's requests (`(id, value, internal id)`) with their index entries, then the day's
-    /// booking count once.
+    /// Writes one POST's requests (`(id, value, internal id)`) as one batch: the entries whole, the
+    /// batch's listing and due entries, the idempotency keys, then the day's booking count.
     /// Switchboard's keys: `account \0 environment \0` scopes them, times are big-endian microseconds.
-    fn write(
-        &self,
-        requests: &sled::Tree,
-        batch: &str,
-        entries: &[(String, Vec<u8>, Option<&str>)],
-    ) -> sled::Result<()> {
+    fn write(&self, batch: &str, entries: &[(String, Vec<u8>, Option<&str>)]) -> sled::Result<()> {
         let scope: &[u8] = b"demo-account\0production\0";
         let micros = (chrono::Utc::now().timestamp_micros() as u64).to_be_bytes();
-        let mut writes: [Vec<(Vec<u8>, Vec<u8>)>; 5] = Default::default();
-        for (id, value, internal_id) in entries {
-            let id = id.as_bytes();
-            writes[0].push((id.to_vec(), value.clone()));
-            writes[1].push(([scope, &micros, id].concat(), Vec::new()));
-            writes[2].push((
-                [scope, batch.as_bytes(), b"\0", &micros, id].concat(),
-                Vec::new(),
-            ));
-            if let Some(internal_id) = internal_id {
-                writes[3].push(([scope, internal_id.as_bytes()].concat(), id.to_vec()));
-            }
-            writes[4].push(([&micros, id].concat(), Vec::new()));
+        let batch = batch.as_bytes();
+        let count = (entries.len() as u32).to_be_bytes();
+        let mut whole =
+            Vec::with_capacity(entries.iter().map(|(_, value, _)| value.len() + 1).sum());
+        for (_, value, _) in entries {
+            whole.extend_from_slice(value);
+            whole.push(b'\n');
         }
-        let trees = [
-            requests,
-            &self.created,
-            &self.batches,
-            &self.internal_ids,
-            &self.due,
-        ];
-        for (tree, pairs) in trees.into_iter().zip(writes) {
-            // Measured both ways: sled's `apply_batch` is the cheaper write of a batch's keys and by far
-            // the dearer of a single key (it serializes with every other writer).
-            // An empty batch would still take sled's batch lock and seal a log buffer.
-            if pairs.is_empty() {
-                continue;
-            }
-            if pairs.len() == 1 {
-                let (key, value) = pairs.into_iter().next().expect("one pair");
-                tree.insert(key, value)?;
-            } else {
-                let mut batch = sled::Batch::default();
-                for (key, value) in pairs {
-                    batch.insert(key, value);
-                }
-                tree.apply_batch(batch)?;
+        self.batches.insert(batch, whole)?;
+        self.created
+            .insert([scope, &micros, batch].concat(), &count)?;
+        self.due.insert([&micros, batch].concat(), &count)?;
+        for (id, _, internal_id) in entries {
+            if let Some(internal_id) = internal_id {
+                self.internal_ids
+                    .insert([scope, internal_id.as_bytes()].concat(), id.as_bytes())?;
             }
         }
         let booked = entries.len() as u32;
@@ -228,8 +202,8 @@ async fn store(state: web::Data<State>, body: web::Bytes, indexed: bool) -> Http
     }
     let written = if indexed {
         // Switchboard gives the entries of one POST one batch id (per day).
-        let batch = uuid::Uuid::new_v4().to_string();
-        state.indexes.write(&state.requests, &batch, &entries)
+        let batch = uuid::Uuid::now_v7().to_string();
+        state.indexes.write(&batch, &entries)
     } else {
         entries.iter().try_for_each(|(id, value, _)| {
             state

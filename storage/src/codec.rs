@@ -56,13 +56,19 @@ thread_local! {
 }
 
 pub(crate) fn encode<R: Record>(record: &R) -> Vec<u8> {
+    encode_as::<R>(record, record.replaced_soon())
+}
+
+/// The encoding of an `R` from `value`, anything that serializes to the same JSON as that record (a view
+/// over borrowed parts), compressed at [`FAST_LEVEL`] when `replaced_soon`.
+pub(crate) fn encode_as<R: Record>(value: &impl Serialize, replaced_soon: bool) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(128);
     bytes.push(R::VERSION);
     // Serializing plain data structs to a Vec cannot fail: no maps with non-string keys, no I/O.
     if R::COMPRESSED {
-        let json = serde_json::to_vec(record).expect("record serializes to JSON");
+        let json = serde_json::to_vec(value).expect("record serializes to JSON");
         // Compressing into memory fails only on allocation failure.
-        let compressor = if record.replaced_soon() {
+        let compressor = if replaced_soon {
             &FAST_COMPRESSOR
         } else {
             &COMPRESSOR
@@ -72,7 +78,7 @@ pub(crate) fn encode<R: Record>(record: &R) -> Vec<u8> {
             .expect("zstd into memory");
         bytes.extend_from_slice(&packed);
     } else {
-        serde_json::to_writer(&mut bytes, record).expect("record serializes to JSON");
+        serde_json::to_writer(&mut bytes, value).expect("record serializes to JSON");
     }
     bytes
 }

@@ -36,6 +36,10 @@ pub enum StorageError {
     /// decides the replay again, now that the claim is visible.
     #[error("internal id {0} was claimed by a concurrent create")]
     InternalIdClaimed(String),
+    /// A new request's id is not its place in its batch ([`crate::RequestBatchId::member`]), which is how a
+    /// request stored with its batch is found; nothing of the create was written.
+    #[error("request {0} is not named by its place in its batch")]
+    NotABatchMember(crate::RequestId),
 }
 
 impl From<sled::transaction::TransactionError<StorageError>> for StorageError {

@@ -24,8 +24,8 @@ use crate::{trees, StorageError};
 /// The trees a grouped write may touch, as views inside the group's transaction.
 pub(crate) struct Txn {
     pub(crate) requests: TransactionalTree,
+    pub(crate) intake: TransactionalTree,
     pub(crate) request_index: TransactionalTree,
-    pub(crate) batch_index: TransactionalTree,
     pub(crate) idempotency: TransactionalTree,
     pub(crate) bookings: TransactionalTree,
     pub(crate) due: TransactionalTree,
@@ -38,7 +38,9 @@ pub(crate) struct Txn {
 #[derive(Clone)]
 pub(crate) struct GroupTrees {
     pub(crate) requests: sled::Tree,
+    pub(crate) intake: sled::Tree,
     pub(crate) request_index: sled::Tree,
+    /// Read only: the index of batches created before batches were stored whole.
     pub(crate) batch_index: sled::Tree,
     pub(crate) idempotency: sled::Tree,
     pub(crate) bookings: sled::Tree,
@@ -132,6 +134,7 @@ impl GroupTrees {
     pub(crate) fn open(db: &sled::Db) -> Result<GroupTrees, sled::Error> {
         Ok(GroupTrees {
             requests: db.open_tree(trees::REQUESTS)?,
+            intake: db.open_tree(trees::INTAKE)?,
             request_index: db.open_tree(trees::REQUEST_INDEX)?,
             batch_index: db.open_tree(trees::BATCH_INDEX)?,
             idempotency: db.open_tree(trees::IDEMPOTENCY)?,
@@ -194,8 +197,8 @@ impl GroupTrees {
         let body = RefCell::new(body);
         let trees = (
             &self.requests,
+            &self.intake,
             &self.request_index,
-            &self.batch_index,
             &self.idempotency,
             &self.bookings,
             &self.due,
@@ -206,8 +209,8 @@ impl GroupTrees {
         let result = trees.transaction(|views| {
             let txn = Txn {
                 requests: views.0.clone(),
-                request_index: views.1.clone(),
-                batch_index: views.2.clone(),
+                intake: views.1.clone(),
+                request_index: views.2.clone(),
                 idempotency: views.3.clone(),
                 bookings: views.4.clone(),
                 due: views.5.clone(),

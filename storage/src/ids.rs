@@ -93,14 +93,23 @@ macro_rules! string_id {
 }
 
 string_id! {
-    /// A request's id: a UUID v7 (time-ordered), as `GET /v1/requests/{requestId}` takes it.
+    /// A request's id: its batch's id with the request's place in the batch (from 1) in the last four hex
+    /// digits ([`RequestBatchId::member`]), so the id alone finds the batch stored whole at creation.
+    /// Requests created before batches were stored whole have a plain UUID v7; both are taken everywhere.
     RequestId
 }
 
 string_id! {
-    /// The id of the requests of one POST booked onto the same business day: a UUID v4.
+    /// The id of the requests of one POST booked onto the same business day: a UUID v7 (time-ordered) whose
+    /// last four hex digits are zero, left for its members' places. Batches created before carry a UUID v4.
     RequestBatchId
 }
+
+/// Members of one batch at most: the places four hex digits hold, from 1.
+pub const BATCH_CAPACITY: usize = 0xffff;
+
+/// Hex digits a member's place takes at the end of its id.
+const PLACE_DIGITS: usize = 4;
 
 string_id! {
     /// A call's id (a redial is another call): a UUID v7. Voice platforms and agents carry it as the
@@ -124,14 +133,47 @@ impl RequestId {
     }
 }
 
+impl RequestId {
+    /// The batch this request was created in and its place there, when the id is a batch member's.
+    pub fn batch_place(&self) -> Option<(RequestBatchId, usize)> {
+        let id = uuid::Uuid::try_parse(&self.0).ok()?;
+        // Only the canonical text maps back to the batch's key: another spelling is another id.
+        if id.get_version_num() != 7 || id.hyphenated().to_string() != self.0 {
+            return None;
+        }
+        let split = self.0.len() - PLACE_DIGITS;
+        let place = usize::from_str_radix(&self.0[split..], 16).ok()?;
+        if place == 0 {
+            return None;
+        }
+        Some((
+            RequestBatchId(format!("{}{}", &self.0[..split], "0".repeat(PLACE_DIGITS))),
+            place,
+        ))
+    }
+}
+
 impl RequestBatchId {
-    /// A fresh id.
+    /// A fresh id: a UUID v7 with room for [`BATCH_CAPACITY`] members.
     #[allow(
         clippy::new_without_default,
         reason = "a fresh id is minted on purpose, never by a derived default"
     )]
     pub fn new() -> RequestBatchId {
-        RequestBatchId(uuid::Uuid::new_v4().to_string())
+        // uuid's v7 keeps a counter above the random low bits, so ids minted in one process stay distinct
+        // and ordered with those bits cleared.
+        let bits = uuid::Uuid::now_v7().as_u128() & !0xffff;
+        RequestBatchId(uuid::Uuid::from_u128(bits).hyphenated().to_string())
+    }
+
+    /// The id of the member at `place` (from 1 to [`BATCH_CAPACITY`]).
+    pub fn member(&self, place: usize) -> RequestId {
+        assert!(
+            (1..=BATCH_CAPACITY).contains(&place),
+            "a batch member's place is 1 to {BATCH_CAPACITY}"
+        );
+        let split = self.0.len().saturating_sub(PLACE_DIGITS);
+        RequestId(format!("{}{place:04x}", &self.0[..split]))
     }
 }
 
@@ -170,7 +212,43 @@ mod tests {
         let version = |text: &str| uuid::Uuid::parse_str(text).unwrap().get_version_num();
         assert_eq!(version(RequestId::new().as_str()), 7);
         assert_eq!(version(CallId::new().as_str()), 7);
-        assert_eq!(version(RequestBatchId::new().as_str()), 4);
+        assert_eq!(version(RequestBatchId::new().as_str()), 7);
+    }
+
+    #[test]
+    fn a_member_id_names_its_batch_and_place_and_other_ids_name_none() {
+        let batch = RequestBatchId::new();
+        assert!(batch.as_str().ends_with("0000"));
+        let member = batch.member(1);
+        assert_eq!(member.batch_place(), Some((batch.clone(), 1)));
+        assert_eq!(
+            batch.member(BATCH_CAPACITY).batch_place(),
+            Some((batch.clone(), BATCH_CAPACITY))
+        );
+        assert_eq!(
+            uuid::Uuid::parse_str(member.as_str())
+                .unwrap()
+                .get_version_num(),
+            7
+        );
+        // The batch itself, another spelling, an old v4 id and a word are not members of anything.
+        assert_eq!(RequestId::from(batch.as_str()).batch_place(), None);
+        assert_eq!(
+            RequestId::from(member.as_str().to_uppercase()).batch_place(),
+            None
+        );
+        assert_eq!(
+            RequestId::from(uuid::Uuid::new_v4().to_string()).batch_place(),
+            None
+        );
+        assert_eq!(RequestId::from("r1").batch_place(), None);
+    }
+
+    #[test]
+    fn batch_ids_minted_together_differ() {
+        let ids: std::collections::HashSet<_> =
+            (0..10_000).map(|_| RequestBatchId::new()).collect();
+        assert_eq!(ids.len(), 10_000);
     }
 
     #[test]

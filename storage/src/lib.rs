@@ -33,7 +33,7 @@ pub use deliveries::QueuePosition;
 pub use durability::FlushStats;
 pub use error::StorageError;
 pub use group::Committed;
-pub use ids::{CallId, RequestBatchId, RequestId, StepKey};
+pub use ids::{CallId, RequestBatchId, RequestId, StepKey, BATCH_CAPACITY};
 pub use records::*;
 pub use requests::{Cursor, Scope};
 pub use runs::DueEntry;

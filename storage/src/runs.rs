@@ -11,8 +11,8 @@ use crate::decoded::Decoded;
 use crate::deliveries::enqueue_first_round;
 use crate::durability::Lane;
 use crate::group::{Committed, Job, Queued, Txn, Verdict};
-use crate::requests::due_key;
-use crate::{DeliveryRecord, RequestId, RequestRecord, StorageError, Store};
+use crate::requests::{due_key, read_count, stored_request, IntakeRecord, Stored};
+use crate::{DeliveryRecord, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 use chrono::{DateTime, Utc};
 use sled::transaction::UnabortableTransactionError;
 use sled::IVec;
@@ -25,23 +25,41 @@ pub struct DueEntry {
     pub due_at: DateTime<Utc>,
     /// The request.
     pub request_id: RequestId,
+    /// The batch whose due entry stands for it, until [`Store::retire_batch`]; `None` for a request
+    /// created before batches were stored whole, which has a due entry of its own.
+    pub batch: Option<RequestBatchId>,
 }
 
 impl Store {
-    /// Booked requests not yet started whose day began at or before `now`, earliest first. The index is
-    /// keyed by that instant, so requests booked for later days are never read.
+    /// Booked requests whose day began at or before `now`, earliest first: the requests of a batch not yet
+    /// retired (some may have started since), and the requests with an entry of their own not yet started.
+    /// The index is keyed by that instant, so requests booked for later days are never read.
     pub fn due_by(&self, now: DateTime<Utc>) -> Result<Vec<DueEntry>, StorageError> {
         let end = ((now.timestamp_micros().max(0) as u64) + 1).to_be_bytes();
         let mut entries = Vec::new();
         for entry in self.group.due.range(..end.to_vec()) {
-            let (key, _) = entry?;
+            let (key, value) = entry?;
             let (instant, id) = key.split_at(8);
             let micros = u64::from_be_bytes(instant.try_into().map_err(|_| corrupt("due key"))?);
-            entries.push(DueEntry {
-                due_at: DateTime::from_timestamp_micros(micros as i64)
-                    .ok_or_else(|| corrupt("due instant"))?,
-                request_id: RequestId::from(String::from_utf8_lossy(id).into_owned()),
-            });
+            let due_at = DateTime::from_timestamp_micros(micros as i64)
+                .ok_or_else(|| corrupt("due instant"))?;
+            let id = String::from_utf8_lossy(id).into_owned();
+            if value.is_empty() {
+                entries.push(DueEntry {
+                    due_at,
+                    request_id: RequestId::from(id),
+                    batch: None,
+                });
+                continue;
+            }
+            let batch = RequestBatchId::from(id);
+            for request_id in IntakeRecord::ids_newest_first(&batch, read_count(&value)?).rev() {
+                entries.push(DueEntry {
+                    due_at,
+                    request_id,
+                    batch: Some(batch.clone()),
+                });
+            }
         }
         Ok(entries)
     }
@@ -67,8 +85,10 @@ impl Store {
     ) -> Result<RequestRecord, StorageError> {
         let job_id = id.clone();
         let decoded = Arc::clone(&self.decoded_requests);
-        let job =
-            Queued::job(move |txn: &Txn| write_request_update(txn, &decoded, &job_id, &change));
+        let intake = Arc::clone(&self.decoded_intake);
+        let job = Queued::job(move |txn: &Txn| {
+            write_request_update(txn, &decoded, &intake, &job_id, &change)
+        });
         let updated = self.request_write(job, false).await?;
         Ok(Arc::unwrap_or_clone(updated))
     }
@@ -91,11 +111,15 @@ impl Store {
         let encoded = IVec::from(encode(&record));
         let record = Arc::new(record);
         let decoded = Arc::clone(&self.decoded_requests);
+        let intake = Arc::clone(&self.decoded_intake);
         let job = Queued::job(move |txn: &Txn| {
-            let Some(bytes) = txn.requests.get(id.as_bytes())? else {
-                return Ok(Err(StorageError::RequestMissing(id.clone())));
+            let stored = match stored_request(txn, &intake, &id)? {
+                Ok(Some(Stored::Own(bytes))) => decoded.peek(id.as_bytes(), &bytes),
+                Ok(Some(Stored::InBatch(record))) => Ok(record),
+                Ok(None) => Err(StorageError::RequestMissing(id.clone())),
+                Err(e) => Err(e),
             };
-            let stored = match decoded.peek(id.as_bytes(), &bytes) {
+            let stored = match stored {
                 Ok(stored) => stored,
                 Err(e) => return Ok(Err(e)),
             };
@@ -151,7 +175,15 @@ impl Store {
         change: impl Fn(&mut RequestRecord),
     ) -> Result<RequestRecord, StorageError> {
         self.group
-            .apply_one(|txn| write_request_update(txn, &self.decoded_requests, id, &change))
+            .apply_one(|txn| {
+                write_request_update(
+                    txn,
+                    &self.decoded_requests,
+                    &self.decoded_intake,
+                    id,
+                    &change,
+                )
+            })
             .map(Arc::unwrap_or_clone)
     }
 }
@@ -160,14 +192,19 @@ impl Store {
 fn write_request_update(
     txn: &Txn,
     decoded: &Decoded<RequestRecord>,
+    intake: &Decoded<IntakeRecord>,
     id: &RequestId,
     change: &dyn Fn(&mut RequestRecord),
 ) -> Verdict<Arc<RequestRecord>> {
-    let Some(bytes) = txn.requests.get(id.as_bytes())? else {
-        return Ok(Err(StorageError::RequestMissing(id.clone())));
+    let record = match stored_request(txn, intake, id)? {
+        // The record a step or its actor read last is usually still decoded: taken, not decoded again.
+        Ok(Some(Stored::Own(bytes))) => decoded.take(id.as_bytes(), &bytes),
+        // Its first change: the record of its own starts as its batch's copy.
+        Ok(Some(Stored::InBatch(record))) => Ok(Arc::unwrap_or_clone(record)),
+        Ok(None) => Err(StorageError::RequestMissing(id.clone())),
+        Err(e) => Err(e),
     };
-    // The record a step or its actor read last is usually still decoded: taken, not decoded again.
-    let mut record = match decoded.take(id.as_bytes(), &bytes) {
+    let mut record = match record {
         Ok(record) => record,
         Err(e) => return Ok(Err(e)),
     };
@@ -224,7 +261,8 @@ fn reindex(
     after: Standing,
 ) -> Result<(), UnabortableTransactionError> {
     if after.started && !before.started {
-        txn.due.remove(due_key(after.due_at, id))?;
+        // A request created with its batch has no entry of its own: its batch's goes at retirement.
+        txn.due.remove(due_key(after.due_at, id.as_bytes()))?;
     }
     match (before.active, after.active) {
         (false, true) => txn.active.insert(id.as_bytes(), &[] as &[u8]).map(drop)?,

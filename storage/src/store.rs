@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use crate::decoded::Decoded;
 use crate::durability::{FlushStats, Flusher, Lane};
 use crate::group::{GroupTrees, Job};
+use crate::requests::IntakeRecord;
 use crate::trees;
 use crate::{AccountRecord, RequestRecord, SchemaVersionRecord, StorageError};
 
@@ -16,6 +17,10 @@ pub const DEFAULT_CACHE_BYTES: u64 = 64 << 20;
 /// Requests kept decoded: a client polling its requests and the actors running them read the same record
 /// again and again, but each one may be tens of kilobytes decoded, so far fewer than the other memos.
 const DECODED_REQUESTS: usize = 1024;
+
+/// Batches kept decoded: one POST's batch is read once per member when its day comes, and a batch of a
+/// large POST holds hundreds of requests.
+const DECODED_BATCHES: usize = 64;
 
 /// Handle on the open store; cheap to clone, shared by every layer above.
 #[derive(Clone)]
@@ -37,6 +42,8 @@ pub struct Store {
     pub(crate) decoded_accounts: Arc<Decoded<AccountRecord>>,
     pub(crate) decoded_schema_versions: Arc<Decoded<SchemaVersionRecord>>,
     pub(crate) decoded_requests: Arc<Decoded<RequestRecord>>,
+    /// Batches stored whole, decoded: a batch's members are read one after another when its day comes.
+    pub(crate) decoded_intake: Arc<Decoded<IntakeRecord>>,
 }
 
 impl Store {
@@ -63,6 +70,7 @@ impl Store {
             decoded_accounts: Arc::new(Decoded::new()),
             decoded_schema_versions: Arc::new(Decoded::new()),
             decoded_requests: Arc::new(Decoded::with_capacity(DECODED_REQUESTS)),
+            decoded_intake: Arc::new(Decoded::with_capacity(DECODED_BATCHES)),
             group,
             db,
         })

@@ -10,17 +10,26 @@ pub(crate) const SCHEMA_HEADS: &str = "schema_heads";
 pub(crate) const SCHEMA_VERSIONS: &str = "schema_versions";
 /// `payer name -> PayerRecord`.
 pub(crate) const PAYERS: &str = "payers";
-/// `request id -> RequestRecord`.
+/// `request id -> RequestRecord`: a request's own record, written from its first change on (before that,
+/// its batch in `intake` holds it).
 pub(crate) const REQUESTS: &str = "requests";
-/// `account \0 env \0 created (u64 micros BE) request id -> ()`: listing by creation time.
+/// `batch id -> IntakeRecord`: the requests of one batch as created, stored whole; only the member count
+/// once every member has a record of its own.
+pub(crate) const INTAKE: &str = "intake";
+/// `account \0 env \0 created (u64 micros BE) id`: listing by creation time. A batch's entry (value: its
+/// member count, u32 BE) stands for all its members; a request created before batches were stored whole
+/// has an entry of its own (empty value).
 pub(crate) const REQUEST_INDEX: &str = "request_index";
-/// `account \0 env \0 batch id \0 created (u64 micros BE) request id -> ()`: listing a batch.
+/// `account \0 env \0 batch id \0 created (u64 micros BE) request id -> ()`: listing a batch created
+/// before batches were stored whole (later ones are listed from `intake`).
 pub(crate) const BATCH_INDEX: &str = "batch_index";
 /// `account \0 env \0 internal id -> request id`: idempotency keys.
 pub(crate) const IDEMPOTENCY: &str = "idempotency";
 /// `account \0 env \0 YYYY-MM-DD -> u32 BE`: requests booked per business day.
 pub(crate) const BOOKINGS: &str = "bookings";
-/// `due_at (u64 micros BE) request id -> ()`: booked requests by the instant their day begins.
+/// `due_at (u64 micros BE) id`: booked requests by the instant their day begins. A batch's entry (value:
+/// its member count, u32 BE) stands for its members until it is retired; a request created before batches
+/// were stored whole has an entry of its own (empty value).
 pub(crate) const DUE: &str = "due";
 /// `request id -> ()`: requests whose run has started and not finished (start-up recovery reads it).
 pub(crate) const ACTIVE: &str = "active";

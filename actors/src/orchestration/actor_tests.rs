@@ -12,8 +12,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use futures::future::BoxFuture;
 use switchboard_storage::{
     CallRecord, DialTarget, Disposition, Environment, FieldRecord, FieldType, NumberSource,
-    RequestRecord, RequestState, RunRecord, SchemaDefinition, SchemaVersionRecord, StepRecord,
-    StepState, Store,
+    RequestBatchId, RequestId, RequestRecord, RequestState, RunRecord, SchemaDefinition,
+    SchemaVersionRecord, StepRecord, StepState, Store,
 };
 use tokio::sync::mpsc;
 
@@ -171,14 +171,24 @@ fn schema() -> Arc<SchemaVersionRecord> {
     })
 }
 
+/// The batch the test request is created in.
+fn batch_id() -> RequestBatchId {
+    RequestBatchId::from("01900000-0000-7000-8000-000000000000")
+}
+
+/// The test request: the only member of its batch.
+fn request_id() -> RequestId {
+    batch_id().member(1)
+}
+
 /// Stores a running production request whose primary step is open, with `calls` placed.
 async fn store_request(store: &Store, calls: Vec<CallRecord>) {
     let day: NaiveDate = "2026-11-23".parse().unwrap();
     let record = RequestRecord {
-        id: "req-1".into(),
+        id: request_id(),
         account_id: "acme".into(),
         environment: Environment::Production,
-        batch_id: "batch-1".into(),
+        batch_id: batch_id(),
         schema_id: "vob".into(),
         schema_version: 1,
         request_type: "vob".into(),
@@ -221,7 +231,7 @@ async fn store_request(store: &Store, calls: Vec<CallRecord>) {
         error: None,
     };
     store
-        .update_request(&"req-1".into(), |r| {
+        .update_request(&request_id(), |r| {
             r.run = Some(RunRecord {
                 started_at: Some(now()),
                 schema_version: 1,
@@ -235,7 +245,7 @@ async fn store_request(store: &Store, calls: Vec<CallRecord>) {
 
 fn step_job() -> StepJob {
     StepJob {
-        request_id: "req-1".into(),
+        request_id: request_id(),
         key: "step-1".into(),
         index: 0,
         schema: schema(),
@@ -248,12 +258,7 @@ fn step_job() -> StepJob {
 }
 
 fn stored_run(store: &Store) -> RunRecord {
-    store
-        .request(&"req-1".into())
-        .unwrap()
-        .unwrap()
-        .run
-        .unwrap()
+    store.request(&request_id()).unwrap().unwrap().run.unwrap()
 }
 
 /// A stored request with no call yet, and a fake parent for the steps started on it.
@@ -302,7 +307,7 @@ async fn a_step_reports_its_end_with_its_close_once_its_call_is_stored() {
         panic!("expected the step to report its end");
     };
     assert_eq!(key, "step-1");
-    let mut record = scene.store.request(&"req-1".into()).unwrap().unwrap();
+    let mut record = scene.store.request(&request_id()).unwrap().unwrap();
     let stored = record.run.clone().unwrap();
     assert_eq!(
         stored.steps[0].state,
@@ -390,7 +395,7 @@ async fn a_call_reports_its_end_to_its_parent_after_its_outcome_is_stored() {
     let (parent, mut reports) = fake_parent();
     let job = CallJob {
         call_id: "call-1".into(),
-        request_id: "req-1".into(),
+        request_id: request_id(),
         seq: 1,
         attempt: 1,
         step_key: "step-1".into(),

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
-use switchboard_storage::RequestId;
+use chrono::{DateTime, Utc};
+use switchboard_storage::{DueEntry, RequestBatchId, RequestId};
 
 use super::error::OrchestrationError;
 use super::messages::{DispatchDue, GetStats, RequestEnded, StatsSnapshot};
@@ -110,6 +111,28 @@ impl Orchestrator {
         self.running.insert(request_id, addr);
     }
 
+    /// Starts the request of a due entry if it is waiting; returns whether it has left the due state (its
+    /// run started and recorded, or it ended).
+    fn dispatch_entry(
+        &mut self,
+        ctx: &mut Context<Self>,
+        entry: &DueEntry,
+        now: DateTime<Utc>,
+    ) -> Result<bool, OrchestrationError> {
+        // Shared, not copied: only its standing is read here, and the actor started next finds it decoded.
+        let Some(record) = self.shared.store.shared_request(&entry.request_id)? else {
+            return Ok(false);
+        };
+        if record.run.is_some() || record.state.is_terminal() {
+            return Ok(true);
+        }
+        // An actor may be running that has not recorded the start yet.
+        if record.due_at <= now && !self.running.contains_key(&entry.request_id) {
+            self.start_request(ctx, entry.request_id.clone());
+        }
+        Ok(false)
+    }
+
     fn dispatch_due(&mut self, ctx: &mut Context<Self>) -> Result<(), OrchestrationError> {
         self.dispatch_queued = false;
         // Cleared before the index is read: a request stored after the read announces itself again.
@@ -121,19 +144,20 @@ impl Orchestrator {
         } else {
             self.shared.store.due_by(now)?
         };
+        // A batch's due entry stands for its members until each has left the due state; then it retires.
+        let mut retirable: HashMap<RequestBatchId, (DateTime<Utc>, bool)> = HashMap::new();
         for entry in due {
-            if self.running.contains_key(&entry.request_id) {
-                continue;
-            }
-            // Shared, not copied: only its standing is read here, and the actor started next finds it
-            // decoded.
-            let Some(record) = self.shared.store.shared_request(&entry.request_id)? else {
-                continue;
-            };
-            if record.run.is_none() && !record.state.is_terminal() && record.due_at <= now {
-                self.start_request(ctx, entry.request_id);
+            let left_due = self.dispatch_entry(ctx, &entry, now)?;
+            if let Some(batch) = entry.batch {
+                retirable.entry(batch).or_insert((entry.due_at, true)).1 &= left_due;
             }
         }
+        let retiring: Vec<(DateTime<Utc>, RequestBatchId)> = retirable
+            .into_iter()
+            .filter(|(_, (_, all_left))| *all_left)
+            .map(|(batch, (due_at, _))| (due_at, batch))
+            .collect();
+        self.shared.store.retire_batches(&retiring)?;
         // An actor that panicked outside the caught paths is gone without a trace but the store's.
         let vanished: Vec<RequestId> = self
             .running

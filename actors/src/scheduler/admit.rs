@@ -10,7 +10,7 @@ use actix::Addr;
 use chrono::NaiveDate;
 use chrono_tz::Tz;
 use switchboard_storage::{
-    RequestBatchId, RequestId, RequestRecord, RequestState, Scope, StorageError, Store,
+    RequestBatchId, RequestRecord, RequestState, Scope, StorageError, Store, BATCH_CAPACITY,
 };
 use tokio::sync::oneshot;
 use tracing::Instrument;
@@ -87,26 +87,31 @@ pub async fn admit(
     Ok(Arc::unwrap_or_clone(records))
 }
 
-/// The stored form of the drafts on their days: fresh ids, one batch id per day.
+/// The stored form of the drafts on their days: one batch id per day, and each request named by its place
+/// in its batch. A day with more drafts than a batch holds starts another batch.
 fn records(
     creator: &Creator,
     drafts: Vec<RequestDraft>,
     placement: &Placement,
 ) -> Vec<RequestRecord> {
-    let mut batch_ids: BTreeMap<NaiveDate, RequestBatchId> = BTreeMap::new();
+    let mut batches: BTreeMap<NaiveDate, (RequestBatchId, usize)> = BTreeMap::new();
     drafts
         .into_iter()
         .zip(&placement.days)
         .map(|(draft, &day)| {
-            let batch_id = batch_ids
+            let (batch_id, places) = batches
                 .entry(day)
-                .or_insert_with(RequestBatchId::new)
-                .clone();
+                .or_insert_with(|| (RequestBatchId::new(), 0));
+            if *places == BATCH_CAPACITY {
+                *batch_id = RequestBatchId::new();
+                *places = 0;
+            }
+            *places += 1;
             RequestRecord {
-                id: RequestId::new(),
+                id: batch_id.member(*places),
+                batch_id: batch_id.clone(),
                 account_id: creator.scope.account_id.clone(),
                 environment: creator.scope.environment,
-                batch_id,
                 schema_id: draft.schema_id,
                 schema_version: draft.schema_version,
                 request_type: draft.request_type,

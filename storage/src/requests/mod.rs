@@ -1,8 +1,15 @@
 //! Requests, their indexes, idempotency keys and the capacity ledger.
 //!
-//! Creation writes one transaction over six trees (shared with other writes waiting on the same flush), so a request never exists without its indexes, its
+//! Creation writes one transaction (shared with other writes waiting on the same flush): each batch of the
+//! POST whole (`intake`), one listing entry and one due entry per batch, an idempotency key per request that
+//! has an internal id, and the day's booking count. So a request never exists without its indexes, its
 //! idempotency key or its booking, and an idempotency key is checked and claimed in the same atomic step
-//! that inserts the request.
+//! that inserts the request. Requests created before batches were stored whole have a record and an entry
+//! in each index of their own; every read takes both layouts.
+
+mod intake;
+
+pub(crate) use intake::{stored_request, IntakeRecord, Stored};
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashSet};
@@ -11,7 +18,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use crate::codec::{decode, encode};
+use crate::codec::{encode_as, Record};
 use crate::durability::Lane;
 use crate::group::{Committed, Queued, Txn, Verdict};
 use crate::{Environment, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
@@ -67,11 +74,11 @@ impl Store {
         &self,
         id: &RequestId,
     ) -> Result<Option<Arc<RequestRecord>>, StorageError> {
-        self.group
-            .requests
-            .get(id.as_str())?
-            .map(|bytes| self.decoded_requests.get(id.as_bytes(), bytes))
-            .transpose()
+        match self.group.requests.get(id.as_str())? {
+            Some(bytes) => self.decoded_requests.get(id.as_bytes(), bytes).map(Some),
+            // Not started yet: only its batch holds it.
+            None => self.intake_member(id),
+        }
     }
 
     /// The request that claimed `internal_id` in `scope`.
@@ -113,7 +120,9 @@ impl Store {
     }
 
     /// Inserts new requests with their indexes, idempotency keys and bookings, grouped with every write
-    /// waiting on the same flush (one transaction and one fsync for all of them). Whether an internal id
+    /// waiting on the same flush (one transaction and one fsync for all of them). Each request's id must be
+    /// its place in its batch ([`RequestBatchId::member`], places from 1 in `records` order); a record that
+    /// is not is declined as [`StorageError::NotABatchMember`] before anything is written. Whether an internal id
     /// replays an earlier request is decided before booking (intake); this write is the last line of
     /// defence against a concurrent create that claimed the same key in between: then nothing of it is
     /// written and the outcome is [`StorageError::InternalIdClaimed`].
@@ -125,14 +134,24 @@ impl Store {
         &self,
         records: Arc<Vec<RequestRecord>>,
     ) -> impl Future<Output = Committed<()>> + 'static {
-        let encoded: Vec<Vec<u8>> = records.iter().map(encode).collect();
-        let (job, done) = Queued::job(move |txn: &Txn| write_new_requests(txn, &records, &encoded));
-        self.submit(job, Lane::Client);
+        let batches = batches(&records);
+        let done = batches.map(|batches| {
+            let (job, done) =
+                Queued::job(move |txn: &Txn| write_new_requests(txn, &records, &batches));
+            self.submit(job, Lane::Client);
+            done
+        });
         async move {
-            done.await.unwrap_or(Committed {
-                outcome: Err(StorageError::Closed),
-                durable: Err(StorageError::Closed),
-            })
+            match done {
+                Ok(done) => done.await.unwrap_or(Committed {
+                    outcome: Err(StorageError::Closed),
+                    durable: Err(StorageError::Closed),
+                }),
+                Err(id) => Committed {
+                    outcome: Err(StorageError::NotABatchMember(id)),
+                    durable: Ok(()),
+                },
+            }
         }
     }
 
@@ -163,10 +182,26 @@ impl Store {
         cursor: Option<&Cursor>,
         limit: usize,
     ) -> Result<Vec<RequestRecord>, StorageError> {
-        let mut prefix = scope.prefix();
-        prefix.extend_from_slice(batch_id.as_bytes());
-        prefix.push(0);
-        self.page(&self.group.batch_index, &prefix, None, cursor, limit)
+        let Some(count) = self.intake_count(batch_id)? else {
+            // A batch created before batches were stored whole has an index of its own.
+            let mut prefix = scope.prefix();
+            prefix.extend_from_slice(batch_id.as_bytes());
+            prefix.push(0);
+            return self.page(&self.group.batch_index, &prefix, None, cursor, limit);
+        };
+        // Its members share one creation instant, so newest first is last place first.
+        let members = IntakeRecord::ids_newest_first(batch_id, count)
+            .filter(|member| cursor.is_none_or(|c| *member < c.request_id));
+        let mut page = Vec::with_capacity(limit.min(count as usize));
+        for member in members.take(limit) {
+            let record = self.listed(&member)?;
+            // Batch ids are not scoped: another account's batch lists as no batch at all.
+            if record.account_id != scope.account_id || record.environment != scope.environment {
+                return Ok(Vec::new());
+            }
+            page.push(record);
+        }
+        Ok(page)
     }
 
     /// Keyset pagination over a `prefix + created + id` index: the cost of a page does not depend on how
@@ -189,7 +224,7 @@ impl Store {
             None => end.extend_from_slice(&u64::MAX.to_be_bytes()),
         }
         if let Some(cursor) = cursor {
-            let after = created_key(prefix, cursor.created_at, &cursor.request_id);
+            let after = created_key(prefix, cursor.created_at, cursor.request_id.as_bytes());
             if after < end {
                 end = after;
             }
@@ -198,23 +233,101 @@ impl Store {
             return Ok(Vec::new());
         }
         let mut page = Vec::with_capacity(limit.min(1024));
-        for entry in index.range(start..end).rev().take(limit) {
-            let (key, _) = entry?;
-            let id = &key[prefix.len() + 8..];
-            let record = self
-                .group
-                .requests
-                .get(id)?
-                .ok_or_else(|| corrupt("index entry without request"))?;
-            page.push(decode(&record)?);
+        for entry in index.range(start..end).rev() {
+            if page.len() == limit {
+                break;
+            }
+            let (key, value) = entry?;
+            let (instant, id) = key[prefix.len()..].split_at(8);
+            let id = String::from_utf8_lossy(id).into_owned();
+            if value.is_empty() {
+                // A request created before batches were stored whole: an entry of its own.
+                page.push(self.listed(&RequestId::from(id))?);
+                continue;
+            }
+            // A batch's members share its creation instant; a cursor at that instant may fall inside it.
+            let resume_after = cursor
+                .filter(|c| instant == micros(c.created_at).to_be_bytes())
+                .map(|c| &c.request_id);
+            let batch = RequestBatchId::from(id);
+            let members = IntakeRecord::ids_newest_first(&batch, read_count(&value)?)
+                .filter(|member| resume_after.is_none_or(|after| member < after));
+            for member in members.take(limit - page.len()) {
+                page.push(self.listed(&member)?);
+            }
         }
         Ok(page)
     }
+
+    /// A request an index lists, by its id.
+    fn listed(&self, id: &RequestId) -> Result<RequestRecord, StorageError> {
+        Ok(Arc::unwrap_or_clone(
+            self.shared_request(id)?
+                .ok_or_else(|| corrupt("index entry without request"))?,
+        ))
+    }
+}
+
+/// One batch of a create, encoded before the write.
+struct NewBatch {
+    id: RequestBatchId,
+    /// Its scope's key prefix.
+    prefix: Vec<u8>,
+    created_at: DateTime<Utc>,
+    due_at: DateTime<Utc>,
+    count: u32,
+    /// The encoded [`IntakeRecord`].
+    value: Vec<u8>,
+}
+
+/// Groups `records` into their batches and encodes each whole, or names the first record whose id is not
+/// its place in its batch.
+fn batches(records: &[RequestRecord]) -> Result<Vec<NewBatch>, RequestId> {
+    let mut batches: Vec<(&RequestBatchId, Vec<&RequestRecord>)> = Vec::new();
+    for record in records {
+        match batches.iter_mut().find(|(id, _)| **id == record.batch_id) {
+            Some((_, members)) => members.push(record),
+            None => batches.push((&record.batch_id, vec![record])),
+        }
+    }
+    batches
+        .into_iter()
+        .map(|(id, members)| {
+            for (place, member) in members.iter().enumerate() {
+                if member.id.batch_place() != Some((id.clone(), place + 1)) {
+                    return Err(member.id.clone());
+                }
+            }
+            let first = members[0];
+            let value = encode_as::<IntakeRecord>(
+                &IntakeOut {
+                    count: members.len() as u32,
+                    members: &members,
+                },
+                members.iter().all(|member| member.replaced_soon()),
+            );
+            Ok(NewBatch {
+                id: id.clone(),
+                prefix: Scope::new(first.account_id.clone(), first.environment).prefix(),
+                created_at: first.created_at,
+                due_at: first.due_at,
+                count: members.len() as u32,
+                value,
+            })
+        })
+        .collect()
+}
+
+/// An [`IntakeRecord`] encoded from borrowed members, byte for byte the same.
+#[derive(serde::Serialize)]
+struct IntakeOut<'a> {
+    count: u32,
+    members: &'a [&'a RequestRecord],
 }
 
 /// The creation write: every check (idempotency keys, booking counts) before the first write, so a declined
 /// create leaves nothing in a group it shares.
-fn write_new_requests(txn: &Txn, records: &[RequestRecord], encoded: &[Vec<u8>]) -> Verdict<()> {
+fn write_new_requests(txn: &Txn, records: &[RequestRecord], batches: &[NewBatch]) -> Verdict<()> {
     let mut claimed = HashSet::new();
     let mut bookings: BTreeMap<Vec<u8>, u32> = BTreeMap::new();
     for record in records {
@@ -237,31 +350,23 @@ fn write_new_requests(txn: &Txn, records: &[RequestRecord], encoded: &[Vec<u8>])
             unread.insert(count);
         }
     }
-    for (record, value) in records.iter().zip(encoded) {
+    for record in records {
         let scope = Scope::new(record.account_id.clone(), record.environment);
-        let prefix = scope.prefix();
         if let Some(internal_id) = &record.internal_id {
             txn.idempotency
                 .insert(idempotency_key(&scope, internal_id), record.id.as_bytes())?;
         }
-        txn.requests
-            .insert(record.id.as_bytes(), value.as_slice())?;
-        txn.request_index.insert(
-            created_key(&prefix, record.created_at, &record.id),
-            &[] as &[u8],
-        )?;
-        let mut batch_prefix = prefix;
-        batch_prefix.extend_from_slice(record.batch_id.as_bytes());
-        batch_prefix.push(0);
-        txn.batch_index.insert(
-            created_key(&batch_prefix, record.created_at, &record.id),
-            &[] as &[u8],
-        )?;
         *bookings
             .get_mut(&booking_key(&scope, record.due_date))
             .expect("every booking key was read above") += 1;
-        txn.due
-            .insert(due_key(record.due_at, &record.id), &[] as &[u8])?;
+    }
+    for batch in batches {
+        let id = batch.id.as_bytes();
+        let count = batch.count.to_be_bytes();
+        txn.intake.insert(id, batch.value.as_slice())?;
+        txn.request_index
+            .insert(created_key(&batch.prefix, batch.created_at, id), &count)?;
+        txn.due.insert(due_key(batch.due_at, id), &count)?;
     }
     for (key, count) in bookings {
         txn.bookings.insert(key, &count.to_be_bytes())?;
@@ -274,11 +379,12 @@ fn micros(instant: DateTime<Utc>) -> u64 {
     instant.timestamp_micros().max(0) as u64
 }
 
-fn created_key(prefix: &[u8], created_at: DateTime<Utc>, id: &RequestId) -> Vec<u8> {
-    let mut key = Vec::with_capacity(prefix.len() + 8 + id.as_bytes().len());
+/// `prefix + created (u64 micros BE) + id`: a request's listing entry, or a batch's.
+fn created_key(prefix: &[u8], created_at: DateTime<Utc>, id: &[u8]) -> Vec<u8> {
+    let mut key = Vec::with_capacity(prefix.len() + 8 + id.len());
     key.extend_from_slice(prefix);
     key.extend_from_slice(&micros(created_at).to_be_bytes());
-    key.extend_from_slice(id.as_bytes());
+    key.extend_from_slice(id);
     key
 }
 
@@ -294,14 +400,15 @@ fn booking_key(scope: &Scope, day: NaiveDate) -> Vec<u8> {
     key
 }
 
-/// `due_at (u64 micros BE) request id`: a scan up to now finds exactly what has fallen due.
-pub(crate) fn due_key(due_at: DateTime<Utc>, id: &RequestId) -> Vec<u8> {
+/// `due_at (u64 micros BE) id` (a request's, or a batch's): a scan up to now finds exactly what has fallen
+/// due.
+pub(crate) fn due_key(due_at: DateTime<Utc>, id: &[u8]) -> Vec<u8> {
     let mut key = micros(due_at).to_be_bytes().to_vec();
-    key.extend_from_slice(id.as_bytes());
+    key.extend_from_slice(id);
     key
 }
 
-fn read_count(bytes: &[u8]) -> Result<u32, StorageError> {
+pub(crate) fn read_count(bytes: &[u8]) -> Result<u32, StorageError> {
     let array: [u8; 4] = bytes.try_into().map_err(|_| corrupt("booking count"))?;
     Ok(u32::from_be_bytes(array))
 }

@@ -2,7 +2,8 @@
 //! and final records.
 
 use super::*;
-use crate::{DeliveryRecord, RequestState};
+use crate::codec::{decode, encode};
+use crate::{DeliveryRecord, DueEntry, RequestState};
 
 fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -10,18 +11,40 @@ fn open() -> (tempfile::TempDir, Store) {
     (dir, store)
 }
 
+/// The batch a test request named `name` is stored in alone: a UUID v7 drawn from the name, so the same
+/// name always names the same request.
+fn batch_of(name: &str) -> RequestBatchId {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    name.hash(&mut hasher);
+    let mut random = [0u8; 10];
+    random[..8].copy_from_slice(&hasher.finish().to_be_bytes());
+    let uuid = uuid::Builder::from_unix_timestamp_millis(1_700_000_000_000, &random).into_uuid();
+    RequestBatchId::from(uuid::Uuid::from_u128(uuid.as_u128() & !0xffff).to_string())
+}
+
+/// The id of the test request named `name`: the only member of its batch.
+fn id(name: &str) -> RequestId {
+    batch_of(name).member(1)
+}
+
+fn ids(names: &[&str]) -> Vec<RequestId> {
+    names.iter().map(|name| id(name)).collect()
+}
+
+/// A request named `name`, alone in its batch.
 fn record(
-    id: &str,
+    name: &str,
     environment: Environment,
     internal_id: Option<&str>,
     created_micros: i64,
 ) -> RequestRecord {
     let day: NaiveDate = "2026-11-23".parse().unwrap();
     RequestRecord {
-        id: id.into(),
+        id: id(name),
         account_id: "acme".into(),
         environment,
-        batch_id: "batch-1".into(),
+        batch_id: batch_of(name),
         schema_id: "vob".into(),
         schema_version: 1,
         request_type: "vob".into(),
@@ -70,9 +93,9 @@ async fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing() {
         store.commit_requests(Arc::new(vec![fresh, replay])).await.outcome,
         Err(StorageError::InternalIdClaimed(key)) if key == "key"
     ));
-    assert!(store.request(&"r2".into()).unwrap().is_none());
+    assert!(store.request(&id("r2")).unwrap().is_none());
     assert!(
-        store.request(&"r4".into()).unwrap().is_none(),
+        store.request(&id("r4")).unwrap().is_none(),
         "all or nothing"
     );
     let day = first.due_date;
@@ -94,7 +117,7 @@ async fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing() {
             .unwrap()
             .unwrap()
             .id,
-        "r1"
+        id("r1")
     );
 }
 
@@ -144,20 +167,20 @@ async fn listing_is_newest_first_within_the_window_and_pages_by_keyset() {
             created_at: r.created_at,
             request_id: r.id.clone(),
         });
-        seen.extend(page.into_iter().map(|r| String::from(r.id)));
+        seen.extend(page.into_iter().map(|r| r.id));
     }
-    let expected: Vec<String> = (0..25).rev().map(|i| format!("r{i:02}")).collect();
+    let expected: Vec<RequestId> = (0..25).rev().map(|i| id(&format!("r{i:02}"))).collect();
     assert_eq!(seen, expected);
     // The window's end is exclusive; the start inclusive.
     let narrow_to = DateTime::from_timestamp_micros(1_000_050).unwrap();
     let narrow_from = DateTime::from_timestamp_micros(1_000_010).unwrap();
-    let narrow: Vec<String> = store
+    let narrow: Vec<RequestId> = store
         .list_requests(&production, narrow_from, narrow_to, None, 100)
         .unwrap()
         .into_iter()
-        .map(|r| r.id.into())
+        .map(|r| r.id)
         .collect();
-    assert_eq!(narrow, ["r04", "r03", "r02", "r01"]);
+    assert_eq!(narrow, ids(&["r04", "r03", "r02", "r01"]));
     assert!(store
         .list_requests(&scope(Environment::Sandbox), from, to, None, 100)
         .unwrap()
@@ -172,45 +195,240 @@ async fn only_requests_whose_day_has_begun_are_due() {
     let mut tomorrow = record("tomorrow", Environment::Production, None, 2);
     tomorrow.due_at = "2026-11-24T05:00:00Z".parse().unwrap();
     stored(&store, vec![tomorrow, today]).await;
-    let ids = |now: &str| -> Vec<String> {
+    let due = |now: &str| -> Vec<RequestId> {
         store
             .due_by(now.parse().unwrap())
             .unwrap()
             .into_iter()
-            .map(|e| e.request_id.into())
+            .map(|e| e.request_id)
             .collect()
     };
-    assert!(ids("2026-11-23T04:59:59Z").is_empty());
-    assert_eq!(ids("2026-11-23T05:00:00Z"), ["today"]);
-    assert_eq!(ids("2026-11-24T06:00:00Z"), ["today", "tomorrow"]);
+    assert!(due("2026-11-23T04:59:59Z").is_empty());
+    assert_eq!(due("2026-11-23T05:00:00Z"), ids(&["today"]));
+    assert_eq!(due("2026-11-24T06:00:00Z"), ids(&["today", "tomorrow"]));
+}
+
+/// `count` requests of one batch, created together, each named by its place.
+fn batch(count: usize, created_micros: i64) -> Vec<RequestRecord> {
+    let batch = RequestBatchId::new();
+    (1..=count)
+        .map(|place| RequestRecord {
+            id: batch.member(place),
+            batch_id: batch.clone(),
+            ..record("member", Environment::Production, None, created_micros)
+        })
+        .collect()
+}
+
+fn ids_of(records: &[RequestRecord]) -> Vec<RequestId> {
+    records.iter().map(|r| r.id.clone()).collect()
 }
 
 #[tokio::test]
-async fn a_batch_lists_regardless_of_dates() {
+async fn a_batch_lists_regardless_of_dates_newest_first_and_pages_inside_it() {
     let (_dir, store) = open();
-    let mut other = record("other", Environment::Production, None, 5);
-    other.batch_id = "batch-2".into();
-    stored(
-        &store,
-        vec![
-            record("a", Environment::Production, None, 1),
-            record("b", Environment::Production, None, 2),
-            other,
-        ],
-    )
-    .await;
-    let ids: Vec<String> = store
-        .list_batch(
-            &scope(Environment::Production),
-            &"batch-1".into(),
-            None,
-            100,
+    let members = batch(5, 1);
+    let other = batch(2, 5);
+    stored(&store, members.iter().chain(&other).cloned().collect()).await;
+    let production = scope(Environment::Production);
+    let batch_id = &members[0].batch_id;
+    let listed = |cursor: Option<&Cursor>, limit| -> Vec<RequestId> {
+        ids_of(
+            &store
+                .list_batch(&production, batch_id, cursor, limit)
+                .unwrap(),
         )
+    };
+    let newest_first: Vec<RequestId> = ids_of(&members).into_iter().rev().collect();
+    assert_eq!(listed(None, 100), newest_first);
+    let cursor = Cursor {
+        created_at: members[3].created_at,
+        request_id: members[3].id.clone(),
+    };
+    assert_eq!(listed(Some(&cursor), 2), newest_first[2..4]);
+    // Another account's batch, or another environment's, lists as nothing.
+    let sandbox = scope(Environment::Sandbox);
+    assert!(store
+        .list_batch(&sandbox, batch_id, None, 100)
         .unwrap()
-        .into_iter()
-        .map(|r| r.id.into())
-        .collect();
-    assert_eq!(ids, ["b", "a"]);
+        .is_empty());
+    assert!(store
+        .list_batch(&production, &RequestBatchId::new(), None, 100)
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn a_listing_pages_through_batches_and_requests_stored_one_by_one() {
+    let (_dir, store) = open();
+    let early = batch(3, 1_000);
+    let late = batch(4, 3_000);
+    stored(&store, early.clone()).await;
+    stored(&store, late.clone()).await;
+    // A request stored before batches were stored whole, between the two: its own record and entries.
+    let old = RequestRecord {
+        id: RequestId::from("0190f5e2-7c1a-7d3e-9f00-1a2b3c4d5e6f"),
+        batch_id: RequestBatchId::from("5b0c8a4e-2f7d-4c1b-9a3e-6d5f4e3c2b1a"),
+        ..record("old", Environment::Production, None, 2_000)
+    };
+    store_old_layout(&store, &old);
+
+    let production = scope(Environment::Production);
+    let (from, to) = (
+        DateTime::from_timestamp_micros(0).unwrap(),
+        DateTime::from_timestamp_micros(10_000).unwrap(),
+    );
+    let mut expected: Vec<RequestId> = ids_of(&late).into_iter().rev().collect();
+    expected.push(old.id.clone());
+    expected.extend(ids_of(&early).into_iter().rev());
+    for page_size in [1, 2, 3, 5, 100] {
+        let mut seen = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = store
+                .list_requests(&production, from, to, cursor.as_ref(), page_size)
+                .unwrap();
+            assert!(page.len() <= page_size);
+            let Some(last) = page.last() else { break };
+            cursor = Some(Cursor {
+                created_at: last.created_at,
+                request_id: last.id.clone(),
+            });
+            seen.extend(ids_of(&page));
+        }
+        assert_eq!(seen, expected, "pages of {page_size}");
+    }
+    // The old request is read, listed in its old batch, and due, like any other.
+    assert_eq!(store.request(&old.id).unwrap().unwrap(), old);
+    assert_eq!(
+        ids_of(
+            &store
+                .list_batch(&production, &old.batch_id, None, 10)
+                .unwrap()
+        ),
+        [old.id.clone()]
+    );
+    let due: Vec<DueEntry> = store.due_by(old.due_at).unwrap();
+    assert_eq!(due.len(), 8);
+    assert!(due.contains(&DueEntry {
+        due_at: old.due_at,
+        request_id: old.id.clone(),
+        batch: None
+    }));
+}
+
+/// Writes `record` the way creates did before batches were stored whole.
+fn store_old_layout(store: &Store, record: &RequestRecord) {
+    let prefix = Scope::new(record.account_id.clone(), record.environment).prefix();
+    let id = record.id.as_bytes();
+    store.group.requests.insert(id, encode(record)).unwrap();
+    store
+        .group
+        .request_index
+        .insert(created_key(&prefix, record.created_at, id), &[])
+        .unwrap();
+    let mut batch_prefix = prefix;
+    batch_prefix.extend_from_slice(record.batch_id.as_bytes());
+    batch_prefix.push(0);
+    store
+        .group
+        .batch_index
+        .insert(created_key(&batch_prefix, record.created_at, id), &[])
+        .unwrap();
+    store
+        .group
+        .due
+        .insert(due_key(record.due_at, id), &[])
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_member_gets_a_record_of_its_own_at_its_first_change_and_the_batch_retires_after_the_last(
+) {
+    let (_dir, store) = open();
+    let members = batch(3, 1_000);
+    stored(&store, members.clone()).await;
+    let (due_at, batch_id) = (members[0].due_at, members[0].batch_id.clone());
+    assert!(
+        store.group.requests.is_empty(),
+        "created whole, not one by one"
+    );
+    assert_eq!(store.request(&members[1].id).unwrap().unwrap(), members[1]);
+
+    let started = store
+        .commit_update(&members[1].id, |r| r.run = Some(Default::default()))
+        .await
+        .unwrap();
+    assert!(store
+        .group
+        .requests
+        .get(members[1].id.as_bytes())
+        .unwrap()
+        .is_some());
+    assert_eq!(store.request(&members[1].id).unwrap().unwrap(), started);
+    assert_eq!(
+        store.request(&members[0].id).unwrap().unwrap(),
+        members[0],
+        "the others wait"
+    );
+
+    let retire = [(due_at, batch_id.clone())];
+    assert_eq!(
+        store.retire_batches(&retire).unwrap(),
+        0,
+        "two members wait"
+    );
+    // Changed without starting (a record of its own, still waiting): still not retired.
+    store
+        .commit_update(&members[0].id, |r| r.internal_tag = Some("x".into()))
+        .await
+        .unwrap();
+    assert_eq!(store.retire_batches(&retire).unwrap(), 0);
+    store
+        .commit_update(&members[0].id, |r| r.run = Some(Default::default()))
+        .await
+        .unwrap();
+    store
+        .commit_update(&members[2].id, |r| r.state = RequestState::Failure)
+        .await
+        .unwrap();
+    assert_eq!(store.due_by(due_at).unwrap().len(), 3, "due until retired");
+    assert_eq!(store.retire_batches(&retire).unwrap(), 1);
+    assert!(store.due_by(due_at).unwrap().is_empty());
+    assert_eq!(store.retire_batches(&retire).unwrap(), 0, "retired once");
+    // Retired, the batch keeps its count only, and still lists and reads through its members' records.
+    let intake = store
+        .group
+        .intake
+        .get(batch_id.as_bytes())
+        .unwrap()
+        .unwrap();
+    assert!(decode::<IntakeRecord>(&intake).unwrap().members.is_empty());
+    let listed = store
+        .list_batch(&scope(Environment::Production), &batch_id, None, 10)
+        .unwrap();
+    assert_eq!(
+        ids_of(&listed),
+        ids_of(&members).into_iter().rev().collect::<Vec<_>>()
+    );
+    assert_eq!(listed[1], started);
+}
+
+#[tokio::test]
+async fn a_request_not_named_by_its_place_in_its_batch_is_declined_whole() {
+    let (_dir, store) = open();
+    let mut members = batch(2, 1_000);
+    members.swap(0, 1);
+    let committed = store.commit_requests(Arc::new(members.clone())).await;
+    assert!(
+        matches!(committed.outcome, Err(StorageError::NotABatchMember(id)) if id == members[0].id)
+    );
+    assert!(store.group.intake.is_empty() && store.group.request_index.is_empty());
+    let day = members[0].due_date;
+    assert!(store
+        .bookings(&scope(Environment::Production), day, day)
+        .unwrap()
+        .is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -283,13 +501,13 @@ async fn a_grouped_update_is_durable_and_a_missing_request_is_declined() {
     )
     .await;
     let updated = store
-        .commit_update(&"r1".into(), |r| r.internal_tag = Some("tagged".into()))
+        .commit_update(&id("r1"), |r| r.internal_tag = Some("tagged".into()))
         .await
         .unwrap();
     assert_eq!(updated.internal_tag.as_deref(), Some("tagged"));
     assert_eq!(
         store
-            .request(&"r1".into())
+            .request(&id("r1"))
             .unwrap()
             .unwrap()
             .internal_tag
@@ -297,7 +515,7 @@ async fn a_grouped_update_is_durable_and_a_missing_request_is_declined() {
         Some("tagged")
     );
     assert!(matches!(
-        store.commit_update(&"nope".into(), |_| {}).await,
+        store.commit_update(&id("nope"), |_| {}).await,
         Err(StorageError::RequestMissing(_))
     ));
 }
@@ -328,7 +546,7 @@ async fn a_grouped_write_that_panics_fails_alone_and_the_store_keeps_writing() {
         ],
     )
     .await;
-    let (r1, r2): (RequestId, RequestId) = ("r1".into(), "r2".into());
+    let (r1, r2) = (id("r1"), id("r2"));
     let (faulty, fine) = tokio::join!(
         store.commit_update(&r1, |_| panic!("a faulty change")),
         store.commit_update(&r2, |r| r.internal_tag = Some("kept".into())),
@@ -336,13 +554,13 @@ async fn a_grouped_write_that_panics_fails_alone_and_the_store_keeps_writing() {
     assert!(matches!(faulty, Err(StorageError::WritePanicked)));
     assert_eq!(fine.unwrap().internal_tag.as_deref(), Some("kept"));
     assert!(store
-        .request(&"r1".into())
+        .request(&id("r1"))
         .unwrap()
         .unwrap()
         .internal_tag
         .is_none());
     let later = store
-        .commit_update(&"r1".into(), |r| r.internal_tag = Some("later".into()))
+        .commit_update(&id("r1"), |r| r.internal_tag = Some("later".into()))
         .await
         .unwrap();
     assert_eq!(later.internal_tag.as_deref(), Some("later"));
@@ -364,10 +582,10 @@ fn only_a_request_about_to_change_is_compressed_for_speed() {
     assert!(!request.replaced_soon(), "finished");
 }
 
-fn delivery(id: &str, payload: &str) -> DeliveryRecord {
+fn delivery(request_id: &RequestId, payload: &str) -> DeliveryRecord {
     let at = DateTime::from_timestamp_micros(5_000).unwrap();
     DeliveryRecord {
-        request_id: id.into(),
+        request_id: request_id.clone(),
         url: "http://127.0.0.1:9/hook".into(),
         signing_secret: "secret".into(),
         payload: payload.into(),
@@ -385,44 +603,42 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     let created = record("r1", Environment::Production, None, 1_000);
     stored(&store, vec![created.clone()]).await;
     let running = store
-        .commit_update(&"r1".into(), |r| r.run = Some(Default::default()))
+        .commit_update(&id("r1"), |r| r.run = Some(Default::default()))
         .await
         .unwrap();
+    assert_eq!(store.active_request_ids().unwrap(), ids(&["r1"]));
     assert_eq!(
-        store.active_request_ids().unwrap(),
-        vec![RequestId::from("r1")]
+        store.due_by(created.due_at).unwrap()[0].batch,
+        Some(created.batch_id.clone()),
+        "its batch stays due until retired"
     );
+    let batch = [(created.due_at, created.batch_id.clone())];
+    assert_eq!(store.retire_batches(&batch).unwrap(), 1);
     assert!(
         store.due_by(created.due_at).unwrap().is_empty(),
-        "left due when started"
+        "left due once its batch retired"
     );
 
     let mut terminal = running.clone();
     terminal.state = RequestState::Success;
     terminal.internal_tag = Some("final".into());
     store
-        .commit_final(terminal.clone(), Some(delivery("r1", "first")))
+        .commit_final(terminal.clone(), Some(delivery(&id("r1"), "first")))
         .await
         .unwrap();
-    assert_eq!(store.request(&"r1".into()).unwrap().unwrap(), terminal);
+    assert_eq!(store.request(&id("r1")).unwrap().unwrap(), terminal);
     assert!(store.active_request_ids().unwrap().is_empty());
-    assert_eq!(
-        store.delivery(&"r1".into()).unwrap().unwrap().payload,
-        "first"
-    );
+    assert_eq!(store.delivery(&id("r1")).unwrap().unwrap().payload, "first");
 
     // A second ending finds the request terminal: its record and its webhook stay the first ones.
     let mut late = running;
     late.state = RequestState::Failure;
     store
-        .commit_final(late, Some(delivery("r1", "second")))
+        .commit_final(late, Some(delivery(&id("r1"), "second")))
         .await
         .unwrap();
-    assert_eq!(store.request(&"r1".into()).unwrap().unwrap(), terminal);
-    assert_eq!(
-        store.delivery(&"r1".into()).unwrap().unwrap().payload,
-        "first"
-    );
+    assert_eq!(store.request(&id("r1")).unwrap().unwrap(), terminal);
+    assert_eq!(store.delivery(&id("r1")).unwrap().unwrap().payload, "first");
 
     // Made terminal by another write without a webhook: the final record and its webhook are both dropped.
     stored(
@@ -431,20 +647,20 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     )
     .await;
     let failed = store
-        .commit_update(&"r2".into(), |r| r.state = RequestState::Failure)
+        .commit_update(&id("r2"), |r| r.state = RequestState::Failure)
         .await
         .unwrap();
     let mut success = failed.clone();
     success.state = RequestState::Success;
     store
-        .commit_final(success, Some(delivery("r2", "never")))
+        .commit_final(success, Some(delivery(&id("r2"), "never")))
         .await
         .unwrap();
-    assert_eq!(store.request(&"r2".into()).unwrap().unwrap(), failed);
-    assert!(store.delivery(&"r2".into()).unwrap().is_none());
+    assert_eq!(store.request(&id("r2")).unwrap().unwrap(), failed);
+    assert!(store.delivery(&id("r2")).unwrap().is_none());
 
     let mut missing = terminal;
-    missing.id = "nope".into();
+    missing.id = id("nope");
     assert!(matches!(
         store.commit_final(missing, None).await,
         Err(StorageError::RequestMissing(_))

@@ -1,0 +1,172 @@
+//! Batches stored whole: the requests of one batch are written at creation as one value under the batch id,
+//! and each request gets a record of its own (in `requests`) only with its first change, when its run
+//! starts. A 50-entry POST is then one value and a few index entries instead of 50 records and 200 index
+//! entries; a request's id names its batch and place ([`RequestId::batch_place`]), so nothing maps one to
+//! the other.
+//!
+//! Once every member has a record of its own, the batch is *retired*: its due entry goes and its value
+//! shrinks to the member count, which listing the batch still needs.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sled::IVec;
+
+use super::due_key;
+use crate::codec::{encode, Record};
+use crate::decoded::Decoded;
+use crate::group::{Txn, Verdict};
+use crate::{RequestBatchId, RequestId, RequestRecord, StorageError, Store};
+
+/// One batch's requests as they were created.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct IntakeRecord {
+    /// Members the batch has; their ids are [`RequestBatchId::member`] 1 to `count`.
+    pub(crate) count: u32,
+    /// The members as created, in place order; empty once the batch is retired.
+    pub(crate) members: Vec<Arc<RequestRecord>>,
+}
+
+impl Record for IntakeRecord {
+    const KIND: &'static str = "intake batch";
+    const VERSION: u8 = 1;
+    const COMPRESSED: bool = true;
+
+    /// A batch booked for the day it is created on is retired as soon as its runs start.
+    fn replaced_soon(&self) -> bool {
+        !self.members.is_empty() && self.members.iter().all(|member| member.replaced_soon())
+    }
+}
+
+impl IntakeRecord {
+    /// The member `id` names, if this batch still holds it as created.
+    fn member(&self, id: &RequestId, place: usize) -> Option<Arc<RequestRecord>> {
+        let member = self.members.get(place.checked_sub(1)?)?;
+        (member.id == *id).then(|| Arc::clone(member))
+    }
+
+    /// Ids of the members, last place first (the newest-first order listings use).
+    pub(crate) fn ids_newest_first(
+        batch: &RequestBatchId,
+        count: u32,
+    ) -> impl DoubleEndedIterator<Item = RequestId> + '_ {
+        (1..=count as usize)
+            .rev()
+            .map(move |place| batch.member(place))
+    }
+}
+
+impl Store {
+    /// A request that has no record of its own yet, as its batch stored it at creation.
+    pub(crate) fn intake_member(
+        &self,
+        id: &RequestId,
+    ) -> Result<Option<Arc<RequestRecord>>, StorageError> {
+        let Some((batch, place)) = id.batch_place() else {
+            return Ok(None);
+        };
+        match self.group.intake.get(batch.as_bytes())? {
+            Some(bytes) => Ok(self
+                .decoded_intake
+                .get(batch.as_bytes(), bytes)?
+                .member(id, place)),
+            None => Ok(None),
+        }
+    }
+
+    /// The member count of a batch stored whole, or `None` for a batch created before batches were.
+    pub(crate) fn intake_count(&self, batch: &RequestBatchId) -> Result<Option<u32>, StorageError> {
+        match self.group.intake.get(batch.as_bytes())? {
+            Some(bytes) => Ok(Some(
+                self.decoded_intake.get(batch.as_bytes(), bytes)?.count,
+            )),
+            None => Ok(None),
+        }
+    }
+
+    /// Retires the due batches of `batches` whose members all have records of their own that left the
+    /// due state (a run started, or ended without one): the due entry goes and the value keeps only the
+    /// count. A batch with a member still waiting is left as it is. One transaction for all; returns how
+    /// many were retired. Idempotent and not awaited: a retirement lost in a crash is made again at the
+    /// next dispatch.
+    pub fn retire_batches(
+        &self,
+        batches: &[(DateTime<Utc>, RequestBatchId)],
+    ) -> Result<usize, StorageError> {
+        if batches.is_empty() {
+            return Ok(0);
+        }
+        self.group.apply_one(|txn| {
+            let mut retired = 0;
+            for (due_at, batch) in batches {
+                match self.all_left_due(txn, batch)? {
+                    Ok(Some(count)) => {
+                        txn.due.remove(due_key(*due_at, batch.as_bytes()))?;
+                        let spent = IntakeRecord {
+                            count,
+                            members: Vec::new(),
+                        };
+                        txn.intake.insert(batch.as_bytes(), encode(&spent))?;
+                        retired += 1;
+                    }
+                    Ok(None) => {}
+                    Err(e) => return Ok(Err(e)),
+                }
+            }
+            Ok(Ok(retired))
+        })
+    }
+
+    /// The member count of `batch` if every member has a record of its own that left the due state.
+    fn all_left_due(&self, txn: &Txn, batch: &RequestBatchId) -> Verdict<Option<u32>> {
+        let Some(bytes) = txn.intake.get(batch.as_bytes())? else {
+            return Ok(Ok(None));
+        };
+        let count = match self.decoded_intake.peek(batch.as_bytes(), &bytes) {
+            Ok(intake) if !intake.members.is_empty() => intake.count,
+            Ok(_) => return Ok(Ok(None)),
+            Err(e) => return Ok(Err(e)),
+        };
+        for id in IntakeRecord::ids_newest_first(batch, count) {
+            let Some(bytes) = txn.requests.get(id.as_bytes())? else {
+                return Ok(Ok(None));
+            };
+            match self.decoded_requests.peek(id.as_bytes(), &bytes) {
+                Ok(record) if record.run.is_some() || record.state.is_terminal() => {}
+                Ok(_) => return Ok(Ok(None)),
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+        Ok(Ok(Some(count)))
+    }
+}
+
+/// Inside a grouped write: the record stored for `id`, its own or its batch's copy, and whether it is its
+/// own (whose bytes are given, for the decoded copies).
+pub(crate) enum Stored {
+    /// `requests` holds the record: these bytes.
+    Own(IVec),
+    /// Only its batch holds it, as created.
+    InBatch(Arc<RequestRecord>),
+}
+
+/// Reads what is stored for `id` inside a transaction.
+pub(crate) fn stored_request(
+    txn: &Txn,
+    intake: &Decoded<IntakeRecord>,
+    id: &RequestId,
+) -> Verdict<Option<Stored>> {
+    if let Some(bytes) = txn.requests.get(id.as_bytes())? {
+        return Ok(Ok(Some(Stored::Own(bytes))));
+    }
+    let Some((batch, place)) = id.batch_place() else {
+        return Ok(Ok(None));
+    };
+    let Some(bytes) = txn.intake.get(batch.as_bytes())? else {
+        return Ok(Ok(None));
+    };
+    Ok(intake
+        .peek(batch.as_bytes(), &bytes)
+        .map(|batch| batch.member(id, place).map(Stored::InBatch)))
+}
