@@ -130,7 +130,12 @@ fn now() -> DateTime<Utc> {
 }
 
 fn shared(store: &Store, dialer: Arc<dyn Dialer>) -> Shared {
-    Arc::new(Orchestration {
+    Arc::new(orchestration(store, dialer))
+}
+
+/// What the actors under test share: a manual clock at [`now`], dispatch paused.
+fn orchestration(store: &Store, dialer: Arc<dyn Dialer>) -> Orchestration {
+    Orchestration {
         store: store.clone(),
         clock: Clock::manual(now()),
         sandbox: Arc::clone(&dialer),
@@ -142,7 +147,7 @@ fn shared(store: &Store, dialer: Arc<dyn Dialer>) -> Shared {
         dispatch_paused: true,
         metrics: Arc::new(Metrics::new(store)),
         limits: None,
-    })
+    }
 }
 
 fn schema() -> Arc<SchemaVersionRecord> {
@@ -183,8 +188,40 @@ fn request_id() -> RequestId {
 
 /// Stores a running production request whose primary step is open, with `calls` placed.
 async fn store_request(store: &Store, calls: Vec<CallRecord>) {
+    store
+        .commit_requests(std::sync::Arc::new(vec![request_record()]))
+        .await
+        .into_result()
+        .unwrap();
+    let step = StepRecord {
+        key: "step-1".into(),
+        schema_id: "vob".into(),
+        schema_version: 1,
+        name: "vob".into(),
+        state: StepState::InProgress,
+        triggered_by: None,
+        fields_required: 2,
+        fields_captured: 0,
+        missing_fields: vec!["a".into(), "b".into()],
+        error: None,
+    };
+    store
+        .update_request(&request_id(), |r| {
+            r.run = Some(RunRecord {
+                started_at: Some(now()),
+                schema_version: 1,
+                steps: vec![step.clone()],
+                calls: calls.clone(),
+                ..RunRecord::default()
+            })
+        })
+        .unwrap();
+}
+
+/// The test request as created: production, booked for today, due now, dialing an input number.
+fn request_record() -> RequestRecord {
     let day: NaiveDate = "2026-11-23".parse().unwrap();
-    let record = RequestRecord {
+    RequestRecord {
         id: request_id(),
         account_id: "acme".into(),
         environment: Environment::Production,
@@ -212,35 +249,7 @@ async fn store_request(store: &Store, calls: Vec<CallRecord>) {
         due_at: now(),
         completed_at: None,
         run: None,
-    };
-    store
-        .commit_requests(std::sync::Arc::new(vec![record]))
-        .await
-        .into_result()
-        .unwrap();
-    let step = StepRecord {
-        key: "step-1".into(),
-        schema_id: "vob".into(),
-        schema_version: 1,
-        name: "vob".into(),
-        state: StepState::InProgress,
-        triggered_by: None,
-        fields_required: 2,
-        fields_captured: 0,
-        missing_fields: vec!["a".into(), "b".into()],
-        error: None,
-    };
-    store
-        .update_request(&request_id(), |r| {
-            r.run = Some(RunRecord {
-                started_at: Some(now()),
-                schema_version: 1,
-                steps: vec![step.clone()],
-                calls: calls.clone(),
-                ..RunRecord::default()
-            })
-        })
-        .unwrap();
+    }
 }
 
 fn step_job() -> StepJob {
@@ -453,4 +462,50 @@ async fn due_work_is_announced_once_until_a_dispatch_reads_the_index_and_again_a
     due_work.announce();
     assert!(announced.load(Ordering::Acquire));
     flag_reads(&announced, false).await;
+}
+
+#[actix::test]
+async fn a_due_batch_whose_members_all_left_the_due_state_is_retired_at_the_next_dispatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let batch = RequestBatchId::new();
+    let members: Vec<RequestRecord> = (1..=3)
+        .map(|place| {
+            let mut record = request_record();
+            record.id = batch.member(place);
+            record.batch_id = batch.clone();
+            record
+        })
+        .collect();
+    store
+        .commit_requests(Arc::new(members.clone()))
+        .await
+        .into_result()
+        .unwrap();
+    // One started, two ended without a run: none waits, so none is started again.
+    store
+        .update_request(&members[0].id, |r| r.run = Some(RunRecord::default()))
+        .unwrap();
+    for member in &members[1..] {
+        store
+            .update_request(&member.id, |r| r.state = RequestState::Failure)
+            .unwrap();
+    }
+    assert_eq!(store.due_by(now()).unwrap().len(), 3);
+    let mut running = orchestration(&store, Arc::new(PanickingDialer));
+    running.dispatch_paused = false;
+    let (_orchestrator, due_work) = Orchestrator::start(Arc::new(running));
+    due_work.announce();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !store.due_by(now()).unwrap().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the batch never retired"
+        );
+        actix::clock::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        store.request(&members[1].id).unwrap().unwrap().state,
+        RequestState::Failure
+    );
 }
