@@ -83,6 +83,18 @@ pub(crate) fn encode_as<R: Record>(value: &impl Serialize, replaced_soon: bool) 
     bytes
 }
 
+/// The version byte of plain JSON in every compressed record type: each one's first version was plain.
+const PLAIN_VERSION: u8 = 1;
+
+/// The plain JSON encoding of an `R` (version [`PLAIN_VERSION`]) from `value`, for a compressed type's value
+/// so short-lived that compressing it would cost more than it saves; read back through `upgrade`.
+pub(crate) fn encode_plain<R: Record>(value: &impl Serialize) -> Vec<u8> {
+    debug_assert!(R::COMPRESSED && R::VERSION != PLAIN_VERSION);
+    let mut bytes = vec![PLAIN_VERSION];
+    serde_json::to_writer(&mut bytes, value).expect("record serializes to JSON");
+    bytes
+}
+
 /// Reads a plain JSON body: the encoding of every record type before it was compressed, for `upgrade`.
 pub(crate) fn decode_json<R: Record>(body: &[u8]) -> Result<R, StorageError> {
     serde_json::from_slice(body).map_err(|e| StorageError::Corrupt {
@@ -95,7 +107,7 @@ pub(crate) fn decode_json<R: Record>(body: &[u8]) -> Result<R, StorageError> {
 /// JSON compressed.
 pub(crate) fn upgrade_from_plain<R: Record>(version: u8, body: &[u8]) -> Result<R, StorageError> {
     match version {
-        1 => decode_json(body),
+        PLAIN_VERSION => decode_json(body),
         other => Err(StorageError::Corrupt {
             kind: R::KIND,
             reason: format!("unknown format version {other}"),

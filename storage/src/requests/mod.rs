@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use crate::codec::{encode_as, Record};
+use crate::codec::{encode_as, encode_plain};
 use crate::durability::Lane;
 use crate::group::{Committed, Queued, Txn, Verdict};
 use crate::{Environment, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
@@ -299,13 +299,15 @@ fn batches(records: &[RequestRecord]) -> Result<Vec<NewBatch>, RequestId> {
                 }
             }
             let first = members[0];
-            let value = encode_as::<IntakeRecord>(
-                &IntakeOut {
-                    count: members.len() as u32,
-                    members: &members,
-                },
-                members.iter().all(|member| member.replaced_soon()),
-            );
+            let whole = IntakeOut {
+                count: members.len() as u32,
+                members: &members,
+            };
+            let value = if IntakeRecord::retired_soon(&members) {
+                encode_plain::<IntakeRecord>(&whole)
+            } else {
+                encode_as::<IntakeRecord>(&whole, false)
+            };
             Ok(NewBatch {
                 id: id.clone(),
                 prefix: Scope::new(first.account_id.clone(), first.environment).prefix(),

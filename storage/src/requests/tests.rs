@@ -300,14 +300,10 @@ async fn a_listing_pages_through_batches_and_requests_stored_one_by_one() {
     }
     // The old request is read, listed in its old batch, and due, like any other.
     assert_eq!(store.request(&old.id).unwrap().unwrap(), old);
-    assert_eq!(
-        ids_of(
-            &store
-                .list_batch(&production, &old.batch_id, None, 10)
-                .unwrap()
-        ),
-        [old.id.clone()]
-    );
+    let old_batch = store
+        .list_batch(&production, &old.batch_id, None, 10)
+        .unwrap();
+    assert_eq!(old_batch, std::slice::from_ref(&old));
     let due: Vec<DueEntry> = store.due_by(old.due_at).unwrap();
     assert_eq!(due.len(), 8);
     assert!(due.contains(&DueEntry {
@@ -665,4 +661,25 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
         store.commit_final(missing, None).await,
         Err(StorageError::RequestMissing(_))
     ));
+}
+
+#[tokio::test]
+async fn a_batch_booked_for_the_day_it_is_created_on_is_stored_plain_and_a_later_one_compressed() {
+    let (_dir, store) = open();
+    let mut today = batch(2, 1_000);
+    for member in &mut today {
+        member.created_at = member.due_at;
+    }
+    let later = batch(2, 1_000);
+    stored(&store, today.iter().chain(&later).cloned().collect()).await;
+    for (members, version) in [(&today, 1), (&later, 2)] {
+        let value = store
+            .group
+            .intake
+            .get(members[0].batch_id.as_bytes())
+            .unwrap()
+            .unwrap();
+        assert_eq!(value[0], version);
+        assert_eq!(store.request(&members[1].id).unwrap().unwrap(), members[1]);
+    }
 }
