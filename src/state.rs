@@ -41,6 +41,8 @@ pub struct AppState {
     pub links: RecordingLinks,
     /// Prometheus metrics, shared with the actors.
     pub metrics: Arc<Metrics>,
+    /// Single-read bodies of unchanged requests, kept serialized.
+    pub request_bodies: crate::routes::requests::bodies::RequestBodies,
     directory: RwLock<Arc<PayerDirectory>>,
     ready: AtomicBool,
 }
@@ -73,6 +75,7 @@ impl AppState {
             dispatcher,
             signing_key,
             metrics,
+            request_bodies: Default::default(),
             directory: RwLock::new(Arc::new(PayerDirectory::new(Vec::new()))),
             ready: AtomicBool::new(false),
         }

@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use actix_web::http::header::ContentType;
+use actix_web::web::Bytes;
 use actix_web::{web, HttpResponse};
 use switchboard_storage::{RequestId, RequestRecord};
 
@@ -26,8 +28,14 @@ pub async fn get_request(
     request_id: web::Path<RequestId>,
 ) -> Result<HttpResponse, ApiError> {
     let record = visible_request(&state, &caller, &request_id)?;
-    let read = state.read_context(&caller.account, ReadKind::Single);
-    Ok(HttpResponse::Ok().json(RequestOut::new(&record, &read)))
+    let body = state.request_bodies.body(&record, &caller.account, || {
+        let read = state.read_context(&caller.account, ReadKind::Single);
+        // Serializing plain wire structs to JSON cannot fail.
+        Bytes::from(serde_json::to_vec(&RequestOut::new(&record, &read)).expect("wire JSON"))
+    });
+    Ok(HttpResponse::Ok()
+        .content_type(ContentType::json())
+        .body(body))
 }
 
 /// The request if it belongs to the caller's scope. Another account's or environment's request is
