@@ -18,9 +18,9 @@ pub const DEFAULT_CACHE_BYTES: u64 = 64 << 20;
 /// again and again, but each one may be tens of kilobytes decoded, so far fewer than the other memos.
 const DECODED_REQUESTS: usize = 1024;
 
-/// Batches kept decoded: one POST's batch is read once per member when its day comes, and a batch of a
-/// large POST holds hundreds of requests.
-const DECODED_BATCHES: usize = 64;
+/// Chunks of batches kept decoded (at most 64 requests each): a batch's members are read one after another
+/// when its day comes.
+pub(crate) const DECODED_CHUNKS: usize = 64;
 
 /// Handle on the open store; cheap to clone, shared by every layer above.
 #[derive(Clone)]
@@ -70,7 +70,7 @@ impl Store {
             decoded_accounts: Arc::new(Decoded::new()),
             decoded_schema_versions: Arc::new(Decoded::new()),
             decoded_requests: Arc::new(Decoded::with_capacity(DECODED_REQUESTS)),
-            decoded_intake: Arc::new(Decoded::with_capacity(DECODED_BATCHES)),
+            decoded_intake: Arc::new(Decoded::with_capacity(DECODED_CHUNKS)),
             group,
             db,
         })

@@ -13,8 +13,8 @@ pub(crate) const PAYERS: &str = "payers";
 /// `request id -> RequestRecord`: a request's own record, written from its first change on (before that,
 /// its batch in `intake` holds it).
 pub(crate) const REQUESTS: &str = "requests";
-/// `batch id -> IntakeRecord`: the requests of one batch as created, stored whole; only the member count
-/// once every member has a record of its own.
+/// `batch id, chunk (u16 BE) -> IntakeRecord`: the requests of one batch as created, 64 to a chunk; only
+/// the member count (in chunk 0) once every member has a record of its own.
 pub(crate) const INTAKE: &str = "intake";
 /// `account \0 env \0 created (u64 micros BE) id`: listing by creation time. A batch's entry (value: its
 /// member count, u32 BE) stands for all its members; a request created before batches were stored whole

@@ -1,11 +1,12 @@
-//! Batches stored whole: the requests of one batch are written at creation as one value under the batch id,
-//! and each request gets a record of its own (in `requests`) only with its first change, when its run
-//! starts. A 50-entry POST is then one value and a few index entries instead of 50 records and 200 index
-//! entries; a request's id names its batch and place ([`RequestId::batch_place`]), so nothing maps one to
-//! the other.
+//! Batches stored whole: the requests of one batch are written at creation as values under the batch id, one
+//! per [`CHUNK`] members, and each request gets a record of its own (in `requests`) only with its first
+//! change, when its run starts. A 50-entry POST is then one value and a few index entries instead of 50
+//! records and 200 index entries; a request's id names its batch and place ([`RequestId::batch_place`]), so
+//! nothing maps one to the other. The chunks bound what one read decodes, and what the decoded copies
+//! hold, whatever the size of the POST.
 //!
-//! Once every member has a record of its own, the batch is *retired*: its due entry goes and its value
-//! shrinks to the member count, which listing the batch still needs.
+//! Once every member has a record of its own, the batch is *retired*: its due entry goes, its first chunk
+//! shrinks to the member count, which listing the batch still needs, and the other chunks go.
 
 use std::sync::Arc;
 
@@ -19,13 +20,35 @@ use crate::decoded::Decoded;
 use crate::group::{Txn, Verdict};
 use crate::{RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
-/// One batch's requests as they were created.
+/// Members stored in one value: a chunk decodes in well under a millisecond, and the decoded copies hold at
+/// most [`crate::store::DECODED_CHUNKS`] chunks.
+pub(crate) const CHUNK: usize = 64;
+
+/// One chunk of a batch's requests as they were created.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct IntakeRecord {
-    /// Members the batch has; their ids are [`RequestBatchId::member`] 1 to `count`.
+    /// Members the whole batch has; their ids are [`RequestBatchId::member`] 1 to `count`.
     pub(crate) count: u32,
-    /// The members as created, in place order; empty once the batch is retired.
+    /// This chunk's members as created, in place order; empty once the batch is retired.
     pub(crate) members: Vec<Arc<RequestRecord>>,
+}
+
+/// The key of chunk `chunk` (from 0) of `batch`: the batch id and the chunk number (u16 BE).
+pub(crate) fn chunk_key(batch: &RequestBatchId, chunk: usize) -> Vec<u8> {
+    let mut key = Vec::with_capacity(batch.as_bytes().len() + 2);
+    key.extend_from_slice(batch.as_bytes());
+    key.extend_from_slice(&(chunk as u16).to_be_bytes());
+    key
+}
+
+/// The chunk holding the member at `place` (from 1), and its index there.
+fn chunk_of(place: usize) -> (usize, usize) {
+    ((place - 1) / CHUNK, (place - 1) % CHUNK)
+}
+
+/// Chunks a batch of `count` members is stored in.
+fn chunks(count: u32) -> usize {
+    (count as usize).div_ceil(CHUNK)
 }
 
 impl Record for IntakeRecord {
@@ -52,9 +75,9 @@ impl IntakeRecord {
 }
 
 impl IntakeRecord {
-    /// The member `id` names, if this batch still holds it as created.
+    /// The member `id` names, if this chunk (the one of `place`) still holds it as created.
     fn member(&self, id: &RequestId, place: usize) -> Option<Arc<RequestRecord>> {
-        let member = self.members.get(place.checked_sub(1)?)?;
+        let member = self.members.get(chunk_of(place).1)?;
         (member.id == *id).then(|| Arc::clone(member))
     }
 
@@ -78,21 +101,18 @@ impl Store {
         let Some((batch, place)) = id.batch_place() else {
             return Ok(None);
         };
-        match self.group.intake.get(batch.as_bytes())? {
-            Some(bytes) => Ok(self
-                .decoded_intake
-                .get(batch.as_bytes(), bytes)?
-                .member(id, place)),
+        let key = chunk_key(&batch, chunk_of(place).0);
+        match self.group.intake.get(&key)? {
+            Some(bytes) => Ok(self.decoded_intake.get(&key, bytes)?.member(id, place)),
             None => Ok(None),
         }
     }
 
     /// The member count of a batch stored whole, or `None` for a batch created before batches were.
     pub(crate) fn intake_count(&self, batch: &RequestBatchId) -> Result<Option<u32>, StorageError> {
-        match self.group.intake.get(batch.as_bytes())? {
-            Some(bytes) => Ok(Some(
-                self.decoded_intake.get(batch.as_bytes(), bytes)?.count,
-            )),
+        let key = chunk_key(batch, 0);
+        match self.group.intake.get(&key)? {
+            Some(bytes) => Ok(Some(self.decoded_intake.get(&key, bytes)?.count)),
             None => Ok(None),
         }
     }
@@ -119,7 +139,10 @@ impl Store {
                             count,
                             members: Vec::new(),
                         };
-                        txn.intake.insert(batch.as_bytes(), encode(&spent))?;
+                        txn.intake.insert(chunk_key(batch, 0), encode(&spent))?;
+                        for chunk in 1..chunks(count) {
+                            txn.intake.remove(chunk_key(batch, chunk))?;
+                        }
                         retired += 1;
                     }
                     Ok(None) => {}
@@ -132,10 +155,11 @@ impl Store {
 
     /// The member count of `batch` if every member has a record of its own that left the due state.
     fn all_left_due(&self, txn: &Txn, batch: &RequestBatchId) -> Verdict<Option<u32>> {
-        let Some(bytes) = txn.intake.get(batch.as_bytes())? else {
+        let key = chunk_key(batch, 0);
+        let Some(bytes) = txn.intake.get(&key)? else {
             return Ok(Ok(None));
         };
-        let count = match self.decoded_intake.peek(batch.as_bytes(), &bytes) {
+        let count = match self.decoded_intake.peek(&key, &bytes) {
             Ok(intake) if !intake.members.is_empty() => intake.count,
             Ok(_) => return Ok(Ok(None)),
             Err(e) => return Ok(Err(e)),
@@ -175,10 +199,11 @@ pub(crate) fn stored_request(
     let Some((batch, place)) = id.batch_place() else {
         return Ok(Ok(None));
     };
-    let Some(bytes) = txn.intake.get(batch.as_bytes())? else {
+    let key = chunk_key(&batch, chunk_of(place).0);
+    let Some(bytes) = txn.intake.get(&key)? else {
         return Ok(Ok(None));
     };
     Ok(intake
-        .peek(batch.as_bytes(), &bytes)
-        .map(|batch| batch.member(id, place).map(Stored::InBatch)))
+        .peek(&key, &bytes)
+        .map(|chunk| chunk.member(id, place).map(Stored::InBatch)))
 }

@@ -9,6 +9,7 @@
 
 mod intake;
 
+use intake::{chunk_key, CHUNK};
 pub(crate) use intake::{stored_request, IntakeRecord, Stored};
 
 use std::collections::btree_map::Entry;
@@ -276,8 +277,8 @@ struct NewBatch {
     created_at: DateTime<Utc>,
     due_at: DateTime<Utc>,
     count: u32,
-    /// The encoded [`IntakeRecord`].
-    value: Vec<u8>,
+    /// The encoded [`IntakeRecord`] of each chunk, in order.
+    chunks: Vec<Vec<u8>>,
 }
 
 /// Groups `records` into their batches and encodes each whole, or names the first record whose id is not
@@ -299,22 +300,29 @@ fn batches(records: &[RequestRecord]) -> Result<Vec<NewBatch>, RequestId> {
                 }
             }
             let first = members[0];
-            let whole = IntakeOut {
-                count: members.len() as u32,
-                members: &members,
-            };
-            let value = if IntakeRecord::retired_soon(&members) {
-                encode_plain::<IntakeRecord>(&whole)
-            } else {
-                encode_as::<IntakeRecord>(&whole, false)
-            };
+            let count = members.len() as u32;
+            let retired_soon = IntakeRecord::retired_soon(&members);
+            let chunks = members
+                .chunks(CHUNK)
+                .map(|chunk| {
+                    let stored = IntakeOut {
+                        count,
+                        members: chunk,
+                    };
+                    if retired_soon {
+                        encode_plain::<IntakeRecord>(&stored)
+                    } else {
+                        encode_as::<IntakeRecord>(&stored, false)
+                    }
+                })
+                .collect();
             Ok(NewBatch {
                 id: id.clone(),
                 prefix: Scope::new(first.account_id.clone(), first.environment).prefix(),
                 created_at: first.created_at,
                 due_at: first.due_at,
-                count: members.len() as u32,
-                value,
+                count,
+                chunks,
             })
         })
         .collect()
@@ -365,7 +373,10 @@ fn write_new_requests(txn: &Txn, records: &[RequestRecord], batches: &[NewBatch]
     for batch in batches {
         let id = batch.id.as_bytes();
         let count = batch.count.to_be_bytes();
-        txn.intake.insert(id, batch.value.as_slice())?;
+        for (chunk, value) in batch.chunks.iter().enumerate() {
+            txn.intake
+                .insert(chunk_key(&batch.id, chunk), value.as_slice())?;
+        }
         txn.request_index
             .insert(created_key(&batch.prefix, batch.created_at, id), &count)?;
         txn.due.insert(due_key(batch.due_at, id), &count)?;

@@ -4,6 +4,7 @@
 use super::*;
 use crate::codec::{decode, encode};
 use crate::{DeliveryRecord, DueEntry, RequestState};
+use intake::{chunk_key, CHUNK};
 
 fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -396,7 +397,7 @@ async fn a_batch_member_gets_a_record_of_its_own_at_its_first_change_and_the_bat
     let intake = store
         .group
         .intake
-        .get(batch_id.as_bytes())
+        .get(chunk_key(&batch_id, 0))
         .unwrap()
         .unwrap();
     assert!(decode::<IntakeRecord>(&intake).unwrap().members.is_empty());
@@ -676,10 +677,60 @@ async fn a_batch_booked_for_the_day_it_is_created_on_is_stored_plain_and_a_later
         let value = store
             .group
             .intake
-            .get(members[0].batch_id.as_bytes())
+            .get(chunk_key(&members[0].batch_id, 0))
             .unwrap()
             .unwrap();
         assert_eq!(value[0], version);
         assert_eq!(store.request(&members[1].id).unwrap().unwrap(), members[1]);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_larger_than_a_chunk_reads_lists_and_retires_whole() {
+    let (_dir, store) = open();
+    let members = batch(2 * CHUNK + 3, 1_000);
+    stored(&store, members.clone()).await;
+    let batch_id = members[0].batch_id.clone();
+    assert_eq!(store.group.intake.len(), 3, "three chunks");
+    for member in [
+        &members[0],
+        &members[CHUNK - 1],
+        &members[CHUNK],
+        &members[2 * CHUNK + 2],
+    ] {
+        assert_eq!(&*store.shared_request(&member.id).unwrap().unwrap(), member);
+    }
+    let production = scope(Environment::Production);
+    let newest_first: Vec<RequestId> = ids_of(&members).into_iter().rev().collect();
+    let mut listed = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = store
+            .list_batch(&production, &batch_id, cursor.as_ref(), 50)
+            .unwrap();
+        let Some(last) = page.last() else { break };
+        cursor = Some(Cursor {
+            created_at: last.created_at,
+            request_id: last.id.clone(),
+        });
+        listed.extend(ids_of(&page));
+    }
+    assert_eq!(listed, newest_first);
+    for member in &members {
+        store
+            .commit_update(&member.id, |r| r.run = Some(Default::default()))
+            .await
+            .unwrap();
+    }
+    let retire = [(members[0].due_at, batch_id.clone())];
+    assert_eq!(store.retire_batches(&retire).unwrap(), 1);
+    assert_eq!(store.group.intake.len(), 1, "only the count stays");
+    assert_eq!(
+        ids_of(
+            &store
+                .list_batch(&production, &batch_id, None, 1_000)
+                .unwrap()
+        ),
+        newest_first
+    );
 }
