@@ -64,6 +64,11 @@ impl Store {
         Ok(entries)
     }
 
+    /// Whether `id`'s run has started and not finished: a lookup in the `active` index, nothing decoded.
+    pub fn is_active(&self, id: &RequestId) -> Result<bool, StorageError> {
+        Ok(self.group.active.contains_key(id.as_bytes())?)
+    }
+
     /// Ids of requests whose run has started and not finished.
     pub fn active_request_ids(&self) -> Result<Vec<RequestId>, StorageError> {
         self.group

@@ -119,6 +119,10 @@ impl Orchestrator {
         entry: &DueEntry,
         now: DateTime<Utc>,
     ) -> Result<bool, OrchestrationError> {
+        // A due batch lists its members until it retires: those running are told apart without decoding.
+        if self.shared.store.is_active(&entry.request_id)? {
+            return Ok(true);
+        }
         // Shared, not copied: only its standing is read here, and the actor started next finds it decoded.
         let Some(record) = self.shared.store.shared_request(&entry.request_id)? else {
             return Ok(false);
@@ -157,7 +161,10 @@ impl Orchestrator {
             .filter(|(_, (_, all_left))| *all_left)
             .map(|(batch, (due_at, _))| (due_at, batch))
             .collect();
-        self.shared.store.retire_batches(&retiring)?;
+        // A batch that cannot retire (an unreadable member) must not keep the revival below from running.
+        if let Err(e) = self.shared.store.retire_batches(&retiring) {
+            tracing::error!(error.message = %e, "cannot retire due batches");
+        }
         // An actor that panicked outside the caught paths is gone without a trace but the store's.
         let vanished: Vec<RequestId> = self
             .running

@@ -75,10 +75,18 @@ impl Store {
         &self,
         id: &RequestId,
     ) -> Result<Option<Arc<RequestRecord>>, StorageError> {
+        if let Some(bytes) = self.group.requests.get(id.as_str())? {
+            return self.decoded_requests.get(id.as_bytes(), bytes).map(Some);
+        }
+        // Not started yet: only its batch holds it.
+        if let Some(member) = self.intake_member(id)? {
+            return Ok(Some(member));
+        }
+        // Or it started, and its batch was retired, between the two reads: a batch retires only once
+        // every member has a record of its own.
         match self.group.requests.get(id.as_str())? {
             Some(bytes) => self.decoded_requests.get(id.as_bytes(), bytes).map(Some),
-            // Not started yet: only its batch holds it.
-            None => self.intake_member(id),
+            None => Ok(None),
         }
     }
 
