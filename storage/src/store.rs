@@ -48,14 +48,14 @@ pub struct Store {
 
 impl Store {
     /// Opens (or creates) the store in `dir` with a page cache of [`DEFAULT_CACHE_BYTES`]. Fails if another
-    /// process holds it.
+    /// handle holds it for longer than two seconds (handles this process just dropped are waited for).
     pub fn open(dir: &Path) -> Result<Store, StorageError> {
         Store::open_with_cache(dir, DEFAULT_CACHE_BYTES)
     }
 
     /// Opens (or creates) the store in `dir`, its page cache bounded to `cache_bytes`.
     pub fn open_with_cache(dir: &Path, cache_bytes: u64) -> Result<Store, StorageError> {
-        let db = open_db(dir, cache_bytes)?;
+        let db = open_db_when_released(dir, cache_bytes, RELEASE_WAIT)?;
         let group = GroupTrees::open(&db)?;
         Ok(Store {
             accounts: db.open_tree(trees::ACCOUNTS)?,
@@ -105,21 +105,8 @@ impl Store {
         cache_bytes: u64,
         wait: Duration,
     ) -> Result<(), StorageError> {
-        let deadline = Instant::now() + wait;
-        loop {
-            match open_db(dir, cache_bytes) {
-                Ok(db) => {
-                    db.flush()?;
-                    return Ok(());
-                }
-                Err(StorageError::Engine(sled::Error::Io(e)))
-                    if is_lock_refusal(&e) && Instant::now() < deadline =>
-                {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        open_db_when_released(dir, cache_bytes, wait)?.flush()?;
+        Ok(())
     }
 
     /// Flushes everything and stops the flusher; used at graceful shutdown.
@@ -206,6 +193,30 @@ fn discard_unfinished_snapshots(dir: &Path) -> Result<(), StorageError> {
 
 /// sled's refusal to open a store another handle holds. Its lock error carries no kind of its own, so
 /// this reads the message of the pinned sled 0.34.
+/// How long an opening waits for handles a closed store left to be released: sled's I/O threads drop
+/// theirs a moment after the last handle of this process goes, and a store closed and opened again in one
+/// process (a restart in tests, the recovery snapshot) would otherwise be refused now and then.
+pub(crate) const RELEASE_WAIT: Duration = Duration::from_secs(2);
+
+/// Opens sled in `dir`, retrying a refusal for a lock another handle holds for up to `wait`.
+fn open_db_when_released(
+    dir: &Path,
+    cache_bytes: u64,
+    wait: Duration,
+) -> Result<sled::Db, StorageError> {
+    let deadline = Instant::now() + wait;
+    loop {
+        match open_db(dir, cache_bytes) {
+            Err(StorageError::Engine(sled::Error::Io(e)))
+                if is_lock_refusal(&e) && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            opened => return opened,
+        }
+    }
+}
+
 fn is_lock_refusal(error: &std::io::Error) -> bool {
     error.to_string().contains("could not acquire lock")
 }
@@ -232,4 +243,25 @@ pub enum PublishRule {
         /// Version number of a brand-new schema, or the floor for the next one.
         first_version: u32,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_opening_waits_for_the_handle_that_holds_the_store_to_be_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = Store::open(dir.path()).unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            held.close().unwrap();
+            drop(held);
+        });
+        let started = Instant::now();
+        let store = Store::open(dir.path()).expect("opens once the other handle is released");
+        assert!(started.elapsed() >= Duration::from_millis(300));
+        release.join().unwrap();
+        store.close().unwrap();
+    }
 }
