@@ -10,7 +10,7 @@ use switchboard_storage::{
 };
 use utoipa::ToSchema;
 
-use super::calls::{e164, hh_mm_ss};
+use super::calls::{hh_mm_ss, sanitized};
 use super::ReadContext;
 
 /// One distinct calling effort, usually one schema (2.6).
@@ -84,7 +84,8 @@ pub struct ContributingCallOut {
     /// `key` of the step the call belongs to.
     #[schema(value_type = String)]
     pub call_step: StepKey,
-    /// Present when this call dialed a different number than the request's original call.
+    /// The number this call dialed, sanitized (ten digits); present when it differs from the request's
+    /// original call's.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub to: Option<String>,
@@ -177,7 +178,7 @@ fn contributing_call(
         id: call.id.clone(),
         call: call.seq,
         call_step: call.step_key.clone(),
-        to: (Some(call.to.as_str()) != original).then(|| e164(&call.to)),
+        to: (Some(call.to.as_str()) != original).then(|| sanitized(&call.to)),
         call_duration: hh_mm_ss(outcome.duration_seconds),
         call_summary: outcome.summary.clone(),
         transcript: outcome.transcript.clone(),

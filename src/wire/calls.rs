@@ -19,7 +19,7 @@ pub struct AttemptOut {
     pub call_step: StepKey,
     /// Attempt number within its step.
     pub attempt: u32,
-    /// The dialed number (E.164).
+    /// The dialed number, sanitized (ten digits).
     pub to: String,
     /// When the call was placed.
     pub placed_at: String,
@@ -85,7 +85,7 @@ impl FirstCall {
         let single = read.single();
         let account = read.account;
         Some(FirstCall {
-            to: Some(e164(&call.to)),
+            to: Some(sanitized(&call.to)),
             call_duration: Some(hh_mm_ss(outcome.duration_seconds)),
             call_summary: outcome.summary.clone(),
             call_audit_summary: outcome.audit_summary.clone(),
@@ -115,7 +115,7 @@ pub(super) fn attempt_details(run: &RunRecord) -> Vec<AttemptOut> {
                 call: call.seq,
                 call_step: call.step_key.clone(),
                 attempt: call.attempt,
-                to: e164(&call.to),
+                to: sanitized(&call.to),
                 placed_at: format_timestamp(call.placed_at),
                 ended_at: outcome.map(|o| format_timestamp(o.ended_at)),
                 disposition: outcome.map(|o| o.disposition.into()),
@@ -124,9 +124,10 @@ pub(super) fn attempt_details(run: &RunRecord) -> Vec<AttemptOut> {
         .collect()
 }
 
-/// A stored number as E.164.
-pub(super) fn e164(digits: &str) -> String {
-    UsPhone::parse(digits).map_or_else(|| format!("+1{digits}"), |p| p.e164())
+/// A dialed number as the interface shows it: sanitized as inputs are (section 7.4: no spaces, punctuation,
+/// `+` or leading `1`), the ten digits. Only the caller number (`callFromNumber`) is E.164.
+pub(super) fn sanitized(number: &str) -> String {
+    UsPhone::parse(number).map_or_else(|| number.to_owned(), |p| p.digits().to_owned())
 }
 
 /// `HH:MM:SS`.

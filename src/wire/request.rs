@@ -77,7 +77,7 @@ pub struct RequestOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub script_version: Option<String>,
-    /// The number actually dialed (E.164), once a phone call completed.
+    /// The number actually dialed, sanitized as inputs are (ten digits), once a phone call completed.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub to: Option<String>,
