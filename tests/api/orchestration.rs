@@ -844,7 +844,10 @@ async fn a_completed_phone_request_carries_the_call_enrichment_on_the_single_rea
     let duration = request["callDuration"].as_str().unwrap();
     assert!(duration_pattern().is_match(duration), "{duration}");
     // Sanitized as inputs are (no `+` or leading 1); only the caller number is E.164.
-    assert_eq!(request["to"], "8775550100", "UnitedHealthcare's directory number");
+    assert_eq!(
+        request["to"], "8775550100",
+        "UnitedHealthcare's directory number"
+    );
     let from = request["callFromNumber"].as_str().unwrap();
     assert!(e164_pattern().is_match(from), "{from}");
     assert!(
