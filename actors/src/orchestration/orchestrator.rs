@@ -24,6 +24,12 @@ use crate::Metrics;
 /// How often due work is looked for without an event.
 const SWEEP: Duration = Duration::from_secs(1);
 
+/// How long an announcement of due work waits for the ones after it. Under a stream of creates on a business
+/// day every create announced, and each dispatch cleared the flag at once, so every create woke this
+/// actor's thread; gathered, a burst of creates is one dispatch per window, and a request starts at most
+/// this much later.
+const GATHER: Duration = Duration::from_millis(2);
+
 /// Owner of every running request actor.
 pub struct Orchestrator {
     shared: Shared,
@@ -248,7 +254,10 @@ impl Handler<DueWorkAdded> for Orchestrator {
     type Result = ();
 
     fn handle(&mut self, _: DueWorkAdded, ctx: &mut Context<Self>) {
-        self.wake(ctx);
+        if !self.dispatch_queued {
+            self.dispatch_queued = true;
+            ctx.notify_later(DispatchDue, GATHER);
+        }
     }
 }
 
