@@ -133,7 +133,7 @@ impl Orchestrator {
         let Some(record) = self.shared.store.shared_request(&entry.request_id)? else {
             return Ok(false);
         };
-        if record.run.is_some() || record.state.is_terminal() {
+        if record.left_due() {
             return Ok(true);
         }
         // An actor may be running that has not recorded the start yet.

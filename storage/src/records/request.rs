@@ -65,6 +65,14 @@ pub struct RequestRecord {
     pub run: Option<super::RunRecord>,
 }
 
+impl RequestRecord {
+    /// Whether it has left the booked-and-waiting state for good: its run started, or it ended without one.
+    /// A batch stays due until every member has.
+    pub fn left_due(&self) -> bool {
+        self.run.is_some() || self.state.is_terminal()
+    }
+}
+
 impl Record for RequestRecord {
     const KIND: &'static str = "request";
     /// 2: the JSON is zstd-compressed (transcripts, summaries and inputs are most of a finished request).

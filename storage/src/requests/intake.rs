@@ -64,17 +64,13 @@ impl Record for IntakeRecord {
 }
 
 impl IntakeRecord {
-    /// Whether a batch of `members` is retired as soon as their runs start: booked for the day it is
-    /// created on. Its value then lasts seconds, and is stored as plain JSON: compressing it was a tenth of
-    /// a single create's time, and the shrunk value replaces it within seconds.
+    /// Whether a batch of new `members` is retired as soon as their runs start: each is replaced soon, booked
+    /// for the day it is created on. Its value then lasts seconds, and is stored as plain JSON: compressing
+    /// it was a tenth of a single create's time, and the shrunk value replaces it within seconds.
     pub(crate) fn retired_soon(members: &[&RequestRecord]) -> bool {
-        members
-            .iter()
-            .all(|member| member.due_at <= member.created_at)
+        members.iter().all(|member| member.replaced_soon())
     }
-}
 
-impl IntakeRecord {
     /// The member `id` names, if this chunk (the one of `place`) still holds it as created.
     fn member(&self, id: &RequestId, place: usize) -> Option<Arc<RequestRecord>> {
         let member = self.members.get(chunk_of(place).1)?;
@@ -169,7 +165,7 @@ impl Store {
                 return Ok(Ok(None));
             };
             match self.decoded_requests.peek(id.as_bytes(), &bytes) {
-                Ok(record) if record.run.is_some() || record.state.is_terminal() => {}
+                Ok(record) if record.left_due() => {}
                 Ok(_) => return Ok(Ok(None)),
                 Err(e) => return Ok(Err(e)),
             }
