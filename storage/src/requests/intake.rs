@@ -41,9 +41,11 @@ pub(crate) fn chunk_key(batch: &RequestBatchId, chunk: usize) -> Vec<u8> {
     key
 }
 
-/// The chunk holding the member at `place` (from 1), and its index there.
-fn chunk_of(place: usize) -> (usize, usize) {
-    ((place - 1) / CHUNK, (place - 1) % CHUNK)
+/// Where the request `id` is stored as created, if it is a batch member: its chunk's key and its index
+/// there.
+fn member_slot(id: &RequestId) -> Option<(Vec<u8>, usize)> {
+    let (batch, place) = id.batch_place()?;
+    Some((chunk_key(&batch, (place - 1) / CHUNK), (place - 1) % CHUNK))
 }
 
 /// Chunks a batch of `count` members is stored in.
@@ -71,9 +73,9 @@ impl IntakeRecord {
         members.iter().all(|member| member.replaced_soon())
     }
 
-    /// The member `id` names, if this chunk (the one of `place`) still holds it as created.
-    fn member(&self, id: &RequestId, place: usize) -> Option<Arc<RequestRecord>> {
-        let member = self.members.get(chunk_of(place).1)?;
+    /// The member `id` names at `index` of this chunk, if the chunk still holds it as created.
+    fn member(&self, id: &RequestId, index: usize) -> Option<Arc<RequestRecord>> {
+        let member = self.members.get(index)?;
         (member.id == *id).then(|| Arc::clone(member))
     }
 
@@ -94,12 +96,11 @@ impl Store {
         &self,
         id: &RequestId,
     ) -> Result<Option<Arc<RequestRecord>>, StorageError> {
-        let Some((batch, place)) = id.batch_place() else {
+        let Some((key, index)) = member_slot(id) else {
             return Ok(None);
         };
-        let key = chunk_key(&batch, chunk_of(place).0);
         match self.group.intake.get(&key)? {
-            Some(bytes) => Ok(self.decoded_intake.get(&key, bytes)?.member(id, place)),
+            Some(bytes) => Ok(self.decoded_intake.get(&key, bytes)?.member(id, index)),
             None => Ok(None),
         }
     }
@@ -192,14 +193,13 @@ pub(crate) fn stored_request(
     if let Some(bytes) = txn.requests.get(id.as_bytes())? {
         return Ok(Ok(Some(Stored::Own(bytes))));
     }
-    let Some((batch, place)) = id.batch_place() else {
+    let Some((key, index)) = member_slot(id) else {
         return Ok(Ok(None));
     };
-    let key = chunk_key(&batch, chunk_of(place).0);
     let Some(bytes) = txn.intake.get(&key)? else {
         return Ok(Ok(None));
     };
     Ok(intake
         .peek(&key, &bytes)
-        .map(|chunk| chunk.member(id, place).map(Stored::InBatch)))
+        .map(|chunk| chunk.member(id, index).map(Stored::InBatch)))
 }
