@@ -89,10 +89,12 @@ impl Orchestrator {
         (orchestrator, due_work)
     }
 
-    fn wake(&mut self, ctx: &mut Context<Self>) {
+    /// Queues a dispatch `after` from now, unless one is queued: the events until it runs are the same
+    /// dispatch.
+    fn wake(&mut self, ctx: &mut Context<Self>, after: Duration) {
         if !self.dispatch_queued {
             self.dispatch_queued = true;
-            ctx.notify(DispatchDue);
+            ctx.notify_later(DispatchDue, after);
         }
     }
 
@@ -213,7 +215,7 @@ impl Actor for Orchestrator {
             }
             .into_actor(self),
         );
-        ctx.run_interval(SWEEP, |act, ctx| act.wake(ctx));
+        ctx.run_interval(SWEEP, |act, ctx| act.wake(ctx, Duration::ZERO));
     }
 }
 
@@ -254,10 +256,7 @@ impl Handler<DueWorkAdded> for Orchestrator {
     type Result = ();
 
     fn handle(&mut self, _: DueWorkAdded, ctx: &mut Context<Self>) {
-        if !self.dispatch_queued {
-            self.dispatch_queued = true;
-            ctx.notify_later(DispatchDue, GATHER);
-        }
+        self.wake(ctx, GATHER);
     }
 }
 
