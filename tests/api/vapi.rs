@@ -271,6 +271,12 @@ async fn a_referral_dials_the_number_the_representative_gave() {
     assert_eq!(done["state"], "SUCCESS", "{done}");
     assert_eq!(dispositions(&done), ["referred", "completed"]);
     assert_eq!(fake.creates()[1]["customer"]["number"], "+18885550111");
+    // The call that dialed another number says which, sanitized like an input (section 7.4).
+    let redialed = done["contributingCalls"]
+        .as_array()
+        .and_then(|calls| calls.iter().find(|call| call["call"] == 2))
+        .unwrap_or_else(|| panic!("the second call contributes: {done}"));
+    assert_eq!(redialed["to"], "8885550111", "{done}");
 }
 
 #[actix_web::test]
