@@ -79,6 +79,18 @@ impl IntakeRecord {
         (member.id == *id).then(|| Arc::clone(member))
     }
 
+    /// Ids of the members a listing shows after `cursor` (the last id of the previous page, if it fell in
+    /// this batch), last place first: members share one creation instant, so newest first is last place
+    /// first.
+    pub(crate) fn listed_after<'a>(
+        batch: &'a RequestBatchId,
+        count: u32,
+        cursor: Option<&'a RequestId>,
+    ) -> impl Iterator<Item = RequestId> + 'a {
+        IntakeRecord::ids_newest_first(batch, count)
+            .filter(move |member| cursor.is_none_or(|after| member < after))
+    }
+
     /// Ids of the members, last place first (the newest-first order listings use).
     pub(crate) fn ids_newest_first(
         batch: &RequestBatchId,

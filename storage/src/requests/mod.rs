@@ -198,11 +198,9 @@ impl Store {
             prefix.push(0);
             return self.page(&self.group.batch_index, &prefix, None, cursor, limit);
         };
-        // Its members share one creation instant, so newest first is last place first.
-        let members = IntakeRecord::ids_newest_first(batch_id, count)
-            .filter(|member| cursor.is_none_or(|c| *member < c.request_id));
+        let after = cursor.map(|c| &c.request_id);
         let mut page = Vec::with_capacity(limit.min(count as usize));
-        for member in members.take(limit) {
+        for member in IntakeRecord::listed_after(batch_id, count, after).take(limit) {
             let record = self.listed(&member)?;
             // Batch ids are not scoped: another account's batch lists as no batch at all.
             if record.account_id != scope.account_id || record.environment != scope.environment {
@@ -254,13 +252,12 @@ impl Store {
                 page.push(self.listed(&RequestId::from(id))?);
                 continue;
             }
-            // A batch's members share its creation instant; a cursor at that instant may fall inside it.
+            // A cursor at the batch's creation instant may fall inside it.
             let resume_after = cursor
                 .filter(|c| instant == micros(c.created_at).to_be_bytes())
                 .map(|c| &c.request_id);
             let batch = RequestBatchId::from(id);
-            let members = IntakeRecord::ids_newest_first(&batch, read_count(&value)?)
-                .filter(|member| resume_after.is_none_or(|after| member < after));
+            let members = IntakeRecord::listed_after(&batch, read_count(&value)?, resume_after);
             for member in members.take(limit - page.len()) {
                 page.push(self.listed(&member)?);
             }
