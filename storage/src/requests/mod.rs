@@ -306,7 +306,7 @@ fn batches(records: &[RequestRecord]) -> Result<Vec<NewBatch>, RequestId> {
             }
             let first = members[0];
             let count = members.len() as u32;
-            let retired_soon = IntakeRecord::retired_soon(&members);
+            let plain = IntakeRecord::stored_plain(&members);
             let chunks = members
                 .chunks(CHUNK)
                 .map(|chunk| {
@@ -314,7 +314,7 @@ fn batches(records: &[RequestRecord]) -> Result<Vec<NewBatch>, RequestId> {
                         count,
                         members: chunk,
                     };
-                    if retired_soon {
+                    if plain {
                         encode_plain::<IntakeRecord>(&stored)
                     } else {
                         encode_as::<IntakeRecord>(&stored, false)

@@ -665,15 +665,20 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
 }
 
 #[tokio::test]
-async fn a_batch_booked_for_the_day_it_is_created_on_is_stored_plain_and_a_later_one_compressed() {
+async fn a_lone_request_and_a_batch_booked_for_today_are_stored_plain_and_others_compressed() {
     let (_dir, store) = open();
     let mut today = batch(2, 1_000);
     for member in &mut today {
         member.created_at = member.due_at;
     }
     let later = batch(2, 1_000);
-    stored(&store, today.iter().chain(&later).cloned().collect()).await;
-    for (members, version) in [(&today, 1), (&later, 2)] {
+    let lone = batch(1, 1_000);
+    stored(
+        &store,
+        today.iter().chain(&later).chain(&lone).cloned().collect(),
+    )
+    .await;
+    for (members, version) in [(&today, 1), (&later, 2), (&lone, 1)] {
         let value = store
             .group
             .intake
@@ -681,7 +686,8 @@ async fn a_batch_booked_for_the_day_it_is_created_on_is_stored_plain_and_a_later
             .unwrap()
             .unwrap();
         assert_eq!(value[0], version);
-        assert_eq!(store.request(&members[1].id).unwrap().unwrap(), members[1]);
+        let last = members.last().unwrap();
+        assert_eq!(&store.request(&last.id).unwrap().unwrap(), last);
     }
 }
 
