@@ -13,7 +13,7 @@ use rand::RngCore;
 use switchboard_actors::dialer::sandbox::SandboxDialer;
 use switchboard_actors::electronic::sandbox::SandboxElectronic;
 use switchboard_actors::orchestration::{Orchestration, Orchestrator, ResumeActive};
-use switchboard_actors::scheduler::CapacityScheduler;
+use switchboard_actors::scheduler::Scheduler;
 use switchboard_actors::webhooks::{WebhookConfig, WebhookDispatcher};
 use switchboard_actors::{Clock, Metrics};
 use switchboard_storage::Store;
@@ -80,10 +80,7 @@ impl Application {
                 .context("cannot initialise the token secret")?,
         };
         let metrics = Arc::new(Metrics::new(&store));
-        let scheduler = {
-            let (store, clock, metrics) = (store.clone(), clock.clone(), Arc::clone(&metrics));
-            Supervisor::start(move |_| CapacityScheduler::new(store, clock, metrics))
-        };
+        let scheduler = Scheduler::start(store.clone(), clock.clone(), Arc::clone(&metrics));
         // Production calls go to the payer simulator, or to the platform driver whose events reach the
         // same instance through the HTTP layer.
         let (production, voice) = crate::voice::production_dialer(&settings, &store, &metrics)?;

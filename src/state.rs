@@ -5,7 +5,7 @@ use std::sync::{Arc, RwLock};
 
 use actix::Addr;
 use switchboard_actors::orchestration::{DueWork, Orchestrator};
-use switchboard_actors::scheduler::CapacityScheduler;
+use switchboard_actors::scheduler::Scheduler;
 use switchboard_actors::webhooks::WebhookDispatcher;
 use switchboard_actors::{Clock, Metrics};
 use switchboard_storage::{StorageError, Store};
@@ -26,7 +26,7 @@ pub struct AppState {
     /// Bearer-token issuer and verifier.
     pub tokens: TokenIssuer,
     /// Books new requests; the only writer of requests.
-    pub scheduler: Addr<CapacityScheduler>,
+    pub scheduler: Scheduler,
     /// Runs requests once their day has come.
     pub orchestrator: Addr<Orchestrator>,
     /// Tells the orchestrator that requests booked for today were stored.
@@ -55,7 +55,7 @@ impl AppState {
         clock: Clock,
         settings: Arc<Settings>,
         signing_key: Vec<u8>,
-        scheduler: Addr<CapacityScheduler>,
+        scheduler: Scheduler,
         orchestrator: Addr<Orchestrator>,
         due_work: DueWork,
         voice: crate::voice::VoiceDialers,

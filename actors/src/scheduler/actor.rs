@@ -1,122 +1,49 @@
-//! The capacity-scheduler actor: owner of the booking ledgers. Its handler is the create path's only
-//! serial section and touches memory only: the store transaction and the flush run outside it.
+//! The capacity scheduler: the [`CapacityScheduler`] actor, which loads the booking desk's ledgers from the
+//! store, and [`Scheduler`], the handle the create path books through.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use actix::{Actor, AsyncContext, Context, Handler, Supervised};
+use actix::{Actor, Addr, Context, Handler, Supervised, Supervisor};
 use chrono::{Days, NaiveDate};
 use switchboard_storage::{Scope, Store};
 
-use super::messages::{BookRequests, BookingError, Placement, ReleaseBookings};
-use super::pending::{decrement, PendingPlaces};
+use super::desk::{BookingDesk, Ledger};
+use super::messages::{Booking, BookingError, LoadLedger};
 use super::reservation::Reservation;
-use super::{place, HORIZON_DAYS};
+use super::HORIZON_DAYS;
 use crate::calendar::local_date;
 use crate::supervision::{guarded, InjectPanic, Singleton};
 use crate::{Clock, Metrics};
 
-/// Places per day of one scope from `from` on: stored bookings plus places reserved by POSTs in flight.
-struct Ledger {
-    from: NaiveDate,
-    days: BTreeMap<NaiveDate, u32>,
-}
-
-/// Books new requests onto business days. Handling one reservation at a time per process is what keeps
-/// capacity from being overbooked; each reservation costs a placement over an in-memory map.
+/// Owner of the booking desk's ledgers: it reads each scope's stored bookings when a POST finds no ledger
+/// to book against, one scope at a time, so no store read ever runs inside the desk's serial section. A
+/// restart drops every ledger, to be loaded again.
 pub struct CapacityScheduler {
     store: Store,
-    clock: Clock,
+    desk: BookingDesk,
     metrics: Arc<Metrics>,
-    ledgers: HashMap<Scope, Ledger>,
-    /// Places reserved and not yet settled, shared with the reservations. They survive a restart (the
-    /// POSTs holding them are still running), and are added to the stored bookings whenever a ledger is
-    /// loaded.
-    pending: PendingPlaces,
 }
 
 impl CapacityScheduler {
-    /// A scheduler over `store`, reading days from `clock`, counting restarts in `metrics`.
-    pub fn new(store: Store, clock: Clock, metrics: Arc<Metrics>) -> CapacityScheduler {
-        CapacityScheduler {
-            store,
-            clock,
-            metrics,
-            ledgers: HashMap::new(),
-            pending: PendingPlaces::default(),
+    /// Loads the ledger of `scope` from `today`, unless a POST's earlier request already did.
+    fn load(&mut self, message: LoadLedger) -> Result<(), BookingError> {
+        let LoadLedger { scope, today } = message;
+        if self.desk.has_ledger(&scope, today) {
+            return Ok(());
         }
-    }
-
-    /// The ledger of `scope` from `today`. Loaded from the store once; when the date moves on, past days
-    /// are dropped instead: every booking up to the new horizon was made by this ledger or loaded with it,
-    /// since nothing is booked beyond the horizon of the day it was booked on.
-    fn ledger(&mut self, scope: &Scope, today: NaiveDate) -> Result<&mut Ledger, BookingError> {
-        let usable = self.ledgers.get(scope).is_some_and(|l| l.from <= today);
-        if !usable {
-            let last = today
-                .checked_add_days(Days::new(HORIZON_DAYS))
-                .unwrap_or(NaiveDate::MAX);
-            // Pending first: a request stored meanwhile is then counted twice, never missed.
-            let pending = self.pending.of(scope);
-            let mut days = self.store.bookings(scope, today, last)?;
-            for (day, count) in pending {
-                *days.entry(day).or_default() += count;
-            }
-            self.ledgers
-                .insert(scope.clone(), Ledger { from: today, days });
+        let last = today
+            .checked_add_days(Days::new(HORIZON_DAYS))
+            .unwrap_or(NaiveDate::MAX);
+        // Pending first: a request stored meanwhile is then counted twice, never missed.
+        let pending = self.desk.pending(&scope);
+        let mut days = self.store.bookings(&scope, today, last)?;
+        for (day, count) in pending {
+            *days.entry(day).or_default() += count;
         }
-        let ledger = self.ledgers.get_mut(scope).expect("ledger just loaded");
-        if ledger.from < today {
-            ledger.days = ledger.days.split_off(&today);
-            ledger.from = today;
-        }
-        Ok(ledger)
-    }
-
-    fn book(&mut self, message: BookRequests, me: Recipient) -> Result<Reservation, BookingError> {
-        let BookRequests {
-            scope,
-            capacity,
-            timezone,
-            count,
-        } = message;
-        let at = self.clock.now();
-        let today = local_date(at, timezone);
-        let ledger = self.ledger(&scope, today)?;
-        let days = place(count, today, capacity, &ledger.days).map_err(|unplaced| {
-            BookingError::Unplaceable {
-                unplaced,
-                total: count,
-                capacity,
-            }
-        })?;
-        let ledger = self.ledgers.get_mut(&scope).expect("ledger loaded above");
-        for day in &days {
-            *ledger.days.entry(*day).or_default() += 1;
-        }
-        self.pending.hold(&scope, &days);
-        Ok(Reservation::new(
-            scope,
-            Placement { days, at },
-            self.pending.clone(),
-            me,
-        ))
-    }
-
-    /// Places given back unstored leave the pending tally and the ledger in one step, so a ledger loaded
-    /// in between cannot count them out twice.
-    fn release(&mut self, message: ReleaseBookings) {
-        let ReleaseBookings { scope, days } = message;
-        self.pending.settle(&scope, &days);
-        if let Some(ledger) = self.ledgers.get_mut(&scope) {
-            for (day, count) in &days {
-                decrement(&mut ledger.days, *day, *count);
-            }
-        }
+        self.desk.install(scope, Ledger { from: today, days });
+        Ok(())
     }
 }
-
-type Recipient = actix::Recipient<ReleaseBookings>;
 
 impl Actor for CapacityScheduler {
     type Context = Context<Self>;
@@ -131,30 +58,21 @@ impl Singleton for CapacityScheduler {
 }
 
 impl Supervised for CapacityScheduler {
-    /// The ledgers are reloaded from the store on next use; places of POSTs still in flight are kept.
+    /// The ledgers are loaded again on next use; places of POSTs still in flight are kept.
     fn restarting(&mut self, _: &mut Context<Self>) {
-        self.ledgers.clear();
+        self.desk.forget_ledgers();
     }
 }
 
-impl Handler<BookRequests> for CapacityScheduler {
-    type Result = Result<Reservation, BookingError>;
+impl Handler<LoadLedger> for CapacityScheduler {
+    type Result = Result<(), BookingError>;
 
-    fn handle(&mut self, message: BookRequests, ctx: &mut Context<Self>) -> Self::Result {
-        let me = ctx.address().recipient();
-        guarded(self, ctx, |scheduler, _| scheduler.book(message, me)).unwrap_or_else(|| {
+    fn handle(&mut self, message: LoadLedger, ctx: &mut Context<Self>) -> Self::Result {
+        guarded(self, ctx, |scheduler, _| scheduler.load(message)).unwrap_or_else(|| {
             Err(BookingError::Unavailable(
-                "the scheduler restarted while booking".into(),
+                "the scheduler restarted while loading a ledger".into(),
             ))
         })
-    }
-}
-
-impl Handler<ReleaseBookings> for CapacityScheduler {
-    type Result = ();
-
-    fn handle(&mut self, message: ReleaseBookings, ctx: &mut Context<Self>) {
-        guarded(self, ctx, |scheduler, _| scheduler.release(message));
     }
 }
 
@@ -163,5 +81,69 @@ impl Handler<InjectPanic> for CapacityScheduler {
 
     fn handle(&mut self, fault: InjectPanic, ctx: &mut Context<Self>) {
         guarded(self, ctx, |_, _| fault.panic(Self::NAME));
+    }
+}
+
+/// Loads a POST may ask for before it gives up: a ledger loaded is booked against at once, unless a
+/// restart dropped it in between.
+const LOADS: usize = 2;
+
+/// The capacity scheduler as its users hold it (cheap to clone): the desk every POST books at, and the
+/// supervised actor that loads the desk's ledgers.
+#[derive(Clone)]
+pub struct Scheduler {
+    desk: BookingDesk,
+    clock: Clock,
+    actor: Addr<CapacityScheduler>,
+}
+
+impl Scheduler {
+    /// Starts the supervised actor over `store`, booking by days of `clock`; restarts are counted in
+    /// `metrics`.
+    pub fn start(store: Store, clock: Clock, metrics: Arc<Metrics>) -> Scheduler {
+        let desk = BookingDesk::new(Arc::clone(&metrics));
+        let owned = desk.clone();
+        let actor = Supervisor::start(move |_| CapacityScheduler {
+            store,
+            desk: owned,
+            metrics,
+        });
+        Scheduler { desk, clock, actor }
+    }
+
+    /// The actor, for fault injection.
+    pub fn actor(&self) -> &Addr<CapacityScheduler> {
+        &self.actor
+    }
+
+    /// Reserves places for `wanted` on the earliest business days with room, from today in its time zone.
+    /// Replies with the days, in order, held by a [`Reservation`] that gives them back unless the requests
+    /// are stored.
+    pub async fn reserve(&self, wanted: Booking) -> Result<Reservation, BookingError> {
+        let mut loads = 0;
+        loop {
+            let at = self.clock.now();
+            let today = local_date(at, wanted.timezone);
+            if let Some(reservation) = self.desk.book(&wanted, today, at)? {
+                return Ok(reservation);
+            }
+            if loads == LOADS {
+                return Err(BookingError::Unavailable(
+                    "the scheduler restarted while loading a ledger".into(),
+                ));
+            }
+            loads += 1;
+            self.load(&wanted.scope, today).await?;
+        }
+    }
+
+    async fn load(&self, scope: &Scope, today: NaiveDate) -> Result<(), BookingError> {
+        self.actor
+            .send(LoadLedger {
+                scope: scope.clone(),
+                today,
+            })
+            .await
+            .map_err(|e| BookingError::Unavailable(e.to_string()))?
     }
 }

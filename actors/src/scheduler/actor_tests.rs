@@ -1,9 +1,8 @@
-//! The scheduler actor against a real store: reservations hold places until stored or given back, and a
-//! panic inside the actor restarts it with its ledgers reloaded.
+//! The scheduler against a real store: reservations hold places until stored or given back, ledgers are
+//! loaded from what is stored, and a panic inside the actor restarts it with its ledgers reloaded.
 
 use std::sync::Arc;
 
-use actix::{Addr, Supervisor};
 use chrono::NaiveDate;
 use switchboard_storage::{Environment, Scope, Store};
 
@@ -11,16 +10,15 @@ use super::*;
 use crate::supervision::InjectPanic;
 use crate::{Clock, Metrics};
 
-fn scheduler(store: &Store) -> (Addr<CapacityScheduler>, Arc<Metrics>) {
+fn scheduler(store: &Store) -> (Scheduler, Arc<Metrics>) {
     let clock = Clock::manual("2026-11-23T15:00:00Z".parse().unwrap()); // Monday
     let metrics = Arc::new(Metrics::new(store));
-    let (s, m) = (store.clone(), Arc::clone(&metrics));
-    let addr = Supervisor::start(move |_| CapacityScheduler::new(s, clock, m));
-    (addr, metrics)
+    let scheduler = Scheduler::start(store.clone(), clock, Arc::clone(&metrics));
+    (scheduler, metrics)
 }
 
-fn book(count: usize) -> BookRequests {
-    BookRequests {
+fn book(count: usize) -> Booking {
+    Booking {
         scope: Scope::new("acme", Environment::Production),
         capacity: 2,
         timezone: chrono_tz::America::New_York,
@@ -37,17 +35,17 @@ async fn a_reservation_holds_its_places_until_it_is_given_back() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let (addr, _) = scheduler(&store);
-    let held = addr.send(book(3)).await.unwrap().unwrap();
+    let held = addr.reserve(book(3)).await.unwrap();
     assert_eq!(
         held.placement().days,
         [day("2026-11-23"), day("2026-11-23"), day("2026-11-24")]
     );
     // Held places count while the first POST is still storing its requests.
-    let next = addr.send(book(1)).await.unwrap().unwrap();
+    let next = addr.reserve(book(1)).await.unwrap();
     assert_eq!(next.placement().days, [day("2026-11-24")]);
     drop(held);
     // Given back: today has room again.
-    let again = addr.send(book(2)).await.unwrap().unwrap();
+    let again = addr.reserve(book(2)).await.unwrap();
     assert_eq!(
         again.placement().days,
         [day("2026-11-23"), day("2026-11-23")]
@@ -55,7 +53,7 @@ async fn a_reservation_holds_its_places_until_it_is_given_back() {
     again.stored();
     next.stored();
     // Stored places stay booked: Monday is full, Tuesday has one left, then Wednesday.
-    let later = addr.send(book(2)).await.unwrap().unwrap();
+    let later = addr.reserve(book(2)).await.unwrap();
     assert_eq!(
         later.placement().days,
         [day("2026-11-24"), day("2026-11-25")]
@@ -67,15 +65,15 @@ async fn a_panic_inside_the_scheduler_restarts_it_and_booking_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let (addr, metrics) = scheduler(&store);
-    let held = addr.send(book(1)).await.unwrap().unwrap();
-    addr.send(InjectPanic).await.unwrap();
+    let held = addr.reserve(book(1)).await.unwrap();
+    addr.actor().send(InjectPanic).await.unwrap();
     let restarts = metrics.render().unwrap();
     assert!(
         restarts.contains("switchboard_singleton_restarts_total{actor=\"capacity_scheduler\"} 1"),
         "{restarts}"
     );
     // The restarted scheduler reloads the (empty) stored ledger and keeps the place still held.
-    let next = addr.send(book(2)).await.unwrap().unwrap();
+    let next = addr.reserve(book(2)).await.unwrap();
     assert_eq!(
         next.placement().days,
         [day("2026-11-23"), day("2026-11-24")]
@@ -146,7 +144,7 @@ async fn a_create_abandoned_after_its_write_was_queued_keeps_its_places_booked()
     }
     // Both requests were stored, so Monday stays full: the next booking lands on Tuesday.
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    let next = addr.send(book(1)).await.unwrap().unwrap();
+    let next = addr.reserve(book(1)).await.unwrap();
     assert_eq!(next.placement().days, [day("2026-11-24")]);
 }
 
@@ -162,14 +160,56 @@ async fn stored_places_leave_the_tally_so_a_restarted_scheduler_counts_them_once
     assert!(stored.iter().all(|r| r.due_date == day("2026-11-23")));
     // The restart reloads the ledger from the store plus the tally: a place the tally kept after its
     // request was stored would count twice and push the next booking to Tuesday.
-    addr.send(InjectPanic).await.unwrap();
+    addr.actor().send(InjectPanic).await.unwrap();
     let next = addr
-        .send(BookRequests {
+        .reserve(Booking {
             capacity: 3,
             ..book(1)
         })
         .await
-        .unwrap()
         .unwrap();
     assert_eq!(next.placement().days, [day("2026-11-23")]);
+}
+
+#[actix::test]
+async fn a_ledger_is_loaded_from_the_stored_bookings() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let (first, metrics) = scheduler(&store);
+    admit(
+        &first,
+        &store,
+        &metrics,
+        &creator(2),
+        vec![draft(), draft()],
+    )
+    .await
+    .unwrap();
+    // A scheduler that never booked them (a restarted process) finds Monday full in the store.
+    let (second, _) = scheduler(&store);
+    let next = second.reserve(book(1)).await.unwrap();
+    assert_eq!(next.placement().days, [day("2026-11-24")]);
+}
+
+#[actix::test]
+async fn concurrent_first_bookings_of_a_scope_share_one_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let (addr, _) = scheduler(&store);
+    let held = futures::future::join_all((0..5).map(|_| addr.reserve(book(1)))).await;
+    let mut days: Vec<NaiveDate> = held
+        .iter()
+        .map(|r| r.as_ref().unwrap().placement().days[0])
+        .collect();
+    days.sort();
+    assert_eq!(
+        days,
+        [
+            day("2026-11-23"),
+            day("2026-11-23"),
+            day("2026-11-24"),
+            day("2026-11-24"),
+            day("2026-11-25")
+        ]
+    );
 }

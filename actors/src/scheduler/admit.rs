@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use std::sync::Arc;
 
-use actix::Addr;
 use chrono::NaiveDate;
 use chrono_tz::Tz;
 use switchboard_storage::{
@@ -15,8 +14,8 @@ use switchboard_storage::{
 use tokio::sync::oneshot;
 use tracing::Instrument;
 
-use super::messages::{BookRequests, BookingError, Placement, RequestDraft};
-use super::CapacityScheduler;
+use super::messages::{Booking, BookingError, Placement, RequestDraft};
+use super::Scheduler;
 use crate::calendar::day_start;
 use crate::Metrics;
 
@@ -38,7 +37,7 @@ pub struct Creator {
 /// and the places are given back; [`switchboard_storage::StorageError::InternalIdClaimed`] means a
 /// concurrent POST claimed one of the keys first, and the caller decides the replays again.
 pub async fn admit(
-    scheduler: &Addr<CapacityScheduler>,
+    scheduler: &Scheduler,
     store: &Store,
     metrics: &Arc<Metrics>,
     creator: &Creator,
@@ -48,15 +47,13 @@ pub async fn admit(
         return Ok(Vec::new());
     }
     let reservation = scheduler
-        .send(BookRequests {
+        .reserve(Booking {
             scope: creator.scope.clone(),
             capacity: creator.capacity,
             timezone: creator.timezone,
             count: drafts.len(),
         })
-        .await
-        .map_err(|e| BookingError::Unavailable(e.to_string()))??;
-    // Shared with the write, which keys its indexes from them, instead of copied into it.
+        .await?; // Shared with the write, which keys its indexes from them, instead of copied into it.
     let records = Arc::new(records(creator, drafts, reservation.placement()));
     // Queued now; the settlement runs in a task of its own: the write happens even if this POST is
     // abandoned (its client hangs up), and its places must then stay booked, or the ledger would count

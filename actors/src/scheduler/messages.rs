@@ -1,4 +1,4 @@
-//! The scheduler's message protocol.
+//! The scheduler's protocol: what a POST asks to book, the actor's one message, and the answers.
 
 use std::collections::BTreeMap;
 
@@ -6,8 +6,6 @@ use actix::Message;
 use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 use switchboard_storage::{DialTarget, PayerLookupRecord, Scope, StorageError};
-
-use super::reservation::Reservation;
 
 /// A validated request not yet booked: everything but its id, batch, times and day.
 #[derive(Clone, Debug)]
@@ -40,11 +38,9 @@ pub struct RequestDraft {
     pub electronic_payer_id: Option<String>,
 }
 
-/// Command of the create path: reserve `count` places (one POST's new requests) in `scope`, against the
-/// in-memory ledger only. Replies with the days, in order, held by a [`Reservation`] that gives them back
-/// unless the requests are stored.
+/// What one POST wants booked: `count` places (its new requests) in `scope`.
 #[derive(Debug)]
-pub struct BookRequests {
+pub struct Booking {
     /// Account and environment.
     pub scope: Scope,
     /// The account's daily call capacity.
@@ -55,19 +51,15 @@ pub struct BookRequests {
     pub count: usize,
 }
 
-impl Message for BookRequests {
-    type Result = Result<Reservation, BookingError>;
-}
-
-/// Gives back places that were reserved but not stored (the insert failed, lost a race on an internal id,
-/// or the POST was abandoned). Sent by [`Reservation`]'s drop.
+/// Asks the scheduler actor to load the ledger of `scope` from `today` onto the booking desk: the stored
+/// bookings plus the places still pending.
 #[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct ReleaseBookings {
+#[rtype(result = "Result<(), BookingError>")]
+pub struct LoadLedger {
     /// Account and environment.
     pub scope: Scope,
-    /// Places per day to give back.
-    pub days: BTreeMap<NaiveDate, u32>,
+    /// The first day the ledger counts.
+    pub today: NaiveDate,
 }
 
 /// The days of one reservation and the instant it was made (the requests' creation time).

@@ -5,26 +5,27 @@
 //! earliest business days with room, from today (in the account's time zone) up to a 365-day horizon;
 //! work already booked counts. If any of them cannot be placed, none is.
 //!
-//! `mod.rs` holds the pure placement rule; `actor.rs` the [`CapacityScheduler`] actor that owns the ledgers
-//! in memory and books against them, one POST at a time, in microseconds; `reservation.rs` the places held
-//! for a POST until its requests are stored; `pending.rs` the tally of those places, shared by both;
-//! `admit.rs` the create sequence around them (reserve, insert in one transaction, settle, flush), run
-//! concurrently by the POSTs themselves. The transaction refuses an
-//! internal id claimed since intake looked, so a key never creates two requests.
+//! `mod.rs` holds the pure placement rule; `desk.rs` the booking desk, the ledgers in memory behind one
+//! lock, where each POST books for itself in microseconds; `actor.rs` the [`CapacityScheduler`] actor that
+//! loads the desk's ledgers from the store, and [`Scheduler`], the handle POSTs book through;
+//! `reservation.rs` the places held for a POST until its requests are stored; `admit.rs` the create
+//! sequence around them (reserve, insert in one transaction, settle, flush), run concurrently by the POSTs
+//! themselves. The transaction refuses an internal id claimed since intake looked, so a key never creates
+//! two requests.
 
 mod actor;
 mod admit;
+mod desk;
 mod messages;
-mod pending;
 mod reservation;
 
 use std::collections::BTreeMap;
 
 use chrono::{Days, NaiveDate};
 
-pub use actor::CapacityScheduler;
+pub use actor::{CapacityScheduler, Scheduler};
 pub use admit::{admit, Creator};
-pub use messages::{BookRequests, BookingError, Placement, ReleaseBookings, RequestDraft};
+pub use messages::{Booking, BookingError, LoadLedger, Placement, RequestDraft};
 pub use reservation::Reservation;
 
 use crate::calendar::business_days_from;

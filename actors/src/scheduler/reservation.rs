@@ -1,37 +1,29 @@
-//! A [`Reservation`]: places booked in the scheduler's ledger for one POST, given back unless its requests
+//! A [`Reservation`]: places booked at the desk for one POST, given back unless its requests
 //! were stored. Giving back on drop covers every way a create can end early: an insert that fails, a race
 //! on an internal id lost to a concurrent POST, a client that hangs up while its POST waits.
 
 use std::collections::BTreeMap;
 
-use actix::Recipient;
 use switchboard_storage::Scope;
 
-use super::messages::{Placement, ReleaseBookings};
-use super::pending::PendingPlaces;
+use super::desk::BookingDesk;
+use super::messages::Placement;
 
 /// Places held for one POST's new requests.
 #[derive(Debug)]
 pub struct Reservation {
     scope: Scope,
     placement: Placement,
-    pending: PendingPlaces,
-    scheduler: Recipient<ReleaseBookings>,
+    desk: BookingDesk,
     settled: bool,
 }
 
 impl Reservation {
-    pub(super) fn new(
-        scope: Scope,
-        placement: Placement,
-        pending: PendingPlaces,
-        scheduler: Recipient<ReleaseBookings>,
-    ) -> Reservation {
+    pub(super) fn new(scope: Scope, placement: Placement, desk: BookingDesk) -> Reservation {
         Reservation {
             scope,
             placement,
-            pending,
-            scheduler,
+            desk,
             settled: false,
         }
     }
@@ -55,17 +47,7 @@ impl Reservation {
         for day in &self.placement.days {
             *days.entry(*day).or_default() += 1;
         }
-        if stored {
-            // Stored places stay in the ledger; only the tally changes, without waking the scheduler.
-            self.pending.settle(&self.scope, &days);
-        } else {
-            // The mailbox outlives restarts of the supervised scheduler; it is gone only when the system
-            // stops, and then nothing is booked any more.
-            self.scheduler.do_send(ReleaseBookings {
-                scope: self.scope.clone(),
-                days,
-            });
-        }
+        self.desk.settle(&self.scope, &days, stored);
     }
 }
 

@@ -23,7 +23,7 @@ pub async fn actor_panic(
     actor: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let sent = match actor.as_str() {
-        "capacity-scheduler" => state.scheduler.send(InjectPanic).await,
+        "capacity-scheduler" => state.scheduler.actor().send(InjectPanic).await,
         "webhook-dispatcher" => state.dispatcher.send(InjectPanic).await,
         "orchestrator" => state.orchestrator.send(InjectPanic).await,
         other => {
