@@ -34,8 +34,9 @@ pub struct Application {
     /// The HTTP server, served from before recovery on.
     served: JoinHandle<std::io::Result<()>>,
     state: web::Data<AppState>,
-    /// The webhook dispatcher's thread, stopped and joined before the store closes.
-    webhook_thread: Arbiter,
+    /// The threads of the capacity scheduler and the webhook dispatcher, stopped and joined before the
+    /// store closes.
+    actor_threads: Vec<(&'static str, Arbiter)>,
 }
 
 impl Application {
@@ -80,7 +81,13 @@ impl Application {
                 .context("cannot initialise the token secret")?,
         };
         let metrics = Arc::new(Metrics::new(&store));
-        let scheduler = Scheduler::start(store.clone(), clock.clone(), Arc::clone(&metrics));
+        let scheduler_thread = Arbiter::new();
+        let scheduler = Scheduler::start(
+            &scheduler_thread.handle(),
+            store.clone(),
+            clock.clone(),
+            Arc::clone(&metrics),
+        );
         // Production calls go to the payer simulator, or to the platform driver whose events reach the
         // same instance through the HTTP layer.
         let (production, voice) = crate::voice::production_dialer(&settings, &store, &metrics)?;
@@ -169,7 +176,10 @@ impl Application {
             handle,
             served,
             state,
-            webhook_thread,
+            actor_threads: vec![
+                ("capacity scheduler", scheduler_thread),
+                ("webhook", webhook_thread),
+            ],
         })
     }
 
@@ -198,9 +208,11 @@ impl Application {
             .context("HTTP server failed")?;
         // Nothing stops an arbiter's thread but this: left running, it would keep its handle on the store
         // to the end of the process, and the store could not be opened again for its recovery snapshot.
-        self.webhook_thread.stop();
-        if self.webhook_thread.join().is_err() {
-            tracing::error!("the webhook thread panicked while stopping");
+        for (name, thread) in self.actor_threads {
+            thread.stop();
+            if thread.join().is_err() {
+                tracing::error!(thread = name, "an actor thread panicked while stopping");
+            }
         }
         self.state
             .store

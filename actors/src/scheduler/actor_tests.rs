@@ -13,7 +13,12 @@ use crate::{Clock, Metrics};
 fn scheduler(store: &Store) -> (Scheduler, Arc<Metrics>) {
     let clock = Clock::manual("2026-11-23T15:00:00Z".parse().unwrap()); // Monday
     let metrics = Arc::new(Metrics::new(store));
-    let scheduler = Scheduler::start(store.clone(), clock, Arc::clone(&metrics));
+    let scheduler = Scheduler::start(
+        &actix::Arbiter::current(),
+        store.clone(),
+        clock,
+        Arc::clone(&metrics),
+    );
     (scheduler, metrics)
 }
 
