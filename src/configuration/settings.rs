@@ -92,10 +92,6 @@ pub struct SimulationSettings {
     pub seed: u64,
 }
 
-/// The store's page cache when `[storage] cache_capacity_mb` is not set: enough for the hot indexes and
-/// recent requests, a sixteenth of sled's own 1 GiB default.
-pub const DEFAULT_CACHE_CAPACITY_MB: u64 = 64;
-
 /// `[webhooks]`.
 #[derive(Clone, Debug)]
 pub struct WebhookSettings {
@@ -206,7 +202,7 @@ impl Settings {
                 ))
             }
             Some(mb) => mb.saturating_mul(1 << 20),
-            None => DEFAULT_CACHE_CAPACITY_MB << 20,
+            None => switchboard_storage::DEFAULT_CACHE_BYTES,
         };
         let schemas = validate_schemas(raw.schemas)?;
         let accounts = validate_accounts(raw.accounts, &schemas)?;
