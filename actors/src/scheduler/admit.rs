@@ -53,7 +53,8 @@ pub async fn admit(
             timezone: creator.timezone,
             count: drafts.len(),
         })
-        .await?; // Shared with the write, which keys its indexes from them, instead of copied into it.
+        .await?;
+    // Shared with the write, which keys its indexes from them, instead of copied into it.
     let records = Arc::new(records(creator, drafts, reservation.placement()));
     // Queued now; the settlement runs in a task of its own: the write happens even if this POST is
     // abandoned (its client hangs up), and its places must then stay booked, or the ledger would count
