@@ -19,8 +19,9 @@ use tokio::sync::mpsc;
 
 use super::call::CallActor;
 use super::edges::Edges;
+use super::messages::GetStats;
 use super::messages::{CallCrashed, CallEnded, CallParent, StepCrashed, StepEnded, StepParent};
-use super::orchestrator::Orchestrator;
+use super::orchestrator::{Orchestrator, Waves};
 use super::outcome::required_fields;
 use super::step::{StepActor, StepJob};
 use super::{Orchestration, Shared};
@@ -113,6 +114,15 @@ impl Dialer for AnsweringDialer {
             captured,
             ..CallReport::new(Disposition::Completed)
         }))
+    }
+}
+
+/// Never ends a call: every request it dials stays running.
+struct SilentDialer;
+
+impl Dialer for SilentDialer {
+    fn place(&self, _: CallJob) -> BoxFuture<'static, CallReport> {
+        Box::pin(futures::future::pending())
     }
 }
 
@@ -508,4 +518,69 @@ async fn a_due_batch_whose_members_all_left_the_due_state_is_retired_at_the_next
         store.request(&members[1].id).unwrap().unwrap().state,
         RequestState::Failure
     );
+}
+
+#[actix::test]
+async fn due_runs_start_in_waves() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let batch = RequestBatchId::new();
+    let members: Vec<RequestRecord> = (1..=5)
+        .map(|place| {
+            let mut record = request_record();
+            record.id = batch.member(place);
+            record.batch_id = batch.clone();
+            record
+        })
+        .collect();
+    store
+        .commit_requests(Arc::new(members))
+        .await
+        .into_result()
+        .unwrap();
+    let mut running = orchestration(&store, Arc::new(SilentDialer));
+    running.dispatch_paused = false;
+    let started = |orchestrator: Addr<Orchestrator>| async move {
+        orchestrator.send(GetStats).await.unwrap().requests_started
+    };
+    // Waves an hour apart: the sweep finds the next wave queued and leaves it, so only the first starts.
+    let hourly = Waves {
+        size: 2,
+        interval: Duration::from_secs(3600),
+    };
+    let (orchestrator, due_work) = Orchestrator::start_in_waves(Arc::new(running), hourly);
+    due_work.announce();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while started(orchestrator.clone()).await < 2 {
+        assert!(std::time::Instant::now() < deadline, "no wave started");
+        actix::clock::sleep(Duration::from_millis(5)).await;
+    }
+    actix::clock::sleep(Duration::from_millis(1_200)).await;
+    assert_eq!(started(orchestrator.clone()).await, 2);
+    assert_eq!(
+        store.due_by(now()).unwrap().len(),
+        5,
+        "a batch seen in part stays due"
+    );
+    drop((orchestrator, due_work));
+
+    // Waves 10 ms apart: the three not started yet follow, two and then one (the first two are running).
+    let mut running = orchestration(&store, Arc::new(SilentDialer));
+    running.dispatch_paused = false;
+    let quick = Waves {
+        size: 2,
+        interval: Duration::from_millis(10),
+    };
+    let (orchestrator, due_work) = Orchestrator::start_in_waves(Arc::new(running), quick);
+    due_work.announce();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while started(orchestrator.clone()).await < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the later waves never started"
+        );
+        actix::clock::sleep(Duration::from_millis(5)).await;
+    }
+    actix::clock::sleep(Duration::from_millis(50)).await;
+    assert_eq!(started(orchestrator).await, 3, "no run starts twice");
 }

@@ -30,6 +30,21 @@ const SWEEP: Duration = Duration::from_secs(1);
 /// this much later.
 const GATHER: Duration = Duration::from_millis(2);
 
+/// How due runs start: at most `size` per dispatch, the rest `interval` later. Started all at once, a burst
+/// of 10,000 due requests ran 10,000 at a time: webhooks waited behind them (p99 0.5 to 0.9 s after
+/// `completedAt`) and the store's log grew to 9.2 to 9.6 KB per finished request. In waves of 500 every
+/// 100 ms, about 3,000 ran at a time, finishing as soon: p99 0.4 s, 7.8 to 7.9 KB.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Waves {
+    pub(crate) size: usize,
+    pub(crate) interval: Duration,
+}
+
+const WAVES: Waves = Waves {
+    size: 500,
+    interval: Duration::from_millis(100),
+};
+
 /// Owner of every running request actor.
 pub struct Orchestrator {
     shared: Shared,
@@ -38,6 +53,7 @@ pub struct Orchestrator {
     dispatch_queued: bool,
     /// Shared with [`DueWork`]: due work was announced and no dispatch has read the index since.
     announced: Arc<AtomicBool>,
+    waves: Waves,
 }
 
 /// Event from the create path: requests were stored whose booked day has begun.
@@ -72,6 +88,10 @@ pub struct ResumeActive;
 impl Orchestrator {
     /// Starts the supervised orchestrator over the shared context, and the create path's [`DueWork`] to it.
     pub fn start(shared: Shared) -> (Addr<Orchestrator>, DueWork) {
+        Orchestrator::start_in_waves(shared, WAVES)
+    }
+
+    pub(crate) fn start_in_waves(shared: Shared, waves: Waves) -> (Addr<Orchestrator>, DueWork) {
         let announced = Arc::new(AtomicBool::new(false));
         let orchestrator = {
             let announced = Arc::clone(&announced);
@@ -80,6 +100,7 @@ impl Orchestrator {
                 running: HashMap::new(),
                 dispatch_queued: false,
                 announced,
+                waves,
             })
         };
         let due_work = DueWork {
@@ -126,6 +147,7 @@ impl Orchestrator {
         ctx: &mut Context<Self>,
         entry: &DueEntry,
         now: DateTime<Utc>,
+        starts: &mut usize,
     ) -> Result<bool, OrchestrationError> {
         // A due batch lists its members until it retires: those running are told apart without decoding.
         if self.shared.store.is_active(&entry.request_id)? {
@@ -141,6 +163,7 @@ impl Orchestrator {
         // An actor may be running that has not recorded the start yet.
         if record.due_at <= now && !self.running.contains_key(&entry.request_id) {
             self.start_request(ctx, entry.request_id.clone());
+            *starts -= 1;
         }
         Ok(false)
     }
@@ -158,8 +181,17 @@ impl Orchestrator {
         };
         // A batch's due entry stands for its members until each has left the due state; then it retires.
         let mut retirable: HashMap<RequestBatchId, (DateTime<Utc>, bool)> = HashMap::new();
+        let mut starts = self.waves.size;
         for entry in due {
-            let left_due = self.dispatch_entry(ctx, &entry, now)?;
+            if starts == 0 {
+                // A batch seen in part cannot tell whether all its members left the due state.
+                if let Some(batch) = &entry.batch {
+                    retirable.remove(batch);
+                }
+                self.wake(ctx, self.waves.interval);
+                break;
+            }
+            let left_due = self.dispatch_entry(ctx, &entry, now, &mut starts)?;
             if let Some(batch) = entry.batch {
                 retirable.entry(batch).or_insert((entry.due_at, true)).1 &= left_due;
             }
