@@ -28,7 +28,7 @@ impl CapacityScheduler {
     /// Loads the ledger of `scope` from `today`, unless a POST's earlier request already did.
     fn load(&mut self, message: LoadLedger) -> Result<(), BookingError> {
         let LoadLedger { scope, today } = message;
-        if self.desk.has_ledger(&scope, today) {
+        if self.desk.has_ledger(&scope) {
             return Ok(());
         }
         let last = today

@@ -64,7 +64,7 @@ impl BookingDesk {
     }
 
     /// Reserves places for `wanted` from `today` (the requests are created `at`), or `None` when its scope
-    /// has no ledger from `today` to book against yet.
+    /// has no ledger to book against yet.
     pub(super) fn book(
         &self,
         wanted: &Booking,
@@ -76,14 +76,16 @@ impl BookingDesk {
         let Some(ledger) = usable(by_scope, &wanted.scope, today) else {
             return Ok(None);
         };
-        let days =
-            place(wanted.count, today, wanted.capacity, &ledger.days).map_err(|unplaced| {
-                BookingError::Unplaceable {
-                    unplaced,
-                    total: wanted.count,
-                    capacity: wanted.capacity,
-                }
-            })?;
+        // A ledger never moves back: a POST whose clock reading is older than the ledger's first day (read
+        // just before midnight, or a system clock set back) books from that day, since the ledger no
+        // longer counts the days before it.
+        let days = place(wanted.count, ledger.from, wanted.capacity, &ledger.days).map_err(
+            |unplaced| BookingError::Unplaceable {
+                unplaced,
+                total: wanted.count,
+                capacity: wanted.capacity,
+            },
+        )?;
         let held = pending.entry(wanted.scope.clone()).or_default();
         for day in &days {
             *ledger.days.entry(*day).or_default() += 1;
@@ -97,12 +99,9 @@ impl BookingDesk {
         )))
     }
 
-    /// Whether `scope` has a ledger to book against from `today`.
-    pub(super) fn has_ledger(&self, scope: &Scope, today: NaiveDate) -> bool {
-        self.lock()
-            .by_scope
-            .get(scope)
-            .is_some_and(|ledger| ledger.from <= today)
+    /// Whether `scope` has a ledger to book against.
+    pub(super) fn has_ledger(&self, scope: &Scope) -> bool {
+        self.lock().by_scope.contains_key(scope)
     }
 
     /// What `scope` has pending, per day.
@@ -110,9 +109,10 @@ impl BookingDesk {
         self.lock().pending.get(scope).cloned().unwrap_or_default()
     }
 
-    /// Books against `ledger` for `scope` from now on.
+    /// Books against `ledger` for `scope` from now on, unless `scope` has a ledger already: that one has
+    /// counted every booking since it was loaded.
     pub(super) fn install(&self, scope: Scope, ledger: Ledger) {
-        self.lock().by_scope.insert(scope, ledger);
+        self.lock().by_scope.entry(scope).or_insert(ledger);
     }
 
     /// Drops every ledger, to be loaded again from the store; pending places are kept.
@@ -160,7 +160,7 @@ impl BookingDesk {
     }
 }
 
-/// The ledger of `scope` from `today`, if loaded. When the date has moved on since, past days are dropped:
+/// The ledger of `scope`, if loaded. When the date has moved on past its first day, past days are dropped:
 /// every booking up to the new horizon was made by this ledger or loaded with it, since nothing is booked
 /// beyond the horizon of the day it was booked on.
 fn usable<'a>(
@@ -168,9 +168,7 @@ fn usable<'a>(
     scope: &Scope,
     today: NaiveDate,
 ) -> Option<&'a mut Ledger> {
-    let ledger = by_scope
-        .get_mut(scope)
-        .filter(|ledger| ledger.from <= today)?;
+    let ledger = by_scope.get_mut(scope)?;
     if ledger.from < today {
         ledger.days = ledger.days.split_off(&today);
         ledger.from = today;
@@ -223,7 +221,7 @@ mod tests {
     const AT: &str = "2026-11-23T15:00:00Z";
 
     #[test]
-    fn a_scope_without_a_ledger_from_today_is_not_booked() {
+    fn a_scope_is_booked_from_its_ledgers_first_day_and_never_before() {
         let (desk, _, _dir) = desk();
         let acme = Scope::new("acme", Environment::Production);
         let at = AT.parse().unwrap();
@@ -231,20 +229,26 @@ mod tests {
             .book(&wanted(&acme, 1), day("2026-11-23"), at)
             .unwrap()
             .is_none());
-        // A ledger loaded for a later day cannot book an earlier one.
+        // A ledger from a later day (a clock read before midnight, or set back) books from its own day.
         desk.install(acme.clone(), empty_ledger("2026-11-24"));
-        assert!(!desk.has_ledger(&acme, day("2026-11-23")));
-        assert!(desk
-            .book(&wanted(&acme, 1), day("2026-11-23"), at)
-            .unwrap()
-            .is_none());
-        // An earlier one books on, from today.
-        desk.install(acme.clone(), empty_ledger("2026-11-20"));
-        let held = desk
+        assert!(desk.has_ledger(&acme));
+        let later = desk
             .book(&wanted(&acme, 1), day("2026-11-23"), at)
             .unwrap()
             .unwrap();
-        assert_eq!(held.placement().days, [day("2026-11-23")]);
+        assert_eq!(later.placement().days, [day("2026-11-24")]);
+        // Installing never replaces a ledger that has booked since.
+        desk.install(acme.clone(), empty_ledger("2026-11-20"));
+        assert_eq!(desk.lock().by_scope[&acme].from, day("2026-11-24"));
+        // As the date moves on, a ledger drops the days behind it.
+        drop(later);
+        desk.forget_ledgers();
+        desk.install(acme.clone(), empty_ledger("2026-11-20"));
+        let today = desk
+            .book(&wanted(&acme, 1), day("2026-11-23"), at)
+            .unwrap()
+            .unwrap();
+        assert_eq!(today.placement().days, [day("2026-11-23")]);
         assert_eq!(desk.lock().by_scope[&acme].from, day("2026-11-23"));
     }
 
@@ -297,7 +301,7 @@ mod tests {
         })
         .join()
         .unwrap_err();
-        assert!(!desk.has_ledger(&acme, day("2026-11-23")));
+        assert!(!desk.has_ledger(&acme));
         assert_eq!(desk.pending(&acme), Days::from([(day("2026-11-23"), 1)]));
         assert!(!desk.ledgers.is_poisoned());
         let restarts = metrics.render().unwrap();
