@@ -143,6 +143,14 @@ fn shared(store: &Store, dialer: Arc<dyn Dialer>) -> Shared {
     Arc::new(orchestration(store, dialer))
 }
 
+/// [`shared`] with dispatch running: an orchestrator over it starts what is due.
+fn dispatching(store: &Store, dialer: Arc<dyn Dialer>) -> Shared {
+    Arc::new(Orchestration {
+        dispatch_paused: false,
+        ..orchestration(store, dialer)
+    })
+}
+
 /// What the actors under test share: a manual clock at [`now`], dispatch paused.
 fn orchestration(store: &Store, dialer: Arc<dyn Dialer>) -> Orchestration {
     Orchestration {
@@ -445,16 +453,43 @@ async fn a_call_reports_its_end_to_its_parent_after_its_outcome_is_stored() {
     assert!(reports.try_recv().is_err());
 }
 
-/// Waits until `flag` reads `value`.
-async fn flag_reads(flag: &AtomicBool, value: bool) {
+/// Waits up to 10 s for `holds` to answer true, or fails naming `what` never happened.
+async fn eventually<F, Fut>(what: &str, mut holds: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while flag.load(Ordering::Acquire) != value {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the flag never read {value}"
-        );
+    while !holds().await {
+        assert!(std::time::Instant::now() < deadline, "{what}");
         actix::clock::sleep(Duration::from_millis(1)).await;
     }
+}
+
+/// Waits until `flag` reads `value`.
+async fn flag_reads(flag: &AtomicBool, value: bool) {
+    eventually(&format!("the flag never read {value}"), || async {
+        flag.load(Ordering::Acquire) == value
+    })
+    .await;
+}
+
+/// `count` requests of one new batch, due [`now`], stored.
+async fn stored_batch(store: &Store, count: usize) -> Vec<RequestRecord> {
+    let batch = RequestBatchId::new();
+    let members: Vec<RequestRecord> = (1..=count)
+        .map(|place| RequestRecord {
+            id: batch.member(place),
+            batch_id: batch.clone(),
+            ..request_record()
+        })
+        .collect();
+    store
+        .commit_requests(Arc::new(members.clone()))
+        .await
+        .into_result()
+        .unwrap();
+    members
 }
 
 #[actix::test]
@@ -478,20 +513,7 @@ async fn due_work_is_announced_once_until_a_dispatch_reads_the_index_and_again_a
 async fn a_due_batch_whose_members_all_left_the_due_state_is_retired_at_the_next_dispatch() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let batch = RequestBatchId::new();
-    let members: Vec<RequestRecord> = (1..=3)
-        .map(|place| {
-            let mut record = request_record();
-            record.id = batch.member(place);
-            record.batch_id = batch.clone();
-            record
-        })
-        .collect();
-    store
-        .commit_requests(Arc::new(members.clone()))
-        .await
-        .into_result()
-        .unwrap();
+    let members = stored_batch(&store, 3).await;
     // One started, two ended without a run: none waits, so none is started again.
     store
         .update_request(&members[0].id, |r| r.run = Some(RunRecord::default()))
@@ -502,18 +524,13 @@ async fn a_due_batch_whose_members_all_left_the_due_state_is_retired_at_the_next
             .unwrap();
     }
     assert_eq!(store.due_by(now()).unwrap().len(), 3);
-    let mut running = orchestration(&store, Arc::new(PanickingDialer));
-    running.dispatch_paused = false;
-    let (_orchestrator, due_work) = Orchestrator::start(Arc::new(running));
+    let (_orchestrator, due_work) =
+        Orchestrator::start(dispatching(&store, Arc::new(PanickingDialer)));
     due_work.announce();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !store.due_by(now()).unwrap().is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the batch never retired"
-        );
-        actix::clock::sleep(Duration::from_millis(5)).await;
-    }
+    eventually("the batch never retired", || async {
+        store.due_by(now()).unwrap().is_empty()
+    })
+    .await;
     assert_eq!(
         store.request(&members[1].id).unwrap().unwrap().state,
         RequestState::Failure
@@ -524,22 +541,7 @@ async fn a_due_batch_whose_members_all_left_the_due_state_is_retired_at_the_next
 async fn due_runs_start_in_waves() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let batch = RequestBatchId::new();
-    let members: Vec<RequestRecord> = (1..=5)
-        .map(|place| {
-            let mut record = request_record();
-            record.id = batch.member(place);
-            record.batch_id = batch.clone();
-            record
-        })
-        .collect();
-    store
-        .commit_requests(Arc::new(members))
-        .await
-        .into_result()
-        .unwrap();
-    let mut running = orchestration(&store, Arc::new(SilentDialer));
-    running.dispatch_paused = false;
+    stored_batch(&store, 5).await;
     let started = |orchestrator: Addr<Orchestrator>| async move {
         orchestrator.send(GetStats).await.unwrap().requests_started
     };
@@ -548,13 +550,13 @@ async fn due_runs_start_in_waves() {
         size: 2,
         interval: Duration::from_secs(3600),
     };
-    let (orchestrator, due_work) = Orchestrator::start_in_waves(Arc::new(running), hourly);
+    let (orchestrator, due_work) =
+        Orchestrator::start_in_waves(dispatching(&store, Arc::new(SilentDialer)), hourly);
     due_work.announce();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while started(orchestrator.clone()).await < 2 {
-        assert!(std::time::Instant::now() < deadline, "no wave started");
-        actix::clock::sleep(Duration::from_millis(5)).await;
-    }
+    eventually("no wave started", || async {
+        started(orchestrator.clone()).await >= 2
+    })
+    .await;
     actix::clock::sleep(Duration::from_millis(1_200)).await;
     assert_eq!(started(orchestrator.clone()).await, 2);
     assert_eq!(
@@ -565,22 +567,17 @@ async fn due_runs_start_in_waves() {
     drop((orchestrator, due_work));
 
     // Waves 10 ms apart: the three not started yet follow, two and then one (the first two are running).
-    let mut running = orchestration(&store, Arc::new(SilentDialer));
-    running.dispatch_paused = false;
     let quick = Waves {
         size: 2,
         interval: Duration::from_millis(10),
     };
-    let (orchestrator, due_work) = Orchestrator::start_in_waves(Arc::new(running), quick);
+    let (orchestrator, due_work) =
+        Orchestrator::start_in_waves(dispatching(&store, Arc::new(SilentDialer)), quick);
     due_work.announce();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while started(orchestrator.clone()).await < 3 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the later waves never started"
-        );
-        actix::clock::sleep(Duration::from_millis(5)).await;
-    }
+    eventually("the later waves never started", || async {
+        started(orchestrator.clone()).await >= 3
+    })
+    .await;
     actix::clock::sleep(Duration::from_millis(50)).await;
     assert_eq!(started(orchestrator).await, 3, "no run starts twice");
 }
