@@ -126,7 +126,7 @@ impl Scheduler {
     /// Reserves places for `wanted` on the earliest business days with room, from today in its time zone.
     /// Replies with the days, in order, held by a [`Reservation`] that gives them back unless the requests
     /// are stored.
-    pub async fn reserve(&self, wanted: Booking) -> Result<Reservation, BookingError> {
+    pub(crate) async fn reserve(&self, wanted: Booking) -> Result<Reservation, BookingError> {
         let mut loads = 0;
         loop {
             let at = self.clock.now();

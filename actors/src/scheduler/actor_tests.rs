@@ -6,6 +6,7 @@ use std::sync::Arc;
 use chrono::NaiveDate;
 use switchboard_storage::{Environment, Scope, Store};
 
+use super::messages::Booking;
 use super::*;
 use crate::supervision::InjectPanic;
 use crate::{Clock, Metrics};

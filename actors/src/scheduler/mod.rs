@@ -25,8 +25,7 @@ use chrono::{Days, NaiveDate};
 
 pub use actor::{CapacityScheduler, Scheduler};
 pub use admit::{admit, Creator};
-pub use messages::{Booking, BookingError, LoadLedger, Placement, RequestDraft};
-pub use reservation::Reservation;
+pub use messages::{BookingError, RequestDraft};
 
 use crate::calendar::business_days_from;
 
