@@ -1,5 +1,5 @@
 //! The step and call actors against a fake parent: each reports through the `Recipient`s it was given,
-//! and only once what it reports is on disk; and the orchestrator's due-work announcements. A temporary
+//! with what it has not written for the parent's next write; and the orchestrator's due-work announcements. A temporary
 //! sled store and tiny test dialers stand in for the rest of the server.
 
 use std::collections::BTreeMap;
@@ -34,7 +34,7 @@ use crate::{Clock, Metrics};
 enum Report {
     StepEnded { key: String, edges: Edges },
     StepCrashed { key: String, reason: String },
-    CallEnded { call_id: String },
+    CallEnded { call_id: String, captured: usize },
     CallCrashed { call_id: String, reason: String },
 }
 
@@ -73,6 +73,7 @@ impl Handler<CallEnded> for FakeParent {
     fn handle(&mut self, ended: CallEnded, _: &mut Context<Self>) {
         let _ = self.reports.send(Report::CallEnded {
             call_id: ended.call_id.to_string(),
+            captured: ended.outcome.report.captured.len(),
         });
     }
 }
@@ -114,6 +115,19 @@ impl Dialer for AnsweringDialer {
             captured,
             ..CallReport::new(Disposition::Completed)
         }))
+    }
+}
+
+/// [`AnsweringDialer`], keeping the id of every call it was asked to place.
+#[derive(Default)]
+struct TallyingDialer {
+    placed: std::sync::Mutex<Vec<String>>,
+}
+
+impl Dialer for TallyingDialer {
+    fn place(&self, job: CallJob) -> BoxFuture<'static, CallReport> {
+        self.placed.lock().unwrap().push(job.call_id.to_string());
+        AnsweringDialer.place(job)
     }
 }
 
@@ -326,7 +340,7 @@ impl StepScene {
 }
 
 #[actix::test]
-async fn a_step_reports_its_end_with_its_close_once_its_call_is_stored() {
+async fn a_step_reports_its_end_with_its_call_outcome_and_close_for_the_next_write() {
     let mut scene = StepScene::new().await;
     scene.start(Arc::new(AnsweringDialer), step_job());
 
@@ -336,51 +350,57 @@ async fn a_step_reports_its_end_with_its_close_once_its_call_is_stored() {
     assert_eq!(key, "step-1");
     let mut record = scene.store.request(&request_id()).unwrap().unwrap();
     let stored = record.run.clone().unwrap();
-    assert_eq!(
-        stored.steps[0].state,
-        StepState::InProgress,
-        "the close is left to the request actor's next write"
-    );
     assert_eq!(stored.calls.len(), 1, "one call placed: {:?}", stored.calls);
-    let outcome = stored.calls[0]
-        .outcome
-        .as_ref()
-        .expect("the call's outcome is stored");
-    assert_eq!(outcome.disposition, Disposition::Completed);
     assert_eq!((stored.calls[0].seq, stored.calls[0].attempt), (1, 1));
+    assert_eq!(
+        (stored.steps[0].state, &stored.calls[0].outcome),
+        (StepState::InProgress, &None),
+        "the outcome and the close are left to the request actor's next write"
+    );
 
     edges.apply(&mut record);
     let run = record.run.unwrap();
+    let outcome = run.calls[0].outcome.as_ref().expect("the edges carry it");
+    assert_eq!(outcome.disposition, Disposition::Completed);
     assert_eq!(run.steps[0].state, StepState::Succeeded);
     assert_eq!(run.steps[0].fields_captured, 2);
     assert!(run.steps[0].missing_fields.is_empty());
 }
 
-/// The step's close rides with the request actor's next write, so a crash can lose it. The step then
-/// runs again on the same record: it must find its call finished and close again, placing no call.
+/// A call's outcome and the step's close ride with the request actor's next write, so a crash can lose
+/// them. The step then runs again on the same record: it must run the same call again (which re-attaches
+/// a platform's call) and close the same way, placing no second call.
 #[actix::test]
-async fn a_step_whose_close_was_never_written_closes_again_without_placing_a_call() {
+async fn a_step_whose_outcome_was_never_written_runs_the_same_call_again() {
     let mut scene = StepScene::new().await;
-    scene.start(Arc::new(AnsweringDialer), step_job());
+    let first = Arc::new(TallyingDialer::default());
+    scene.start(first.clone(), step_job());
     let Report::StepEnded { edges: lost, .. } = scene.next_report().await else {
         panic!("expected the first step to report its end");
     };
 
     // The request actor "crashed" before writing `lost`; its restart starts the step again.
+    let again = Arc::new(TallyingDialer::default());
     let job = StepJob {
         incarnation: 2,
         ..step_job()
     };
-    scene.start(Arc::new(PanickingDialer), job);
+    scene.start(again.clone(), job);
     let Report::StepEnded { key, edges } = scene.next_report().await else {
-        panic!("expected the step to close again, not to place a call");
+        panic!("expected the step to end again");
     };
     assert_eq!(key, "step-1");
-    assert_eq!(edges, lost, "the same verdict, decided again");
+    assert_eq!(edges, lost, "the same outcome and verdict, taken again");
+    let stored = stored_run(&scene.store).calls;
+    assert_eq!(stored.len(), 1, "no second call record: {stored:?}");
     assert_eq!(
-        stored_run(&scene.store).calls.len(),
-        1,
-        "no second call placed"
+        *first.placed.lock().unwrap(),
+        vec![stored[0].id.to_string()]
+    );
+    assert_eq!(
+        *again.placed.lock().unwrap(),
+        vec![stored[0].id.to_string()],
+        "the same call, run again"
     );
 }
 
@@ -404,7 +424,7 @@ async fn a_step_whose_call_panics_reports_the_crash_and_leaves_the_call_to_be_pl
 }
 
 #[actix::test]
-async fn a_call_reports_its_end_to_its_parent_after_its_outcome_is_stored() {
+async fn a_call_reports_its_outcome_to_its_parent_and_leaves_the_write_to_it() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let call = CallRecord {
@@ -445,10 +465,16 @@ async fn a_call_reports_its_end_to_its_parent_after_its_outcome_is_stored() {
     let call_id = "call-1".to_owned();
     assert_eq!(
         next_report(&mut reports).await,
-        Report::CallEnded { call_id }
+        Report::CallEnded {
+            call_id,
+            captured: 2
+        }
     );
-    let outcome = stored_run(&store).calls[0].outcome.clone().expect("stored");
-    assert_eq!(outcome.captured.len(), 2);
+    assert_eq!(
+        stored_run(&store).calls[0].outcome,
+        None,
+        "the step writes it"
+    );
     // The call reports once, then stops.
     assert!(reports.try_recv().is_err());
 }

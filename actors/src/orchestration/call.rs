@@ -1,5 +1,5 @@
-//! The call actor: runs one call through the dialer, persists its outcome, reports to its parent (the
-//! step actor, through a [`CallParent`]).
+//! The call actor: runs one call through the dialer and reports its outcome to its parent (the step
+//! actor, through a [`CallParent`]), whose next write stores it.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use super::messages::{CallCrashed, CallEnded, CallParent};
 use super::Shared;
 use crate::dialer::CallJob;
 
-/// One phone call. Lives from placement to the persisted outcome.
+/// One phone call. Lives from placement to the reported outcome.
 pub(crate) struct CallActor {
     shared: Shared,
     parent: CallParent,
@@ -60,7 +60,6 @@ impl Actor for CallActor {
         let shared = self.shared.clone();
         let parent = self.parent.clone();
         let call_id = job.call_id.clone();
-        let request_id = job.request_id.clone();
         let limits = match (self.gate.take(), &self.shared.limits) {
             (Some(gate), Some(limits)) => Some((gate, Arc::clone(limits))),
             _ => None,
@@ -80,33 +79,21 @@ impl Actor for CallActor {
             };
             tracing::info!(attempt = job.attempt, step = %job.step_key, "call placed");
             AssertUnwindSafe(dialer.place(job)).catch_unwind().await
-        }
-        .instrument(self.span.clone());
+        };
         let work = async move {
             match run.await {
                 Ok(report) => {
                     let ended_at = shared.clock.now();
                     let disposition = report.disposition;
                     shared.metrics.call_ended(disposition);
+                    tracing::info!(?disposition, "call ended");
+                    // Not written here: the step's next move writes it (the next call's placement, or the
+                    // request's next write once the step closes), right away. A crash before that finds
+                    // the call unfinished and runs it again under the same record, which re-attaches a
+                    // platform's call instead of placing another.
                     let outcome =
                         Arc::new(switchboard_storage::CallOutcomeRecord { ended_at, report });
-                    let ended = call_id.clone();
-                    let change = move |record: &mut switchboard_storage::RequestRecord| {
-                        if let Some(run) = record.run.as_mut() {
-                            if let Some(call) = run.calls.iter_mut().find(|c| c.id == ended) {
-                                call.outcome = Some(outcome.clone());
-                            }
-                        }
-                    };
-                    match shared.store.commit_update(&request_id, change).await {
-                        Ok(_) => {
-                            tracing::info!(?disposition, "call ended");
-                            let _ = parent.ended.send(CallEnded { call_id }).await;
-                        }
-                        Err(e) => {
-                            report_crash(&parent, call_id, format!("store failed: {e}")).await
-                        }
-                    }
+                    let _ = parent.ended.send(CallEnded { call_id, outcome }).await;
                 }
                 Err(panic) => {
                     shared.metrics.call_panicked();
@@ -115,7 +102,8 @@ impl Actor for CallActor {
                     report_crash(&parent, call_id, reason).await;
                 }
             }
-        };
+        }
+        .instrument(self.span.clone());
         ctx.wait(work.into_actor(self).map(|_, act, ctx| {
             act.reported = true;
             ctx.stop()

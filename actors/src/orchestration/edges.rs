@@ -1,15 +1,19 @@
 //! Edges decided but not yet written, carried to the next write that must happen anyway.
 //!
-//! Starting a run, recording the electronic answer, opening a step and closing one change only the record:
-//! nothing outside the store acts on them until the next call is placed or the request finishes. So each
+//! Starting a run, recording the electronic answer, opening a step, ending a call and closing a step
+//! change only the record: nothing outside the store acts on them until the next call is placed or the
+//! request finishes. So each
 //! such edge rides along with that next write (the step's first call, the terminal record) instead of
 //! paying for a grouped write and a flush of its own. "Persisted before acted on" still holds: the write
 //! that carries the edges lands before the call it enables is placed, and a restart before it finds the
 //! edges unwritten and decides them again from the same record.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use switchboard_storage::{
-    CallRecord, ElectronicRecord, FailureRecord, RequestRecord, StepKey, StepRecord, StepState,
+    CallId, CallOutcomeRecord, CallRecord, ElectronicRecord, FailureRecord, RequestRecord, StepKey,
+    StepRecord, StepState,
 };
 
 use super::outcome::close_step;
@@ -27,6 +31,12 @@ pub(crate) enum Edge {
         step: StepRecord,
         index: usize,
     },
+    /// A call's outcome. Lost in a crash, it is taken again: the call runs again under the same record,
+    /// and a platform's call is re-attached, not placed twice.
+    EndCall {
+        call_id: CallId,
+        outcome: Arc<CallOutcomeRecord>,
+    },
     /// The step's verdict; its counts are taken from the calls as stored when the edge is written.
     CloseStep {
         key: StepKey,
@@ -42,6 +52,7 @@ impl Edge {
             Edge::StartRun { schema_version, at } => start_run(record, *schema_version, *at),
             Edge::Electronic(electronic) => record_electronic(record, electronic),
             Edge::OpenStep { step, index } => open_step(record, step, *index),
+            Edge::EndCall { call_id, outcome } => end_call(record, call_id, outcome),
             Edge::CloseStep {
                 key,
                 asks,
@@ -81,6 +92,14 @@ impl Edges {
         for edge in &self.0 {
             edge.apply(record);
         }
+    }
+}
+
+/// Records the outcome of call `call_id`; the first outcome stands.
+fn end_call(record: &mut RequestRecord, call_id: &CallId, outcome: &Arc<CallOutcomeRecord>) {
+    let calls = record.run.as_mut().map(|run| run.calls.iter_mut());
+    if let Some(call) = calls.into_iter().flatten().find(|c| &c.id == call_id) {
+        call.outcome.get_or_insert_with(|| Arc::clone(outcome));
     }
 }
 

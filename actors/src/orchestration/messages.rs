@@ -2,8 +2,10 @@
 
 use actix::dev::ToEnvelope;
 use actix::{Actor, Addr, Handler, Message, Recipient};
+use std::sync::Arc;
+
 use serde::Serialize;
-use switchboard_storage::{CallId, RequestId, StepKey};
+use switchboard_storage::{CallId, CallOutcomeRecord, RequestId, StepKey};
 
 use super::edges::Edges;
 
@@ -33,14 +35,16 @@ pub(crate) struct StepCrashed {
     pub reason: String,
 }
 
-/// Call actor → its parent (the step actor): the call's outcome is persisted.
+/// Call actor → its parent (the step actor): the call ended with `outcome`, not written yet (the step's
+/// next write carries it).
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct CallEnded {
     pub call_id: CallId,
+    pub outcome: Arc<CallOutcomeRecord>,
 }
 
-/// Call actor → its parent (the step actor): the dialer panicked, or the outcome could not be written.
+/// Call actor → its parent (the step actor): the dialer panicked.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct CallCrashed {

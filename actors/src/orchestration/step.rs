@@ -329,6 +329,10 @@ impl Handler<CallEnded> for StepActor {
     fn handle(&mut self, ended: CallEnded, ctx: &mut Context<Self>) {
         if matches!(&self.activity, Activity::Calling { call_id, .. } if *call_id == ended.call_id)
         {
+            self.job.edges.push(Edge::EndCall {
+                call_id: ended.call_id,
+                outcome: ended.outcome,
+            });
             self.activity = Activity::Idle;
             ctx.notify(Advance);
         }
