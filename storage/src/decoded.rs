@@ -66,7 +66,9 @@ impl<R: Record> Decoded<R> {
         let taken = {
             let mut entries = self.entries.write().expect("decoded lock");
             match entries.get(key) {
-                Some((seen, _)) if seen == bytes => entries.remove(key).map(|(_, record)| record),
+                Some((seen, _)) if same(seen, bytes) => {
+                    entries.remove(key).map(|(_, record)| record)
+                }
                 _ => None,
             }
         };
@@ -89,8 +91,16 @@ impl<R: Record> Decoded<R> {
     fn seen(&self, key: &[u8], bytes: &IVec) -> Option<Arc<R>> {
         let entries = self.entries.read().expect("decoded lock");
         let (seen, record) = entries.get(key)?;
-        (seen == bytes).then(|| Arc::clone(record))
+        same(seen, bytes).then(|| Arc::clone(record))
     }
+}
+
+/// Whether `seen` and `read` hold the same bytes. sled hands out clones of the value it holds, so an
+/// unchanged record is usually the very allocation kept in `seen`; that allocation stays alive while
+/// `seen` holds it, so no other value can sit at its address. Otherwise (a page read back from disk) the
+/// bytes are compared.
+fn same(seen: &IVec, read: &IVec) -> bool {
+    (seen.as_ptr() == read.as_ptr() && seen.len() == read.len()) || seen == read
 }
 
 #[cfg(test)]
