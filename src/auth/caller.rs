@@ -45,7 +45,11 @@ fn authenticate(req: &HttpRequest) -> Result<Caller, actix_web::Error> {
     let Some(value) = req.headers().get(header::AUTHORIZATION) else {
         return Err(reject(None, "Authorization token is missing").into());
     };
-    let value = value.to_str().unwrap_or_default().trim();
+    // Not `to_str`, which checks every byte of a long token one by one: a value that is not UTF-8 is
+    // no bearer token either way, and one with other invisible bytes fails the token's own checks.
+    let value = std::str::from_utf8(value.as_bytes())
+        .unwrap_or_default()
+        .trim();
     let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
     if !scheme.eq_ignore_ascii_case("bearer") {
         return Err(reject(

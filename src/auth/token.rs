@@ -90,19 +90,18 @@ impl TokenIssuer {
 
     /// Checks signature, algorithm and expiry (against `now`).
     pub fn verify(&self, token: &str, now: DateTime<Utc>) -> Result<Claims, TokenProblem> {
-        let parts: Vec<&str> = token.split('.').collect();
-        let base64url = |p: &&str| {
-            !p.is_empty()
-                && p.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        };
-        if parts.len() != 3 || !parts.iter().all(base64url) {
-            return Err(TokenProblem::Malformed);
-        }
-        let remembered = self.verified.get(token);
-        let claims = match remembered {
+        // A remembered token was well-formed and verified when first seen: only its expiry is checked again.
+        let claims = match self.verified.get(token) {
             Some(claims) => claims,
             None => {
+                let base64url = |p: &str| {
+                    !p.is_empty()
+                        && p.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                };
+                if token.split('.').count() != 3 || !token.split('.').all(base64url) {
+                    return Err(TokenProblem::Malformed);
+                }
                 let claims =
                     jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
                         .map_err(|_| TokenProblem::Invalid)?

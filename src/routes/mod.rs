@@ -23,6 +23,8 @@ pub use openapi::ApiDocument;
 pub(crate) use table::{Access, Endpoint};
 
 /// The client API: every operation with the handler that serves it and the documentation it carries.
+/// actix tries resources in the order they are registered, running the regex of each parameterized
+/// path on the way, so the request routes (the busiest) come before the schema routes.
 pub(crate) fn client_api() -> Vec<Endpoint> {
     use Access::{Bearer, Credentials, Open};
     vec![
@@ -30,6 +32,15 @@ pub(crate) fn client_api() -> Vec<Endpoint> {
         Endpoint::of::<health::__path_readyz>("Health", Open, || web::route().to(health::readyz)),
         Endpoint::of::<auth::__path_get_token>("Authentication", Credentials, || {
             web::route().to(auth::get_token)
+        }),
+        Endpoint::of::<requests::list::__path_list_requests>("Requests", Bearer, || {
+            web::route().to(requests::list::list_requests)
+        }),
+        Endpoint::of::<requests::create::__path_create_requests>("Requests", Bearer, || {
+            web::route().to(requests::create::create_requests)
+        }),
+        Endpoint::of::<requests::get::__path_get_request>("Requests", Bearer, || {
+            web::route().to(requests::get::get_request)
         }),
         Endpoint::of::<schemas::list::__path_list_schemas>("Schemas", Bearer, || {
             web::route().to(schemas::list::list_schemas)
@@ -47,15 +58,6 @@ pub(crate) fn client_api() -> Vec<Endpoint> {
             Bearer,
             || web::route().to(schemas::required_payer_inputs::required_payer_inputs),
         ),
-        Endpoint::of::<requests::list::__path_list_requests>("Requests", Bearer, || {
-            web::route().to(requests::list::list_requests)
-        }),
-        Endpoint::of::<requests::create::__path_create_requests>("Requests", Bearer, || {
-            web::route().to(requests::create::create_requests)
-        }),
-        Endpoint::of::<requests::get::__path_get_request>("Requests", Bearer, || {
-            web::route().to(requests::get::get_request)
-        }),
         Endpoint::of::<recordings::__path_download>("Recordings", Open, || {
             web::route().to(recordings::download)
         }),

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use actix_web::http::header::ContentType;
+use actix_web::http::header::{HeaderValue, CONTENT_TYPE};
 use actix_web::web::Bytes;
 use actix_web::{web, HttpResponse};
 use switchboard_storage::{RequestId, RequestRecord};
@@ -33,8 +33,9 @@ pub async fn get_request(
         // Serializing plain wire structs to JSON cannot fail.
         Bytes::from(serde_json::to_vec(&RequestOut::new(&record, &read)).expect("wire JSON"))
     });
+    // A static header value: `content_type` would copy the MIME text into a new buffer on every read.
     Ok(HttpResponse::Ok()
-        .content_type(ContentType::json())
+        .insert_header((CONTENT_TYPE, HeaderValue::from_static("application/json")))
         .body(body))
 }
 
