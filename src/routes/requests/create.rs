@@ -189,15 +189,24 @@ async fn admit_entries(
         if replays_only && slots.iter().any(Result::is_ok) {
             state.store.durable().await?;
         }
-        return Ok(slots
+        // Backwards, so that each new request is moved out at its own entry, after the later entries
+        // replaying it took their copies.
+        let mut created: Vec<Option<RequestRecord>> = created.into_iter().map(Some).collect();
+        let mut outcomes: Vec<_> = slots
             .into_iter()
+            .rev()
             .map(|slot| {
                 slot.map(|slot| match slot {
-                    Slot::New(index) | Slot::Replay(Replay::Entry(index)) => created[index].clone(),
+                    Slot::New(index) => created[index].take().expect("one entry creates it"),
+                    Slot::Replay(Replay::Entry(index)) => {
+                        created[index].clone().expect("created by an earlier entry")
+                    }
                     Slot::Replay(Replay::Stored(record)) => *record,
                 })
             })
-            .collect());
+            .collect();
+        outcomes.reverse();
+        return Ok(outcomes);
     }
 }
 
