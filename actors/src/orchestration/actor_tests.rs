@@ -1,6 +1,6 @@
 //! The step and call actors against a fake parent: each reports through the `Recipient`s it was given,
-//! with what it has not written for the parent's next write; and the orchestrator's due-work announcements. A temporary
-//! sled store and tiny test dialers stand in for the rest of the server.
+//! handing over what it has not written for the parent's next write; and the orchestrator's due-work
+//! announcements. A temporary sled store and tiny test dialers stand in for the rest of the server.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -2,11 +2,10 @@
 //!
 //! Starting a run, recording the electronic answer, opening a step, ending a call and closing a step
 //! change only the record: nothing outside the store acts on them until the next call is placed or the
-//! request finishes. So each
-//! such edge rides along with that next write (the step's first call, the terminal record) instead of
-//! paying for a grouped write and a flush of its own. "Persisted before acted on" still holds: the write
-//! that carries the edges lands before the call it enables is placed, and a restart before it finds the
-//! edges unwritten and decides them again from the same record.
+//! request finishes. So each such edge rides along with that next write (the step's next call, the
+//! terminal record) instead of paying for a grouped write and a flush of its own. "Persisted before acted
+//! on" still holds: the write that carries the edges lands before the call it enables is placed, and a
+//! restart before it finds the edges unwritten and decides them again from the same record.
 
 use std::sync::Arc;
 

@@ -1,9 +1,9 @@
 //! Messages between orchestration actors. Commands are imperative, reports past tense.
 
-use actix::dev::ToEnvelope;
-use actix::{Actor, Addr, Handler, Message, Recipient};
 use std::sync::Arc;
 
+use actix::dev::ToEnvelope;
+use actix::{Actor, Addr, Handler, Message, Recipient};
 use serde::Serialize;
 use switchboard_storage::{CallId, CallOutcomeRecord, RequestId, StepKey};
 
