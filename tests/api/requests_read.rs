@@ -93,10 +93,17 @@ pub(crate) async fn get_json(app: &TestApp, path: &str, token: &str) -> (u16, Va
     status_and_json(app.get(path, token).await).await
 }
 
-/// `GET /v1/requests/{id}`, which must answer 200: the request.
+/// `GET /v1/requests/{id}`, which must answer 200, declared as JSON: the request.
 pub(crate) async fn read(app: &TestApp, token: &str, id: &str) -> Value {
-    let (status, body) = get_json(app, &format!("/v1/requests/{id}"), token).await;
+    let response = app.get(&format!("/v1/requests/{id}"), token).await;
+    let content_type = response.headers().get("content-type").cloned();
+    let (status, body) = status_and_json(response).await;
     assert_eq!(status, 200, "GET request {id}: {body}");
+    assert_eq!(
+        content_type.as_ref().map(|v| v.to_str().unwrap()),
+        Some("application/json"),
+        "content type of GET request {id}"
+    );
     body
 }
 
