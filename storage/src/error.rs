@@ -40,6 +40,21 @@ pub enum StorageError {
     /// request stored with its batch is found; nothing of the create was written.
     #[error("request {0} is not named by its place in its batch")]
     NotABatchMember(crate::RequestId),
+    /// The master key given could not be read (a missing file, text that is not a 32-byte base64 key).
+    #[error("{0}")]
+    KeyUnreadable(String),
+    /// The master key given does not open the keyring of the store: a wrong key. Nothing was changed.
+    #[error("the master key does not open the store in {}: it is not the key this store was sealed with (nothing in the directory was changed)", .0.display())]
+    KeyRefused(std::path::PathBuf),
+    /// The store is sealed and no master key was given, nor kept beside the data. Nothing was changed.
+    #[error("the store in {} is sealed and no master key was given: set [encryption] key_file or SWITCHBOARD_MASTER_KEY to the key it was sealed with (nothing in the directory was changed)", .0.display())]
+    KeyMissing(std::path::PathBuf),
+    /// The keyring file could not be read or written.
+    #[error("keyring: {0}")]
+    Keyring(String),
+    /// A value names an epoch whose key was destroyed: what it sealed is gone for good.
+    #[error("the key of epoch {0} was destroyed")]
+    KeyDestroyed(u32),
 }
 
 impl From<sled::transaction::TransactionError<StorageError>> for StorageError {

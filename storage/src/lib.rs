@@ -26,6 +26,7 @@ pub mod records;
 mod requests;
 mod runs;
 mod schemas;
+pub mod seal;
 mod store;
 mod trees;
 

@@ -1,0 +1,291 @@
+//! Envelope encryption at rest: every stored value that carries request data, and every recording file,
+//! is sealed with XChaCha20-Poly1305 under a data key; data keys derive from epoch keys; epoch keys are
+//! wrapped by the master key in the [`keyring`].
+//!
+//! The key hierarchy, and why it is shaped for purging (ARCHITECTURE.md has the whole argument):
+//! - the **master key** (the operator's) wraps the keyring and nothing else;
+//! - an **epoch key** per hour of creation lives in the keyring, outside sled, where destroying it
+//!   really overwrites it;
+//! - a **data key** per batch (the requests of one POST booked on one day) is HKDF(epoch key, batch id):
+//!   nothing per request is written on the create path, and the batch id names its epoch (a UUID v7 carries
+//!   its creation time), so no read has to look anything up to find its key;
+//! - the **system key** (in the keyring too) keys the hashes of client text used as store keys
+//!   (`internalId`) and seals process settings (the token secret).
+//!
+//! A sealed value is `MARK, epoch (u32 BE), nonce (24), ciphertext + tag`; its associated data names the
+//! tree, the key it is stored under and the format, so a value copied under another key does not open.
+
+mod keyring;
+mod master;
+
+pub use keyring::FILE as KEYRING_FILE;
+pub use master::{KeySource, MasterKey, BESIDE_DATA};
+
+pub(crate) use keyring::Keyring;
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+
+use chacha20poly1305::aead::AeadInPlace;
+use chacha20poly1305::{KeyInit, XChaCha20Poly1305, XNonce};
+use hkdf::Hkdf;
+use hmac::{Hmac, Mac};
+use rand::RngCore;
+use sha2::Sha256;
+use zeroize::Zeroizing;
+
+use crate::{RequestId, StorageError};
+
+/// The first byte of a sealed value. Plain values of every record type start with their format version
+/// (1 or 2), so the two can never be mistaken.
+pub(crate) const MARK: u8 = 0xA5;
+/// The first byte of a sealed recording file (a RIFF or MP3 header never starts with it).
+const FILE_MARK: u8 = 0xA6;
+/// The epoch number that stands for the system key.
+const SYSTEM_EPOCH: u32 = u32::MAX;
+const NONCE: usize = 24;
+const TAG: usize = 16;
+const HEAD: usize = 1 + 4 + NONCE;
+/// Data keys kept derived before the map starts over.
+const DERIVED: usize = 4096;
+
+/// The trees whose values are sealed, each knowing which batch owns a key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sealed {
+    /// `requests`: a request id.
+    Requests,
+    /// `intake`: a batch id and a chunk number (u16).
+    Intake,
+    /// `deliveries`: a request id.
+    Deliveries,
+    /// `meta`: process settings, sealed by the system key.
+    Meta,
+}
+
+impl Sealed {
+    fn name(self) -> &'static str {
+        match self {
+            Sealed::Requests => crate::trees::REQUESTS,
+            Sealed::Intake => crate::trees::INTAKE,
+            Sealed::Deliveries => crate::trees::DELIVERIES,
+            Sealed::Meta => crate::trees::META,
+        }
+    }
+
+    /// The owner of the key the value under `key` is sealed with: the batch, or the request itself when
+    /// its id names none (requests created before batches were stored whole).
+    fn owner(self, key: &[u8]) -> Vec<u8> {
+        match self {
+            Sealed::Intake => key[..key.len().saturating_sub(2)].to_vec(),
+            Sealed::Requests | Sealed::Deliveries => owner_of_request(key),
+            Sealed::Meta => Vec::new(),
+        }
+    }
+}
+
+fn owner_of_request(key: &[u8]) -> Vec<u8> {
+    let id = RequestId::from(String::from_utf8_lossy(key).into_owned());
+    match id.batch_place() {
+        Some((batch, _)) => batch.into_string().into_bytes(),
+        None => key.to_vec(),
+    }
+}
+
+/// The epoch an owner's key derives from: the hour (since 1970) of its UUID v7 timestamp, or 0 for an id
+/// that carries none.
+fn epoch_of(owner: &[u8]) -> u32 {
+    std::str::from_utf8(owner)
+        .ok()
+        .and_then(|text| uuid::Uuid::parse_str(text).ok())
+        .filter(|uuid| uuid.get_version_num() == 7)
+        .and_then(|uuid| uuid.get_timestamp())
+        .map(|stamp| (stamp.to_unix().0 / 3600) as u32)
+        .unwrap_or(0)
+}
+
+/// Seals and opens values; one per open store.
+pub(crate) struct Sealer {
+    keyring: Keyring,
+    index: Hmac<Sha256>,
+    system: Zeroizing<[u8; 32]>,
+    derived: RwLock<HashMap<Vec<u8>, Zeroizing<[u8; 32]>>>,
+}
+
+impl Sealer {
+    pub(crate) fn new(keyring: Keyring) -> Sealer {
+        let index = <Hmac<Sha256> as Mac>::new_from_slice(derive(keyring.system(), b"index hash").as_ref())
+            .expect("HMAC takes any key length");
+        let system = derive(keyring.system(), b"settings");
+        Sealer {
+            keyring,
+            index,
+            system,
+            derived: RwLock::new(HashMap::new()),
+        }
+    }
+
+    /// The keyed hash that stands for client text in a store key (an `internalId`).
+    pub(crate) fn index_hash(&self, text: &[u8]) -> [u8; 32] {
+        let mut mac = self.index.clone();
+        mac.update(text);
+        mac.finalize().into_bytes().into()
+    }
+
+    /// `plain` sealed for the value under `key` in `tree`.
+    pub(crate) fn seal(&self, tree: Sealed, key: &[u8], plain: &[u8]) -> Vec<u8> {
+        let owner = tree.owner(key);
+        let epoch = match tree {
+            Sealed::Meta => SYSTEM_EPOCH,
+            _ => epoch_of(&owner),
+        };
+        let cipher = self
+            .cipher(epoch, &owner)
+            .expect("an owner's epoch key is minted on first use; a destroyed one is never written");
+        seal_with(&cipher, MARK, epoch, &aad(tree.name(), key, epoch), plain)
+    }
+
+    /// The plain bytes of the sealed value under `key` in `tree`. A value that is not sealed, was sealed
+    /// for another place, or was altered does not open.
+    pub(crate) fn open(&self, tree: Sealed, key: &[u8], sealed: &[u8]) -> Result<Vec<u8>, StorageError> {
+        let (epoch, _) = header(sealed, MARK).ok_or_else(|| unsealed(tree.name()))?;
+        let cipher = self.cipher(epoch, &tree.owner(key))?;
+        open_with(&cipher, &aad(tree.name(), key, epoch), sealed).ok_or_else(|| unsealed(tree.name()))
+    }
+
+    /// A recording file's bytes sealed under the key of the request `owner`, for the file `name`. The file
+    /// names its owner in the clear (an id), so it opens without a lookup.
+    pub(crate) fn seal_file(&self, owner: &RequestId, name: &str, bytes: &[u8]) -> Vec<u8> {
+        let owner = owner_of_request(owner.as_bytes());
+        let epoch = epoch_of(&owner);
+        let cipher = self.cipher(epoch, &owner).expect("a live epoch for a new recording");
+        let mut file = vec![FILE_MARK, owner.len() as u8];
+        file.extend_from_slice(&owner);
+        file.extend(seal_with(&cipher, FILE_MARK, epoch, &file_aad(name, &owner, epoch), bytes));
+        file
+    }
+
+    /// The bytes of the sealed recording file `name`.
+    pub(crate) fn open_file(&self, name: &str, file: &[u8]) -> Result<Vec<u8>, StorageError> {
+        let refused = || unsealed("recording");
+        let (&mark, rest) = file.split_first().ok_or_else(refused)?;
+        let (&length, rest) = rest.split_first().ok_or_else(refused)?;
+        if mark != FILE_MARK || rest.len() < usize::from(length) {
+            return Err(refused());
+        }
+        let (owner, sealed) = rest.split_at(usize::from(length));
+        let (epoch, _) = header(sealed, FILE_MARK).ok_or_else(refused)?;
+        let cipher = self.cipher(epoch, owner)?;
+        open_with(&cipher, &file_aad(name, owner, epoch), sealed).ok_or_else(refused)
+    }
+
+    fn cipher(&self, epoch: u32, owner: &[u8]) -> Result<XChaCha20Poly1305, StorageError> {
+        if epoch == SYSTEM_EPOCH {
+            return Ok(XChaCha20Poly1305::new(self.system.as_ref().into()));
+        }
+        let mut name = epoch.to_be_bytes().to_vec();
+        name.extend_from_slice(owner);
+        if let Some(key) = self.derived.read().expect("derived keys").get(&name) {
+            return Ok(XChaCha20Poly1305::new(key.as_ref().into()));
+        }
+        let mut info = b"data key\0".to_vec();
+        info.extend_from_slice(owner);
+        let epoch_key = self.keyring.epoch(epoch)?;
+        let key = derive(&epoch_key, &info);
+        let cipher = XChaCha20Poly1305::new(key.as_ref().into());
+        let mut derived = self.derived.write().expect("derived keys");
+        if derived.len() >= DERIVED {
+            derived.clear();
+        }
+        derived.insert(name, key);
+        Ok(cipher)
+    }
+}
+
+/// HKDF-SHA256 of `secret` for the purpose `info`.
+fn derive(secret: &[u8; 32], info: &[u8]) -> Zeroizing<[u8; 32]> {
+    let mut out = Zeroizing::new([0u8; 32]);
+    Hkdf::<Sha256>::new(Some(b"switchboard v1"), secret)
+        .expand(info, out.as_mut())
+        .expect("32 bytes is a valid HKDF length");
+    out
+}
+
+fn aad(tree: &str, key: &[u8], epoch: u32) -> Vec<u8> {
+    let mut aad = Vec::with_capacity(tree.len() + key.len() + 16);
+    aad.extend_from_slice(b"value\0");
+    aad.extend_from_slice(tree.as_bytes());
+    aad.push(0);
+    aad.extend_from_slice(key);
+    aad.push(0);
+    aad.push(MARK);
+    aad.extend_from_slice(&epoch.to_be_bytes());
+    aad
+}
+
+fn file_aad(name: &str, owner: &[u8], epoch: u32) -> Vec<u8> {
+    let mut aad = b"recording\0".to_vec();
+    aad.extend_from_slice(name.as_bytes());
+    aad.push(0);
+    aad.extend_from_slice(owner);
+    aad.push(0);
+    aad.push(FILE_MARK);
+    aad.extend_from_slice(&epoch.to_be_bytes());
+    aad
+}
+
+fn seal_with(cipher: &XChaCha20Poly1305, mark: u8, epoch: u32, aad: &[u8], plain: &[u8]) -> Vec<u8> {
+    let mut nonce = [0u8; NONCE];
+    // thread_rng is a CSPRNG seeded from the OS: a fresh 192-bit nonce without a system call per value.
+    rand::thread_rng().fill_bytes(&mut nonce);
+    let mut out = Vec::with_capacity(HEAD + plain.len() + TAG);
+    out.push(mark);
+    out.extend_from_slice(&epoch.to_be_bytes());
+    out.extend_from_slice(&nonce);
+    out.extend_from_slice(plain);
+    let tag = cipher
+        .encrypt_in_place_detached(XNonce::from_slice(&nonce), aad, &mut out[HEAD..])
+        .expect("sealing into memory cannot fail");
+    out.extend_from_slice(&tag);
+    out
+}
+
+fn open_with(cipher: &XChaCha20Poly1305, aad: &[u8], sealed: &[u8]) -> Option<Vec<u8>> {
+    if sealed.len() < HEAD + TAG {
+        return None;
+    }
+    let (body, tag) = sealed[HEAD..].split_at(sealed.len() - HEAD - TAG);
+    let mut plain = body.to_vec();
+    cipher
+        .decrypt_in_place_detached(
+            XNonce::from_slice(&sealed[5..HEAD]),
+            aad,
+            &mut plain,
+            tag.into(),
+        )
+        .ok()?;
+    Some(plain)
+}
+
+/// The epoch a sealed value names, if `bytes` is one.
+fn header(bytes: &[u8], mark: u8) -> Option<(u32, &[u8])> {
+    if bytes.len() < HEAD + TAG || bytes[0] != mark {
+        return None;
+    }
+    let epoch = u32::from_be_bytes(bytes[1..5].try_into().ok()?);
+    Some((epoch, &bytes[HEAD..]))
+}
+
+/// Whether `bytes` is a sealed value (not necessarily one that opens).
+pub(crate) fn is_sealed(bytes: &[u8]) -> bool {
+    bytes.first() == Some(&MARK)
+}
+
+fn unsealed(tree: &str) -> StorageError {
+    StorageError::Corrupt {
+        kind: "sealed value",
+        reason: format!("a value in {tree} does not open with its key (not sealed here, or altered)"),
+    }
+}
+
+#[cfg(test)]
+mod tests;
