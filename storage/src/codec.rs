@@ -9,6 +9,7 @@ use std::cell::RefCell;
 
 use serde::{de::DeserializeOwned, Serialize};
 
+use crate::seal::{Sealed, Sealer};
 use crate::StorageError;
 
 /// A type that is persisted as a value in one of the trees.
@@ -112,6 +113,31 @@ pub(crate) fn upgrade_from_plain<R: Record>(version: u8, body: &[u8]) -> Result<
             kind: R::KIND,
             reason: format!("unknown format version {other}"),
         }),
+    }
+}
+
+/// How the values of one tree are stored: as encoded, or sealed for their place.
+#[derive(Clone)]
+pub(crate) enum Storing {
+    Plain,
+    Sealed(std::sync::Arc<Sealer>, Sealed),
+}
+
+impl Storing {
+    /// The stored form of `encoded`, the encoding of the value under `key`.
+    pub(crate) fn store(&self, key: &[u8], encoded: Vec<u8>) -> Vec<u8> {
+        match self {
+            Storing::Plain => encoded,
+            Storing::Sealed(sealer, tree) => sealer.seal(*tree, key, &encoded),
+        }
+    }
+
+    /// The record stored as `bytes` under `key`.
+    pub(crate) fn read<R: Record>(&self, key: &[u8], bytes: &[u8]) -> Result<R, StorageError> {
+        match self {
+            Storing::Plain => decode(bytes),
+            Storing::Sealed(sealer, tree) => decode(&sealer.open(*tree, key, bytes)?),
+        }
     }
 }
 

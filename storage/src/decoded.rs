@@ -13,7 +13,7 @@ use std::sync::{Arc, RwLock};
 
 use sled::IVec;
 
-use crate::codec::{decode, Record};
+use crate::codec::{Record, Storing};
 use crate::StorageError;
 
 /// Entries kept before the map starts over.
@@ -22,18 +22,21 @@ const CAPACITY: usize = 4096;
 pub(crate) struct Decoded<R> {
     entries: RwLock<HashMap<IVec, (IVec, Arc<R>)>>,
     capacity: usize,
+    /// How the tree's values are stored (sealed for request data).
+    storing: Storing,
 }
 
 impl<R: Record> Decoded<R> {
     pub(crate) fn new() -> Decoded<R> {
-        Decoded::with_capacity(CAPACITY)
+        Decoded::with_capacity(CAPACITY, Storing::Plain)
     }
 
-    /// A map that starts over at `capacity` entries.
-    pub(crate) fn with_capacity(capacity: usize) -> Decoded<R> {
+    /// A map that starts over at `capacity` entries, over a tree whose values are stored as `storing` says.
+    pub(crate) fn with_capacity(capacity: usize, storing: Storing) -> Decoded<R> {
         Decoded {
             entries: RwLock::new(HashMap::new()),
             capacity,
+            storing,
         }
     }
 
@@ -42,7 +45,7 @@ impl<R: Record> Decoded<R> {
         if let Some(record) = self.seen(key, &bytes) {
             return Ok(record);
         }
-        let record = Arc::new(decode::<R>(&bytes)?);
+        let record = Arc::new(self.storing.read::<R>(key, &bytes)?);
         self.put(key, bytes, Arc::clone(&record));
         Ok(record)
     }
@@ -52,7 +55,7 @@ impl<R: Record> Decoded<R> {
     pub(crate) fn peek(&self, key: &[u8], bytes: &IVec) -> Result<Arc<R>, StorageError> {
         match self.seen(key, bytes) {
             Some(record) => Ok(record),
-            None => Ok(Arc::new(decode::<R>(bytes)?)),
+            None => Ok(Arc::new(self.storing.read::<R>(key, bytes)?)),
         }
     }
 
@@ -74,7 +77,7 @@ impl<R: Record> Decoded<R> {
         };
         match taken {
             Some(record) => Ok(Arc::unwrap_or_clone(record)),
-            None => decode(bytes),
+            None => self.storing.read(key, bytes),
         }
     }
 
@@ -156,7 +159,7 @@ mod tests {
 
     #[test]
     fn a_full_map_starts_over() {
-        let cache = Decoded::<Sample>::with_capacity(2);
+        let cache = Decoded::<Sample>::with_capacity(2, Storing::Plain);
         let a = cache.get(b"a", bytes("a")).unwrap();
         cache.get(b"b", bytes("b")).unwrap();
         cache.get(b"c", bytes("c")).unwrap();

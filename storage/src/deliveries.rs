@@ -53,7 +53,7 @@ impl Store {
                 continue;
             }
             if let Some(bytes) = self.group.deliveries.get(id)? {
-                due.push(decode(&bytes)?);
+                due.push(self.deliveries.read(id, &bytes)?);
             }
         }
         Ok(due)
@@ -64,7 +64,7 @@ impl Store {
         self.group
             .deliveries
             .get(request_id.as_str())?
-            .map(|b| decode(&b))
+            .map(|b| self.deliveries.read(request_id.as_bytes(), &b))
             .transpose()
     }
 
@@ -75,7 +75,9 @@ impl Store {
         previous_next_at: DateTime<Utc>,
         delivery: &DeliveryRecord,
     ) -> Result<(), StorageError> {
-        let encoded = encode(delivery);
+        let encoded = self
+            .deliveries
+            .store(delivery.request_id.as_bytes(), encode(delivery));
         let (id, status, next_at) = (
             delivery.request_id.clone(),
             delivery.status,
@@ -130,15 +132,17 @@ impl QueuePosition {
 
 /// Enqueues a request's delivery for its first round, unless it has one already: in the transaction that
 /// makes the request terminal.
+/// `stored` is the delivery as stored (sealed), `next_at` when its first round is due.
 pub(crate) fn enqueue_first_round(
     txn: &Txn,
     id: &RequestId,
-    delivery: &DeliveryRecord,
+    next_at: DateTime<Utc>,
+    stored: &[u8],
 ) -> Result<(), UnabortableTransactionError> {
     if txn.deliveries.get(id.as_bytes())?.is_none() {
-        txn.deliveries.insert(id.as_bytes(), encode(delivery))?;
+        txn.deliveries.insert(id.as_bytes(), stored)?;
         txn.delivery_queue
-            .insert(queue_key(delivery.next_at, id.as_str()), &[] as &[u8])?;
+            .insert(queue_key(next_at, id.as_str()), &[] as &[u8])?;
     }
     Ok(())
 }
@@ -152,6 +156,7 @@ fn queue_key(at: DateTime<Utc>, id: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::seal::Sealed;
     use crate::DeliveryStatus;
 
     #[tokio::test]
@@ -172,10 +177,12 @@ mod tests {
         };
         let mut plain = vec![1u8];
         plain.extend_from_slice(&serde_json::to_vec(&old).unwrap());
-        store.group.deliveries.insert("r1", plain.clone()).unwrap();
+        let sealed = store.sealer.seal(Sealed::Deliveries, b"r1", &plain);
+        store.group.deliveries.insert("r1", sealed).unwrap();
         assert_eq!(store.delivery(&"r1".into()).unwrap().unwrap(), old);
         store.commit_delivery(at, &old).await.unwrap();
         let raw = store.group.deliveries.get("r1").unwrap().unwrap();
+        let raw = store.sealer.open(Sealed::Deliveries, b"r1", &raw).unwrap();
         assert_eq!(raw[0], 2);
         assert!(raw.len() < plain.len() / 2, "{} bytes", raw.len());
         assert_eq!(store.delivery(&"r1".into()).unwrap().unwrap(), old);

@@ -2,9 +2,10 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::seal::Sealed;
 use crate::{StorageError, Store};
 
-const TOKEN_SECRET: &[u8] = b"token_secret";
+pub(crate) const TOKEN_SECRET: &[u8] = b"token_secret";
 
 impl Store {
     /// The bearer-token signing secret, created from `generate` and made durable on first use, so tokens
@@ -14,18 +15,23 @@ impl Store {
         generate: impl FnOnce() -> Vec<u8>,
     ) -> Result<Vec<u8>, StorageError> {
         if let Some(existing) = self.meta.get(TOKEN_SECRET)? {
-            return Ok(existing.to_vec());
+            return self.sealer.open(Sealed::Meta, TOKEN_SECRET, &existing);
         }
         let fresh = generate();
+        // Sealed: whoever reads the secret off a disk could mint tokens for any account.
+        let sealed = self.sealer.seal(Sealed::Meta, TOKEN_SECRET, &fresh);
         // Two concurrent first starts cannot happen (sled locks the directory), but compare-and-swap keeps
         // the first secret if this ever runs twice.
         let stored = match self.meta.compare_and_swap(
             TOKEN_SECRET,
             None as Option<&[u8]>,
-            Some(fresh.as_slice()),
+            Some(sealed.as_slice()),
         )? {
             Ok(()) => fresh,
-            Err(conflict) => conflict.current.map(|v| v.to_vec()).unwrap_or(fresh),
+            Err(conflict) => match conflict.current {
+                Some(current) => self.sealer.open(Sealed::Meta, TOKEN_SECRET, &current)?,
+                None => fresh,
+            },
         };
         self.durable().await?;
         Ok(stored)

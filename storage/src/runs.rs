@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use crate::codec::encode;
+use crate::seal::{Sealed, Sealer};
 use crate::decoded::Decoded;
 use crate::deliveries::enqueue_first_round;
 use crate::durability::Lane;
@@ -91,8 +92,9 @@ impl Store {
         let job_id = id.clone();
         let decoded = Arc::clone(&self.decoded_requests);
         let intake = Arc::clone(&self.decoded_intake);
+        let sealer = Arc::clone(&self.sealer);
         let job = Queued::job(move |txn: &Txn| {
-            write_request_update(txn, &decoded, &intake, &job_id, &change)
+            write_request_update(txn, &decoded, &intake, &sealer, &job_id, &change)
         });
         let updated = self.request_write(job, false).await?;
         Ok(Arc::unwrap_or_clone(updated))
@@ -113,7 +115,16 @@ impl Store {
     ) -> Result<(), StorageError> {
         let enqueues = delivery.is_some();
         let id = record.id.clone();
-        let encoded = IVec::from(encode(&record));
+        let encoded = IVec::from(self.sealer.seal(
+            Sealed::Requests,
+            id.as_bytes(),
+            &encode(&record),
+        ));
+        // Sealed here too, on the caller's thread rather than the flusher's.
+        let delivery = delivery.map(|delivery| {
+            let stored = self.deliveries.store(id.as_bytes(), encode(&delivery));
+            (delivery.next_at, stored)
+        });
         let record = Arc::new(record);
         let decoded = Arc::clone(&self.decoded_requests);
         let intake = Arc::clone(&self.decoded_intake);
@@ -140,8 +151,8 @@ impl Store {
                 &record,
                 encoded.clone(),
             )?;
-            if let Some(delivery) = delivery.as_ref() {
-                enqueue_first_round(txn, &id, delivery)?;
+            if let Some((next_at, stored)) = delivery.as_ref() {
+                enqueue_first_round(txn, &id, *next_at, stored)?;
             }
             Ok(Ok(()))
         });
@@ -185,6 +196,7 @@ impl Store {
                     txn,
                     &self.decoded_requests,
                     &self.decoded_intake,
+                    &self.sealer,
                     id,
                     &change,
                 )
@@ -198,6 +210,7 @@ fn write_request_update(
     txn: &Txn,
     decoded: &Decoded<RequestRecord>,
     intake: &Decoded<IntakeRecord>,
+    sealer: &Sealer,
     id: &RequestId,
     change: &dyn Fn(&mut RequestRecord),
 ) -> Verdict<Arc<RequestRecord>> {
@@ -215,7 +228,7 @@ fn write_request_update(
     };
     let before = Standing::of(&record);
     change(&mut record);
-    let encoded = IVec::from(encode(&record));
+    let encoded = IVec::from(sealer.seal(Sealed::Requests, id.as_bytes(), &encode(&record)));
     let record = Arc::new(record);
     store_written(txn, decoded, id, before, &record, encoded)?;
     Ok(Ok(record))

@@ -23,7 +23,8 @@ pub(crate) const REQUEST_INDEX: &str = "request_index";
 /// `account \0 env \0 batch id \0 created (u64 micros BE) request id -> ()`: listing a batch created
 /// before batches were stored whole (later ones are listed from `intake`).
 pub(crate) const BATCH_INDEX: &str = "batch_index";
-/// `account \0 env \0 internal id -> request id`: idempotency keys.
+/// `account \0 env \0 HMAC(internal id) -> request id`: idempotency keys, the client's text hashed under
+/// a key of the keyring.
 pub(crate) const IDEMPOTENCY: &str = "idempotency";
 /// `account \0 env \0 YYYY-MM-DD -> u32 BE`: requests booked per business day.
 pub(crate) const BOOKINGS: &str = "bookings";

@@ -14,7 +14,7 @@ async fn a_store_opens_over_a_snapshot_left_unfinished() {
     };
     // Opening again writes a snapshot of what the first run wrote.
     Store::write_recovery_snapshot(dir.path(), 1 << 20, std::time::Duration::ZERO).unwrap();
-    let torn = dir.path().join("snap.FFFFFFFFFFFFFFFF.generating");
+    let torn = switchboard_storage::sled_dir(dir.path()).join("snap.FFFFFFFFFFFFFFFF.generating");
     std::fs::write(&torn, b"a snapshot cut off mid-write").unwrap();
 
     let store = Store::open(dir.path()).unwrap();

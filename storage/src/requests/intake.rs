@@ -16,6 +16,7 @@ use sled::IVec;
 
 use super::due_key;
 use crate::codec::{encode, Record};
+use crate::seal::Sealed;
 use crate::decoded::Decoded;
 use crate::group::{Txn, Verdict};
 use crate::{RequestBatchId, RequestId, RequestRecord, StorageError, Store};
@@ -152,7 +153,9 @@ impl Store {
                             count,
                             members: Vec::new(),
                         };
-                        txn.intake.insert(chunk_key(batch, 0), encode(&spent))?;
+                        let key = chunk_key(batch, 0);
+                        let stored = self.sealer.seal(Sealed::Intake, &key, &encode(&spent));
+                        txn.intake.insert(key, stored)?;
                         for chunk in 1..chunks(count) {
                             txn.intake.remove(chunk_key(batch, chunk))?;
                         }

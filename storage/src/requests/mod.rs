@@ -21,6 +21,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::codec::{encode_as, encode_plain};
 use crate::durability::Lane;
+use crate::seal::{Sealed, Sealer};
 use crate::group::{Committed, Queued, Txn, Verdict};
 use crate::{Environment, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
@@ -99,7 +100,7 @@ impl Store {
         match self
             .group
             .idempotency
-            .get(idempotency_key(scope, internal_id))?
+            .get(idempotency_key(&self.sealer, scope, internal_id))?
         {
             Some(id) => self.request(&RequestId::from(String::from_utf8_lossy(&id).into_owned())),
             None => Ok(None),
@@ -143,10 +144,12 @@ impl Store {
         &self,
         records: Arc<Vec<RequestRecord>>,
     ) -> impl Future<Output = Committed<()>> + 'static {
-        let batches = batches(&records);
+        let batches = batches(&self.sealer, &records);
+        let sealer = Arc::clone(&self.sealer);
         let done = batches.map(|batches| {
-            let (job, done) =
-                Queued::job(move |txn: &Txn| write_new_requests(txn, &records, &batches));
+            let (job, done) = Queued::job(move |txn: &Txn| {
+                write_new_requests(txn, &sealer, &records, &batches)
+            });
             self.submit(job, Lane::Client);
             done
         });
@@ -288,7 +291,7 @@ struct NewBatch {
 
 /// Groups `records` into their batches and encodes each whole, or names the first record whose id is not
 /// its place in its batch.
-fn batches(records: &[RequestRecord]) -> Result<Vec<NewBatch>, RequestId> {
+fn batches(sealer: &Sealer, records: &[RequestRecord]) -> Result<Vec<NewBatch>, RequestId> {
     let mut batches: Vec<(&RequestBatchId, Vec<&RequestRecord>)> = Vec::new();
     for record in records {
         match batches.iter_mut().find(|(id, _)| **id == record.batch_id) {
@@ -309,16 +312,18 @@ fn batches(records: &[RequestRecord]) -> Result<Vec<NewBatch>, RequestId> {
             let plain = IntakeRecord::stored_plain(&members);
             let chunks = members
                 .chunks(CHUNK)
-                .map(|chunk| {
+                .enumerate()
+                .map(|(place, chunk)| {
                     let stored = IntakeOut {
                         count,
                         members: chunk,
                     };
-                    if plain {
+                    let encoded = if plain {
                         encode_plain::<IntakeRecord>(&stored)
                     } else {
                         encode_as::<IntakeRecord>(&stored, false)
-                    }
+                    };
+                    sealer.seal(Sealed::Intake, &chunk_key(id, place), &encoded)
                 })
                 .collect();
             Ok(NewBatch {
@@ -342,13 +347,18 @@ struct IntakeOut<'a> {
 
 /// The creation write: every check (idempotency keys, booking counts) before the first write, so a declined
 /// create leaves nothing in a group it shares.
-fn write_new_requests(txn: &Txn, records: &[RequestRecord], batches: &[NewBatch]) -> Verdict<()> {
+fn write_new_requests(
+    txn: &Txn,
+    sealer: &Sealer,
+    records: &[RequestRecord],
+    batches: &[NewBatch],
+) -> Verdict<()> {
     let mut claimed = HashSet::new();
     let mut bookings: BTreeMap<Vec<u8>, u32> = BTreeMap::new();
     for record in records {
         let scope = Scope::new(record.account_id.clone(), record.environment);
         if let Some(internal_id) = &record.internal_id {
-            let key = idempotency_key(&scope, internal_id);
+            let key = idempotency_key(sealer, &scope, internal_id);
             if txn.idempotency.get(&key)?.is_some() || !claimed.insert(key) {
                 return Ok(Err(StorageError::InternalIdClaimed(internal_id.clone())));
             }
@@ -369,7 +379,10 @@ fn write_new_requests(txn: &Txn, records: &[RequestRecord], batches: &[NewBatch]
         let scope = Scope::new(record.account_id.clone(), record.environment);
         if let Some(internal_id) = &record.internal_id {
             txn.idempotency
-                .insert(idempotency_key(&scope, internal_id), record.id.as_bytes())?;
+                .insert(
+                    idempotency_key(sealer, &scope, internal_id),
+                    record.id.as_bytes(),
+                )?;
         }
         *bookings
             .get_mut(&booking_key(&scope, record.due_date))
@@ -406,9 +419,11 @@ fn created_key(prefix: &[u8], created_at: DateTime<Utc>, id: &[u8]) -> Vec<u8> {
     key
 }
 
-fn idempotency_key(scope: &Scope, internal_id: &str) -> Vec<u8> {
+/// `scope, keyed hash of the internal id`: clients put claim and record numbers in internal ids, so the
+/// text never becomes a key of the store.
+fn idempotency_key(sealer: &Sealer, scope: &Scope, internal_id: &str) -> Vec<u8> {
     let mut key = scope.prefix();
-    key.extend_from_slice(internal_id.as_bytes());
+    key.extend_from_slice(&sealer.index_hash(internal_id.as_bytes()));
     key
 }
 

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::codec::{decode, encode};
+use crate::seal::Sealed;
 use crate::{DeliveryRecord, DueEntry, RequestState};
 use intake::{chunk_key, CHUNK};
 
@@ -129,11 +130,13 @@ fn a_request_written_before_compression_reads_the_same() {
     old.inputs.insert("payerName".into(), "Aetna".into());
     let mut bytes = vec![1u8];
     bytes.extend_from_slice(&serde_json::to_vec(&old).unwrap());
-    store.group.requests.insert("old", bytes).unwrap();
+    let sealed = store.sealer.seal(Sealed::Requests, b"old", &bytes);
+    store.group.requests.insert("old", sealed).unwrap();
     assert_eq!(store.request(&"old".into()).unwrap().unwrap(), old);
     // Rewritten, it is compressed under the current version.
     store.update_request(&"old".into(), |_| {}).unwrap();
     let raw = store.group.requests.get("old").unwrap().unwrap();
+    let raw = store.sealer.open(Sealed::Requests, b"old", &raw).unwrap();
     assert_eq!(raw[0], 2);
     assert_eq!(store.request(&"old".into()).unwrap().unwrap(), old);
 }
@@ -318,7 +321,8 @@ async fn a_listing_pages_through_batches_and_requests_stored_one_by_one() {
 fn store_old_layout(store: &Store, record: &RequestRecord) {
     let prefix = Scope::new(record.account_id.clone(), record.environment).prefix();
     let id = record.id.as_bytes();
-    store.group.requests.insert(id, encode(record)).unwrap();
+    let sealed = store.sealer.seal(Sealed::Requests, id, &encode(record));
+    store.group.requests.insert(id, sealed).unwrap();
     store
         .group
         .request_index
@@ -394,12 +398,9 @@ async fn a_batch_member_gets_a_record_of_its_own_at_its_first_change_and_the_bat
     assert!(store.due_by(due_at).unwrap().is_empty());
     assert_eq!(store.retire_batches(&retire).unwrap(), 0, "retired once");
     // Retired, the batch keeps its count only, and still lists and reads through its members' records.
-    let intake = store
-        .group
-        .intake
-        .get(chunk_key(&batch_id, 0))
-        .unwrap()
-        .unwrap();
+    let key = chunk_key(&batch_id, 0);
+    let intake = store.group.intake.get(&key).unwrap().unwrap();
+    let intake = store.sealer.open(Sealed::Intake, &key, &intake).unwrap();
     assert!(decode::<IntakeRecord>(&intake).unwrap().members.is_empty());
     let listed = store
         .list_batch(&scope(Environment::Production), &batch_id, None, 10)
@@ -679,12 +680,9 @@ async fn a_lone_request_and_a_batch_booked_for_today_are_stored_plain_and_others
     )
     .await;
     for (members, version) in [(&today, 1), (&later, 2), (&lone, 1)] {
-        let value = store
-            .group
-            .intake
-            .get(chunk_key(&members[0].batch_id, 0))
-            .unwrap()
-            .unwrap();
+        let key = chunk_key(&members[0].batch_id, 0);
+        let value = store.group.intake.get(&key).unwrap().unwrap();
+        let value = store.sealer.open(Sealed::Intake, &key, &value).unwrap();
         assert_eq!(value[0], version);
         let last = members.last().unwrap();
         assert_eq!(&store.request(&last.id).unwrap().unwrap(), last);

@@ -17,11 +17,14 @@
 
 mod keyring;
 mod master;
+mod migrate;
 
 pub use keyring::FILE as KEYRING_FILE;
 pub use master::{KeySource, MasterKey, BESIDE_DATA};
 
 pub(crate) use keyring::Keyring;
+pub use migrate::Migrated;
+pub(crate) use migrate::seal_plaintext_store;
 
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -278,6 +281,11 @@ fn header(bytes: &[u8], mark: u8) -> Option<(u32, &[u8])> {
 /// Whether `bytes` is a sealed value (not necessarily one that opens).
 pub(crate) fn is_sealed(bytes: &[u8]) -> bool {
     bytes.first() == Some(&MARK)
+}
+
+/// Whether `bytes` is a sealed recording file.
+pub(crate) fn is_sealed_file(bytes: &[u8]) -> bool {
+    bytes.first() == Some(&FILE_MARK)
 }
 
 fn unsealed(tree: &str) -> StorageError {

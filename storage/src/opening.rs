@@ -1,0 +1,120 @@
+//! Opening a store: the master key is checked against the keyring before sled is touched, a store of the
+//! plaintext layout is rewritten sealed, and sled's own opening quirks are handled.
+//!
+//! Layout of `data_dir`: `keyring` (the wrapped keys), `store/` (sled), `recordings/` (sealed files) and,
+//! when the operator names no key, `master.key`. Releases before sealing kept sled's files directly in
+//! `data_dir`, in the clear; [`crate::seal`]'s migration turns them into `store/`.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::seal::{KeySource, Keyring, MasterKey};
+use crate::StorageError;
+
+/// sled's directory inside `data_dir`.
+pub const STORE_DIR: &str = "store";
+
+/// Where sled keeps a store in `dir`.
+pub fn sled_dir(dir: &Path) -> PathBuf {
+    dir.join(STORE_DIR)
+}
+
+/// Whether `dir` holds a store of the layout before sealing: sled's files at its top level.
+pub(crate) fn holds_plaintext_store(dir: &Path) -> bool {
+    dir.join("db").is_file() && dir.join("conf").is_file()
+}
+
+/// The master key of the store in `dir`, checked against its keyring; a store without one (new, or of the
+/// plaintext layout) gets a keyring. Nothing in `dir` is written before the key is known to be right: a
+/// wrong key is refused, and a missing one too when the store is already sealed.
+pub(crate) fn unlock(dir: &Path, source: &KeySource) -> Result<(MasterKey, Keyring), StorageError> {
+    let sealed = Keyring::exists(dir);
+    let (key, generate) = match source {
+        KeySource::Given { key, .. } => (key.clone(), false),
+        KeySource::BesideData => {
+            let path = KeySource::beside_data_path(dir);
+            if path.exists() {
+                (MasterKey::read_file(&path)?, false)
+            } else if sealed {
+                return Err(StorageError::KeyMissing(dir.to_path_buf()));
+            } else {
+                (MasterKey::generate(), true)
+            }
+        }
+    };
+    if sealed {
+        let keyring = Keyring::open(dir, &key)?;
+        return Ok((key, keyring));
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| StorageError::Keyring(format!("cannot create {}: {e}", dir.display())))?;
+    if generate {
+        key.write_new_file(&KeySource::beside_data_path(dir))?;
+    }
+    let keyring = Keyring::create(dir, &key)?;
+    Ok((key, keyring))
+}
+
+/// Opens sled the one way every opening of the store does. Our flusher is the only one: sled's periodic
+/// flush would add fsyncs without acknowledging anything.
+fn open_db(dir: &Path, cache_bytes: u64) -> Result<sled::Db, StorageError> {
+    discard_unfinished_snapshots(dir)?;
+    Ok(sled::Config::new()
+        .path(dir)
+        .flush_every_ms(None)
+        .cache_capacity(cache_bytes)
+        .open()?)
+}
+
+/// Removes the snapshot files sled had not finished writing. sled 0.34 writes `snap.<lsn>.generating`,
+/// syncs it and renames it, and it removes older snapshots only after the rename; but when it opens a
+/// store it reads the highest-sorting `snap.` file, unfinished ones included, and refuses a torn one as
+/// corruption. A process killed while opening (or while stopping, which opens the store once more) would
+/// leave a store that no longer opens.
+fn discard_unfinished_snapshots(dir: &Path) -> Result<(), StorageError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(sled::Error::from(e).into()),
+    };
+    for entry in entries {
+        let entry = entry.map_err(sled::Error::from)?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("snap.") && name.ends_with(".generating") {
+            tracing::warn!(file = %name, "removing a snapshot file left unfinished");
+            std::fs::remove_file(entry.path()).map_err(sled::Error::from)?;
+        }
+    }
+    Ok(())
+}
+
+/// How long an opening waits for handles a closed store left to be released: sled's I/O threads drop
+/// theirs a moment after the last handle of this process goes, and a store closed and opened again in one
+/// process (a restart in tests, the recovery snapshot) would otherwise be refused now and then.
+pub(crate) const RELEASE_WAIT: Duration = Duration::from_secs(2);
+
+/// Opens sled in `dir`, retrying a refusal for a lock another handle holds for up to `wait`.
+pub(crate) fn open_db_when_released(
+    dir: &Path,
+    cache_bytes: u64,
+    wait: Duration,
+) -> Result<sled::Db, StorageError> {
+    let deadline = Instant::now() + wait;
+    loop {
+        match open_db(dir, cache_bytes) {
+            Err(StorageError::Engine(sled::Error::Io(e)))
+                if is_lock_refusal(&e) && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            opened => return opened,
+        }
+    }
+}
+
+/// sled's refusal to open a store another handle holds. Its lock error carries no kind of its own, so
+/// this reads the message of the pinned sled 0.34.
+fn is_lock_refusal(error: &std::io::Error) -> bool {
+    error.to_string().contains("could not acquire lock")
+}
