@@ -30,6 +30,35 @@ pub enum Command {
     Serve(ServeArgs),
     /// Print the call-flow tree of one request: steps, calls, and where each answer came from.
     Trace(TraceArgs),
+    /// Manage the master key that seals the store.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+/// `keys` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Write a new random master key (32 bytes, base64) to a new file readable by its owner only.
+    Generate {
+        /// The file to create; an existing file is never replaced.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Re-wrap every data key under a new master key, with the server stopped. Afterwards the new key
+    /// opens the store and the old one is refused.
+    Rotate(RotateArgs),
+}
+
+/// Options of `keys rotate`: the server's own options, to find the store and its current key, and the
+/// new key.
+#[derive(Debug, clap::Args)]
+pub struct RotateArgs {
+    /// The server's options (config file, data directory).
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    /// The new master key's file (as `keys generate` writes it).
+    #[arg(long)]
+    pub new_key_file: PathBuf,
 }
 
 /// Options of `trace`.

@@ -36,6 +36,7 @@ fn main() -> ExitCode {
     let args = match cli.command {
         Some(Command::Serve(args)) => args,
         Some(Command::Trace(args)) => return trace(args),
+        Some(Command::Keys(command)) => return switchboard::keys::run(command),
         None => cli.serve,
     };
     let settings = match configuration::load(&args.overrides()) {

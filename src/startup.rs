@@ -56,8 +56,19 @@ impl Application {
         let data_dir = &settings.server.data_dir;
         std::fs::create_dir_all(data_dir)
             .with_context(|| format!("cannot create data_dir {}", data_dir.display()))?;
-        let store = Store::open_with_cache(data_dir, settings.storage_cache_bytes)
+        let key = crate::encryption::key_source(&settings)?;
+        let store = Store::open_sealed(data_dir, settings.storage_cache_bytes, &key)
             .with_context(|| format!("cannot open the store in {}", data_dir.display()))?;
+        crate::encryption::log_key_source(&key, &settings);
+        if let Some(migrated) = store.migrated() {
+            tracing::info!(
+                sealed = migrated.sealed,
+                hashed = migrated.hashed,
+                copied = migrated.copied,
+                recordings = migrated.recordings,
+                "the plaintext store of an earlier release was copied into a sealed one and removed"
+            );
+        }
         let clock = match settings.clock {
             ClockSettings::System => Clock::system(),
             // A restart resumes the calendar where it was moved to: it moves only through the admin API,

@@ -20,6 +20,8 @@ pub(crate) struct RawConfig {
     pub electronic: RawElectronic,
     pub storage: RawStorage,
     #[serde(default)]
+    pub encryption: RawEncryption,
+    #[serde(default)]
     pub accounts: Vec<AccountSpec>,
     #[serde(default)]
     pub schemas: Vec<SchemaSpec>,
@@ -42,6 +44,14 @@ pub(crate) struct RawServer {
     pub token_secret: Option<Secret>,
     #[serde(default)]
     pub fault_injection: bool,
+}
+
+/// `[encryption]`: optional; without a key file the key is `SWITCHBOARD_MASTER_KEY`, or kept beside the
+/// data.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawEncryption {
+    pub key_file: Option<String>,
 }
 
 /// `[storage]`: optional; every key has a default.

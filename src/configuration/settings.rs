@@ -38,6 +38,9 @@ pub struct Settings {
     /// `[storage] cache_capacity_mb`, in bytes: the store's page cache. Bounds resident memory whatever
     /// the number of stored requests.
     pub storage_cache_bytes: u64,
+    /// `[encryption] key_file`: the master key's file, unless `SWITCHBOARD_MASTER_KEY` gives the key
+    /// itself; with neither, the key is kept beside the data.
+    pub master_key_file: Option<PathBuf>,
     /// `[[accounts]]`, each with its id set.
     pub accounts: Vec<AccountSpec>,
     /// `[[schemas]]`, each with its id set.
@@ -204,6 +207,15 @@ impl Settings {
             Some(mb) => mb.saturating_mul(1 << 20),
             None => switchboard_storage::DEFAULT_CACHE_BYTES,
         };
+        let master_key_file = match raw.encryption.key_file {
+            Some(path) if path.trim().is_empty() => {
+                return Err(SpecError::new(
+                    "encryption.key_file",
+                    "must not be empty; remove the key to keep the master key beside the data",
+                ))
+            }
+            path => path.map(PathBuf::from),
+        };
         let schemas = validate_schemas(raw.schemas)?;
         let accounts = validate_accounts(raw.accounts, &schemas)?;
         for key in raw.input_types.keys() {
@@ -236,6 +248,7 @@ impl Settings {
             webhooks,
             electronic,
             storage_cache_bytes,
+            master_key_file,
             accounts,
             schemas,
             input_types: raw.input_types,

@@ -60,7 +60,7 @@ pub async fn download(
     }
     // A real call's recording was downloaded from its platform at the end of the call; a simulated call
     // has generated audio.
-    let (name, content_type, audio) = match stored_recording(&state, &call_id) {
+    let (name, content_type, audio) = match stored_recording(&state, &call_id)? {
         Some((name, content_type, bytes)) => (name, content_type, bytes),
         None => (
             format!("{call_id}.wav"),
@@ -77,8 +77,12 @@ pub async fn download(
         .body(audio))
 }
 
-/// The downloaded recording of `call_id` under `{data_dir}/recordings`, with its content type.
-fn stored_recording(state: &AppState, call_id: &CallId) -> Option<(String, &'static str, Vec<u8>)> {
+/// The downloaded recording of `call_id` under `{data_dir}/recordings`, with its content type. A file that
+/// does not open with its key is an error, never taken for a simulated call's missing one.
+fn stored_recording(
+    state: &AppState,
+    call_id: &CallId,
+) -> Result<Option<(String, &'static str, Vec<u8>)>, ApiError> {
     // Call ids are ours (UUIDs); anything else never names a file.
     let call_id = call_id.as_str();
     if call_id.is_empty()
@@ -86,7 +90,7 @@ fn stored_recording(state: &AppState, call_id: &CallId) -> Option<(String, &'sta
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
     {
-        return None;
+        return Ok(None);
     }
     let dir = crate::voice::recordings_dir(&state.settings);
     [
@@ -98,8 +102,12 @@ fn stored_recording(state: &AppState, call_id: &CallId) -> Option<(String, &'sta
     .into_iter()
     .find_map(|(ext, content_type)| {
         let name = format!("{call_id}.{ext}");
-        std::fs::read(dir.join(&name))
-            .ok()
-            .map(|bytes| (name, content_type, bytes))
+        let file = std::fs::read(dir.join(&name)).ok()?;
+        // Opened only now, to be served.
+        Some(match state.store.open_recording(&name, &file) {
+            Ok(audio) => Ok((name, content_type, audio)),
+            Err(e) => Err(ApiError::internal(e)),
+        })
     })
+    .transpose()
 }

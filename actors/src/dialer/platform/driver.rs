@@ -302,6 +302,7 @@ impl Inner {
                 &url,
                 &self.options.recordings_dir,
                 &job.call_id,
+                |name, audio| self.store.seal_recording(&job.request_id, name, audio),
             )
             .await;
             if let Some(file) = &recording_file {

@@ -1,5 +1,6 @@
 //! Keeping a platform's recording: downloaded into the data directory at the end of the call (a bounded
-//! number of tries), so it outlives the platform's retention and its URL never leaves the server.
+//! number of tries), so it outlives the platform's retention and its URL never leaves the server. The
+//! audio is PHI: it is sealed before it touches the disk.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -9,18 +10,21 @@ use switchboard_storage::CallId;
 /// Tries of one download before the call is reported without a recording.
 const ATTEMPTS: u32 = 3;
 
-/// Downloads `url` into `dir/{call_id}.{ext}`; answers the file name, or `None` after [`ATTEMPTS`] failures.
+/// Downloads `url` into `dir/{call_id}.{ext}`, as `seal` turns the file name and audio into the file's
+/// bytes; answers the file name, or `None` after [`ATTEMPTS`] failures.
 pub(super) async fn download(
     client: &reqwest::Client,
     url: &str,
     dir: &Path,
     call_id: &CallId,
+    seal: impl Fn(&str, &[u8]) -> Vec<u8>,
 ) -> Option<String> {
     let name = format!("{call_id}.{}", extension(url));
     let target: PathBuf = dir.join(&name);
     for attempt in 1..=ATTEMPTS {
         match fetch(client, url).await {
-            Ok(bytes) => {
+            Ok(audio) => {
+                let bytes = seal(&name, &audio);
                 // Write beside the target and rename, so a crash never leaves half a file under the name.
                 let partial = dir.join(format!("{name}.part"));
                 let written =

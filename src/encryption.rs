@@ -1,0 +1,65 @@
+//! Where the master key comes from: `SWITCHBOARD_MASTER_KEY` (the key itself, as a secrets manager
+//! injects it) wins over `[encryption] key_file`; with neither, the store keeps it beside the data.
+
+use anyhow::Context;
+use switchboard_storage::seal::{KeySource, MasterKey};
+
+use crate::configuration::Settings;
+
+/// The environment variable holding the master key as base64 text.
+pub const MASTER_KEY_VAR: &str = "SWITCHBOARD_MASTER_KEY";
+
+/// The master key the settings and the environment name.
+pub fn key_source(settings: &Settings) -> anyhow::Result<KeySource> {
+    if let Some(text) = std::env::var(MASTER_KEY_VAR).ok().filter(|t| !t.trim().is_empty()) {
+        let key = MasterKey::from_base64(&text, MASTER_KEY_VAR)?;
+        return Ok(KeySource::Given {
+            key,
+            origin: MASTER_KEY_VAR.to_owned(),
+        });
+    }
+    match &settings.master_key_file {
+        Some(path) => {
+            let key = MasterKey::read_file(path).context("encryption.key_file")?;
+            warn_if_readable_by_others(path);
+            Ok(KeySource::Given {
+                key,
+                origin: format!("encryption.key_file {}", path.display()),
+            })
+        }
+        None => Ok(KeySource::BesideData),
+    }
+}
+
+/// Logs, at every start, what the key's whereabouts mean for a copy of the data.
+pub fn log_key_source(source: &KeySource, settings: &Settings) {
+    match source {
+        KeySource::Given { origin, .. } => {
+            tracing::info!(key = %origin, "the store is sealed under the operator's master key")
+        }
+        KeySource::BesideData => tracing::warn!(
+            key_file = %KeySource::beside_data_path(&settings.server.data_dir).display(),
+            "the master key lives beside the data it protects: anyone who copies data_dir can read it. \
+             Fine for a demo; for real patients set [encryption] key_file to a file outside data_dir, \
+             or SWITCHBOARD_MASTER_KEY"
+        ),
+    }
+}
+
+#[cfg(unix)]
+fn warn_if_readable_by_others(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let mode = meta.permissions().mode();
+        if mode & 0o077 != 0 {
+            tracing::warn!(
+                key_file = %path.display(),
+                mode = format!("{:o}", mode & 0o777),
+                "the master key file can be read by other users; chmod 0400 it"
+            );
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn warn_if_readable_by_others(_path: &std::path::Path) {}
