@@ -22,6 +22,7 @@ mod requests_create;
 mod requests_read;
 mod scheduling;
 mod schemas;
+mod sealing;
 mod shutdown;
 mod supervision;
 mod trace_cli;

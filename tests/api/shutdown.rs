@@ -149,7 +149,7 @@ async fn stop_with_work_in_flight(count: usize, in_flight: u64) {
         assert!(Instant::now() < deadline, "fewer than {in_flight} running");
         actix_web::rt::time::sleep(Duration::from_millis(20)).await;
     }
-    let snapshot_at_start = newest_snapshot(data_dir.path());
+    let snapshot_at_start = newest_snapshot(&switchboard_storage::sled_dir(data_dir.path()));
     let status = Command::new("kill")
         .args(["-TERM", &server.child.id().to_string()])
         .status()
@@ -169,7 +169,7 @@ async fn stop_with_work_in_flight(count: usize, in_flight: u64) {
         "a panic while stopping:\n{stderr}"
     );
     assert_eq!(code, Some(0), "{stderr}");
-    let snapshot_at_stop = newest_snapshot(data_dir.path());
+    let snapshot_at_stop = newest_snapshot(&switchboard_storage::sled_dir(data_dir.path()));
     assert!(
         snapshot_at_stop > snapshot_at_start,
         "no snapshot written at the stop: {snapshot_at_start:?} then {snapshot_at_stop:?}"

@@ -1,0 +1,113 @@
+//! Requests carrying marker values through every path (the seeded simulator with the electronic channel,
+//! every sandbox scenario, a real platform's call with its recording), read back across a restart, then a
+//! search of every file under `data_dir` for the markers, raw and inside zstd frames, and for plain audio.
+
+use serde_json::Value;
+
+use super::markers::Markers;
+use super::scan::{files_under, holds_plain_riff, scan};
+use super::{create, read, stable, wait_terminal};
+use crate::fakes::retell::{FakeRetell, Scenario, RECORDING};
+use crate::helpers::{client, write_config, BinaryServer, TestConfig, SANDBOX_KEY, SANDBOX_SECRET};
+use crate::voice_retell::retell_config;
+
+const SCENARIOS: [&str; 9] = [
+    "success",
+    "redial",
+    "follow_up",
+    "partial",
+    "failure:MEMBER_NOT_FOUND",
+    "cannot_answer",
+    "digital",
+    "digital_plus_phone",
+    "stuck",
+];
+
+#[actix_web::test]
+async fn no_marker_and_no_audio_is_readable_anywhere_under_data_dir() {
+    let markers = Markers::new();
+    let data = tempfile::tempdir().unwrap();
+    let configs = tempfile::tempdir().unwrap();
+
+    // 1. The seeded simulator: production requests (electronic answer, then calls and follow-up legs) and
+    // every sandbox scenario.
+    let mut simulated = TestConfig::default();
+    simulated.dispatching();
+    let config = write_config(configs.path(), &simulated);
+    let server = BinaryServer::start_ready(&config, data.path()).await;
+    let live = server.live_token().await;
+    let sandbox = server.token(SANDBOX_KEY, SANDBOX_SECRET).await;
+    let mut finished: Vec<(String, &str, Value)> = Vec::new();
+    for n in 0..3 {
+        let id = create(&server, &live, &markers.claim(n, None)).await;
+        finished.push((id, "live", Value::Null));
+    }
+    let id = create(&server, &live, &markers.vob(3)).await;
+    finished.push((id, "live", Value::Null));
+    let mut stuck = None;
+    for (i, scenario) in SCENARIOS.iter().enumerate() {
+        let id = create(&server, &sandbox, &markers.claim(10 + i, Some(scenario))).await;
+        if *scenario == "stuck" {
+            stuck = Some(id);
+        } else {
+            finished.push((id, "sandbox", Value::Null));
+        }
+    }
+    for (id, key, body) in &mut finished {
+        let token = if *key == "live" { &live } else { &sandbox };
+        *body = stable(wait_terminal(&server, token, id).await);
+        assert_eq!(body["internalTag"], markers.internal_tag.as_str(), "{body}");
+    }
+    let electronic = finished
+        .iter()
+        .filter(|(_, _, body)| body.to_string().contains("digital"))
+        .count();
+    assert!(electronic >= 2, "the electronic channel answered some");
+    assert_eq!(server.terminate(), Some(0));
+
+    // 2. A real platform's call on the same data: its recording is downloaded into data_dir. The requests
+    // of the first run read back the same.
+    let fake = FakeRetell::start().await;
+    fake.force(&[Scenario::Answered]);
+    let mut platform = TestConfig::default();
+    // The same features as the first run, so its requests read back the same.
+    let features = TestConfig::default().demo_account()["features"].clone();
+    retell_config(&mut platform, &fake);
+    platform.demo_account().insert("features".into(), features);
+    let config = write_config(configs.path(), &platform);
+    let server = BinaryServer::start_ready(&config, data.path()).await;
+    fake.deliver_to(&server.address);
+    let live = server.live_token().await;
+    let sandbox = server.token(SANDBOX_KEY, SANDBOX_SECRET).await;
+    for (id, key, before) in &finished {
+        let token = if *key == "live" { &live } else { &sandbox };
+        assert_eq!(&stable(read(&server, token, id).await), before);
+    }
+    let stuck = read(&server, &sandbox, stuck.as_deref().unwrap()).await;
+    assert_eq!(stuck["internalId"], format!("{}-18", markers.internal_id));
+    let id = create(&server, &live, &markers.vob(40)).await;
+    let done = wait_terminal(&server, &live, &id).await;
+    assert_eq!(done["state"], "SUCCESS", "{done}");
+    let link = done["recordingDownloadUrl"].as_str().expect("a recording");
+    let path = link.split_once("/v1/recordings/").unwrap().1;
+    let audio = client()
+        .get(server.url(&format!("/v1/recordings/{path}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(audio.status(), 200);
+    assert_eq!(audio.bytes().await.unwrap().as_ref(), RECORDING);
+    assert_eq!(server.terminate(), Some(0));
+
+    // 3. What a copy of the directory reveals.
+    let recordings = files_under(&data.path().join("recordings"));
+    assert_eq!(recordings.len(), 1, "{recordings:?}");
+    assert!(!holds_plain_riff(&std::fs::read(&recordings[0]).unwrap()));
+    let store_bytes: u64 = files_under(&data.path().join("store"))
+        .iter()
+        .map(|f| f.metadata().unwrap().len())
+        .sum();
+    assert!(store_bytes > 10_000, "the store holds the requests");
+    let found = scan(data.path(), &markers.all());
+    assert!(found.is_empty(), "PHI readable on disk: {found:?}");
+}
