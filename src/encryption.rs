@@ -11,7 +11,10 @@ pub const MASTER_KEY_VAR: &str = "SWITCHBOARD_MASTER_KEY";
 
 /// The master key the settings and the environment name.
 pub fn key_source(settings: &Settings) -> anyhow::Result<KeySource> {
-    if let Some(text) = std::env::var(MASTER_KEY_VAR).ok().filter(|t| !t.trim().is_empty()) {
+    if let Some(text) = std::env::var(MASTER_KEY_VAR)
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+    {
         let key = MasterKey::from_base64(&text, MASTER_KEY_VAR)?;
         return Ok(KeySource::Given {
             key,

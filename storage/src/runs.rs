@@ -7,12 +7,12 @@
 use std::sync::Arc;
 
 use crate::codec::encode;
-use crate::seal::{Sealed, Sealer};
 use crate::decoded::Decoded;
 use crate::deliveries::enqueue_first_round;
 use crate::durability::Lane;
 use crate::group::{Committed, Job, Queued, Txn, Verdict};
 use crate::requests::{due_key, read_count, stored_request, IntakeRecord, Stored};
+use crate::seal::{Sealed, Sealer};
 use crate::{DeliveryRecord, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 use chrono::{DateTime, Utc};
 use sled::transaction::UnabortableTransactionError;

@@ -34,8 +34,8 @@ impl Store {
         }
         let (old, _) = unlock(dir, current)?;
         // Held while the keyring is rewritten, so no server can start on it meanwhile.
-        let _held = open_db_when_released(&sled_dir(dir), 1 << 20, Duration::ZERO).map_err(|e| {
-            match e {
+        let _held = open_db_when_released(&sled_dir(dir), 1 << 20, Duration::ZERO).map_err(
+            |e| match e {
                 StorageError::Engine(sled::Error::Io(io)) if io.to_string().contains("lock") => {
                     StorageError::Keyring(format!(
                         "the store in {} is in use: stop the server before rotating its key",
@@ -43,8 +43,8 @@ impl Store {
                     ))
                 }
                 other => other,
-            }
-        })?;
+            },
+        )?;
         Keyring::rewrap(dir, &old, new)
     }
 }

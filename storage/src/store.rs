@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use crate::codec::Storing;
 use crate::decoded::Decoded;
-use crate::opening::{open_db_when_released, sled_dir, unlock, RELEASE_WAIT};
-use crate::seal::{KeySource, Migrated, Sealed, Sealer};
 use crate::durability::{FlushStats, Flusher, Lane};
 use crate::group::{GroupTrees, Job};
+use crate::opening::{open_db_when_released, sled_dir, unlock, RELEASE_WAIT};
 use crate::requests::IntakeRecord;
+use crate::seal::{KeySource, Migrated, Sealed, Sealer};
 use crate::trees;
 use crate::{AccountRecord, RequestRecord, SchemaVersionRecord, StorageError};
 

@@ -16,9 +16,9 @@ use sled::IVec;
 
 use super::due_key;
 use crate::codec::{encode, Record};
-use crate::seal::Sealed;
 use crate::decoded::Decoded;
 use crate::group::{Txn, Verdict};
+use crate::seal::Sealed;
 use crate::{RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
 /// Members stored in one value: a chunk decodes in well under a millisecond, and the decoded copies hold at

@@ -21,8 +21,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::codec::{encode_as, encode_plain};
 use crate::durability::Lane;
-use crate::seal::{Sealed, Sealer};
 use crate::group::{Committed, Queued, Txn, Verdict};
+use crate::seal::{Sealed, Sealer};
 use crate::{Environment, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
 /// What one caller can see: one account in one environment. Sandbox and production never share a scope.
@@ -147,9 +147,8 @@ impl Store {
         let batches = batches(&self.sealer, &records);
         let sealer = Arc::clone(&self.sealer);
         let done = batches.map(|batches| {
-            let (job, done) = Queued::job(move |txn: &Txn| {
-                write_new_requests(txn, &sealer, &records, &batches)
-            });
+            let (job, done) =
+                Queued::job(move |txn: &Txn| write_new_requests(txn, &sealer, &records, &batches));
             self.submit(job, Lane::Client);
             done
         });
@@ -378,11 +377,10 @@ fn write_new_requests(
     for record in records {
         let scope = Scope::new(record.account_id.clone(), record.environment);
         if let Some(internal_id) = &record.internal_id {
-            txn.idempotency
-                .insert(
-                    idempotency_key(sealer, &scope, internal_id),
-                    record.id.as_bytes(),
-                )?;
+            txn.idempotency.insert(
+                idempotency_key(sealer, &scope, internal_id),
+                record.id.as_bytes(),
+            )?;
         }
         *bookings
             .get_mut(&booking_key(&scope, record.due_date))

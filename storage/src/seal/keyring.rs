@@ -89,7 +89,10 @@ impl Keyring {
             .write(true)
             .open(&path)
             .map_err(|e| io("open", &path, e))?;
-        let place = epochs.iter().map(|(epoch, (slot, _))| (*epoch, *slot)).collect();
+        let place = epochs
+            .iter()
+            .map(|(epoch, (slot, _))| (*epoch, *slot))
+            .collect();
         // A slot cut short by a crash was never synced, so nothing was sealed under it: written over.
         let next = ((bytes.len() - HEADER) / SLOT) as u64;
         Ok(Keyring {
@@ -153,7 +156,11 @@ impl Keyring {
 
     /// Wraps every key of the keyring in `dir` under `new` instead of `old`, replacing the file in one
     /// rename: afterwards `new` opens the store and `old` is refused. Answers the live epochs re-wrapped.
-    pub(crate) fn rewrap(dir: &Path, old: &MasterKey, new: &MasterKey) -> Result<usize, StorageError> {
+    pub(crate) fn rewrap(
+        dir: &Path,
+        old: &MasterKey,
+        new: &MasterKey,
+    ) -> Result<usize, StorageError> {
         let path = dir.join(FILE);
         let bytes = std::fs::read(&path).map_err(|e| io("read", &path, e))?;
         let (_, system, epochs) = parse(&bytes, old, dir)?;

@@ -41,9 +41,10 @@ impl MasterKey {
     /// The key written as base64 text (surrounding whitespace is ignored). `origin` names where the text
     /// came from, for the error.
     pub fn from_base64(text: &str, origin: &str) -> Result<MasterKey, StorageError> {
-        let decoded = Zeroizing::new(STANDARD.decode(text.trim()).map_err(|_| {
-            StorageError::KeyUnreadable(format!("{origin} is not base64 text"))
-        })?);
+        let decoded =
+            Zeroizing::new(STANDARD.decode(text.trim()).map_err(|_| {
+                StorageError::KeyUnreadable(format!("{origin} is not base64 text"))
+            })?);
         let bytes: [u8; KEY_BYTES] = decoded.as_slice().try_into().map_err(|_| {
             StorageError::KeyUnreadable(format!(
                 "{origin} holds {} bytes, where a master key is {KEY_BYTES} random bytes in base64",
@@ -73,7 +74,10 @@ impl MasterKey {
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o400);
         let fail = |e: std::io::Error| {
-            StorageError::KeyUnreadable(format!("cannot write the key file {}: {e}", path.display()))
+            StorageError::KeyUnreadable(format!(
+                "cannot write the key file {}: {e}",
+                path.display()
+            ))
         };
         let mut file = options.open(path).map_err(fail)?;
         file.write_all(self.to_base64().as_bytes()).map_err(fail)?;
@@ -114,7 +118,8 @@ mod tests {
     #[test]
     fn a_key_round_trips_through_base64_and_a_short_one_is_refused() {
         let key = MasterKey::generate();
-        let again = MasterKey::from_base64(&format!(" {}\n", key.to_base64().as_str()), "test").unwrap();
+        let again =
+            MasterKey::from_base64(&format!(" {}\n", key.to_base64().as_str()), "test").unwrap();
         assert_eq!(key.0.as_ref(), again.0.as_ref());
         let short = STANDARD.encode([7u8; 16]);
         let err = MasterKey::from_base64(&short, "the variable").unwrap_err();

@@ -23,8 +23,8 @@ pub use keyring::FILE as KEYRING_FILE;
 pub use master::{KeySource, MasterKey, BESIDE_DATA};
 
 pub(crate) use keyring::Keyring;
-pub use migrate::Migrated;
 pub(crate) use migrate::seal_plaintext_store;
+pub use migrate::Migrated;
 
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -116,8 +116,9 @@ pub(crate) struct Sealer {
 
 impl Sealer {
     pub(crate) fn new(keyring: Keyring) -> Sealer {
-        let index = <Hmac<Sha256> as Mac>::new_from_slice(derive(keyring.system(), b"index hash").as_ref())
-            .expect("HMAC takes any key length");
+        let index =
+            <Hmac<Sha256> as Mac>::new_from_slice(derive(keyring.system(), b"index hash").as_ref())
+                .expect("HMAC takes any key length");
         let system = derive(keyring.system(), b"settings");
         Sealer {
             keyring,
@@ -141,18 +142,24 @@ impl Sealer {
             Sealed::Meta => SYSTEM_EPOCH,
             _ => epoch_of(&owner),
         };
-        let cipher = self
-            .cipher(epoch, &owner)
-            .expect("an owner's epoch key is minted on first use; a destroyed one is never written");
+        let cipher = self.cipher(epoch, &owner).expect(
+            "an owner's epoch key is minted on first use; a destroyed one is never written",
+        );
         seal_with(&cipher, MARK, epoch, &aad(tree.name(), key, epoch), plain)
     }
 
     /// The plain bytes of the sealed value under `key` in `tree`. A value that is not sealed, was sealed
     /// for another place, or was altered does not open.
-    pub(crate) fn open(&self, tree: Sealed, key: &[u8], sealed: &[u8]) -> Result<Vec<u8>, StorageError> {
+    pub(crate) fn open(
+        &self,
+        tree: Sealed,
+        key: &[u8],
+        sealed: &[u8],
+    ) -> Result<Vec<u8>, StorageError> {
         let (epoch, _) = header(sealed, MARK).ok_or_else(|| unsealed(tree.name()))?;
         let cipher = self.cipher(epoch, &tree.owner(key))?;
-        open_with(&cipher, &aad(tree.name(), key, epoch), sealed).ok_or_else(|| unsealed(tree.name()))
+        open_with(&cipher, &aad(tree.name(), key, epoch), sealed)
+            .ok_or_else(|| unsealed(tree.name()))
     }
 
     /// A recording file's bytes sealed under the key of the request `owner`, for the file `name`. The file
@@ -160,10 +167,18 @@ impl Sealer {
     pub(crate) fn seal_file(&self, owner: &RequestId, name: &str, bytes: &[u8]) -> Vec<u8> {
         let owner = owner_of_request(owner.as_bytes());
         let epoch = epoch_of(&owner);
-        let cipher = self.cipher(epoch, &owner).expect("a live epoch for a new recording");
+        let cipher = self
+            .cipher(epoch, &owner)
+            .expect("a live epoch for a new recording");
         let mut file = vec![FILE_MARK, owner.len() as u8];
         file.extend_from_slice(&owner);
-        file.extend(seal_with(&cipher, FILE_MARK, epoch, &file_aad(name, &owner, epoch), bytes));
+        file.extend(seal_with(
+            &cipher,
+            FILE_MARK,
+            epoch,
+            &file_aad(name, &owner, epoch),
+            bytes,
+        ));
         file
     }
 
@@ -236,7 +251,13 @@ fn file_aad(name: &str, owner: &[u8], epoch: u32) -> Vec<u8> {
     aad
 }
 
-fn seal_with(cipher: &XChaCha20Poly1305, mark: u8, epoch: u32, aad: &[u8], plain: &[u8]) -> Vec<u8> {
+fn seal_with(
+    cipher: &XChaCha20Poly1305,
+    mark: u8,
+    epoch: u32,
+    aad: &[u8],
+    plain: &[u8],
+) -> Vec<u8> {
     let mut nonce = [0u8; NONCE];
     // thread_rng is a CSPRNG seeded from the OS: a fresh 192-bit nonce without a system call per value.
     rand::thread_rng().fill_bytes(&mut nonce);
@@ -291,7 +312,9 @@ pub(crate) fn is_sealed_file(bytes: &[u8]) -> bool {
 fn unsealed(tree: &str) -> StorageError {
     StorageError::Corrupt {
         kind: "sealed value",
-        reason: format!("a value in {tree} does not open with its key (not sealed here, or altered)"),
+        reason: format!(
+            "a value in {tree} does not open with its key (not sealed here, or altered)"
+        ),
     }
 }
 

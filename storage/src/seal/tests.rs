@@ -16,16 +16,26 @@ fn a_value_opens_only_where_it_was_sealed() {
     assert!(is_sealed(&sealed));
     assert!(!sealed.windows(8).any(|w| w == b"Jane Roe"));
     assert_eq!(
-        sealer.open(Sealed::Requests, MEMBER.as_bytes(), &sealed).unwrap(),
+        sealer
+            .open(Sealed::Requests, MEMBER.as_bytes(), &sealed)
+            .unwrap(),
         b"Jane Roe 1970-01-01"
     );
     let other = "019ac0de-1234-7abc-8def-0123456f0002";
-    assert!(sealer.open(Sealed::Requests, other.as_bytes(), &sealed).is_err());
-    assert!(sealer.open(Sealed::Deliveries, MEMBER.as_bytes(), &sealed).is_err());
+    assert!(sealer
+        .open(Sealed::Requests, other.as_bytes(), &sealed)
+        .is_err());
+    assert!(sealer
+        .open(Sealed::Deliveries, MEMBER.as_bytes(), &sealed)
+        .is_err());
     let mut altered = sealed.clone();
     *altered.last_mut().unwrap() ^= 1;
-    assert!(sealer.open(Sealed::Requests, MEMBER.as_bytes(), &altered).is_err());
-    assert!(sealer.open(Sealed::Requests, MEMBER.as_bytes(), b"\x02plain").is_err());
+    assert!(sealer
+        .open(Sealed::Requests, MEMBER.as_bytes(), &altered)
+        .is_err());
+    assert!(sealer
+        .open(Sealed::Requests, MEMBER.as_bytes(), b"\x02plain")
+        .is_err());
 }
 
 #[test]

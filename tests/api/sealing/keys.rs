@@ -120,14 +120,31 @@ async fn a_wrong_or_missing_key_stops_the_start_and_changes_nothing() {
     let server = serve(&config, data.path(), &[("SWITCHBOARD_MASTER_KEY", &right)]).await;
     let (id, body) = one_request(&server).await;
     assert_eq!(server.terminate(), Some(0));
-    assert!(!data.path().join("master.key").exists(), "a given key is never written");
+    assert!(
+        !data.path().join("master.key").exists(),
+        "a given key is never written"
+    );
 
-    let stderr = refused_start(&config, data.path(), &[("SWITCHBOARD_MASTER_KEY", &new_key())]);
-    assert!(stderr.contains("the master key does not open the store"), "{stderr}");
+    let stderr = refused_start(
+        &config,
+        data.path(),
+        &[("SWITCHBOARD_MASTER_KEY", &new_key())],
+    );
+    assert!(
+        stderr.contains("the master key does not open the store"),
+        "{stderr}"
+    );
     let stderr = refused_start(&config, data.path(), &[]);
     assert!(stderr.contains("no master key was given"), "{stderr}");
-    let stderr = refused_start(&config, data.path(), &[("SWITCHBOARD_MASTER_KEY", "c2hvcnQ=")]);
-    assert!(stderr.contains("SWITCHBOARD_MASTER_KEY holds 5 bytes"), "{stderr}");
+    let stderr = refused_start(
+        &config,
+        data.path(),
+        &[("SWITCHBOARD_MASTER_KEY", "c2hvcnQ=")],
+    );
+    assert!(
+        stderr.contains("SWITCHBOARD_MASTER_KEY holds 5 bytes"),
+        "{stderr}"
+    );
 
     let server = serve(&config, data.path(), &[("SWITCHBOARD_MASTER_KEY", &right)]).await;
     reads_back(&server, &id, &body).await;
@@ -166,7 +183,10 @@ async fn rotation_moves_the_store_to_the_new_key_and_the_old_one_is_refused() {
     let beside = data.path().join("master.key");
     let old = std::fs::read_to_string(&beside).unwrap();
     use std::os::unix::fs::PermissionsExt;
-    assert_eq!(beside.metadata().unwrap().permissions().mode() & 0o777, 0o400);
+    assert_eq!(
+        beside.metadata().unwrap().permissions().mode() & 0o777,
+        0o400
+    );
 
     let new_file = configs.path().join("new.key");
     let generated = run_to_exit(command(
@@ -201,7 +221,11 @@ async fn rotation_moves_the_store_to_the_new_key_and_the_old_one_is_refused() {
     assert!(rotated.status.success(), "{stderr}");
     assert!(!beside.exists(), "the old key beside the data is removed");
 
-    let stderr = refused_start(&config, data.path(), &[("SWITCHBOARD_MASTER_KEY", old.trim())]);
+    let stderr = refused_start(
+        &config,
+        data.path(),
+        &[("SWITCHBOARD_MASTER_KEY", old.trim())],
+    );
     assert!(stderr.contains("does not open the store"), "{stderr}");
     let mut with_new = TestConfig::default();
     with_new.set("encryption.key_file", new_file.to_str().unwrap());

@@ -44,18 +44,23 @@ async fn a_plaintext_store_of_the_release_before_opens_reads_back_and_ends_up_se
     let markers: Vec<String> = MARKERS.iter().map(|m| m.to_string()).collect();
     let before = scan(&data, &markers);
     assert!(
-        before.iter().any(|(_, m)| m == "Vqjfixtureroe") && before.iter().any(|(_, m)| m == "RIFF/WAVE audio"),
+        before.iter().any(|(_, m)| m == "Vqjfixtureroe")
+            && before.iter().any(|(_, m)| m == "RIFF/WAVE audio"),
         "the fixture holds PHI and audio in the clear: {before:?}"
     );
     let expected: Value =
-        serde_json::from_slice(&std::fs::read(fixture("plaintext-store.expected.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(fixture("plaintext-store.expected.json")).unwrap())
+            .unwrap();
 
     let config = work.path().join("default.toml");
     std::fs::write(&config, switchboard::configuration::DEFAULT_CONFIG).unwrap();
     let server = serve(&config, &data, &[]).await;
     let sandbox = server.token(SANDBOX_KEY, SANDBOX_SECRET).await;
     let id = expected["sandboxId"].as_str().unwrap();
-    assert_eq!(stable(read(&server, &sandbox, id).await), expected["sandbox"]);
+    assert_eq!(
+        stable(read(&server, &sandbox, id).await),
+        expected["sandbox"]
+    );
     let live = server.live_token().await;
     let running = read(&server, &live, expected["liveId"].as_str().unwrap()).await;
     assert_eq!(running["internalId"], "CLMPHIfixturegamma", "{running}");

@@ -90,7 +90,12 @@ fn the_scanner_finds_a_marker_raw_inside_a_zstd_frame_and_a_plain_wav() {
     let markers = vec!["Qzmarkerxyz".to_owned()];
     // Long enough text that zstd codes its literals (short ones it stores as they are).
     let text: String = (0..400)
-        .map(|i| format!("{{\"patientLastName\":\"Qzmarkerxyz\",\"n\":{}}}", i * 7919 % 1009))
+        .map(|i| {
+            format!(
+                "{{\"patientLastName\":\"Qzmarkerxyz\",\"n\":{}}}",
+                i * 7919 % 1009
+            )
+        })
         .collect();
     let mut bytes = b"junk".to_vec();
     bytes.extend(zstd::bulk::compress(text.as_bytes(), 1).unwrap());
