@@ -82,10 +82,7 @@ type Recording = (String, &'static str, Vec<u8>);
 
 /// The downloaded recording of `call_id` under `{data_dir}/recordings`, with its content type. A file that
 /// does not open with its key is an error, never taken for a simulated call's missing one.
-fn stored_recording(
-    state: &AppState,
-    call_id: &CallId,
-) -> Result<Option<Recording>, ApiError> {
+fn stored_recording(state: &AppState, call_id: &CallId) -> Result<Option<Recording>, ApiError> {
     // Call ids are ours (UUIDs); anything else never names a file.
     let call_id = call_id.as_str();
     if call_id.is_empty()

@@ -61,10 +61,22 @@ async fn wait_terminal(server: &BinaryServer, token: &str, id: &str) -> Value {
     }
 }
 
-/// A request as read, without the parts that change between reads (signed, expiring links).
+/// A request as read, without the parts that change between reads (signed links that expire some time
+/// after the read), at any depth.
 fn stable(mut body: Value) -> Value {
-    if let Some(object) = body.as_object_mut() {
-        object.remove("recordingDownloadUrl");
+    match &mut body {
+        Value::Object(object) => {
+            object.remove("recordingDownloadUrl");
+            for value in object.values_mut() {
+                *value = stable(value.take());
+            }
+        }
+        Value::Array(items) => {
+            for value in items.iter_mut() {
+                *value = stable(value.take());
+            }
+        }
+        _ => {}
     }
     body
 }
