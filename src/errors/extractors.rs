@@ -29,11 +29,16 @@ pub fn path_config() -> web::PathConfig {
 }
 
 /// `QueryConfig` with the envelope. The deserializer's text ("number too large to fit in target type")
-/// names Rust types, not parameters, so it goes to the log and the client gets a plain message; handlers
-/// that take numbers read them as text and parse them with their own messages.
+/// names Rust types, not parameters, so the client gets a plain message; handlers that take numbers read
+/// them as text and parse them with their own messages. The log gets the route and the query's length
+/// only: the deserializer's text can quote a value, and everything in a query string is client data.
 pub fn query_config() -> web::QueryConfig {
-    web::QueryConfig::default().error_handler(|e: QueryPayloadError, req| {
-        tracing::debug!(error = %e, path = req.path(), "query string rejected");
+    web::QueryConfig::default().error_handler(|_: QueryPayloadError, req| {
+        tracing::debug!(
+            route = req.match_pattern().as_deref().unwrap_or("unmatched"),
+            query_bytes = req.query_string().len(),
+            "query string rejected"
+        );
         ApiError::invalid_request("The query string has a parameter with an invalid value").into()
     })
 }

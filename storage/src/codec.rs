@@ -100,7 +100,8 @@ pub(crate) fn encode_plain<R: Record>(value: &impl Serialize) -> Vec<u8> {
 pub(crate) fn decode_json<R: Record>(body: &[u8]) -> Result<R, StorageError> {
     serde_json::from_slice(body).map_err(|e| StorageError::Corrupt {
         kind: R::KIND,
-        reason: e.to_string(),
+        // serde's own text quotes the offending value, which may be a patient's; where it broke is enough.
+        reason: format!("{:?} JSON error at column {}", e.classify(), e.column()),
     })
 }
 

@@ -33,8 +33,9 @@ pub enum StorageError {
     #[error("account {0} does not exist")]
     AccountMissing(String),
     /// A concurrent create claimed this internal id first; nothing of the insert was written. The caller
-    /// decides the replay again, now that the claim is visible.
-    #[error("internal id {0} was claimed by a concurrent create")]
+    /// decides the replay again, now that the claim is visible. The message leaves the id out: clients put
+    /// claim and record numbers there, and this error can reach a log.
+    #[error("an internal id was claimed by a concurrent create")]
     InternalIdClaimed(String),
     /// A new request's id is not its place in its batch ([`crate::RequestBatchId::member`]), which is how a
     /// request stored with its batch is found; nothing of the create was written.

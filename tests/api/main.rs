@@ -17,6 +17,7 @@ mod metrics;
 mod openapi;
 mod orchestration;
 mod payer_lookup;
+mod phi_logs;
 mod receiver;
 mod requests_create;
 mod requests_read;

@@ -175,7 +175,8 @@ impl PlatformAdapter for HttpAgent {
                 // The agent never said yes: nothing to re-attach to, and the job's callId lets the agent
                 // recognise a job it did receive.
                 Err(e) => Err(PlatformError::Rejected(format!(
-                    "the voice agent is unreachable: {e}"
+                    "the voice agent is unreachable: {}",
+                    e.without_url()
                 ))),
             }
         }

@@ -52,7 +52,7 @@ pub(super) async fn run_round(
         metrics.webhook_attempt(WebhookAttempt::TargetRefused);
         delivery.attempts += 1;
         delivery.status = DeliveryStatus::Rejected;
-        tracing::warn!(request_id = %delivery.request_id, reason = %refused, "webhook target refused");
+        tracing::warn!(request_id = %delivery.request_id, reason = refused.kind(), "webhook target refused");
         return delivery;
     }
     let signed = signature(&delivery.signing_secret, delivery.payload.as_bytes());

@@ -25,6 +25,17 @@ pub enum TargetError {
     },
 }
 
+impl TargetError {
+    /// The refusal without the host: the webhook URL is the client's, so logs get this instead.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TargetError::NotHttp => "not an http(s) URL",
+            TargetError::Unresolvable(_) => "unresolvable host",
+            TargetError::Private { .. } => "private or reserved address",
+        }
+    }
+}
+
 /// Checks `url` and returns the addresses it resolves to.
 pub async fn check_target(url: &str, allow_private: bool) -> Result<Vec<SocketAddr>, TargetError> {
     let parsed = url::Url::parse(url).map_err(|_| TargetError::NotHttp)?;

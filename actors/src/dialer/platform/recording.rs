@@ -54,12 +54,22 @@ enum FetchError {
     Status(reqwest::StatusCode),
 }
 
+/// reqwest's errors name the URL, and a platform's recording URL is a signed link to a patient's call: it
+/// is stripped from both places an error can come from.
 async fn fetch(client: &reqwest::Client, url: &str) -> Result<Vec<u8>, FetchError> {
-    let response = client.get(url).send().await?;
+    let response = client
+        .get(url)
+        .send()
+        .await
+        .map_err(reqwest::Error::without_url)?;
     if !response.status().is_success() {
         return Err(FetchError::Status(response.status()));
     }
-    Ok(response.bytes().await?.to_vec())
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(reqwest::Error::without_url)?;
+    Ok(bytes.to_vec())
 }
 
 fn tokio_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -28,8 +28,8 @@ pub(crate) async fn send_json<T: DeserializeOwned>(
             "{platform} answered {status}"
         )));
     }
-    response
-        .json()
-        .await
-        .map_err(|e| PlatformError::Unavailable(format!("unreadable {platform} answer: {e}")))
+    response.json().await.map_err(|e| {
+        let e = e.without_url();
+        PlatformError::Unavailable(format!("unreadable {platform} answer: {e}"))
+    })
 }

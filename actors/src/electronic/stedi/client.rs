@@ -46,6 +46,18 @@ pub enum StediError {
     Unreadable,
 }
 
+impl StediError {
+    /// What went wrong, without Stedi's words: a refusal's message can quote the inquiry's values.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StediError::Timeout => "timed out",
+            StediError::Unavailable { .. } => "unavailable",
+            StediError::Refused { .. } => "refused by the clearinghouse",
+            StediError::Unreadable => "unreadable answer",
+        }
+    }
+}
+
 /// Stedi's API at one base URL with one key.
 #[derive(Clone)]
 pub struct StediClient {

@@ -117,25 +117,33 @@ impl ElectronicChannel for StediChannel {
                         )
                     }),
             };
-            let answer = match answered {
-                Ok((transaction_id, Ok(mapped))) => ElectronicAnswer {
-                    outcome: match mapped.captured.is_empty() {
-                        true => "answered; no mapped element present".to_owned(),
-                        false => "answered".to_owned(),
+            // The outcome text can quote the payer's or Stedi's words about the patient: the log gets its
+            // kind only.
+            let (answer, outcome_kind) = match answered {
+                Ok((transaction_id, Ok(mapped))) => (
+                    ElectronicAnswer {
+                        outcome: match mapped.captured.is_empty() {
+                            true => "answered; no mapped element present".to_owned(),
+                            false => "answered".to_owned(),
+                        },
+                        captured: mapped.captured,
+                        sources: mapped.sources,
+                        transaction_id,
                     },
-                    captured: mapped.captured,
-                    sources: mapped.sources,
-                    transaction_id,
-                },
-                Ok((transaction_id, Err(rejection))) => ElectronicAnswer {
-                    transaction_id,
-                    ..ElectronicAnswer::nothing(rejection)
-                },
-                Err(error) => ElectronicAnswer::nothing(error.to_string()),
+                    "answered",
+                ),
+                Ok((transaction_id, Err(rejection))) => (
+                    ElectronicAnswer {
+                        transaction_id,
+                        ..ElectronicAnswer::nothing(rejection)
+                    },
+                    "rejected by the payer",
+                ),
+                Err(error) => (ElectronicAnswer::nothing(error.to_string()), error.kind()),
             };
             tracing::info!(
                 fields = answer.captured.len(),
-                outcome = %answer.outcome,
+                outcome = outcome_kind,
                 "clearinghouse inquiry finished"
             );
             answer

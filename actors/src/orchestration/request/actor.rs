@@ -8,6 +8,7 @@
 use actix::prelude::*;
 use chrono_tz::Tz;
 use std::future::Future;
+use tracing::Instrument;
 
 use switchboard_storage::{AccountRecord, RequestId, RequestRecord, StorageError};
 
@@ -200,7 +201,9 @@ impl RequestActor {
     ) {
         let channel = self.shared.electronic(record.environment);
         let name = channel.name();
-        let inquiry = channel.inquire(job);
+        // Futures polled by the actor's context run outside its span: the inquiry's own logs and the answer's
+        // are put back under it, so they carry the request id.
+        let inquiry = channel.inquire(job).instrument(self.span.clone());
         self.activity = Activity::Inquiring;
         // Nothing is written before the answer: a restart during the inquiry asks again (an inquiry has no
         // side effect) and places no call, because the answer rides with the write that opens the step.
@@ -208,6 +211,7 @@ impl RequestActor {
             act.activity = Activity::Idle;
             let at = act.shared.clock.now();
             tracing::info!(
+                parent: &act.span,
                 channel = name,
                 fields = answer.captured.len(),
                 "electronic channel tried"
