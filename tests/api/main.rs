@@ -24,6 +24,7 @@ mod scheduling;
 mod schemas;
 mod shutdown;
 mod supervision;
+mod tls;
 mod trace_cli;
 mod vapi;
 mod vapi_adapter;
