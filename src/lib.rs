@@ -25,6 +25,7 @@ pub mod secret;
 pub mod startup;
 pub mod state;
 pub mod telemetry;
+mod tls;
 pub mod trace;
 pub mod validation;
 pub mod voice;

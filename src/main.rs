@@ -116,6 +116,11 @@ fn trace(args: TraceArgs) -> ExitCode {
 async fn serve(settings: Settings) -> anyhow::Result<()> {
     let demo = settings.source == ConfigSource::Embedded;
     let host = settings.server.bind.ip();
+    let scheme = if settings.server.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let credentials: Vec<String> = settings
         .accounts
         .iter()
@@ -139,7 +144,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     let application = Application::build_with(settings, release_recovery_memory).await?;
     // The first stdout line is the contract with scripts and tests that start the binary.
     println!(
-        "Switchboard listening on http://{host}:{}",
+        "Switchboard listening on {scheme}://{host}:{}",
         application.port()
     );
     if demo {
@@ -152,7 +157,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         }
     }
     println!(
-        "Console: http://{host}:{}/console  (API reference: /console/reference)",
+        "Console: {scheme}://{host}:{}/console  (API reference: /console/reference)",
         application.port()
     );
     application.run_until_stopped().await

@@ -168,8 +168,11 @@ impl Application {
                 .app_data(query_config())
                 .configure(|cfg| routes::configure(cfg, admin_enabled, fault_injection))
                 .default_service(web::to(routes::not_found))
-        })
-        .listen(listener)?
+        });
+        let server = match &settings.server.tls {
+            Some(tls) => server.listen_rustls_0_23(listener, (*tls.server_config).clone())?,
+            None => server.listen(listener)?,
+        }
         .shutdown_timeout(10)
         .run();
         let handle = server.handle();

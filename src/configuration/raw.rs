@@ -44,6 +44,16 @@ pub(crate) struct RawServer {
     pub token_secret: Option<Secret>,
     #[serde(default)]
     pub fault_injection: bool,
+    pub tls: Option<RawTls>,
+}
+
+/// `[server.tls]`: both keys are required once the table is present, checked in validation so the
+/// message names the missing key.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTls {
+    pub cert_file: Option<String>,
+    pub key_file: Option<String>,
 }
 
 /// `[encryption]`: optional; without a key file the key is `SWITCHBOARD_MASTER_KEY`, or kept beside the

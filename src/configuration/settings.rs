@@ -72,6 +72,8 @@ pub struct ServerSettings {
     pub token_secret: Option<Secret>,
     /// Registers `/admin/v1/faults/*`, which make parts of the server fail on purpose (tests, drills).
     pub fault_injection: bool,
+    /// `[server.tls]`: HTTPS on `bind` when set, plain HTTP otherwise.
+    pub tls: Option<super::TlsSettings>,
 }
 
 /// `[clock]`.
@@ -146,6 +148,7 @@ impl Settings {
         }
         let public_url = validate_http_url("server.public_url", &raw.server.public_url)?;
         let words = super::words::resolve(&raw.server)?;
+        let tls = super::tls::validate_tls(raw.server.tls.as_ref())?;
         if raw
             .server
             .admin_token
@@ -236,6 +239,7 @@ impl Settings {
                 admin_token: raw.server.admin_token,
                 token_secret: raw.server.token_secret,
                 fault_injection: raw.server.fault_injection,
+                tls,
             },
             clock,
             simulation: SimulationSettings {

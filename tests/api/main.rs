@@ -26,6 +26,7 @@ mod schemas;
 mod sealing;
 mod shutdown;
 mod supervision;
+mod tls;
 mod trace_cli;
 mod vapi;
 mod vapi_adapter;

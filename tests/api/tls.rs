@@ -1,0 +1,264 @@
+//! HTTPS without a proxy (`[server.tls]`): the built binary serves TLS 1.2 and 1.3 with a certificate made
+//! for the test, refuses plain HTTP on the same port, and will not start with a bad certificate or key.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::helpers::{
+    binary, client, status_and_json, write_config, BinaryServer, TestConfig, LIVE_KEY, LIVE_SECRET,
+};
+
+/// A self-signed certificate for 127.0.0.1, written as PEM files.
+struct TestCertificate {
+    cert_file: PathBuf,
+    key_file: PathBuf,
+    cert_pem: String,
+}
+
+impl TestCertificate {
+    fn write(dir: &Path) -> TestCertificate {
+        let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+        let cert_pem = certified.cert.pem();
+        let cert_file = dir.join("cert.pem");
+        let key_file = dir.join("key.pem");
+        std::fs::write(&cert_file, &cert_pem).unwrap();
+        std::fs::write(&key_file, certified.signing_key.serialize_pem()).unwrap();
+        TestCertificate {
+            cert_file,
+            key_file,
+            cert_pem,
+        }
+    }
+
+    /// A client that trusts this certificate alone, limited to one TLS version.
+    fn client(&self, tls_version: reqwest::tls::Version) -> reqwest::Client {
+        reqwest::Client::builder()
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(reqwest::Certificate::from_pem(self.cert_pem.as_bytes()).unwrap())
+            .min_tls_version(tls_version)
+            .max_tls_version(tls_version)
+            .timeout(Duration::from_secs(10))
+            .build()
+            .unwrap()
+    }
+}
+
+/// The test configuration with `[server.tls]` set to `cert_file` and `key_file`, and the inherited
+/// `public_url`.
+fn config_with_tls(cert_file: &Path, key_file: &Path) -> TestConfig {
+    let mut config = TestConfig::default();
+    config
+        .remove("server.public_url")
+        .set("server.tls.cert_file", cert_file.display().to_string())
+        .set("server.tls.key_file", key_file.display().to_string());
+    config
+}
+
+/// Polls `GET /readyz` until it answers 200 (20 s at most).
+async fn wait_ready(client: &reqwest::Client, server: &BinaryServer) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut last = String::from("no answer");
+    while Instant::now() < deadline {
+        match client.get(server.url("/readyz")).send().await {
+            Ok(response) if response.status() == 200 => return,
+            Ok(response) => last = format!("status {}", response.status()),
+            Err(e) => last = format!("{e:?}"),
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("/readyz did not answer 200 over https within 20 s (last: {last})");
+}
+
+/// Runs `serve --config config` to its exit (killed and failed after 10 s, since a server that starts
+/// would never exit on its own).
+fn run_to_exit(config: &Path, data_dir: &Path) -> Output {
+    let mut child = Command::new(binary())
+        .args(["serve", "--config"])
+        .arg(config)
+        .env("SWITCHBOARD_BIND", "127.0.0.1:0")
+        .env("SWITCHBOARD_DATA_DIR", data_dir)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "the binary started instead of refusing: {}",
+                String::from_utf8_lossy(&output.stdout)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[actix_web::test]
+async fn with_server_tls_the_binary_serves_https_over_tls_1_2_and_1_3_and_prints_an_https_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = tempfile::tempdir().unwrap();
+    let certificate = TestCertificate::write(dir.path());
+    let config = write_config(
+        dir.path(),
+        &config_with_tls(&certificate.cert_file, &certificate.key_file),
+    );
+
+    let server = BinaryServer::start(&config, data_dir.path());
+
+    assert!(
+        server.address.starts_with("https://127.0.0.1:"),
+        "the first line names an https URL: {}",
+        server.address
+    );
+    let tls_1_3 = certificate.client(reqwest::tls::Version::TLS_1_3);
+    wait_ready(&tls_1_3, &server).await;
+    for (version, client) in [
+        ("TLS 1.3", tls_1_3),
+        (
+            "TLS 1.2",
+            certificate.client(reqwest::tls::Version::TLS_1_2),
+        ),
+    ] {
+        let response = client.get(server.url("/healthz")).send().await.unwrap();
+        assert_eq!(
+            status_and_json(response).await,
+            (200, json!({ "status": "ok" })),
+            "{version}"
+        );
+        let response = client
+            .get(server.url("/v1/auth"))
+            .header("Switchboard-API-Key", LIVE_KEY)
+            .header("Switchboard-API-Secret", LIVE_SECRET)
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = status_and_json(response).await;
+        assert_eq!(status, 200, "{version}: {body}");
+        let token = body["token"].as_str().unwrap();
+        let response = client
+            .get(server.url("/v1/schemas"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = status_and_json(response).await;
+        assert_eq!(status, 200, "{version}: {body}");
+        assert!(
+            body["schemas"].as_array().is_some_and(|s| !s.is_empty()),
+            "{body}"
+        );
+    }
+    assert_eq!(server.terminate(), Some(0));
+}
+
+#[actix_web::test]
+async fn with_server_tls_plain_http_and_clients_not_trusting_the_certificate_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = tempfile::tempdir().unwrap();
+    let certificate = TestCertificate::write(dir.path());
+    let config = write_config(
+        dir.path(),
+        &config_with_tls(&certificate.cert_file, &certificate.key_file),
+    );
+    let server = BinaryServer::start(&config, data_dir.path());
+    wait_ready(&certificate.client(reqwest::tls::Version::TLS_1_3), &server).await;
+
+    let plain = server.url("/healthz").replacen("https://", "http://", 1);
+    let answer = client().get(&plain).send().await;
+    assert!(
+        answer.is_err(),
+        "plain HTTP was answered on the TLS port: {answer:?}"
+    );
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = TestCertificate::write(other_dir.path());
+    let answer = other
+        .client(reqwest::tls::Version::TLS_1_3)
+        .get(server.url("/healthz"))
+        .send()
+        .await;
+    assert!(
+        answer.is_err(),
+        "a client trusting another certificate got through: {answer:?}"
+    );
+    assert_eq!(server.terminate(), Some(0));
+}
+
+#[test]
+fn a_bad_certificate_or_key_stops_start_up_with_a_message_naming_the_key_and_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let certificate = TestCertificate::write(dir.path());
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = TestCertificate::write(other_dir.path());
+    let garbage = dir.path().join("garbage.pem");
+    std::fs::write(&garbage, "-----BEGIN CERTIFICATE-----\nnot base64 at all\n").unwrap();
+    let missing = dir.path().join("missing.pem");
+    let cases = [
+        (
+            "a certificate that is not PEM",
+            &garbage,
+            &certificate.key_file,
+            "server.tls.cert_file",
+            &garbage,
+        ),
+        (
+            "a missing certificate",
+            &missing,
+            &certificate.key_file,
+            "server.tls.cert_file",
+            &missing,
+        ),
+        (
+            "a key file that holds a certificate",
+            &certificate.cert_file,
+            &certificate.cert_file,
+            "server.tls.key_file",
+            &certificate.cert_file,
+        ),
+        (
+            "the key of another certificate",
+            &certificate.cert_file,
+            &other.key_file,
+            "server.tls.key_file",
+            &other.key_file,
+        ),
+    ];
+    for (description, cert_file, key_file, key, named_file) in cases {
+        let config_dir = tempfile::tempdir().unwrap();
+        let data_dir = tempfile::tempdir().unwrap();
+        let config = write_config(config_dir.path(), &config_with_tls(cert_file, key_file));
+
+        let output = run_to_exit(&config, data_dir.path());
+
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.code().is_some_and(|code| code != 0),
+            "{description}: exit {:?}, stderr {stderr}",
+            output.status
+        );
+        assert!(
+            output.stdout.is_empty(),
+            "{description}: something was served: {}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+        assert!(
+            stderr.contains(key),
+            "{description}: {key} is not named: {stderr}"
+        );
+        assert!(
+            stderr.contains(&named_file.display().to_string()),
+            "{description}: the file is not named: {stderr}"
+        );
+        assert!(
+            stderr.contains(&config.display().to_string()),
+            "{description}: the config file is not named: {stderr}"
+        );
+    }
+}
