@@ -2,6 +2,7 @@
 //! error envelopes and the routes. Orchestration lives in `switchboard-actors`, persistence in
 //! `switchboard-storage`; this crate is the only one that knows HTTP or the wire format.
 
+pub mod audit;
 pub mod auth;
 pub mod cli;
 pub mod configuration;

@@ -45,7 +45,19 @@ pub async fn provision(
             first_version: spec.version.unwrap_or(1),
         };
         store
-            .publish_schema(id, &definition, schema_flags(spec), publish, now)
+            .publish_schema(
+                id,
+                &definition,
+                schema_flags(spec),
+                publish,
+                now,
+                &[crate::audit::provisioned(
+                    now,
+                    "schema.change",
+                    "schema",
+                    id,
+                )],
+            )
             .await?;
         store.set_provisioned_fingerprint(&key, &print).await?;
     }
@@ -62,7 +74,8 @@ pub async fn provision(
         let existing = store.account(id)?;
         let record = account_record(id, spec, existing.as_ref(), now);
         if existing.as_ref() != Some(&record) {
-            store.put_account(&record).await?;
+            let event = crate::audit::provisioned(now, "account.change", "account", id);
+            store.put_account(&record, &[event]).await?;
         }
         store.set_provisioned_fingerprint(&key, &print).await?;
     }
@@ -76,7 +89,8 @@ pub async fn provision(
         let print =
             fingerprint(&[&serde_json::to_string(&record).expect("payer record serializes")]);
         if changed(store, &key, &print)? {
-            store.put_payer(&record).await?;
+            let event = crate::audit::provisioned(now, "payer.change", "payer", name);
+            store.put_payer(&record, &[event]).await?;
             store.set_provisioned_fingerprint(&key, &print).await?;
         }
     }

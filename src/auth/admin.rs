@@ -1,42 +1,140 @@
-//! The [`Admin`] extractor: the operator's admin token.
+//! Operators of the admin API: `server.admin_token` is the operator `admin`; every other operator has a
+//! token of their own (only its SHA-256 is stored). Each admin route takes the extractor of the roles that
+//! may call it, so a route's signature states its rule:
+//! - [`Admin`]: `admin` only (every change);
+//! - [`Reader`]: `admin` or `support` (reading requests, deliveries and configuration across accounts);
+//! - [`Auditor`]: `admin` or `auditor` (the audit log, which holds no PHI).
+//!
+//! An unknown or deleted operator's token is 401; a known operator whose role may not is 403 `FORBIDDEN`.
 
 use std::future::{ready, Ready};
+use std::net::IpAddr;
 
 use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpRequest};
+use sha2::{Digest, Sha256};
+use switchboard_storage::audit::Actor;
+use switchboard_storage::Role;
 
 use super::constant_time_eq;
-use crate::errors::AdminUnauthorized;
+use crate::errors::{AdminForbidden, AdminUnauthorized};
 use crate::state::AppState;
 
-/// Proof that the request carries `server.admin_token`. API bearer tokens are never accepted here.
-#[derive(Clone, Copy, Debug)]
-pub struct Admin;
+/// The name `server.admin_token` signs in as.
+pub const CONFIGURED_ADMIN: &str = "admin";
 
-impl FromRequest for Admin {
-    type Error = AdminUnauthorized;
-    type Future = Ready<Result<Admin, AdminUnauthorized>>;
+/// A signed-in operator.
+#[derive(Clone, Debug)]
+pub struct Operator {
+    /// Their name.
+    pub name: String,
+    /// Their role.
+    pub role: Role,
+    /// The connection's peer address.
+    pub ip: Option<IpAddr>,
+}
 
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let expected = req
-            .app_data::<web::Data<AppState>>()
-            .and_then(|state| state.settings.server.admin_token.clone());
-        let presented = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
-            .map(str::trim);
-        let allowed = matches!((expected, presented), (Some(expected), Some(presented))
-            if constant_time_eq(expected.expose().as_bytes(), presented.as_bytes()));
-        ready(if allowed {
-            Ok(Admin)
-        } else {
-            Err(AdminUnauthorized)
-        })
+impl Operator {
+    /// The audit log's actor.
+    pub fn actor(&self) -> Actor {
+        Actor::operator(&self.name)
     }
+}
+
+/// The SHA-256 of an operator token, hex: what the store keeps.
+pub fn token_digest(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// The operator the request's bearer token names, if any.
+pub fn operator_of(req: &HttpRequest) -> Result<Option<Operator>, AdminUnauthorized> {
+    let Some(state) = req.app_data::<web::Data<AppState>>() else {
+        return Ok(None);
+    };
+    let Some(presented) = bearer(req) else {
+        return Ok(None);
+    };
+    let ip = req.peer_addr().map(|peer| peer.ip());
+    if let Some(configured) = &state.settings.server.admin_token {
+        if constant_time_eq(configured.expose().as_bytes(), presented.as_bytes()) {
+            return Ok(Some(Operator {
+                name: CONFIGURED_ADMIN.to_owned(),
+                role: Role::Admin,
+                ip,
+            }));
+        }
+    }
+    let stored = state
+        .store
+        .operator_by_token_digest(&token_digest(presented))
+        .map_err(|e| {
+            tracing::error!(error = %e, "operator lookup failed");
+            AdminUnauthorized
+        })?;
+    Ok(stored.map(|record| Operator {
+        name: record.name,
+        role: record.role,
+        ip,
+    }))
+}
+
+fn bearer(req: &HttpRequest) -> Option<&str> {
+    req.headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+}
+
+/// The admin API is off without `server.admin_token`: no operator token opens it either.
+fn signed_in(req: &HttpRequest, roles: &[Role]) -> Result<Operator, actix_web::Error> {
+    let enabled = req
+        .app_data::<web::Data<AppState>>()
+        .is_some_and(|state| state.settings.server.admin_token.is_some());
+    if !enabled {
+        return Err(AdminUnauthorized.into());
+    }
+    let operator = operator_of(req)?.ok_or(AdminUnauthorized)?;
+    if roles.contains(&operator.role) {
+        Ok(operator)
+    } else {
+        Err(AdminForbidden.into())
+    }
+}
+
+macro_rules! role_extractor {
+    ($(#[$doc:meta])* $name:ident, $roles:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        pub struct $name(pub Operator);
+
+        impl FromRequest for $name {
+            type Error = actix_web::Error;
+            type Future = Ready<Result<$name, actix_web::Error>>;
+
+            fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+                ready(signed_in(req, $roles).map($name))
+            }
+        }
+    };
+}
+
+role_extractor! {
+    /// An operator with the `admin` role: every call, changes included.
+    Admin, &[Role::Admin]
+}
+
+role_extractor! {
+    /// An operator who may read requests, deliveries and configuration: `admin` or `support`.
+    Reader, &[Role::Admin, Role::Support]
+}
+
+role_extractor! {
+    /// An operator who may read the audit log: `admin` or `auditor`.
+    Auditor, &[Role::Admin, Role::Auditor]
 }

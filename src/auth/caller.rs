@@ -22,6 +22,15 @@ pub struct Caller {
     pub environment: Environment,
     /// The credential the token was issued for.
     pub credential_id: String,
+    /// The client's address (the connection's peer), for the audit log.
+    pub ip: Option<std::net::IpAddr>,
+}
+
+impl Caller {
+    /// The audit log's actor for this caller.
+    pub fn actor(&self) -> switchboard_storage::audit::Actor {
+        switchboard_storage::audit::Actor::api_key(&self.credential_id)
+    }
 }
 
 impl FromRequest for Caller {
@@ -92,5 +101,6 @@ fn authenticate(req: &HttpRequest) -> Result<Caller, actix_web::Error> {
         account,
         environment: claims.env,
         credential_id: claims.cid,
+        ip: req.peer_addr().map(|peer| peer.ip()),
     })
 }

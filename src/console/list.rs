@@ -126,7 +126,10 @@ pub async fn list_requests(
     let requests: Vec<RequestOut> = page
         .rows
         .iter()
-        .map(|r| RequestOut::new(r, &read))
+        .map(|r| {
+            scope.audit_read(&state.store, &r.id);
+            RequestOut::new(r, &read)
+        })
         .collect();
     let token_window = match &window {
         Window::Batch(_) => None,

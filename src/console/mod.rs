@@ -70,6 +70,8 @@ async fn session(scope: ConsoleScope) -> Result<HttpResponse, ApiError> {
         account_name: &account.name,
         environment: scope.environment.as_str(),
         sign_in: scope.sign_in.as_str(),
+        signed_in_as: &scope.actor.id,
+        role: scope.role.map(|role| role.as_str()),
         timezone: &account.timezone,
         daily_call_capacity: account.daily_call_capacity,
         features: account.features.iter().map(|f| f.as_str()).collect(),

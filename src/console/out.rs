@@ -26,6 +26,11 @@ pub struct SessionOut<'a> {
     pub account_name: &'a str,
     pub environment: &'static str,
     pub sign_in: &'static str,
+    /// The operator's name, or the API credential's id.
+    pub signed_in_as: &'a str,
+    /// The operator's role (`admin`, `support`); absent for an API token.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<&'static str>,
     pub timezone: &'a str,
     pub daily_call_capacity: u32,
     pub features: Vec<&'static str>,

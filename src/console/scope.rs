@@ -9,12 +9,18 @@ use std::future::{ready, Ready};
 use std::sync::Arc;
 
 use actix_web::dev::Payload;
-use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpRequest};
 use serde::Deserialize;
-use switchboard_storage::{AccountRecord, Environment, RequestId, RequestRecord, Scope, Store};
+use std::net::IpAddr;
 
-use crate::auth::{constant_time_eq, Caller};
+use chrono::{DateTime, Utc};
+use switchboard_storage::audit::{Actor, NewEvent, Target};
+use switchboard_storage::{
+    AccountRecord, Environment, RequestId, RequestRecord, Role, Scope, Store,
+};
+
+use crate::auth::{operator_of, Caller};
+use crate::errors::AdminForbidden;
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
 
@@ -46,6 +52,14 @@ pub struct ConsoleScope {
     pub environment: Environment,
     /// How the caller signed in.
     pub sign_in: SignIn,
+    /// Who, for the audit log: the API credential, or the operator.
+    pub actor: Actor,
+    /// The operator's role, when an operator signed in.
+    pub role: Option<Role>,
+    /// The connection's peer address.
+    pub ip: Option<IpAddr>,
+    /// When the call began (the clock's time), for the audit log.
+    pub at: DateTime<Utc>,
 }
 
 impl ConsoleScope {
@@ -62,6 +76,7 @@ impl ConsoleScope {
                 if record.account_id == self.account.id
                     && record.environment == self.environment =>
             {
+                self.audit_read(store, &record.id);
                 Ok(record)
             }
             _ => Err(ApiError::new(
@@ -69,6 +84,20 @@ impl ConsoleScope {
                 format!("Request '{id}' was not found"),
             )),
         }
+    }
+}
+
+impl ConsoleScope {
+    /// Records that this caller read the request `id` (a detail, or an entry of a list).
+    pub fn audit_read(&self, store: &Store, id: &RequestId) {
+        store.audit_read(NewEvent {
+            at: self.at,
+            actor: self.actor.clone(),
+            action: "request.read".into(),
+            target: Some(Target::new("request", id.as_str())),
+            outcome: "ok".into(),
+            ip: self.ip.map(|ip| ip.to_string()),
+        });
     }
 }
 
@@ -91,7 +120,11 @@ fn resolve(req: &HttpRequest, payload: &mut Payload) -> Result<ConsoleScope, act
     let state = req
         .app_data::<web::Data<AppState>>()
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("application state missing")))?;
-    if presents_admin_token(req, state) {
+    if let Some(operator) = operator_of(req)? {
+        // The auditor sees the audit log and no PHI; the console shows requests.
+        if operator.role == Role::Auditor || state.settings.server.admin_token.is_none() {
+            return Err(AdminForbidden.into());
+        }
         let query = web::Query::<ScopeQuery>::from_query(req.query_string())
             .map_err(|e| ApiError::invalid_request(format!("Invalid query parameter: {e}")))?;
         let (Some(account_id), Some(environment)) = (
@@ -121,27 +154,20 @@ fn resolve(req: &HttpRequest, payload: &mut Payload) -> Result<ConsoleScope, act
             account,
             environment,
             sign_in: SignIn::Admin,
+            actor: operator.actor(),
+            role: Some(operator.role),
+            ip: operator.ip,
+            at: state.clock.now(),
         });
     }
     let caller = Caller::from_request(req, payload).into_inner()?;
     Ok(ConsoleScope {
+        actor: caller.actor(),
+        ip: caller.ip,
         account: Arc::unwrap_or_clone(caller.account),
         environment: caller.environment,
         sign_in: SignIn::ApiToken,
+        role: None,
+        at: state.clock.now(),
     })
-}
-
-/// Whether the bearer token is the configured admin token (never true when the admin API is off).
-fn presents_admin_token(req: &HttpRequest, state: &AppState) -> bool {
-    let Some(expected) = state.settings.server.admin_token.as_ref() else {
-        return false;
-    };
-    req.headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .is_some_and(|(_, token)| {
-            constant_time_eq(expected.expose().as_bytes(), token.trim().as_bytes())
-        })
 }

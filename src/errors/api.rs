@@ -28,6 +28,8 @@ pub enum Code {
     NotFound,
     /// 405: the route exists, the method does not.
     MethodNotAllowed,
+    /// 409: the admin API's target exists already (an operator's name, a backup's path).
+    Conflict,
     /// 410: a sunset endpoint.
     Gone,
     /// 413: body over the size limit.
@@ -56,6 +58,7 @@ impl Code {
             Code::AccountNotFound => "ACCOUNT_NOT_FOUND",
             Code::NotFound => "NOT_FOUND",
             Code::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            Code::Conflict => "CONFLICT",
             Code::Gone => "GONE",
             Code::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             Code::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
@@ -78,6 +81,7 @@ impl Code {
             | Code::AccountNotFound
             | Code::NotFound => StatusCode::NOT_FOUND,
             Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Code::Conflict => StatusCode::CONFLICT,
             Code::Gone => StatusCode::GONE,
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -91,6 +95,7 @@ impl Code {
         match status.as_u16() {
             404 => Code::NotFound,
             405 => Code::MethodNotAllowed,
+            409 => Code::Conflict,
             410 => Code::Gone,
             413 => Code::PayloadTooLarge,
             415 => Code::UnsupportedMediaType,

@@ -42,6 +42,26 @@ impl ResponseError for AuthError {
 #[error("UNAUTHORIZED")]
 pub struct AdminUnauthorized;
 
+/// 403 `{"error":"FORBIDDEN"}`: a known operator whose role may not make this call.
+#[derive(Debug, Clone, Copy)]
+pub struct AdminForbidden;
+
+impl std::fmt::Display for AdminForbidden {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the operator's role may not make this call")
+    }
+}
+
+impl ResponseError for AdminForbidden {
+    fn status_code(&self) -> StatusCode {
+        StatusCode::FORBIDDEN
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        HttpResponse::Forbidden().json(json!({ "error": "FORBIDDEN" }))
+    }
+}
+
 impl ResponseError for AdminUnauthorized {
     fn status_code(&self) -> StatusCode {
         StatusCode::UNAUTHORIZED

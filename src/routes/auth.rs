@@ -1,5 +1,8 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 
+use switchboard_storage::audit::Actor;
+
+use crate::audit;
 use crate::auth::{constant_time_eq, secret_digest};
 use crate::errors::{ApiError, AuthError};
 use crate::state::AppState;
@@ -28,24 +31,42 @@ pub async fn get_token(
             .map(str::trim)
             .filter(|v| !v.is_empty())
     };
-    let key = header("Key").ok_or(AuthError::MissingApiKey)?;
-    let secret = header("Secret").ok_or(AuthError::MissingApiSecret)?;
-    let account = state
-        .store
-        .account_by_key(key)
-        .map_err(ApiError::from)?
-        .ok_or(AuthError::InvalidApiKey)?;
+    // Every exchange is audited, refused ones too (a refusal without a key names no one).
+    let exchanged = |actor: Actor, outcome: &str| {
+        let event = audit::event(
+            &state,
+            actor,
+            "auth.token",
+            None,
+            outcome,
+            audit::peer(&req),
+        );
+        state.store.audit_read(event);
+    };
+    let Some(key) = header("Key") else {
+        exchanged(Actor::api_key("unknown"), "denied");
+        return Err(AuthError::MissingApiKey.into());
+    };
+    let Some(secret) = header("Secret") else {
+        exchanged(audit::unknown_key(key), "denied");
+        return Err(AuthError::MissingApiSecret.into());
+    };
+    let account = state.store.account_by_key(key).map_err(ApiError::from)?;
     let credential = account
-        .credentials
-        .iter()
-        .find(|c| c.key == key)
-        .ok_or(AuthError::InvalidApiKey)?;
+        .as_ref()
+        .and_then(|account| account.credentials.iter().find(|c| c.key == key));
+    let (Some(account), Some(credential)) = (account.as_ref(), credential) else {
+        exchanged(audit::unknown_key(key), "denied");
+        return Err(AuthError::InvalidApiKey.into());
+    };
     if !constant_time_eq(
         secret_digest(secret).as_bytes(),
         credential.secret_sha256.as_bytes(),
     ) {
+        exchanged(Actor::api_key(&credential.id), "denied");
         return Err(AuthError::Unauthorized.into());
     }
+    exchanged(Actor::api_key(&credential.id), "ok");
     let token = state.tokens.issue(
         &account.id,
         credential.environment,

@@ -1,7 +1,8 @@
 //! `GET /v1/recordings/{callId}`: the audio behind a signed `recordingDownloadUrl`.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
+use switchboard_storage::audit::{Actor, Target};
 use switchboard_storage::CallId;
 
 use crate::errors::{ApiError, Code};
@@ -34,10 +35,26 @@ pub struct LinkQuery {
         (status = 404, description = "`NOT_FOUND`: the link is invalid or expired; read the request again for a fresh one.", body = ErrorOut),
     ))]
 pub async fn download(
+    req: HttpRequest,
     state: web::Data<AppState>,
     call_id: web::Path<CallId>,
     query: web::Query<LinkQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    // The link is the credential: the event names the call it opens, whoever holds it.
+    let downloaded = |outcome: &str| {
+        let event = crate::audit::event(
+            &state,
+            Actor {
+                id: call_id.as_str().to_owned(),
+                kind: "link".into(),
+            },
+            "recording.download",
+            Some(Target::new("recording", call_id.as_str())),
+            outcome,
+            crate::audit::peer(&req),
+        );
+        state.store.audit_read(event);
+    };
     let (Some(expires), Some(signature)) = (query.expires.as_deref(), query.signature.as_deref())
     else {
         return Err(ApiError::invalid_request(
@@ -53,6 +70,7 @@ pub async fn download(
         .links
         .verify(&call_id, expires, signature, state.clock.now())
     {
+        downloaded("denied");
         return Err(ApiError::new(
             Code::NotFound,
             "The recording link is invalid or has expired; read the request again for a fresh one",
@@ -60,6 +78,7 @@ pub async fn download(
     }
     // A real call's recording was downloaded from its platform at the end of the call; a simulated call
     // has generated audio.
+    downloaded("ok");
     let (name, content_type, audio) = match stored_recording(&state, &call_id)? {
         Some((name, content_type, bytes)) => (name, content_type, bytes),
         None => (

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use sled::transaction::{ConflictableTransactionError, TransactionalTree};
-use sled::Transactional;
 
+use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
 use crate::{AccountRecord, CredentialRecord, StorageError, Store};
 
@@ -40,8 +40,14 @@ impl Store {
 
     /// Creates or replaces an account together with its key index, atomically and durably. Fails with
     /// [`StorageError::CredentialKeyTaken`] if one of its keys belongs to another account.
-    pub async fn put_account(&self, account: &AccountRecord) -> Result<(), StorageError> {
-        (&self.accounts, &self.credential_keys).transaction(|(accounts, keys)| {
+    /// `events` (its `account.change`) are audited in the same transaction.
+    pub async fn put_account(
+        &self,
+        account: &AccountRecord,
+        events: &[NewEvent],
+    ) -> Result<(), StorageError> {
+        self.audited(&[&self.accounts, &self.credential_keys], events, |trees| {
+            let (accounts, keys) = (&trees[0], &trees[1]);
             let previous = accounts.get(account.id.as_bytes())?;
             if let Some(previous) = previous {
                 let previous: AccountRecord =
@@ -59,21 +65,35 @@ impl Store {
         self.durable().await
     }
 
-    /// Deletes an account and its keys. Returns whether it existed.
-    pub async fn delete_account(&self, id: &str) -> Result<bool, StorageError> {
-        let existed = (&self.accounts, &self.credential_keys).transaction(|(accounts, keys)| {
+    /// Deletes an account and its keys, with `events` when it existed. Returns whether it existed.
+    pub async fn delete_account(
+        &self,
+        id: &str,
+        events: &[NewEvent],
+    ) -> Result<bool, StorageError> {
+        let deleted = self.audited(&[&self.accounts, &self.credential_keys], events, |trees| {
+            let (accounts, keys) = (&trees[0], &trees[1]);
             let Some(previous) = accounts.remove(id.as_bytes())? else {
-                return Ok(false);
+                // Nothing changed, so nothing is audited either.
+                return Err(ConflictableTransactionError::Abort(
+                    StorageError::AccountMissing(id.to_owned()),
+                ));
             };
             let previous: AccountRecord =
                 decode(&previous).map_err(ConflictableTransactionError::Abort)?;
             for credential in &previous.credentials {
                 keys.remove(credential.key.as_bytes())?;
             }
-            Ok(true)
-        })?;
-        self.durable().await?;
-        Ok(existed)
+            Ok(())
+        });
+        match deleted {
+            Ok(()) => {
+                self.durable().await?;
+                Ok(true)
+            }
+            Err(StorageError::AccountMissing(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// Adds a credential to an existing account.
@@ -81,8 +101,10 @@ impl Store {
         &self,
         account_id: &str,
         credential: CredentialRecord,
+        events: &[NewEvent],
     ) -> Result<(), StorageError> {
-        (&self.accounts, &self.credential_keys).transaction(|(accounts, keys)| {
+        self.audited(&[&self.accounts, &self.credential_keys], events, |trees| {
+            let (accounts, keys) = (&trees[0], &trees[1]);
             let Some(current) = accounts.get(account_id.as_bytes())? else {
                 return Err(ConflictableTransactionError::Abort(
                     StorageError::AccountMissing(account_id.to_owned()),
@@ -151,10 +173,13 @@ mod tests {
     async fn replacing_an_account_moves_its_key_index_with_it() {
         let (_dir, store) = open();
         store
-            .put_account(&account("a", &["k1", "k2"]))
+            .put_account(&account("a", &["k1", "k2"]), &[])
             .await
             .unwrap();
-        store.put_account(&account("a", &["k3"])).await.unwrap();
+        store
+            .put_account(&account("a", &["k3"]), &[])
+            .await
+            .unwrap();
         assert!(store.account_by_key("k1").unwrap().is_none());
         assert_eq!(store.account_by_key("k3").unwrap().unwrap().id, "a");
     }
@@ -162,9 +187,12 @@ mod tests {
     #[tokio::test]
     async fn a_key_owned_by_another_account_aborts_the_whole_write() {
         let (_dir, store) = open();
-        store.put_account(&account("a", &["shared"])).await.unwrap();
+        store
+            .put_account(&account("a", &["shared"]), &[])
+            .await
+            .unwrap();
         let err = store
-            .put_account(&account("b", &["fresh", "shared"]))
+            .put_account(&account("b", &["fresh", "shared"]), &[])
             .await
             .unwrap_err();
         assert!(matches!(err, StorageError::CredentialKeyTaken));
@@ -181,10 +209,10 @@ mod tests {
     #[tokio::test]
     async fn deleting_an_account_removes_its_keys() {
         let (_dir, store) = open();
-        store.put_account(&account("a", &["k"])).await.unwrap();
-        assert!(store.delete_account("a").await.unwrap());
+        store.put_account(&account("a", &["k"]), &[]).await.unwrap();
+        assert!(store.delete_account("a", &[]).await.unwrap());
         assert!(store.account_by_key("k").unwrap().is_none());
-        assert!(!store.delete_account("a").await.unwrap());
+        assert!(!store.delete_account("a", &[]).await.unwrap());
     }
 
     #[tokio::test]
@@ -192,7 +220,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let store = Store::open(dir.path()).unwrap();
-            store.put_account(&account("a", &["k"])).await.unwrap();
+            store.put_account(&account("a", &["k"]), &[]).await.unwrap();
             store.close().unwrap();
         }
         let store = Store::open(dir.path()).unwrap();

@@ -45,6 +45,9 @@ const FLUSH_BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 ];
 
+/// How often an idle flusher looks for audit read events that have waited their delay.
+const READS_POLL: Duration = Duration::from_millis(100);
+
 /// Upper bounds of the group-size histogram's buckets, up to [`MAX_GROUP`].
 const GROUP_BUCKETS: [f64; 7] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
 
@@ -266,18 +269,28 @@ fn run(db: sled::Db, trees: GroupTrees, shared: Arc<Shared>) {
     loop {
         let (epoch, last, mut jobs) = {
             let mut demand = shared.demand.lock().expect("flusher lock");
-            while demand.requested <= demand.started && demand.is_idle() && !demand.shutdown {
-                demand = shared.wake.wait(demand).expect("flusher lock");
+            // Read events of the audit log wait for a group; with nothing written, the wait is polled so
+            // they are written within their delay all the same.
+            while demand.requested <= demand.started
+                && demand.is_idle()
+                && !demand.shutdown
+                && !trees.chain.reads_due()
+            {
+                demand = shared
+                    .wake
+                    .wait_timeout(demand, READS_POLL)
+                    .expect("flusher lock")
+                    .0;
             }
             if shared_group {
                 demand = linger(&shared, demand);
             }
-            if demand.requested <= demand.started && demand.is_idle() {
+            if demand.requested <= demand.started && demand.is_idle() && !trees.chain.has_reads() {
                 break;
             }
             demand.started += 1;
             let jobs = demand.next_group();
-            let last = demand.shutdown && demand.is_idle();
+            let last = demand.shutdown && demand.is_idle() && !trees.chain.has_reads();
             (demand.started, last, jobs)
         };
         shared_group = jobs.len() > 1;

@@ -41,6 +41,12 @@ pub enum StorageError {
     /// request stored with its batch is found; nothing of the create was written.
     #[error("request {0} is not named by its place in its batch")]
     NotABatchMember(crate::RequestId),
+    /// An operator of that name exists already (or the name is the configured admin's).
+    #[error("an operator named {0} exists already")]
+    OperatorExists(String),
+    /// The operator named by a deletion does not exist.
+    #[error("no such operator")]
+    OperatorMissing,
     /// The master key given could not be read (a missing file, text that is not a 32-byte base64 key).
     #[error("{0}")]
     KeyUnreadable(String),

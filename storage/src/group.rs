@@ -19,6 +19,9 @@ use sled::transaction::{
 use sled::Transactional;
 use tokio::sync::oneshot;
 
+use std::sync::Arc;
+
+use crate::audit::{self, AuditChain, NewEvent};
 use crate::{trees, StorageError};
 
 /// The trees a grouped write may touch, as views inside the group's transaction.
@@ -32,6 +35,16 @@ pub(crate) struct Txn {
     pub(crate) active: TransactionalTree,
     pub(crate) deliveries: TransactionalTree,
     pub(crate) delivery_queue: TransactionalTree,
+    pub(crate) audit: TransactionalTree,
+    /// Audit events of the changes made in this transaction, appended with them.
+    events: RefCell<Vec<NewEvent>>,
+}
+
+impl Txn {
+    /// Records `event` with this transaction's writes: it is in the audit log exactly when they are.
+    pub(crate) fn record(&self, event: NewEvent) {
+        self.events.borrow_mut().push(event);
+    }
 }
 
 /// The same trees outside any transaction, owned by whoever runs groups.
@@ -48,6 +61,9 @@ pub(crate) struct GroupTrees {
     pub(crate) active: sled::Tree,
     pub(crate) deliveries: sled::Tree,
     pub(crate) delivery_queue: sled::Tree,
+    pub(crate) audit: sled::Tree,
+    /// The audit log's head and waiting read events.
+    pub(crate) chain: Arc<AuditChain>,
 }
 
 /// A write's own verdict inside a transaction: `Ok(Err(_))` declines (nothing written), the outer error is
@@ -131,8 +147,11 @@ where
 
 impl GroupTrees {
     /// Opens (or creates) the trees in `db`.
-    pub(crate) fn open(db: &sled::Db) -> Result<GroupTrees, sled::Error> {
+    pub(crate) fn open(db: &sled::Db) -> Result<GroupTrees, StorageError> {
+        let audit = db.open_tree(trees::AUDIT)?;
         Ok(GroupTrees {
+            chain: Arc::new(AuditChain::load(&audit)?),
+            audit,
             requests: db.open_tree(trees::REQUESTS)?,
             intake: db.open_tree(trees::INTAKE)?,
             request_index: db.open_tree(trees::REQUEST_INDEX)?,
@@ -150,9 +169,22 @@ impl GroupTrees {
     /// the others are applied again without it: one faulty write must not stop the thread every write
     /// goes through. On `Err` nothing was written and no job left has its outcome.
     pub(crate) fn apply(&self, jobs: &mut Vec<Box<dyn Job>>) -> Result<(), StorageError> {
+        let reads = self.chain.take_reads();
+        let result = self.apply_with_reads(jobs, &reads);
+        if result.is_err() {
+            self.chain.return_reads(reads);
+        }
+        result
+    }
+
+    fn apply_with_reads(
+        &self,
+        jobs: &mut Vec<Box<dyn Job>>,
+        reads: &[NewEvent],
+    ) -> Result<(), StorageError> {
         loop {
             let mut panicked = None;
-            let result = self.transact(|txn| {
+            let result = self.transact(reads, |txn| {
                 for (index, job) in jobs.iter_mut().enumerate() {
                     match catch_unwind(AssertUnwindSafe(|| job.apply(txn))) {
                         Ok(applied) => applied?,
@@ -181,7 +213,7 @@ impl GroupTrees {
         mut write: impl FnMut(&Txn) -> Verdict<T>,
     ) -> Result<T, StorageError> {
         let mut outcome = None;
-        self.transact(|txn| {
+        self.transact(&[], |txn| {
             outcome = Some(write(txn)?);
             Ok(())
         })?;
@@ -189,10 +221,15 @@ impl GroupTrees {
     }
 
     /// One sled transaction over every tree of [`Txn`]; `body` runs again from scratch when sled retries.
+    /// The events it records, then `reads`, are appended to the audit log in the same transaction.
     fn transact(
         &self,
+        reads: &[NewEvent],
         body: impl FnMut(&Txn) -> Result<(), ConflictableTransactionError<()>>,
     ) -> Result<(), StorageError> {
+        // Held until the transaction has committed, so the chain grows one transaction at a time.
+        let mut head = self.chain.head();
+        let appended = RefCell::new(None);
         // sled wants an `Fn`; the body runs on this thread only, one run at a time.
         let body = RefCell::new(body);
         let trees = (
@@ -205,6 +242,7 @@ impl GroupTrees {
             &self.active,
             &self.deliveries,
             &self.delivery_queue,
+            &self.audit,
         );
         let result = trees.transaction(|views| {
             let txn = Txn {
@@ -217,11 +255,28 @@ impl GroupTrees {
                 active: views.6.clone(),
                 deliveries: views.7.clone(),
                 delivery_queue: views.8.clone(),
+                audit: views.9.clone(),
+                events: RefCell::new(Vec::new()),
             };
-            (body.borrow_mut())(&txn)
+            (body.borrow_mut())(&txn)?;
+            let events = txn.events.take();
+            if !events.is_empty() || !reads.is_empty() {
+                let next = audit::append(
+                    &txn.audit,
+                    &head,
+                    events.into_iter().chain(reads.iter().cloned()),
+                )?;
+                *appended.borrow_mut() = Some(next);
+            }
+            Ok(())
         });
         match result {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                if let Some(next) = appended.take() {
+                    *head = next;
+                }
+                Ok(())
+            }
             Err(TransactionError::Storage(e)) => Err(e.into()),
             // Only a panicking job aborts (see `apply`); a write declines inside its own verdict.
             Err(TransactionError::Abort(())) => Err(StorageError::WritePanicked),

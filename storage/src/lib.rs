@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 mod accounts;
+pub mod audit;
 mod codec;
 mod decoded;
 mod deliveries;
@@ -22,6 +23,7 @@ mod group;
 mod ids;
 mod meta;
 mod opening;
+mod operators;
 mod payers;
 pub mod records;
 mod requests;

@@ -1,12 +1,20 @@
 //! The payer directory.
 
+use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
 use crate::{PayerRecord, StorageError, Store};
 
 impl Store {
-    /// Creates or replaces a payer directory entry.
-    pub async fn put_payer(&self, payer: &PayerRecord) -> Result<(), StorageError> {
-        self.payers.insert(payer.name.as_bytes(), encode(payer))?;
+    /// Creates or replaces a payer directory entry, with `events` (its `payer.change`).
+    pub async fn put_payer(
+        &self,
+        payer: &PayerRecord,
+        events: &[NewEvent],
+    ) -> Result<(), StorageError> {
+        self.audited(&[&self.payers], events, |trees| {
+            trees[0].insert(payer.name.as_bytes(), encode(payer))?;
+            Ok(())
+        })?;
         self.durable().await
     }
 

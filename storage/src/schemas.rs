@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use sled::transaction::ConflictableTransactionError;
-use sled::Transactional;
 
+use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
 use crate::store::{PublishRule, SchemaFlags};
 use crate::trees::schema_version_key;
@@ -42,9 +42,13 @@ impl Store {
         flags: SchemaFlags,
         publish: PublishRule,
         now: chrono::DateTime<chrono::Utc>,
+        events: &[NewEvent],
     ) -> Result<SchemaHeadRecord, StorageError> {
-        let head =
-            (&self.schema_heads, &self.schema_versions).transaction(|(heads, versions)| {
+        let head = self.audited_if_changed(
+            &[&self.schema_heads, &self.schema_versions],
+            events,
+            |trees| {
+                let (heads, versions) = (&trees[0], &trees[1]);
                 let current: Option<SchemaHeadRecord> = heads
                     .get(id.as_bytes())?
                     .map(|b| decode(&b))
@@ -67,7 +71,7 @@ impl Store {
                         let same_flags =
                             head.retired == flags.retired && head.hidden == flags.hidden;
                         match (same_content, same_flags) {
-                            (true, true) => return Ok(head.clone()),
+                            (true, true) => return Ok((head.clone(), false)),
                             (true, false) => None,
                             (false, _) => Some((head.latest_version + 1).max(first_version)),
                         }
@@ -94,23 +98,29 @@ impl Store {
                     hidden: flags.hidden,
                 };
                 heads.insert(id.as_bytes(), encode(&head))?;
-                Ok(head)
-            })?;
+                Ok((head, true))
+            },
+        )?;
         self.durable().await?;
         Ok(head)
     }
 
     /// Marks a schema retired. Returns `None` when there is no such schema.
-    pub async fn retire_schema(&self, id: &str) -> Result<Option<SchemaHeadRecord>, StorageError> {
-        let head = self.schema_heads.transaction(|heads| {
+    pub async fn retire_schema(
+        &self,
+        id: &str,
+        events: &[NewEvent],
+    ) -> Result<Option<SchemaHeadRecord>, StorageError> {
+        let head = self.audited_if_changed(&[&self.schema_heads], events, |trees| {
+            let heads = &trees[0];
             let Some(bytes) = heads.get(id.as_bytes())? else {
-                return Ok(None);
+                return Ok((None, false));
             };
             let mut head: SchemaHeadRecord =
                 decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
             head.retired = true;
             heads.insert(id.as_bytes(), encode(&head))?;
-            Ok(Some(head))
+            Ok((Some(head), true))
         })?;
         self.durable().await?;
         Ok(head)
@@ -160,7 +170,7 @@ mod tests {
         let flags = SchemaFlags::default();
         assert_eq!(
             store
-                .publish_schema("s", &definition("a"), flags, rule, now)
+                .publish_schema("s", &definition("a"), flags, rule, now, &[])
                 .await
                 .unwrap()
                 .latest_version,
@@ -168,7 +178,7 @@ mod tests {
         );
         assert_eq!(
             store
-                .publish_schema("s", &definition("a"), flags, rule, now)
+                .publish_schema("s", &definition("a"), flags, rule, now, &[])
                 .await
                 .unwrap()
                 .latest_version,
@@ -179,13 +189,13 @@ mod tests {
             retired: false,
         };
         let head = store
-            .publish_schema("s", &definition("a"), hidden, rule, now)
+            .publish_schema("s", &definition("a"), hidden, rule, now, &[])
             .await
             .unwrap();
         assert_eq!((head.latest_version, head.hidden), (1, true));
         assert_eq!(
             store
-                .publish_schema("s", &definition("b"), hidden, rule, now)
+                .publish_schema("s", &definition("b"), hidden, rule, now, &[])
                 .await
                 .unwrap()
                 .latest_version,
@@ -194,7 +204,7 @@ mod tests {
         let always = PublishRule::Always { first_version: 1 };
         assert_eq!(
             store
-                .publish_schema("s", &definition("b"), hidden, always, now)
+                .publish_schema("s", &definition("b"), hidden, always, now, &[])
                 .await
                 .unwrap()
                 .latest_version,
@@ -217,11 +227,19 @@ mod tests {
                 SchemaFlags::default(),
                 PublishRule::Always { first_version: 1 },
                 now,
+                &[],
             )
             .await
             .unwrap();
-        assert!(store.retire_schema("s").await.unwrap().unwrap().retired);
+        assert!(
+            store
+                .retire_schema("s", &[])
+                .await
+                .unwrap()
+                .unwrap()
+                .retired
+        );
         assert!(store.schema_version("s", 1).unwrap().is_some());
-        assert!(store.retire_schema("nope").await.unwrap().is_none());
+        assert!(store.retire_schema("nope", &[]).await.unwrap().is_none());
     }
 }

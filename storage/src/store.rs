@@ -39,6 +39,10 @@ pub struct Store {
     pub(crate) payers: sled::Tree,
     pub(crate) delivery_attempts: sled::Tree,
     pub(crate) meta: sled::Tree,
+    /// The audit log (also reachable through `group`, which appends to it).
+    pub(crate) audit: sled::Tree,
+    pub(crate) operators: sled::Tree,
+    pub(crate) operator_tokens: sled::Tree,
     /// The request and delivery trees, which grouped writes touch (and writes that run alone, through
     /// [`GroupTrees::apply_one`]).
     pub(crate) group: GroupTrees,
@@ -88,6 +92,9 @@ impl Store {
             payers: db.open_tree(trees::PAYERS)?,
             delivery_attempts: db.open_tree(trees::DELIVERY_ATTEMPTS)?,
             meta: db.open_tree(trees::META)?,
+            audit: group.audit.clone(),
+            operators: db.open_tree(trees::OPERATORS)?,
+            operator_tokens: db.open_tree(trees::OPERATOR_TOKENS)?,
             flusher: Arc::new(Flusher::start(db.clone(), group.clone())),
             outbox: Arc::new(tokio::sync::Notify::new()),
             decoded_accounts: Arc::new(Decoded::new()),

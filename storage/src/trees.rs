@@ -40,6 +40,13 @@ pub(crate) const DELIVERIES: &str = "deliveries";
 pub(crate) const DELIVERY_QUEUE: &str = "delivery_queue";
 /// `request id \0 sequence (u64 BE) -> AttemptRecord`: the delivery log.
 pub(crate) const DELIVERY_ATTEMPTS: &str = "delivery_attempts";
+/// `first sequence number (u64 BE) -> events, one JSON object per line`: the audit log's hash chain, a
+/// block per transaction that appended to it.
+pub(crate) const AUDIT: &str = "audit";
+/// `name -> OperatorRecord`: the operators of the admin API and the console.
+pub(crate) const OPERATORS: &str = "operators";
+/// `SHA-256 of a token (hex) -> operator name`: finds the operator a token belongs to.
+pub(crate) const OPERATOR_TOKENS: &str = "operator_tokens";
 /// `name -> raw bytes`: process-wide settings such as the generated token secret.
 pub(crate) const META: &str = "meta";
 

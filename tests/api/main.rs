@@ -2,6 +2,7 @@
 
 mod admin;
 mod agent;
+mod audit;
 mod auth;
 mod binary;
 mod console;
@@ -15,6 +16,7 @@ mod helpers;
 mod interop;
 mod metrics;
 mod openapi;
+mod operators;
 mod orchestration;
 mod payer_lookup;
 mod phi_logs;

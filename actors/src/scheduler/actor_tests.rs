@@ -112,6 +112,7 @@ fn creator(capacity: u32) -> Creator {
         capacity,
         timezone: chrono_tz::America::New_York,
         credential_id: "cred".into(),
+        ip: None,
     }
 }
 

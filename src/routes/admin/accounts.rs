@@ -5,7 +5,7 @@ use switchboard_actors::webhooks::{check_target, TargetError};
 use switchboard_storage::{AccountRecord, Environment, StorageError};
 
 use super::AdminJson;
-use crate::auth::Admin;
+use crate::auth::{Admin, Reader};
 use crate::configuration::specs::{validate_identifier, AccountSpec};
 use crate::errors::{ApiError, Code};
 use crate::provisioning::{account_record, generate_credential};
@@ -67,7 +67,10 @@ fn account_not_found(id: &str) -> ApiError {
 }
 
 /// `GET /admin/v1/accounts`.
-pub async fn list_accounts(_: Admin, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+pub async fn list_accounts(
+    _: Reader,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
     let accounts = state.store.accounts()?;
     let out: Vec<AccountOut> = accounts.iter().map(AccountOut::from).collect();
     Ok(HttpResponse::Ok().json(json!({ "accounts": out })))
@@ -75,7 +78,7 @@ pub async fn list_accounts(_: Admin, state: web::Data<AppState>) -> Result<HttpR
 
 /// `GET /admin/v1/accounts/{id}`.
 pub async fn get_account(
-    _: Admin,
+    _: Reader,
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
@@ -89,7 +92,7 @@ pub async fn get_account(
 /// `PUT /admin/v1/accounts/{id}`: create (201) or replace (200).
 #[tracing::instrument(name = "admin_put_account", skip_all, fields(account = %id))]
 pub async fn put_account(
-    _: Admin,
+    Admin(operator): Admin,
     state: web::Data<AppState>,
     id: web::Path<String>,
     spec: AdminJson<AccountSpec>,
@@ -124,7 +127,8 @@ pub async fn put_account(
     }
     let existing = state.store.account(&id)?;
     let record = account_record(&id, &spec, existing.as_ref(), state.clock.now());
-    match state.store.put_account(&record).await {
+    let event = crate::audit::change(&state, &operator, "account.change", "account", &id);
+    match state.store.put_account(&record, &[event]).await {
         Err(StorageError::CredentialKeyTaken) => {
             return Err(ApiError::invalid_request(
                 "credentials: a key is already issued to another account",
@@ -150,11 +154,12 @@ fn with_status(
 /// `DELETE /admin/v1/accounts/{id}`: its live tokens then get 404 `ACCOUNT_NOT_FOUND`.
 #[tracing::instrument(name = "admin_delete_account", skip_all, fields(account = %id))]
 pub async fn delete_account(
-    _: Admin,
+    Admin(operator): Admin,
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    if state.store.delete_account(&id).await? {
+    let event = crate::audit::change(&state, &operator, "account.change", "account", &id);
+    if state.store.delete_account(&id, &[event]).await? {
         Ok(HttpResponse::NoContent().finish())
     } else {
         Err(account_not_found(&id))
@@ -170,13 +175,18 @@ pub struct NewCredentialIn {
 /// `POST /admin/v1/accounts/{id}/credentials`: issues a new pair; the secret is shown only here.
 #[tracing::instrument(name = "admin_create_credential", skip_all, fields(account = %id))]
 pub async fn create_credential(
-    _: Admin,
+    Admin(operator): Admin,
     state: web::Data<AppState>,
     id: web::Path<String>,
     body: AdminJson<NewCredentialIn>,
 ) -> Result<HttpResponse, ApiError> {
     let (record, secret) = generate_credential(body.environment, state.clock.now());
-    match state.store.add_credential(&id, record.clone()).await {
+    let event = crate::audit::change(&state, &operator, "account.change", "account", &id);
+    match state
+        .store
+        .add_credential(&id, record.clone(), &[event])
+        .await
+    {
         Err(StorageError::AccountMissing(_)) => return Err(account_not_found(&id)),
         other => other?,
     }

@@ -4,7 +4,7 @@ use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
 use switchboard_storage::RequestId;
 
-use crate::auth::Admin;
+use crate::auth::Reader;
 use crate::errors::ApiError;
 use crate::state::AppState;
 use crate::wire::{WebhookAttemptOut, WebhookDeliveryOut};
@@ -29,7 +29,7 @@ struct DeliveriesOut {
 
 /// The delivery's state and every attempt (url, time, round, attempt, status code or error, latency).
 pub async fn list_deliveries(
-    _: Admin,
+    _: Reader,
     state: web::Data<AppState>,
     query: web::Query<DeliveriesQuery>,
 ) -> Result<HttpResponse, ApiError> {

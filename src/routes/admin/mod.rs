@@ -1,9 +1,11 @@
 //! The operator's admin API (operator contract section 3), behind `server.admin_token`.
 
 mod accounts;
+mod audit;
 mod clock;
 mod deliveries;
 mod faults;
+mod operators;
 mod orchestration;
 mod payers;
 mod schemas;
@@ -48,7 +50,15 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig, fault_injection: bool) {
                 .post(clock::move_clock),
         )
         .service(admin("/webhook-deliveries").get(deliveries::list_deliveries))
-        .service(admin("/orchestration").get(orchestration::get_stats));
+        .service(admin("/orchestration").get(orchestration::get_stats))
+        .service(
+            admin("/operators")
+                .get(operators::list_operators)
+                .post(operators::create_operator),
+        )
+        .service(admin("/operators/{name}").delete(operators::delete_operator))
+        .service(admin("/audit").get(audit::list_events))
+        .service(admin("/audit/verify").get(audit::verify));
 }
 
 impl From<SpecError> for ApiError {

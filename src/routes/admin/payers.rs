@@ -3,7 +3,7 @@ use serde_json::json;
 use switchboard_storage::PayerRecord;
 
 use super::AdminJson;
-use crate::auth::Admin;
+use crate::auth::{Admin, Reader};
 use crate::configuration::specs::PayerSpec;
 use crate::errors::ApiError;
 use crate::provisioning::payer_record;
@@ -22,7 +22,7 @@ fn payer_out(payer: &PayerRecord) -> serde_json::Value {
 }
 
 /// `GET /admin/v1/payers`: the whole directory.
-pub async fn list_payers(_: Admin, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+pub async fn list_payers(_: Reader, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let payers: Vec<_> = state.store.payers()?.iter().map(payer_out).collect();
     Ok(HttpResponse::Ok().json(json!({ "payers": payers })))
 }
@@ -30,7 +30,7 @@ pub async fn list_payers(_: Admin, state: web::Data<AppState>) -> Result<HttpRes
 /// `PUT /admin/v1/payers/{name}`: creates or replaces a directory entry.
 #[tracing::instrument(name = "admin_put_payer", skip_all)]
 pub async fn put_payer(
-    _: Admin,
+    Admin(operator): Admin,
     state: web::Data<AppState>,
     name: web::Path<String>,
     spec: AdminJson<PayerSpec>,
@@ -49,7 +49,8 @@ pub async fn put_payer(
     }
     spec.validate()?;
     let record = payer_record(&name, &spec);
-    state.store.put_payer(&record).await?;
+    let event = crate::audit::change(&state, &operator, "payer.change", "payer", &name);
+    state.store.put_payer(&record, &[event]).await?;
     state.reload_directory()?;
     Ok(HttpResponse::Ok().json(payer_out(&record)))
 }

@@ -3,7 +3,7 @@ use serde_json::json;
 use switchboard_storage::{PublishRule, SchemaHeadRecord};
 
 use super::AdminJson;
-use crate::auth::Admin;
+use crate::auth::{Admin, Reader};
 use crate::configuration::specs::SchemaSpec;
 use crate::domain::SchemaId;
 use crate::errors::ApiError;
@@ -22,7 +22,7 @@ fn head_out(head: &SchemaHeadRecord) -> serde_json::Value {
 
 /// `GET /admin/v1/schemas/{id}`: head flags and the latest version as stored (retired ones included).
 pub async fn get_schema(
-    _: Admin,
+    _: Reader,
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
@@ -43,7 +43,7 @@ pub async fn get_schema(
 /// `PUT /admin/v1/schemas/{id}`: creates the schema (201) or publishes its next version (200).
 #[tracing::instrument(name = "admin_put_schema", skip_all, fields(schema = %id))]
 pub async fn put_schema(
-    _: Admin,
+    Admin(operator): Admin,
     state: web::Data<AppState>,
     id: web::Path<String>,
     spec: AdminJson<SchemaSpec>,
@@ -80,6 +80,13 @@ pub async fn put_schema(
                 first_version: spec.version.unwrap_or(1),
             },
             state.clock.now(),
+            &[crate::audit::change(
+                &state,
+                &operator,
+                "schema.change",
+                "schema",
+                id.as_ref(),
+            )],
         )
         .await?;
     let mut builder = if existed {
@@ -93,13 +100,14 @@ pub async fn put_schema(
 /// `DELETE /admin/v1/schemas/{id}`: retires the schema (404 `SCHEMA_NOT_FOUND` for detail and creation).
 #[tracing::instrument(name = "admin_retire_schema", skip_all, fields(schema = %id))]
 pub async fn retire_schema(
-    _: Admin,
+    Admin(operator): Admin,
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    let event = crate::audit::change(&state, &operator, "schema.change", "schema", &id);
     let head = state
         .store
-        .retire_schema(&id)
+        .retire_schema(&id, &[event])
         .await?
         .ok_or_else(|| ApiError::schema_not_found(&id))?;
     Ok(HttpResponse::Ok().json(head_out(&head)))

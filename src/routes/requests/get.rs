@@ -28,6 +28,9 @@ pub async fn get_request(
     request_id: web::Path<RequestId>,
 ) -> Result<HttpResponse, ApiError> {
     let record = visible_request(&state, &caller, &request_id)?;
+    state
+        .store
+        .audit_read(read_event(&state, &caller, &record.id));
     let body = state.request_bodies.body(&record, &caller.account, || {
         let read = state.read_context(&caller.account, ReadKind::Single);
         // Serializing plain wire structs to JSON cannot fail.
@@ -37,6 +40,25 @@ pub async fn get_request(
     Ok(HttpResponse::Ok()
         .insert_header((CONTENT_TYPE, HeaderValue::from_static("application/json")))
         .body(body))
+}
+
+/// The `request.read` event of `caller` reading `id`.
+pub(crate) fn read_event(
+    state: &AppState,
+    caller: &Caller,
+    id: &RequestId,
+) -> switchboard_storage::audit::NewEvent {
+    crate::audit::event(
+        state,
+        caller.actor(),
+        "request.read",
+        Some(switchboard_storage::audit::Target::new(
+            "request",
+            id.as_str(),
+        )),
+        "ok",
+        caller.ip,
+    )
 }
 
 /// The request if it belongs to the caller's scope. Another account's or environment's request is

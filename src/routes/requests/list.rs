@@ -124,6 +124,11 @@ pub async fn list_requests(
     } else {
         None
     };
+    for record in &rows {
+        state
+            .store
+            .audit_read(super::get::read_event(&state, &caller, &record.id));
+    }
     let read = state.read_context(&caller.account, ReadKind::List);
     let requests = rows
         .iter()

@@ -5,6 +5,7 @@ mod account;
 mod delivery;
 mod electronic;
 mod failure;
+mod operator;
 mod payer;
 mod request;
 mod run;
@@ -17,6 +18,7 @@ pub use electronic::{
     ElectronicMapping, ElectronicSource, NetworkQualifier, PlanElement,
 };
 pub use failure::{FailureCategory, FailureCode, FailureRecord};
+pub use operator::{OperatorRecord, Role};
 pub use payer::{CallingHoursRecord, PayerRecord};
 pub use request::{DialTarget, NumberSource, PayerLookupRecord, RequestRecord, RequestState};
 pub use run::{

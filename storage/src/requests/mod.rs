@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
+use crate::audit::{Actor, NewEvent, Target};
 use crate::codec::{encode_as, encode_plain};
 use crate::durability::Lane;
 use crate::group::{Committed, Queued, Txn, Verdict};
@@ -144,11 +145,28 @@ impl Store {
         &self,
         records: Arc<Vec<RequestRecord>>,
     ) -> impl Future<Output = Committed<()>> + 'static {
+        self.commit_requests_from(records, None)
+    }
+
+    /// [`Store::commit_requests`] for a client at address `ip`: each request's `request.create` audit
+    /// event, by its credential, is written in the same transaction.
+    pub fn commit_requests_from(
+        &self,
+        records: Arc<Vec<RequestRecord>>,
+        ip: Option<String>,
+    ) -> impl Future<Output = Committed<()>> + 'static {
         let batches = batches(&self.sealer, &records);
         let sealer = Arc::clone(&self.sealer);
         let done = batches.map(|batches| {
-            let (job, done) =
-                Queued::job(move |txn: &Txn| write_new_requests(txn, &sealer, &records, &batches));
+            let (job, done) = Queued::job(move |txn: &Txn| {
+                let written = write_new_requests(txn, &sealer, &records, &batches)?;
+                if written.is_ok() {
+                    for record in records.iter() {
+                        txn.record(created_event(record, ip.clone()));
+                    }
+                }
+                Ok(written)
+            });
             self.submit(job, Lane::Client);
             done
         });
@@ -401,6 +419,18 @@ fn write_new_requests(
         txn.bookings.insert(key, &count.to_be_bytes())?;
     }
     Ok(Ok(()))
+}
+
+/// The `request.create` event of `record`.
+fn created_event(record: &RequestRecord, ip: Option<String>) -> NewEvent {
+    NewEvent {
+        at: record.created_at,
+        actor: Actor::api_key(record.credential_id.as_deref().unwrap_or("unknown")),
+        action: "request.create".into(),
+        target: Some(Target::new("request", record.id.as_str())),
+        outcome: "ok".into(),
+        ip,
+    }
 }
 
 fn micros(instant: DateTime<Utc>) -> u64 {

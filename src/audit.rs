@@ -1,0 +1,76 @@
+//! Building the audit log's events in the HTTP layer: who (an API credential, an operator), from where (the
+//! connection's peer), when (the clock). Events carry ids, never PHI.
+
+use std::net::IpAddr;
+
+use actix_web::HttpRequest;
+use sha2::{Digest, Sha256};
+use switchboard_storage::audit::{Actor, NewEvent, Target};
+
+use crate::state::AppState;
+
+/// An event of `action` by `actor` on `target`, now.
+pub fn event(
+    state: &AppState,
+    actor: Actor,
+    action: &str,
+    target: Option<Target>,
+    outcome: &str,
+    ip: Option<IpAddr>,
+) -> NewEvent {
+    NewEvent {
+        at: state.clock.now(),
+        actor,
+        action: action.to_owned(),
+        target,
+        outcome: outcome.to_owned(),
+        ip: ip.map(|ip| ip.to_string()),
+    }
+}
+
+/// The connection's peer address.
+pub fn peer(req: &HttpRequest) -> Option<IpAddr> {
+    req.peer_addr().map(|peer| peer.ip())
+}
+
+/// The actor of a key/secret exchange that found no credential: the key itself is a credential's half, so
+/// only a short digest of it names the attempt.
+pub fn unknown_key(key: &str) -> Actor {
+    let digest = Sha256::digest(key.as_bytes());
+    Actor::api_key(&format!("unknown:{}", hex::encode(&digest[..6])))
+}
+
+/// The event of `operator` making a change (`action`) to the `kind` named `id`.
+pub fn change(
+    state: &AppState,
+    operator: &crate::auth::Operator,
+    action: &str,
+    kind: &str,
+    id: &str,
+) -> NewEvent {
+    event(
+        state,
+        operator.actor(),
+        action,
+        Some(Target::new(kind, id)),
+        "ok",
+        operator.ip,
+    )
+}
+
+/// The event of the server itself applying its configuration file to the `kind` named `id`.
+pub fn provisioned(
+    at: chrono::DateTime<chrono::Utc>,
+    action: &str,
+    kind: &str,
+    id: &str,
+) -> NewEvent {
+    NewEvent {
+        at,
+        actor: Actor::system(),
+        action: action.to_owned(),
+        target: Some(Target::new(kind, id)),
+        outcome: "ok".to_owned(),
+        ip: None,
+    }
+}

@@ -1,0 +1,113 @@
+//! `/admin/v1/operators`: people with a role and a token of their own (operator contract section 7). The
+//! token is shown once, in the answer that creates it; only its SHA-256 is stored.
+
+use actix_web::{web, HttpResponse};
+use rand::RngCore;
+use serde::Deserialize;
+use serde_json::json;
+use switchboard_storage::{OperatorRecord, Role, StorageError};
+
+use super::AdminJson;
+use crate::auth::{token_digest, Admin, CONFIGURED_ADMIN};
+use crate::configuration::specs::validate_identifier;
+use crate::errors::{ApiError, Code};
+use crate::state::AppState;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewOperatorIn {
+    name: String,
+    role: String,
+}
+
+/// `POST /admin/v1/operators`: 201 `{"name","role","token"}`.
+#[tracing::instrument(name = "admin_create_operator", skip_all)]
+pub async fn create_operator(
+    Admin(operator): Admin,
+    state: web::Data<AppState>,
+    body: AdminJson<NewOperatorIn>,
+) -> Result<HttpResponse, ApiError> {
+    validate_identifier("name", &body.name)?;
+    let role = Role::parse(&body.role).ok_or_else(|| {
+        ApiError::invalid_request(format!(
+            "role: {:?} is not a role; use admin, support or auditor",
+            body.role
+        ))
+    })?;
+    if body.name == CONFIGURED_ADMIN {
+        return Err(taken(&body.name));
+    }
+    let token = new_token();
+    let record = OperatorRecord {
+        name: body.name.clone(),
+        role,
+        token_digest: token_digest(&token),
+        created_at: state.clock.now(),
+    };
+    let event = crate::audit::change(&state, &operator, "operator.create", "operator", &body.name);
+    match state.store.create_operator(&record, event).await {
+        Err(StorageError::OperatorExists(name)) => return Err(taken(&name)),
+        other => other?,
+    }
+    Ok(HttpResponse::Created().json(json!({
+        "name": record.name,
+        "role": role.as_str(),
+        "token": token,
+    })))
+}
+
+/// `GET /admin/v1/operators`: `{"operators":[{"name","role","createdAt"}]}`; the configured admin first.
+pub async fn list_operators(
+    _: Admin,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let mut operators = Vec::new();
+    operators.push(
+        json!({ "name": CONFIGURED_ADMIN, "role": "admin", "createdAt": null, "configured": true }),
+    );
+    for record in state.store.operators()? {
+        operators.push(json!({
+            "name": record.name,
+            "role": record.role.as_str(),
+            "createdAt": record.created_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        }));
+    }
+    Ok(HttpResponse::Ok().json(json!({ "operators": operators })))
+}
+
+/// `DELETE /admin/v1/operators/{name}`: 204; the token is refused from the next call on.
+#[tracing::instrument(name = "admin_delete_operator", skip_all)]
+pub async fn delete_operator(
+    Admin(operator): Admin,
+    state: web::Data<AppState>,
+    name: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    if name.as_str() == CONFIGURED_ADMIN {
+        return Err(ApiError::invalid_request(
+            "name: the operator admin is server.admin_token in the configuration; change it there",
+        ));
+    }
+    let event = crate::audit::change(&state, &operator, "operator.delete", "operator", &name);
+    if state.store.delete_operator(&name, event).await? {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(ApiError::new(
+            Code::NotFound,
+            format!("Operator '{name}' does not exist"),
+        ))
+    }
+}
+
+fn taken(name: &str) -> ApiError {
+    ApiError::new(
+        Code::Conflict,
+        format!("name: an operator named {name:?} exists already"),
+    )
+}
+
+/// A new operator token: 32 random bytes, hex, with a prefix that tells it apart from an API token.
+fn new_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    format!("sbop_{}", hex::encode(bytes))
+}

@@ -1,0 +1,159 @@
+//! The audit log: who did what to which id, as a hash chain (each event's hash covers the one before), in
+//! the `audit` tree.
+//!
+//! Changes are recorded by the transaction that makes them: a grouped write pushes its events onto its
+//! [`crate::group::Txn`], and the group appends them with its own writes. Reads are many and change nothing,
+//! so they wait in memory ([`Store::audit_read`]) and join the next group, which the flusher runs within
+//! [`READ_DELAY`] of the first one waiting even when nothing is written.
+//!
+//! Events are stored in blocks, one value per group (key: the block's first sequence number), because a key
+//! per event cost sled more than the event itself: a busy reader appends tens of thousands a second.
+
+mod event;
+mod query;
+
+pub use event::{Actor, AuditEvent, NewEvent, Target, GENESIS};
+pub use query::{AuditFilter, AuditPage, Verified};
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use sled::transaction::{TransactionalTree, UnabortableTransactionError};
+
+use crate::{StorageError, Store};
+
+/// Longest a read event waits in memory before the flusher writes it.
+pub(crate) const READ_DELAY: Duration = Duration::from_millis(500);
+
+/// The end of the chain: what the next event follows.
+#[derive(Clone, Debug)]
+pub(crate) struct Head {
+    pub(crate) seq: u64,
+    pub(crate) hash: String,
+}
+
+/// The chain's head and the read events waiting for a group.
+pub(crate) struct AuditChain {
+    head: Mutex<Head>,
+    reads: Mutex<Reads>,
+}
+
+#[derive(Default)]
+struct Reads {
+    events: Vec<NewEvent>,
+    since: Option<Instant>,
+}
+
+impl AuditChain {
+    /// The chain as `tree` holds it.
+    pub(crate) fn load(tree: &sled::Tree) -> Result<AuditChain, StorageError> {
+        let head = match tree.last()? {
+            Some((_, block)) => {
+                let events = query::decode_block(&block)?;
+                let last = events.last().ok_or_else(|| query::corrupt("empty block"))?;
+                Head {
+                    seq: last.seq,
+                    hash: last.hash.clone(),
+                }
+            }
+            None => Head {
+                seq: 0,
+                hash: GENESIS.to_owned(),
+            },
+        };
+        Ok(AuditChain {
+            head: Mutex::new(head),
+            reads: Mutex::new(Reads::default()),
+        })
+    }
+
+    /// The head, held while a transaction appends after it.
+    pub(crate) fn head(&self) -> MutexGuard<'_, Head> {
+        self.head.lock().expect("audit head")
+    }
+
+    /// Queues a read event for the next group.
+    pub(crate) fn push_read(&self, event: NewEvent) {
+        let mut reads = self.reads.lock().expect("audit reads");
+        reads.since.get_or_insert_with(Instant::now);
+        reads.events.push(event);
+    }
+
+    /// Whether any read event waits.
+    pub(crate) fn has_reads(&self) -> bool {
+        !self.reads.lock().expect("audit reads").events.is_empty()
+    }
+
+    /// Whether read events have waited long enough that a group must run for them.
+    pub(crate) fn reads_due(&self) -> bool {
+        self.reads
+            .lock()
+            .expect("audit reads")
+            .since
+            .is_some_and(|since| since.elapsed() >= READ_DELAY)
+    }
+
+    /// The read events waiting, taken for a group.
+    pub(crate) fn take_reads(&self) -> Vec<NewEvent> {
+        let mut reads = self.reads.lock().expect("audit reads");
+        reads.since = None;
+        std::mem::take(&mut reads.events)
+    }
+
+    /// Puts back read events a failed group did not write, ahead of any that arrived since.
+    pub(crate) fn return_reads(&self, mut events: Vec<NewEvent>) {
+        if events.is_empty() {
+            return;
+        }
+        let mut reads = self.reads.lock().expect("audit reads");
+        events.append(&mut reads.events);
+        reads.events = events;
+        reads.since.get_or_insert_with(Instant::now);
+    }
+}
+
+/// Appends `events` after `head` as one block in `audit` (inside a transaction); answers the new head. The
+/// caller stores it once the transaction has committed.
+pub(crate) fn append(
+    audit: &TransactionalTree,
+    head: &Head,
+    events: impl IntoIterator<Item = NewEvent>,
+) -> Result<Head, UnabortableTransactionError> {
+    let mut next = head.clone();
+    let mut block = Vec::new();
+    let first = head.seq + 1;
+    for event in events {
+        let chained = AuditEvent::chained(event, next.seq + 1, &next.hash);
+        next.seq = chained.seq;
+        serde_json::to_writer(&mut block, &chained).expect("an event serializes");
+        block.push(b'\n');
+        next.hash = chained.hash;
+    }
+    if next.seq >= first {
+        audit.insert(&first.to_be_bytes(), block)?;
+    }
+    Ok(next)
+}
+
+impl Store {
+    /// Records a read (of a request, a recording, the audit log): written within [`READ_DELAY`], after the
+    /// answer.
+    pub fn audit_read(&self, event: NewEvent) {
+        self.group.chain.push_read(event);
+    }
+
+    /// Records `events` now, in a transaction of their own, and waits until they are durable: for changes
+    /// whose own write cannot carry them (a backup, a denied call).
+    pub async fn audit_now(&self, events: Vec<NewEvent>) -> Result<(), StorageError> {
+        self.group.apply_one(|txn| {
+            for event in &events {
+                txn.record(event.clone());
+            }
+            Ok(Ok(()))
+        })?;
+        self.durable().await
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,132 @@
+//! Operators and the index from a token's digest to its operator. Every change is audited in the
+//! transaction that makes it.
+
+use std::cell::RefCell;
+
+use sled::transaction::{ConflictableTransactionError, TransactionalTree};
+use sled::Transactional;
+
+use crate::audit::{self, NewEvent};
+use crate::codec::{decode, encode};
+use crate::{OperatorRecord, StorageError, Store};
+
+impl Store {
+    /// Every operator, by name.
+    pub fn operators(&self) -> Result<Vec<OperatorRecord>, StorageError> {
+        self.operators
+            .iter()
+            .values()
+            .map(|v| decode(&v?))
+            .collect()
+    }
+
+    /// The operator whose token has the SHA-256 `digest` (hex).
+    pub fn operator_by_token_digest(
+        &self,
+        digest: &str,
+    ) -> Result<Option<OperatorRecord>, StorageError> {
+        match self.operator_tokens.get(digest)? {
+            Some(name) => self
+                .operators
+                .get(name)?
+                .map(|bytes| decode(&bytes))
+                .transpose(),
+            None => Ok(None),
+        }
+    }
+
+    /// Creates `operator` with `event`, durably; [`StorageError::OperatorExists`] when the name is taken.
+    pub async fn create_operator(
+        &self,
+        operator: &OperatorRecord,
+        event: NewEvent,
+    ) -> Result<(), StorageError> {
+        self.audited(
+            &[&self.operators, &self.operator_tokens],
+            &[event],
+            |trees| {
+                let (operators, tokens) = (&trees[0], &trees[1]);
+                if operators.get(operator.name.as_bytes())?.is_some() {
+                    return Err(ConflictableTransactionError::Abort(
+                        StorageError::OperatorExists(operator.name.clone()),
+                    ));
+                }
+                operators.insert(operator.name.as_bytes(), encode(operator))?;
+                tokens.insert(operator.token_digest.as_bytes(), operator.name.as_bytes())?;
+                Ok(())
+            },
+        )?;
+        self.durable().await
+    }
+
+    /// Deletes the operator `name` and its token with `event`, durably; answers whether there was one.
+    pub async fn delete_operator(&self, name: &str, event: NewEvent) -> Result<bool, StorageError> {
+        let deleted = self.audited(
+            &[&self.operators, &self.operator_tokens],
+            &[event],
+            |trees| {
+                let (operators, tokens) = (&trees[0], &trees[1]);
+                let Some(bytes) = operators.remove(name.as_bytes())? else {
+                    // Nothing changed: the event is not kept either.
+                    return Err(ConflictableTransactionError::Abort(
+                        StorageError::OperatorMissing,
+                    ));
+                };
+                let record: OperatorRecord =
+                    decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
+                tokens.remove(record.token_digest.as_bytes())?;
+                Ok(())
+            },
+        );
+        match deleted {
+            Ok(()) => {
+                self.durable().await?;
+                Ok(true)
+            }
+            Err(StorageError::OperatorMissing) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Runs `body` over `trees` in one transaction that also appends `events` to the audit log, so the
+    /// change and its record are written together or not at all. Not durable until [`Store::durable`].
+    pub(crate) fn audited<T>(
+        &self,
+        trees: &[&sled::Tree],
+        events: &[NewEvent],
+        body: impl Fn(&[TransactionalTree]) -> Result<T, ConflictableTransactionError<StorageError>>,
+    ) -> Result<T, StorageError> {
+        self.audited_if_changed(trees, events, |views| Ok((body(views)?, true)))
+    }
+
+    /// [`Store::audited`] for a body that may change nothing (it answers whether it did): `events` are
+    /// appended only with a change.
+    pub(crate) fn audited_if_changed<T>(
+        &self,
+        trees: &[&sled::Tree],
+        events: &[NewEvent],
+        body: impl Fn(
+            &[TransactionalTree],
+        ) -> Result<(T, bool), ConflictableTransactionError<StorageError>>,
+    ) -> Result<T, StorageError> {
+        let mut all: Vec<&sled::Tree> = trees.to_vec();
+        all.push(&self.audit);
+        // Held until the transaction has committed, so the chain grows one transaction at a time.
+        let mut head = self.group.chain.head();
+        let appended = RefCell::new(None);
+        let value = all.as_slice().transaction(|views| {
+            let (audit_view, rest) = views.split_last().expect("the audit tree is last");
+            let (value, changed) = body(rest)?;
+            *appended.borrow_mut() = if changed {
+                Some(audit::append(audit_view, &head, events.iter().cloned())?)
+            } else {
+                None
+            };
+            Ok(value)
+        })?;
+        if let Some(next) = appended.take() {
+            *head = next;
+        }
+        Ok(value)
+    }
+}
