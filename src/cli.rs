@@ -30,9 +30,25 @@ pub enum Command {
     Serve(ServeArgs),
     /// Print the call-flow tree of one request: steps, calls, and where each answer came from.
     Trace(TraceArgs),
+    /// Ask a running server for a consistent copy of its store (`POST /admin/v1/backups`).
+    Backup(BackupArgs),
     /// Manage the master key that seals the store.
     #[command(subcommand)]
     Keys(KeysCommand),
+}
+
+/// Options of `backup`.
+#[derive(Debug, clap::Args)]
+pub struct BackupArgs {
+    /// The new directory to write the copy into: absolute, outside data_dir, on the server's machine.
+    #[arg(long)]
+    pub to: String,
+    /// Base URL of the running Switchboard.
+    #[arg(long, env = "SWITCHBOARD_URL", default_value = "http://127.0.0.1:8080")]
+    pub base_url: String,
+    /// An admin operator's token (or `server.admin_token`).
+    #[arg(long, env = "SWITCHBOARD_ADMIN_TOKEN")]
+    pub admin_token: String,
 }
 
 /// `keys` subcommands.

@@ -4,6 +4,7 @@
 
 pub mod audit;
 pub mod auth;
+pub mod backup;
 pub mod cli;
 pub mod configuration;
 mod console;

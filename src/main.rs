@@ -37,6 +37,7 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => args,
         Some(Command::Trace(args)) => return trace(args),
         Some(Command::Keys(command)) => return switchboard::keys::run(command),
+        Some(Command::Backup(args)) => return switchboard::backup::run(args),
         None => cli.serve,
     };
     let settings = match configuration::load(&args.overrides()) {

@@ -103,6 +103,7 @@ impl Store {
         let mut key = attempt.request_id.as_bytes().to_vec();
         key.push(0);
         key.extend_from_slice(&sequence.to_be_bytes());
+        let _open = self.group.gate.read().expect("write gate");
         self.delivery_attempts.insert(key, encode(attempt))?;
         Ok(())
     }

@@ -297,6 +297,8 @@ fn run(db: sled::Db, trees: GroupTrees, shared: Arc<Shared>) {
         if !jobs.is_empty() {
             shared.group_sizes.observe(jobs.len() as f64);
         }
+        // Held while the group is written and flushed: a backup copies between two groups.
+        let open = trees.gate.read().expect("write gate");
         if let Err(e) = trees.apply(&mut jobs) {
             tracing::error!(error.message = %e, writes = jobs.len(), "grouped write failed");
             let message = e.to_string();
@@ -314,6 +316,7 @@ fn run(db: sled::Db, trees: GroupTrees, shared: Arc<Shared>) {
                 p.failed = Some((epoch, e.to_string()));
             }
         });
+        drop(open);
         let durable = result.as_ref().map(|_| ()).map_err(|e| e.to_string());
         for job in jobs {
             job.settle(durable.clone().map_err(StorageError::Flush));

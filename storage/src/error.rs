@@ -47,6 +47,9 @@ pub enum StorageError {
     /// The operator named by a deletion does not exist.
     #[error("no such operator")]
     OperatorMissing,
+    /// A backup could not be written.
+    #[error("backup failed: {0}")]
+    Backup(String),
     /// The master key given could not be read (a missing file, text that is not a 32-byte base64 key).
     #[error("{0}")]
     KeyUnreadable(String),

@@ -22,6 +22,7 @@ use tokio::sync::oneshot;
 use std::sync::Arc;
 
 use crate::audit::{self, AuditChain, NewEvent};
+use crate::backup::WriteGate;
 use crate::{trees, StorageError};
 
 /// The trees a grouped write may touch, as views inside the group's transaction.
@@ -64,6 +65,8 @@ pub(crate) struct GroupTrees {
     pub(crate) audit: sled::Tree,
     /// The audit log's head and waiting read events.
     pub(crate) chain: Arc<AuditChain>,
+    /// Held for reading by every write, for writing by a backup ([`crate::backup`]).
+    pub(crate) gate: Arc<WriteGate>,
 }
 
 /// A write's own verdict inside a transaction: `Ok(Err(_))` declines (nothing written), the outer error is
@@ -151,6 +154,7 @@ impl GroupTrees {
         let audit = db.open_tree(trees::AUDIT)?;
         Ok(GroupTrees {
             chain: Arc::new(AuditChain::load(&audit)?),
+            gate: Arc::new(WriteGate::default()),
             audit,
             requests: db.open_tree(trees::REQUESTS)?,
             intake: db.open_tree(trees::INTAKE)?,
@@ -212,6 +216,7 @@ impl GroupTrees {
         &self,
         mut write: impl FnMut(&Txn) -> Verdict<T>,
     ) -> Result<T, StorageError> {
+        let _open = self.gate.read().expect("write gate");
         let mut outcome = None;
         self.transact(&[], |txn| {
             outcome = Some(write(txn)?);

@@ -14,6 +14,7 @@
 
 mod accounts;
 pub mod audit;
+mod backup;
 mod codec;
 mod decoded;
 mod deliveries;
@@ -34,6 +35,7 @@ mod sealing;
 mod store;
 mod trees;
 
+pub use backup::Backup;
 pub use deliveries::QueuePosition;
 pub use durability::FlushStats;
 pub use error::StorageError;

@@ -22,6 +22,7 @@ impl Store {
         let sealed = self.sealer.seal(Sealed::Meta, TOKEN_SECRET, &fresh);
         // Two concurrent first starts cannot happen (sled locks the directory), but compare-and-swap keeps
         // the first secret if this ever runs twice.
+        let open = self.group.gate.read().expect("write gate");
         let stored = match self.meta.compare_and_swap(
             TOKEN_SECRET,
             None as Option<&[u8]>,
@@ -33,6 +34,7 @@ impl Store {
                 None => fresh,
             },
         };
+        drop(open);
         self.durable().await?;
         Ok(stored)
     }
@@ -53,8 +55,11 @@ impl Store {
         key: &str,
         fingerprint: &str,
     ) -> Result<(), StorageError> {
-        self.meta
-            .insert(format!("{PROVISIONED}{key}"), fingerprint.as_bytes())?;
+        {
+            let _open = self.group.gate.read().expect("write gate");
+            self.meta
+                .insert(format!("{PROVISIONED}{key}"), fingerprint.as_bytes())?;
+        }
         self.durable().await
     }
 }
@@ -82,10 +87,13 @@ impl Store {
     pub async fn record_manual_clock(&self, instant: DateTime<Utc>) -> Result<(), StorageError> {
         let micros = instant.timestamp_micros();
         // Unreadable stored bytes are replaced: the move being recorded is the one instant known for sure.
-        self.meta.update_and_fetch(MANUAL_CLOCK, |stored| {
-            let stored = stored.and_then(stored_micros).unwrap_or(i64::MIN);
-            Some(stored.max(micros).to_be_bytes().to_vec())
-        })?;
+        {
+            let _open = self.group.gate.read().expect("write gate");
+            self.meta.update_and_fetch(MANUAL_CLOCK, |stored| {
+                let stored = stored.and_then(stored_micros).unwrap_or(i64::MIN);
+                Some(stored.max(micros).to_be_bytes().to_vec())
+            })?;
+        }
         self.durable().await
     }
 }

@@ -109,6 +109,7 @@ impl Store {
             &[TransactionalTree],
         ) -> Result<(T, bool), ConflictableTransactionError<StorageError>>,
     ) -> Result<T, StorageError> {
+        let _open = self.group.gate.read().expect("write gate");
         let mut all: Vec<&sled::Tree> = trees.to_vec();
         all.push(&self.audit);
         // Held until the transaction has committed, so the chain grows one transaction at a time.

@@ -153,6 +153,12 @@ impl Store {
         Ok(())
     }
 
+    /// Flushes sled on this thread (a backup holding the write gate: no group can run meanwhile).
+    pub(crate) fn flush_now(&self) -> Result<(), StorageError> {
+        self.db.flush()?;
+        Ok(())
+    }
+
     /// Flushes everything and stops the flusher; used at graceful shutdown.
     pub fn close(&self) -> Result<(), StorageError> {
         let result = self.flusher.durable_blocking();

@@ -4,6 +4,7 @@ mod admin;
 mod agent;
 mod audit;
 mod auth;
+mod backups;
 mod binary;
 mod console;
 mod dispatch;

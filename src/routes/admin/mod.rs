@@ -2,6 +2,7 @@
 
 mod accounts;
 mod audit;
+mod backups;
 mod clock;
 mod deliveries;
 mod faults;
@@ -57,6 +58,7 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig, fault_injection: bool) {
                 .post(operators::create_operator),
         )
         .service(admin("/operators/{name}").delete(operators::delete_operator))
+        .service(admin("/backups").post(backups::create_backup))
         .service(admin("/audit").get(audit::list_events))
         .service(admin("/audit/verify").get(audit::verify));
 }

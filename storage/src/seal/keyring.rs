@@ -154,6 +154,12 @@ impl Keyring {
         Ok(())
     }
 
+    /// Copies the keyring file of `dir` to `target` while no key is minted or destroyed (a backup).
+    pub(crate) fn copy_to(&self, dir: &Path, target: &Path) -> std::io::Result<u64> {
+        let _slots = self.slots.lock().expect("keyring slots");
+        std::fs::copy(dir.join(FILE), target)
+    }
+
     /// Wraps every key of the keyring in `dir` under `new` instead of `old`, replacing the file in one
     /// rename: afterwards `new` opens the store and `old` is refused. Answers the live epochs re-wrapped.
     pub(crate) fn rewrap(

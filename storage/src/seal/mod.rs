@@ -128,6 +128,15 @@ impl Sealer {
         }
     }
 
+    /// Copies the keyring of `dir` to `target`, consistent with every key minted so far.
+    pub(crate) fn copy_keyring(
+        &self,
+        dir: &std::path::Path,
+        target: &std::path::Path,
+    ) -> std::io::Result<u64> {
+        self.keyring.copy_to(dir, target)
+    }
+
     /// The keyed hash that stands for client text in a store key (an `internalId`).
     pub(crate) fn index_hash(&self, text: &[u8]) -> [u8; 32] {
         let mut mac = self.index.clone();

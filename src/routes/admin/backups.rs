@@ -1,0 +1,82 @@
+//! `POST /admin/v1/backups`: a consistent copy of the store while the server keeps serving.
+
+use std::path::PathBuf;
+
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::AdminJson;
+use crate::auth::Admin;
+use crate::errors::{ApiError, Code};
+use crate::state::AppState;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackupIn {
+    path: String,
+}
+
+/// 200 `{"path","bytes"}` once the copy is complete and synced.
+#[tracing::instrument(name = "admin_backup", skip_all)]
+pub async fn create_backup(
+    Admin(operator): Admin,
+    state: web::Data<AppState>,
+    body: AdminJson<BackupIn>,
+) -> Result<HttpResponse, ApiError> {
+    let target = PathBuf::from(body.path.trim());
+    if !target.is_absolute() {
+        return Err(ApiError::invalid_request(
+            "path: must be an absolute path, such as /var/backups/switchboard/2026-11-27",
+        ));
+    }
+    if target.exists() {
+        return Err(ApiError::new(
+            Code::Conflict,
+            format!(
+                "path: {} exists already; a backup goes into a new directory",
+                target.display()
+            ),
+        ));
+    }
+    if !target.parent().is_some_and(|parent| parent.is_dir()) {
+        return Err(ApiError::invalid_request(
+            "path: its parent directory must exist",
+        ));
+    }
+    let data_dir = state.settings.server.data_dir.clone();
+    let inside = |dir: &std::path::Path| {
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        target
+            .parent()
+            .and_then(|p| p.canonicalize().ok())
+            .is_some_and(|parent| parent.starts_with(&dir))
+    };
+    if inside(&data_dir) {
+        return Err(ApiError::invalid_request(
+            "path: must be outside data_dir, or the next backup would copy this one",
+        ));
+    }
+    let store = state.store.clone();
+    let into = target.clone();
+    let backup = web::block(move || store.backup(&data_dir, &into))
+        .await
+        .map_err(ApiError::internal)??;
+    tracing::info!(
+        bytes = backup.bytes,
+        writes_held_ms = backup.paused.as_millis() as u64,
+        "backup written"
+    );
+    let event = crate::audit::change(
+        &state,
+        &operator,
+        "backup.create",
+        "backup",
+        &target.display().to_string(),
+    );
+    state.store.audit_now(vec![event]).await?;
+    Ok(HttpResponse::Ok().json(json!({
+        "path": target.display().to_string(),
+        "bytes": backup.bytes,
+    })))
+}
