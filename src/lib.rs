@@ -21,6 +21,7 @@ mod middleware;
 mod openapi;
 pub mod payers;
 pub mod provisioning;
+pub mod purge;
 pub mod recordings;
 mod routes;
 pub mod secret;

@@ -209,6 +209,7 @@ pub fn account_record(
             .collect(),
         credentials,
         provider_name: spec.provider_name.as_ref().map(|n| n.trim().to_owned()),
+        retention_days: spec.retention_days,
     }
 }
 

@@ -185,6 +185,7 @@ impl Application {
             return Err(e);
         }
         tracing::info!(port, "switchboard ready");
+        actix_web::rt::spawn(crate::purge::retention_loop(state.clone()));
         Ok(Application {
             port,
             handle,

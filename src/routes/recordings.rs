@@ -78,6 +78,13 @@ pub async fn download(
     }
     // A real call's recording was downloaded from its platform at the end of the call; a simulated call
     // has generated audio.
+    if state.store.call_purged(&call_id)? {
+        downloaded("denied");
+        return Err(ApiError::new(
+            Code::NotFound,
+            "The recording link is invalid or has expired; read the request again for a fresh one",
+        ));
+    }
     downloaded("ok");
     let (name, content_type, audio) = match stored_recording(&state, &call_id)? {
         Some((name, content_type, bytes)) => (name, content_type, bytes),

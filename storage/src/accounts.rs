@@ -160,6 +160,7 @@ mod tests {
                 })
                 .collect(),
             provider_name: None,
+            retention_days: None,
         }
     }
 

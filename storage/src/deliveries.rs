@@ -8,6 +8,8 @@ use chrono::{DateTime, Utc};
 use sled::transaction::UnabortableTransactionError;
 use std::ops::Bound;
 
+use std::sync::Arc;
+
 use crate::codec::{decode, encode};
 use crate::durability::Lane;
 use crate::group::{Queued, Txn};
@@ -75,15 +77,29 @@ impl Store {
         previous_next_at: DateTime<Utc>,
         delivery: &DeliveryRecord,
     ) -> Result<(), StorageError> {
-        let encoded = self
+        let generation = self.sealer.generation();
+        let mut encoded = self
             .deliveries
             .store(delivery.request_id.as_bytes(), encode(delivery));
+        let (sealer, storing, plain) = (
+            Arc::clone(&self.sealer),
+            self.deliveries.clone(),
+            encode(delivery),
+        );
         let (id, status, next_at) = (
             delivery.request_id.clone(),
             delivery.status,
             delivery.next_at,
         );
         let (job, done) = Queued::job(move |txn: &Txn| {
+            // A request purged while its round ran: its delivery is not written back.
+            if txn.deliveries.get(id.as_bytes())?.is_none() {
+                return Ok(Ok(()));
+            }
+            // Sealed before a purge replaced keys: sealed again now.
+            if sealer.generation() != generation {
+                encoded = storing.store(id.as_bytes(), plain.clone());
+            }
             txn.deliveries.insert(id.as_bytes(), encoded.as_slice())?;
             txn.delivery_queue
                 .remove(queue_key(previous_next_at, id.as_str()))?;
@@ -148,7 +164,7 @@ pub(crate) fn enqueue_first_round(
     Ok(())
 }
 
-fn queue_key(at: DateTime<Utc>, id: &str) -> Vec<u8> {
+pub(crate) fn queue_key(at: DateTime<Utc>, id: &str) -> Vec<u8> {
     let mut key = (at.timestamp_micros().max(0) as u64).to_be_bytes().to_vec();
     key.extend_from_slice(id.as_bytes());
     key

@@ -115,13 +115,17 @@ impl Store {
     ) -> Result<(), StorageError> {
         let enqueues = delivery.is_some();
         let id = record.id.clone();
-        let encoded = IVec::from(self.sealer.seal(
+        let generation = self.sealer.generation();
+        let sealer = Arc::clone(&self.sealer);
+        let storing = self.deliveries.clone();
+        let plain_delivery = delivery.as_ref().map(encode);
+        let mut encoded = IVec::from(self.sealer.seal(
             Sealed::Requests,
             id.as_bytes(),
             &encode(&record),
         ));
         // Sealed here too, on the caller's thread rather than the flusher's.
-        let delivery = delivery.map(|delivery| {
+        let mut delivery = delivery.map(|delivery| {
             let stored = self.deliveries.store(id.as_bytes(), encode(&delivery));
             (delivery.next_at, stored)
         });
@@ -142,6 +146,16 @@ impl Store {
             // A request already terminal was finished, webhook included, by the write that made it so.
             if stored.state.is_terminal() {
                 return Ok(Ok(()));
+            }
+            // Sealed before a purge replaced keys: sealed again now.
+            if sealer.generation() != generation {
+                encoded =
+                    IVec::from(sealer.seal(Sealed::Requests, id.as_bytes(), &encode(&*record)));
+                if let (Some((_, stored)), Some(plain)) =
+                    (delivery.as_mut(), plain_delivery.as_ref())
+                {
+                    *stored = storing.store(id.as_bytes(), plain.clone());
+                }
             }
             store_written(
                 txn,

@@ -42,6 +42,9 @@ pub struct Store {
     /// The audit log (also reachable through `group`, which appends to it).
     pub(crate) audit: sled::Tree,
     pub(crate) operators: sled::Tree,
+    pub(crate) data_keys: sled::Tree,
+    pub(crate) shreds: sled::Tree,
+    pub(crate) purged_calls: sled::Tree,
     pub(crate) operator_tokens: sled::Tree,
     /// The request and delivery trees, which grouped writes touch (and writes that run alone, through
     /// [`GroupTrees::apply_one`]).
@@ -82,9 +85,12 @@ impl Store {
         let sealer = Arc::new(Sealer::new(keyring));
         let migrated = crate::seal::seal_plaintext_store(dir, &sealer, cache_bytes)?.map(Arc::new);
         let db = open_db_when_released(&sled_dir(dir), cache_bytes, RELEASE_WAIT)?;
+        sealer
+            .overrides
+            .load(&db.open_tree(trees::DATA_KEYS)?, &sealer.keyring)?;
         let group = GroupTrees::open(&db)?;
         let sealed = |tree| Storing::Sealed(Arc::clone(&sealer), tree);
-        Ok(Store {
+        let store = Store {
             accounts: db.open_tree(trees::ACCOUNTS)?,
             credential_keys: db.open_tree(trees::CREDENTIAL_KEYS)?,
             schema_heads: db.open_tree(trees::SCHEMA_HEADS)?,
@@ -94,6 +100,9 @@ impl Store {
             meta: db.open_tree(trees::META)?,
             audit: group.audit.clone(),
             operators: db.open_tree(trees::OPERATORS)?,
+            data_keys: db.open_tree(trees::DATA_KEYS)?,
+            shreds: db.open_tree(trees::SHREDS)?,
+            purged_calls: db.open_tree(trees::PURGED_CALLS)?,
             operator_tokens: db.open_tree(trees::OPERATOR_TOKENS)?,
             flusher: Arc::new(Flusher::start(db.clone(), group.clone())),
             outbox: Arc::new(tokio::sync::Notify::new()),
@@ -112,7 +121,10 @@ impl Store {
             migrated,
             group,
             db,
-        })
+        };
+        // A purge a crash interrupted replaces its keys before anything else is read.
+        store.complete_shreds()?;
+        Ok(store)
     }
 
     /// What opening this store sealed, when it was of the plaintext layout.

@@ -47,6 +47,14 @@ pub(crate) const AUDIT: &str = "audit";
 pub(crate) const OPERATORS: &str = "operators";
 /// `SHA-256 of a token (hex) -> operator name`: finds the operator a token belongs to.
 pub(crate) const OPERATOR_TOKENS: &str = "operator_tokens";
+/// `owner (batch id, or a request id that names none) -> vault epoch, nonce, wrapped data key`: data keys
+/// kept since a purge replaced the epoch key they derived from (see `seal::overrides`).
+pub(crate) const DATA_KEYS: &str = "data_keys";
+/// `owner -> rekey flag, epochs (u32 BE)`: purges whose keys are still to be replaced; finished at the
+/// next opening when a crash interrupted one.
+pub(crate) const SHREDS: &str = "shreds";
+/// `call id -> ()`: calls of purged requests, whose recording links answer 404 from then on.
+pub(crate) const PURGED_CALLS: &str = "purged_calls";
 /// `name -> raw bytes`: process-wide settings such as the generated token secret.
 pub(crate) const META: &str = "meta";
 

@@ -21,6 +21,7 @@ mod operators;
 mod orchestration;
 mod payer_lookup;
 mod phi_logs;
+mod purge;
 mod receiver;
 mod requests_create;
 mod requests_read;

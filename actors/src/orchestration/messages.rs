@@ -14,6 +14,17 @@ use super::edges::Edges;
 #[rtype(result = "()")]
 pub(crate) struct Advance;
 
+/// A purge removed the request: its actor stops where it is. A restart by its supervisor finds no record
+/// and ends it.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct StopForPurge;
+
+/// A purge removed `0`: the orchestrator forgets it and stops its actor, if one runs.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Halt(pub RequestId);
+
 /// Step actor → its parent (the request actor): the step is over; its close (and any edge it was given
 /// and has not written) is for the parent's next write.
 #[derive(Message)]

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use switchboard_storage::{Environment, Store};
 
 pub use error::OrchestrationError;
-pub use messages::{GetStats, StatsSnapshot};
+pub use messages::{GetStats, Halt, StatsSnapshot};
 pub use orchestrator::{DueWork, Orchestrator, ResumeActive};
 
 use crate::dialer::Dialer;

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use switchboard_storage::{DueEntry, RequestBatchId, RequestId};
 
 use super::error::OrchestrationError;
-use super::messages::{DispatchDue, GetStats, RequestEnded, StatsSnapshot};
+use super::messages::{DispatchDue, GetStats, Halt, RequestEnded, StatsSnapshot, StopForPurge};
 use super::request::RequestActor;
 use super::Shared;
 use crate::supervision::{guarded, InjectPanic, Singleton};
@@ -310,6 +310,16 @@ impl Handler<InjectPanic> for Orchestrator {
 
     fn handle(&mut self, fault: InjectPanic, ctx: &mut Context<Self>) {
         guarded(self, ctx, |_, _| fault.panic(Self::NAME));
+    }
+}
+
+impl Handler<Halt> for Orchestrator {
+    type Result = ();
+
+    fn handle(&mut self, halt: Halt, _: &mut Context<Self>) {
+        if let Some(actor) = self.running.remove(&halt.0) {
+            actor.do_send(StopForPurge);
+        }
     }
 }
 

@@ -42,6 +42,8 @@ pub struct AccountSpec {
     /// Organization name of the provider in clearinghouse inquiries when the inputs carry no
     /// `billingProviderName`.
     pub provider_name: Option<String>,
+    /// Days a request is kept once terminal, then purged by the server; absent: kept until purged.
+    pub retention_days: Option<u32>,
 }
 
 fn utc() -> String {
@@ -78,6 +80,15 @@ impl AccountSpec {
         }
         if self.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
             return Err(SpecError::new("name", "must not be blank"));
+        }
+        if self
+            .retention_days
+            .is_some_and(|days| days == 0 || days > 36_500)
+        {
+            return Err(SpecError::new(
+                "retention_days",
+                "must be a whole number of days from 1 to 36500; leave it out to keep requests until purged",
+            ));
         }
         if self.timezone.parse::<chrono_tz::Tz>().is_err() {
             return Err(SpecError::new(

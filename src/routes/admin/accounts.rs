@@ -25,6 +25,9 @@ struct AccountOut<'a> {
     schemas: &'a [String],
     phone_book: Vec<serde_json::Value>,
     credentials: Vec<serde_json::Value>,
+    /// Days a request is kept once terminal; absent when requests are kept until purged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retention_days: Option<u32>,
 }
 
 impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
@@ -55,6 +58,7 @@ impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
                     })
                 })
                 .collect(),
+            retention_days: account.retention_days,
         }
     }
 }

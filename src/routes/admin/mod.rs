@@ -9,6 +9,7 @@ mod faults;
 mod operators;
 mod orchestration;
 mod payers;
+mod requests;
 mod schemas;
 
 use std::ops::Deref;
@@ -59,6 +60,7 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig, fault_injection: bool) {
         )
         .service(admin("/operators/{name}").delete(operators::delete_operator))
         .service(admin("/backups").post(backups::create_backup))
+        .service(admin("/requests/{requestId}").delete(requests::purge_request))
         .service(admin("/audit").get(audit::list_events))
         .service(admin("/audit/verify").get(audit::verify));
 }

@@ -73,6 +73,7 @@ mod tests {
             phone_book: vec![],
             credentials: vec![],
             provider_name: None,
+            retention_days: None,
         }
     }
 

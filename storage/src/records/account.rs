@@ -29,6 +29,9 @@ pub struct AccountRecord {
     /// Organization name of the provider in clearinghouse inquiries, when the inputs name none.
     #[serde(default)]
     pub provider_name: Option<String>,
+    /// Days a request is kept once terminal; then the server purges it. `None`: kept until purged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention_days: Option<u32>,
 }
 
 impl AccountRecord {

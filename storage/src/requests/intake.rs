@@ -30,8 +30,9 @@ pub(crate) const CHUNK: usize = 64;
 pub(crate) struct IntakeRecord {
     /// Members the whole batch has; their ids are [`RequestBatchId::member`] 1 to `count`.
     pub(crate) count: u32,
-    /// This chunk's members as created, in place order; empty once the batch is retired.
-    pub(crate) members: Vec<Arc<RequestRecord>>,
+    /// This chunk's members as created, in place order (`None`, stored as `null`, for one purged); empty
+    /// once the batch is retired.
+    pub(crate) members: Vec<Option<Arc<RequestRecord>>>,
 }
 
 /// The key of chunk `chunk` (from 0) of `batch`: the batch id and the chunk number (u16 BE).
@@ -44,13 +45,13 @@ pub(crate) fn chunk_key(batch: &RequestBatchId, chunk: usize) -> Vec<u8> {
 
 /// Where the request `id` is stored as created, if it is a batch member: its chunk's key and its index
 /// there.
-fn member_slot(id: &RequestId) -> Option<(Vec<u8>, usize)> {
+pub(crate) fn member_slot(id: &RequestId) -> Option<(Vec<u8>, usize)> {
     let (batch, place) = id.batch_place()?;
     Some((chunk_key(&batch, (place - 1) / CHUNK), (place - 1) % CHUNK))
 }
 
 /// Chunks a batch of `count` members is stored in.
-fn chunks(count: u32) -> usize {
+pub(crate) fn chunks(count: u32) -> usize {
     (count as usize).div_ceil(CHUNK)
 }
 
@@ -80,7 +81,7 @@ impl IntakeRecord {
 
     /// The member `id` names at `index` of this chunk, if the chunk still holds it as created.
     fn member(&self, id: &RequestId, index: usize) -> Option<Arc<RequestRecord>> {
-        let member = self.members.get(index)?;
+        let member = self.members.get(index)?.as_ref()?;
         (member.id == *id).then(|| Arc::clone(member))
     }
 
@@ -182,7 +183,12 @@ impl Store {
         };
         for id in IntakeRecord::ids_newest_first(batch, count) {
             let Some(bytes) = txn.requests.get(id.as_bytes())? else {
-                return Ok(Ok(None));
+                // A member purged before its run started has left for good; one still waiting has not.
+                match stored_request(txn, &self.decoded_intake, &id)? {
+                    Ok(None) => continue,
+                    Ok(Some(_)) => return Ok(Ok(None)),
+                    Err(e) => return Ok(Err(e)),
+                }
             };
             match self.decoded_requests.peek(id.as_bytes(), &bytes) {
                 Ok(record) if record.left_due() => {}

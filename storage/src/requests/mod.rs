@@ -9,8 +9,11 @@
 
 mod intake;
 
+pub(crate) use intake::{
+    chunk_key as intake_chunk_key, chunks as intake_chunks, member_slot, stored_request,
+    IntakeRecord, Stored,
+};
 use intake::{chunk_key, CHUNK};
-pub(crate) use intake::{stored_request, IntakeRecord, Stored};
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashSet};
@@ -44,7 +47,7 @@ impl Scope {
         }
     }
 
-    fn prefix(&self) -> Vec<u8> {
+    pub(crate) fn prefix(&self) -> Vec<u8> {
         let mut key = Vec::with_capacity(self.account_id.len() + 13);
         key.extend_from_slice(self.account_id.as_bytes());
         key.push(0);
@@ -155,10 +158,17 @@ impl Store {
         records: Arc<Vec<RequestRecord>>,
         ip: Option<String>,
     ) -> impl Future<Output = Committed<()>> + 'static {
+        let generation = self.sealer.generation();
         let batches = batches(&self.sealer, &records);
         let sealer = Arc::clone(&self.sealer);
-        let done = batches.map(|batches| {
+        let done = batches.map(|mut batches| {
             let (job, done) = Queued::job(move |txn: &Txn| {
+                // Sealed before a purge replaced keys: sealed again now (the ids were checked already).
+                if sealer.generation() != generation {
+                    if let Ok(again) = self::batches(&sealer, &records) {
+                        batches = again;
+                    }
+                }
                 let written = write_new_requests(txn, &sealer, &records, &batches)?;
                 if written.is_ok() {
                     for record in records.iter() {
@@ -220,8 +230,15 @@ impl Store {
         };
         let after = cursor.map(|c| &c.request_id);
         let mut page = Vec::with_capacity(limit.min(count as usize));
-        for member in IntakeRecord::listed_after(batch_id, count, after).take(limit) {
-            let record = self.listed(&member)?;
+        let members = IntakeRecord::listed_after(batch_id, count, after);
+        for member in members {
+            if page.len() == limit {
+                break;
+            }
+            // A purged member is gone from listings.
+            let Some(record) = self.listed(&member)? else {
+                continue;
+            };
             // Batch ids are not scoped: another account's batch lists as no batch at all.
             if record.account_id != scope.account_id || record.environment != scope.environment {
                 return Ok(Vec::new());
@@ -269,7 +286,7 @@ impl Store {
             let id = String::from_utf8_lossy(id).into_owned();
             if value.is_empty() {
                 // A request created before batches were stored whole: an entry of its own.
-                page.push(self.listed(&RequestId::from(id))?);
+                page.extend(self.listed(&RequestId::from(id))?);
                 continue;
             }
             // A cursor at the batch's creation instant may fall inside it.
@@ -278,19 +295,19 @@ impl Store {
                 .map(|c| &c.request_id);
             let batch = RequestBatchId::from(id);
             let members = IntakeRecord::listed_after(&batch, read_count(&value)?, resume_after);
-            for member in members.take(limit - page.len()) {
-                page.push(self.listed(&member)?);
+            for member in members {
+                if page.len() == limit {
+                    break;
+                }
+                page.extend(self.listed(&member)?);
             }
         }
         Ok(page)
     }
 
-    /// A request an index lists, by its id.
-    fn listed(&self, id: &RequestId) -> Result<RequestRecord, StorageError> {
-        Ok(Arc::unwrap_or_clone(
-            self.shared_request(id)?
-                .ok_or_else(|| corrupt("index entry without request"))?,
-        ))
+    /// A request an index lists, by its id; `None` for a member of a batch purged since.
+    fn listed(&self, id: &RequestId) -> Result<Option<RequestRecord>, StorageError> {
+        Ok(self.shared_request(id)?.map(Arc::unwrap_or_clone))
     }
 }
 
@@ -439,7 +456,7 @@ fn micros(instant: DateTime<Utc>) -> u64 {
 }
 
 /// `prefix + created (u64 micros BE) + id`: a request's listing entry, or a batch's.
-fn created_key(prefix: &[u8], created_at: DateTime<Utc>, id: &[u8]) -> Vec<u8> {
+pub(crate) fn created_key(prefix: &[u8], created_at: DateTime<Utc>, id: &[u8]) -> Vec<u8> {
     let mut key = Vec::with_capacity(prefix.len() + 8 + id.len());
     key.extend_from_slice(prefix);
     key.extend_from_slice(&micros(created_at).to_be_bytes());
@@ -449,7 +466,7 @@ fn created_key(prefix: &[u8], created_at: DateTime<Utc>, id: &[u8]) -> Vec<u8> {
 
 /// `scope, keyed hash of the internal id`: clients put claim and record numbers in internal ids, so the
 /// text never becomes a key of the store.
-fn idempotency_key(sealer: &Sealer, scope: &Scope, internal_id: &str) -> Vec<u8> {
+pub(crate) fn idempotency_key(sealer: &Sealer, scope: &Scope, internal_id: &str) -> Vec<u8> {
     let mut key = scope.prefix();
     key.extend_from_slice(&sealer.index_hash(internal_id.as_bytes()));
     key
@@ -483,3 +500,9 @@ fn corrupt(what: &str) -> StorageError {
 
 #[cfg(test)]
 mod tests;
+
+/// Records for tests elsewhere in the crate.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    pub(crate) use super::tests::{new_batch, scope_of};
+}

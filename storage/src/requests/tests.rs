@@ -738,3 +738,12 @@ async fn a_batch_larger_than_a_chunk_reads_lists_and_retires_whole() {
         newest_first
     );
 }
+
+/// A batch of `count` production members of account `acme`, created now.
+pub(crate) fn new_batch(count: usize) -> Vec<RequestRecord> {
+    batch(count, chrono::Utc::now().timestamp_micros())
+}
+
+pub(crate) fn scope_of() -> Scope {
+    scope(Environment::Production)
+}

@@ -42,6 +42,9 @@ const DESTROYED: u8 = 0;
 
 pub(crate) type Key = Zeroizing<[u8; KEY]>;
 
+/// Epoch numbers from here on are vaults, not hours (hours since 1970 stay far below for millennia).
+pub(crate) const VAULT_BASE: u32 = 0x8000_0000;
+
 /// An epoch's key, or the mark that it was destroyed (never minted again).
 #[derive(Clone)]
 enum Epoch {
@@ -131,8 +134,47 @@ impl Keyring {
         Ok(key)
     }
 
-    // Purging requests destroys the epochs that sealed them; until purge lands only the tests call it.
-    #[allow(dead_code)]
+    /// Replaces `epoch`'s key by a fresh one, overwriting its slot in place and syncing it: nothing the old
+    /// key sealed opens again, from this store or any copy of `data_dir` taken afterwards, while values
+    /// sealed from now on use the new key. A purge replaces the epochs of what it purges.
+    pub(crate) fn replace(&self, epoch: u32) -> Result<(), StorageError> {
+        let mut slots = self.slots.lock().expect("keyring slots");
+        let mut key = Zeroizing::new([0u8; KEY]);
+        rand::rngs::OsRng.fill_bytes(key.as_mut());
+        let slot = match slots.place.get(&epoch) {
+            Some(slot) => *slot,
+            None => {
+                let slot = slots.next;
+                slots.next += 1;
+                slots.place.insert(epoch, slot);
+                slot
+            }
+        };
+        slots.write(slot, &slot_bytes(&self.master, epoch, Some(&key)))?;
+        self.epochs
+            .write()
+            .expect("keyring lock")
+            .insert(epoch, Epoch::Live(key));
+        Ok(())
+    }
+
+    /// A new epoch number for keys that are not an hour's (the vault of re-wrapped data keys).
+    pub(crate) fn fresh_vault_epoch(&self) -> Result<u32, StorageError> {
+        let highest = {
+            let epochs = self.epochs.read().expect("keyring lock");
+            epochs
+                .keys()
+                .copied()
+                .filter(|e| *e >= VAULT_BASE && *e != u32::MAX)
+                .max()
+        };
+        let epoch = highest.map_or(VAULT_BASE, |e| e + 1);
+        self.epoch(epoch)?;
+        Ok(epoch)
+    }
+
+    // A destroyed slot stays destroyed; purges replace keys instead, and only the tests destroy one.
+    #[cfg(test)]
     /// Destroys `epoch`'s key: its slot is overwritten in place and synced, so nothing it sealed can be
     /// opened again, from this store or from any copy of `data_dir` taken afterwards.
     pub(crate) fn destroy(&self, epoch: u32) -> Result<(), StorageError> {

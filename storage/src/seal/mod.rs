@@ -18,11 +18,12 @@
 mod keyring;
 mod master;
 mod migrate;
+pub(crate) mod overrides;
 
 pub use keyring::FILE as KEYRING_FILE;
 pub use master::{KeySource, MasterKey, BESIDE_DATA};
 
-pub(crate) use keyring::Keyring;
+pub(crate) use keyring::{Key, Keyring, VAULT_BASE};
 pub(crate) use migrate::seal_plaintext_store;
 pub use migrate::Migrated;
 
@@ -96,7 +97,7 @@ fn owner_of_request(key: &[u8]) -> Vec<u8> {
 
 /// The epoch an owner's key derives from: the hour (since 1970) of its UUID v7 timestamp, or 0 for an id
 /// that carries none.
-fn epoch_of(owner: &[u8]) -> u32 {
+pub(crate) fn epoch_of(owner: &[u8]) -> u32 {
     std::str::from_utf8(owner)
         .ok()
         .and_then(|text| uuid::Uuid::parse_str(text).ok())
@@ -108,10 +109,14 @@ fn epoch_of(owner: &[u8]) -> u32 {
 
 /// Seals and opens values; one per open store.
 pub(crate) struct Sealer {
-    keyring: Keyring,
+    pub(crate) keyring: Keyring,
     index: Hmac<Sha256>,
     system: Zeroizing<[u8; 32]>,
     derived: RwLock<HashMap<Vec<u8>, Zeroizing<[u8; 32]>>>,
+    /// Data keys kept wrapped since a purge ([`overrides`]).
+    pub(crate) overrides: overrides::Overrides,
+    /// Counts purges that changed keys: a value sealed before one and written after must be sealed again.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 impl Sealer {
@@ -125,7 +130,43 @@ impl Sealer {
             index,
             system,
             derived: RwLock::new(HashMap::new()),
+            overrides: overrides::Overrides::default(),
+            generation: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// How many key changes purges have made so far.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Forgets every derived key after a purge changed keys.
+    pub(crate) fn keys_changed(&self) {
+        self.derived.write().expect("derived keys").clear();
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// The data key `owner` derives from the current key of `epoch` (for re-homing it).
+    pub(crate) fn derived_key(&self, epoch: u32, owner: &[u8]) -> Result<Key, StorageError> {
+        let mut info = b"data key\0".to_vec();
+        info.extend_from_slice(owner);
+        let epoch_key = self.keyring.epoch(epoch)?;
+        Ok(derive(&epoch_key, &info))
+    }
+
+    /// `plain` sealed for the value under `key` in `tree` with the explicit data key `data_key` named by
+    /// vault `epoch` (a batch re-keyed by a purge, before its entry is committed).
+    pub(crate) fn seal_under(
+        &self,
+        tree: Sealed,
+        key: &[u8],
+        plain: &[u8],
+        epoch: u32,
+        data_key: &Key,
+    ) -> Vec<u8> {
+        let cipher = XChaCha20Poly1305::new(data_key.as_ref().into());
+        seal_with(&cipher, MARK, epoch, &aad(tree.name(), key, epoch), plain)
     }
 
     /// Copies the keyring of `dir` to `target`, consistent with every key minted so far.
@@ -147,14 +188,27 @@ impl Sealer {
     /// `plain` sealed for the value under `key` in `tree`.
     pub(crate) fn seal(&self, tree: Sealed, key: &[u8], plain: &[u8]) -> Vec<u8> {
         let owner = tree.owner(key);
-        let epoch = match tree {
-            Sealed::Meta => SYSTEM_EPOCH,
-            _ => epoch_of(&owner),
-        };
-        let cipher = self.cipher(epoch, &owner).expect(
-            "an owner's epoch key is minted on first use; a destroyed one is never written",
-        );
+        let (epoch, cipher) = self
+            .sealing_cipher(tree, &owner)
+            .expect("an owner's key is minted on first use and a purge only replaces keys");
         seal_with(&cipher, MARK, epoch, &aad(tree.name(), key, epoch), plain)
+    }
+
+    /// The epoch and cipher new values of `owner` are sealed with: its kept key, or the one derived from its
+    /// hour's epoch.
+    fn sealing_cipher(
+        &self,
+        tree: Sealed,
+        owner: &[u8],
+    ) -> Result<(u32, XChaCha20Poly1305), StorageError> {
+        if tree == Sealed::Meta {
+            return Ok((SYSTEM_EPOCH, self.cipher(SYSTEM_EPOCH, owner)?));
+        }
+        if let Some(kept) = self.overrides.get(owner) {
+            return Ok((kept.epoch, XChaCha20Poly1305::new(kept.key.as_ref().into())));
+        }
+        let epoch = epoch_of(owner);
+        Ok((epoch, self.cipher(epoch, owner)?))
     }
 
     /// The plain bytes of the sealed value under `key` in `tree`. A value that is not sealed, was sealed
@@ -166,19 +220,40 @@ impl Sealer {
         sealed: &[u8],
     ) -> Result<Vec<u8>, StorageError> {
         let (epoch, _) = header(sealed, MARK).ok_or_else(|| unsealed(tree.name()))?;
-        let cipher = self.cipher(epoch, &tree.owner(key))?;
-        open_with(&cipher, &aad(tree.name(), key, epoch), sealed)
-            .ok_or_else(|| unsealed(tree.name()))
+        let owner = tree.owner(key);
+        let aad = aad(tree.name(), key, epoch);
+        // A kept key first; the derived one while a purge is re-sealing the owner's values (the one that
+        // fails to open is the other).
+        if tree != Sealed::Meta {
+            if let Some(kept) = self.overrides.get(&owner) {
+                for key in std::iter::once(&kept.key).chain(kept.previous.as_ref()) {
+                    let cipher = XChaCha20Poly1305::new(key.as_ref().into());
+                    if let Some(plain) = open_with(&cipher, &aad, sealed) {
+                        return Ok(plain);
+                    }
+                }
+            }
+        }
+        let cipher = self.cipher(epoch, &owner)?;
+        if let Some(plain) = open_with(&cipher, &aad, sealed) {
+            return Ok(plain);
+        }
+        match self.overrides.get(&owner) {
+            Some(kept) if tree != Sealed::Meta => {
+                let cipher = XChaCha20Poly1305::new(kept.key.as_ref().into());
+                open_with(&cipher, &aad, sealed).ok_or_else(|| unsealed(tree.name()))
+            }
+            _ => Err(unsealed(tree.name())),
+        }
     }
 
     /// A recording file's bytes sealed under the key of the request `owner`, for the file `name`. The file
     /// names its owner in the clear (an id), so it opens without a lookup.
     pub(crate) fn seal_file(&self, owner: &RequestId, name: &str, bytes: &[u8]) -> Vec<u8> {
         let owner = owner_of_request(owner.as_bytes());
-        let epoch = epoch_of(&owner);
-        let cipher = self
-            .cipher(epoch, &owner)
-            .expect("a live epoch for a new recording");
+        let (epoch, cipher) = self
+            .sealing_cipher(Sealed::Requests, &owner)
+            .expect("a live key for a new recording");
         let mut file = vec![FILE_MARK, owner.len() as u8];
         file.extend_from_slice(&owner);
         file.extend(seal_with(
@@ -201,8 +276,15 @@ impl Sealer {
         }
         let (owner, sealed) = rest.split_at(usize::from(length));
         let (epoch, _) = header(sealed, FILE_MARK).ok_or_else(refused)?;
+        let aad = file_aad(name, owner, epoch);
+        if let Some(kept) = self.overrides.get(owner) {
+            let cipher = XChaCha20Poly1305::new(kept.key.as_ref().into());
+            if let Some(audio) = open_with(&cipher, &aad, sealed) {
+                return Ok(audio);
+            }
+        }
         let cipher = self.cipher(epoch, owner)?;
-        open_with(&cipher, &file_aad(name, owner, epoch), sealed).ok_or_else(refused)
+        open_with(&cipher, &aad, sealed).ok_or_else(refused)
     }
 
     fn cipher(&self, epoch: u32, owner: &[u8]) -> Result<XChaCha20Poly1305, StorageError> {

@@ -3,10 +3,10 @@
 //! release before sealing opened and sealed.
 
 mod keys;
-mod markers;
+pub mod markers;
 mod migration;
 mod phi_at_rest;
-mod scan;
+pub mod scan;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -19,7 +19,9 @@ use super::{
 };
 use crate::electronic::ElectronicJob;
 use crate::orchestration::edges::{Edge, Edges};
-use crate::orchestration::messages::{Advance, RequestEnded, StepCrashed, StepEnded, StepParent};
+use crate::orchestration::messages::{
+    Advance, RequestEnded, StepCrashed, StepEnded, StepParent, StopForPurge,
+};
 use crate::orchestration::orchestrator::Orchestrator;
 use crate::orchestration::step::{StepActor, StepJob};
 use crate::orchestration::Shared;
@@ -35,6 +37,9 @@ pub(crate) struct RequestActor {
     /// Step actors started so far by this actor, across its restarts: the next step's incarnation.
     steps_started: u64,
     span: tracing::Span,
+    /// The request was purged: nothing more is decided or written, across restarts; the actor idles until
+    /// its children let go of it.
+    purged: bool,
 }
 
 /// What the actor is doing between messages. Only `Idle` decides; every other activity ends in a
@@ -73,6 +78,7 @@ impl RequestActor {
             activity: Activity::Idle,
             steps_started: 0,
             span,
+            purged: false,
         }
     }
 
@@ -81,7 +87,7 @@ impl RequestActor {
     /// it has just taken; otherwise the record is read and `edges` applied to it. Record-only moves are
     /// added to `edges`, which ride along with the next write that must happen anyway (see [`Edges`]).
     fn advance(&mut self, ctx: &mut Context<Self>, known: Option<RequestRecord>, mut edges: Edges) {
-        if !matches!(self.activity, Activity::Idle) {
+        if self.purged || !matches!(self.activity, Activity::Idle) {
             return;
         }
         let span = self.span.clone();
@@ -255,6 +261,9 @@ impl RequestActor {
     /// Records a fault and restarts through the supervisor, or ends the request once the restart intensity
     /// is exceeded.
     fn fault(&mut self, ctx: &mut Context<Self>, reason: String) {
+        if self.purged {
+            return;
+        }
         tracing::error!(reason = %reason, "request fault");
         self.activity = Activity::Idle;
         let store = &self.shared.store;
@@ -333,8 +342,23 @@ impl Actor for RequestActor {
 
 impl Supervised for RequestActor {
     fn restarting(&mut self, _: &mut Context<Self>) {
+        if self.purged {
+            return;
+        }
         tracing::warn!(parent: &self.span, "request actor restarting; reloading from the store");
         self.activity = Activity::Idle;
+    }
+}
+
+impl Handler<StopForPurge> for RequestActor {
+    type Result = ();
+
+    fn handle(&mut self, _: StopForPurge, _: &mut Context<Self>) {
+        tracing::info!(parent: &self.span, "request purged; its work stops");
+        // Stopped, a supervised actor would be restarted for as long as its step holds its address;
+        // ending instead drops the step, ignores its reports, and lets the actor go once nothing holds it.
+        self.purged = true;
+        self.activity = Activity::Ending;
     }
 }
 

@@ -121,6 +121,7 @@ fn account(features: &[Feature]) -> AccountRecord {
             credential("cred-test", Environment::Sandbox, "pk_test"),
         ],
         provider_name: None,
+        retention_days: None,
     }
 }
 

@@ -1,0 +1,25 @@
+//! `DELETE /admin/v1/requests/{requestId}`: purge one request.
+
+use actix_web::{web, HttpResponse};
+use switchboard_storage::RequestId;
+
+use crate::auth::Admin;
+use crate::errors::{ApiError, Code};
+use crate::state::AppState;
+
+/// 204 once the request is gone and its keys replaced; 404 `REQUEST_NOT_FOUND` for an unknown (or
+/// already purged) id.
+#[tracing::instrument(name = "admin_purge_request", skip_all, fields(request_id = %request_id))]
+pub async fn purge_request(
+    Admin(operator): Admin,
+    state: web::Data<AppState>,
+    request_id: web::Path<RequestId>,
+) -> Result<HttpResponse, ApiError> {
+    match crate::purge::purge(&state, &request_id, operator.actor(), operator.ip).await? {
+        Some(_) => Ok(HttpResponse::NoContent().finish()),
+        None => Err(ApiError::new(
+            Code::RequestNotFound,
+            format!("Request '{request_id}' was not found"),
+        )),
+    }
+}

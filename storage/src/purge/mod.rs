@@ -1,0 +1,343 @@
+//! Purging a request: gone for clients, and its PHI unrecoverable from `data_dir` even with the master key.
+//!
+//! One transaction removes the request and everything written with it (its record or its place in its
+//! batch, its index and due entries, its webhook and queue entry, its idempotency key), records the
+//! `request.purge` event, and leaves a marker naming the keys to replace. Then [`shred`] replaces those keys
+//! (see its docs): from that moment every copy of the request sled's log may still hold is noise. The
+//! attempt log and recording files go after the transaction; a crash before the keys are replaced is
+//! finished at the next opening, before anything is read.
+
+mod shred;
+mod test_hooks;
+
+use chrono::{DateTime, Utc};
+use sled::transaction::{ConflictableTransactionError, TransactionalTree};
+
+use crate::audit::NewEvent;
+use crate::codec::{decode, encode};
+use crate::requests::{
+    created_key, due_key, idempotency_key, intake_chunk_key, intake_chunks, member_slot,
+    IntakeRecord, Scope,
+};
+use crate::seal::Sealed;
+use crate::{RequestBatchId, RequestId, RequestRecord, RequestState, StorageError, Store};
+
+/// What a purge removed, for the layers above.
+#[derive(Debug)]
+pub struct Purged {
+    /// The request.
+    pub request_id: RequestId,
+    /// Its recording files under `{data_dir}/recordings`, already removed.
+    pub recordings: Vec<String>,
+    /// Whether its run had started and not ended.
+    pub was_running: bool,
+    /// When it reached its terminal state, if it had.
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
+type Tx<T> = Result<T, ConflictableTransactionError<StorageError>>;
+
+impl Store {
+    /// Purges request `id` with `event` (its `request.purge`), durably; `None` when there is no such
+    /// request (or it was purged already). `recordings_dir` is where its recording files are removed from.
+    /// Its keys are replaced by [`Store::finish_purges`], once its work has stopped (or at the next
+    /// opening).
+    pub async fn purge_request(
+        &self,
+        id: &RequestId,
+        event: NewEvent,
+        recordings_dir: &std::path::Path,
+    ) -> Result<Option<Purged>, StorageError> {
+        let g = &self.group;
+        let trees = [
+            &g.requests,
+            &g.intake,
+            &g.request_index,
+            &g.batch_index,
+            &g.idempotency,
+            &g.due,
+            &g.active,
+            &g.deliveries,
+            &g.delivery_queue,
+            &self.shreds,
+            &self.purged_calls,
+        ];
+        let purged = self.audited_if_changed(&trees, &[event], |t| {
+            let removed = self.remove_request(t, id)?;
+            let changed = removed.is_some();
+            Ok((removed, changed))
+        })?;
+        let Some(record) = purged else {
+            return Ok(None);
+        };
+        self.durable().await?;
+        self.remove_attempts(id)?;
+        let recordings = recording_files(&record);
+        for name in &recordings {
+            match std::fs::remove_file(recordings_dir.join(name)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(StorageError::Backup(format!(
+                        "cannot remove a recording: {e}"
+                    )))
+                }
+            }
+        }
+        Ok(Some(Purged {
+            request_id: id.clone(),
+            recordings,
+            was_running: record.run.is_some() && !record.state.is_terminal(),
+            completed_at: record.completed_at,
+        }))
+    }
+
+    /// Inside the purge's transaction: removes what is stored for `id` and marks its key for replacing.
+    fn remove_request(&self, t: &[TransactionalTree], id: &RequestId) -> Tx<Option<RequestRecord>> {
+        let (
+            requests,
+            intake,
+            index,
+            batch_index,
+            idempotency,
+            due,
+            active,
+            deliveries,
+            queue,
+            shreds,
+        ) = (
+            &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7], &t[8], &t[9],
+        );
+        let abort = ConflictableTransactionError::Abort;
+        let own = requests.get(id.as_bytes())?;
+        let slot = member_slot(id);
+        let (record, chunk) = match (&own, &slot) {
+            (Some(bytes), _) => (self.open_record(id, bytes).map_err(abort)?, None),
+            (None, Some((key, index))) => {
+                let Some(bytes) = intake.get(key)? else {
+                    return Ok(None);
+                };
+                let chunk = self.open_chunk(key, &bytes).map_err(abort)?;
+                match chunk.members.get(*index).and_then(Option::as_ref) {
+                    Some(member) if member.id == *id => {
+                        ((**member).clone(), Some((key.clone(), *index, chunk)))
+                    }
+                    _ => return Ok(None),
+                }
+            }
+            (None, None) => return Ok(None),
+        };
+        let scope = Scope::new(record.account_id.clone(), record.environment);
+        requests.remove(id.as_bytes())?;
+        active.remove(id.as_bytes())?;
+        for call in record.run.iter().flat_map(|run| run.calls.iter()) {
+            t[10].insert(call.id.as_bytes(), &[] as &[u8])?;
+        }
+        if let Some((key, index, mut chunk)) = chunk {
+            chunk.members[index] = None;
+            intake.insert(
+                key.clone(),
+                self.sealer.seal(Sealed::Intake, &key, &encode(&chunk)),
+            )?;
+        }
+        match id.batch_place() {
+            Some((batch, _)) => {
+                let others = self
+                    .live_members(requests, intake, &batch, id)
+                    .map_err(abort)?;
+                if others == 0 {
+                    self.remove_batch(intake, index, due, &batch, &record)
+                        .map_err(abort)?;
+                }
+                mark_for_shred(shreds, batch.as_bytes(), others > 0)?;
+            }
+            None => {
+                // A request created before batches were stored whole: entries of its own.
+                let prefix = scope.prefix();
+                index.remove(created_key(&prefix, record.created_at, id.as_bytes()))?;
+                due.remove(due_key(record.due_at, id.as_bytes()))?;
+                let mut in_batch = prefix;
+                in_batch.extend_from_slice(record.batch_id.as_bytes());
+                in_batch.push(0);
+                batch_index.remove(created_key(&in_batch, record.created_at, id.as_bytes()))?;
+                mark_for_shred(shreds, id.as_bytes(), false)?;
+            }
+        }
+        if let Some(bytes) = deliveries.remove(id.as_bytes())? {
+            let delivery: crate::DeliveryRecord = self
+                .sealer
+                .open(Sealed::Deliveries, id.as_bytes(), &bytes)
+                .and_then(|plain| decode(&plain))
+                .map_err(abort)?;
+            queue.remove(crate::deliveries::queue_key(delivery.next_at, id.as_str()))?;
+        }
+        if let Some(internal_id) = &record.internal_id {
+            let key = idempotency_key(&self.sealer, &scope, internal_id);
+            if idempotency
+                .get(&key)?
+                .is_some_and(|claimed| claimed.as_ref() == id.as_bytes())
+            {
+                idempotency.remove(key)?;
+            }
+        }
+        Ok(Some(record))
+    }
+
+    /// Members of `batch` other than `purged` that are still stored.
+    fn live_members(
+        &self,
+        requests: &TransactionalTree,
+        intake: &TransactionalTree,
+        batch: &RequestBatchId,
+        purged: &RequestId,
+    ) -> Result<u32, StorageError> {
+        let first = intake_chunk_key(batch, 0);
+        let Some(bytes) = intake.get(&first).map_err(|e| StorageError::Corrupt {
+            kind: "intake batch",
+            reason: e.to_string(),
+        })?
+        else {
+            return Ok(0);
+        };
+        let count = self.open_chunk(&first, &bytes)?.count;
+        let mut live = 0;
+        for member in IntakeRecord::ids_newest_first(batch, count) {
+            if member == *purged {
+                continue;
+            }
+            let stored = requests.get(member.as_bytes()).ok().flatten().is_some()
+                || self.still_in_batch(intake, &member)?;
+            live += u32::from(stored);
+        }
+        Ok(live)
+    }
+
+    fn still_in_batch(
+        &self,
+        intake: &TransactionalTree,
+        id: &RequestId,
+    ) -> Result<bool, StorageError> {
+        let Some((key, index)) = member_slot(id) else {
+            return Ok(false);
+        };
+        let Some(bytes) = intake.get(&key).ok().flatten() else {
+            return Ok(false);
+        };
+        let chunk = self.open_chunk(&key, &bytes)?;
+        Ok(chunk.members.get(index).is_some_and(Option::is_some))
+    }
+
+    /// Removes a batch none of whose members is left: its chunks, listing entry and due entry.
+    fn remove_batch(
+        &self,
+        intake: &TransactionalTree,
+        index: &TransactionalTree,
+        due: &TransactionalTree,
+        batch: &RequestBatchId,
+        record: &RequestRecord,
+    ) -> Result<(), StorageError> {
+        let fail = |e: sled::transaction::UnabortableTransactionError| StorageError::Corrupt {
+            kind: "purge",
+            reason: e.to_string(),
+        };
+        let first = intake_chunk_key(batch, 0);
+        let count = match intake.get(&first).map_err(fail)? {
+            Some(bytes) => self.open_chunk(&first, &bytes)?.count,
+            None => 0,
+        };
+        for chunk in 0..intake_chunks(count).max(1) {
+            intake
+                .remove(intake_chunk_key(batch, chunk))
+                .map_err(fail)?;
+        }
+        let prefix = Scope::new(record.account_id.clone(), record.environment).prefix();
+        index
+            .remove(created_key(&prefix, record.created_at, batch.as_bytes()))
+            .map_err(fail)?;
+        due.remove(due_key(record.due_at, batch.as_bytes()))
+            .map_err(fail)?;
+        Ok(())
+    }
+
+    fn open_record(&self, id: &RequestId, bytes: &[u8]) -> Result<RequestRecord, StorageError> {
+        decode(&self.sealer.open(Sealed::Requests, id.as_bytes(), bytes)?)
+    }
+
+    fn open_chunk(&self, key: &[u8], bytes: &[u8]) -> Result<IntakeRecord, StorageError> {
+        decode(&self.sealer.open(Sealed::Intake, key, bytes)?)
+    }
+
+    /// Removes the delivery attempts of `id` (ids and status codes only, but a purged request leaves nothing).
+    fn remove_attempts(&self, id: &RequestId) -> Result<(), StorageError> {
+        let _open = self.group.gate.read().expect("write gate");
+        let mut prefix = id.as_bytes().to_vec();
+        prefix.push(0);
+        for key in self.delivery_attempts.scan_prefix(prefix).keys() {
+            self.delivery_attempts.remove(key?)?;
+        }
+        Ok(())
+    }
+
+    /// Whether `call` belonged to a purged request (its recording is gone for good).
+    pub fn call_purged(&self, call: &crate::CallId) -> Result<bool, StorageError> {
+        Ok(self.purged_calls.contains_key(call.as_bytes())?)
+    }
+
+    /// Ids of terminal requests of `scope` created before `created_before` whose `completed_at` is before
+    /// `ended_before`, at most `limit`: what retention purges.
+    pub fn expired_requests(
+        &self,
+        scope: &Scope,
+        created_before: DateTime<Utc>,
+        ended_before: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<RequestId>, StorageError> {
+        let mut expired = Vec::new();
+        let mut cursor = None;
+        let epoch = DateTime::from_timestamp_micros(0).expect("1970");
+        loop {
+            let page = self.list_requests(scope, epoch, created_before, cursor.as_ref(), 256)?;
+            let Some(last) = page.last() else {
+                return Ok(expired);
+            };
+            cursor = Some(crate::Cursor {
+                created_at: last.created_at,
+                request_id: last.id.clone(),
+            });
+            for record in page {
+                let ended = record.state != RequestState::Processing
+                    && record.completed_at.is_some_and(|at| at < ended_before);
+                if ended {
+                    expired.push(record.id);
+                    if expired.len() == limit {
+                        return Ok(expired);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Records that `owner`'s key is to be replaced (and, with `rekey`, its other members sealed again).
+fn mark_for_shred(shreds: &TransactionalTree, owner: &[u8], rekey: bool) -> Tx<()> {
+    shreds.insert(owner, vec![u8::from(rekey)])?;
+    Ok(())
+}
+
+/// The recording files a request's calls kept.
+fn recording_files(record: &RequestRecord) -> Vec<String> {
+    record
+        .run
+        .iter()
+        .flat_map(|run| run.calls.iter())
+        .filter_map(|call| call.platform.as_ref()?.recording_file.clone())
+        .collect()
+}
+
+/// Shared with the shredder: the members of `batch` as stored.
+pub(crate) fn members(batch: &RequestBatchId, count: u32) -> Vec<RequestId> {
+    IntakeRecord::ids_newest_first(batch, count).collect()
+}
+
+#[cfg(test)]
+mod tests;
