@@ -22,6 +22,9 @@ use sled::transaction::{TransactionalTree, UnabortableTransactionError};
 
 use crate::{StorageError, Store};
 
+/// Events in one stored block at most: a busy reader's half second of reads is tens of thousands.
+const BLOCK_EVENTS: u64 = 1024;
+
 /// Longest a read event waits in memory before the flusher writes it.
 pub(crate) const READ_DELAY: Duration = Duration::from_millis(500);
 
@@ -100,39 +103,59 @@ impl AuditChain {
         std::mem::take(&mut reads.events)
     }
 
-    /// Puts back read events a failed group did not write, ahead of any that arrived since.
-    pub(crate) fn return_reads(&self, mut events: Vec<NewEvent>) {
-        if events.is_empty() {
-            return;
-        }
-        let mut reads = self.reads.lock().expect("audit reads");
-        events.append(&mut reads.events);
-        reads.events = events;
-        reads.since.get_or_insert_with(Instant::now);
-    }
 }
 
-/// Appends `events` after `head` as one block in `audit` (inside a transaction); answers the new head. The
+/// Appends `events` after `head` in blocks in `audit` (inside a transaction); answers the new head. The
 /// caller stores it once the transaction has committed.
 pub(crate) fn append(
     audit: &TransactionalTree,
     head: &Head,
     events: impl IntoIterator<Item = NewEvent>,
 ) -> Result<Head, UnabortableTransactionError> {
+    let (next, blocks) = chain(head, events);
+    for (first, block) in blocks {
+        audit.insert(&first.to_be_bytes(), block)?;
+    }
+    Ok(next)
+}
+
+/// Appends read events after the head with plain inserts, outside any transaction: reads change nothing,
+/// and a transaction per half second of reads would take sled's global write lock for nothing.
+pub(crate) fn append_reads(
+    audit: &sled::Tree,
+    chain_state: &AuditChain,
+    events: Vec<NewEvent>,
+) -> Result<(), StorageError> {
+    let mut head = chain_state.head();
+    let (next, blocks) = chain(&head, events);
+    for (first, block) in blocks {
+        audit.insert(first.to_be_bytes(), block)?;
+    }
+    *head = next;
+    Ok(())
+}
+
+/// `events` chained after `head`, in blocks of at most [`BLOCK_EVENTS`] keyed by their first number.
+fn chain(head: &Head, events: impl IntoIterator<Item = NewEvent>) -> (Head, Vec<(u64, Vec<u8>)>) {
+    let mut blocks = Vec::new();
     let mut next = head.clone();
     let mut block = Vec::new();
-    let first = head.seq + 1;
+    let mut first = head.seq + 1;
     for event in events {
         let chained = AuditEvent::chained(event, next.seq + 1, &next.hash);
         next.seq = chained.seq;
         serde_json::to_writer(&mut block, &chained).expect("an event serializes");
         block.push(b'\n');
         next.hash = chained.hash;
+        if next.seq + 1 - first == BLOCK_EVENTS {
+            blocks.push((first, std::mem::take(&mut block)));
+            first = next.seq + 1;
+        }
     }
     if next.seq >= first {
-        audit.insert(&first.to_be_bytes(), block)?;
+        blocks.push((first, block));
     }
-    Ok(next)
+    (next, blocks)
 }
 
 impl Store {
