@@ -288,6 +288,18 @@ fn run(db: sled::Db, trees: GroupTrees, shared: Arc<Shared>) {
             if demand.requested <= demand.started && demand.is_idle() && !trees.chain.has_reads() {
                 break;
             }
+            // Only read events are due: they are appended now and reach the disk with the next flush
+            // (the next write, a `durable` call, or the stop). A flush of its own for them, twice a second
+            // on an idle store, deadlocked sled 0.34 against transactions of other stores in the process:
+            // its flush holds the process-wide lock for reading while it waits for the log.
+            if demand.requested <= demand.started && demand.is_idle() && !demand.shutdown {
+                drop(demand);
+                let _open = trees.gate.read().expect("write gate");
+                if let Err(e) = trees.apply(&mut Vec::new()) {
+                    tracing::error!(error.message = %e, "audit read events not appended");
+                }
+                continue;
+            }
             demand.started += 1;
             let jobs = demand.next_group();
             let last = demand.shutdown && demand.is_idle() && !trees.chain.has_reads();

@@ -172,7 +172,7 @@ impl GroupTrees {
     /// Applies every job in one transaction. A job that panics is taken out of the group and told so, and
     /// the others are applied again without it: one faulty write must not stop the thread every write
     /// goes through. On `Err` nothing was written and no job left has its outcome.
-    /// Read events waiting are appended after the group, with plain writes (see [`audit::append_reads`]).
+    /// Read events waiting are appended after the group, with plain writes (see [`audit::append_plain`]).
     pub(crate) fn apply(&self, jobs: &mut Vec<Box<dyn Job>>) -> Result<(), StorageError> {
         let result = if jobs.is_empty() {
             Ok(())
@@ -183,7 +183,7 @@ impl GroupTrees {
         if !reads.is_empty() {
             let count = reads.len();
             // A write that fails here fails the store's next flush too; the events are not kept twice.
-            if let Err(e) = audit::append_reads(&self.audit, &self.chain, reads) {
+            if let Err(e) = audit::append_plain(&self.audit, &self.chain, reads) {
                 tracing::error!(error = %e, events = count, "audit read events could not be written");
             }
         }

@@ -5,16 +5,19 @@ use crate::codec::{decode, encode};
 use crate::{PayerRecord, StorageError, Store};
 
 impl Store {
-    /// Creates or replaces a payer directory entry, with `events` (its `payer.change`).
+    /// Creates or replaces a payer directory entry, with `events` (its `payer.change`) appended right
+    /// after it. Not one transaction: the directory holds no PHI, and a start applies dozens of entries,
+    /// each transaction taking sled's process-wide write lock.
     pub async fn put_payer(
         &self,
         payer: &PayerRecord,
         events: &[NewEvent],
     ) -> Result<(), StorageError> {
-        self.audited(&[&self.payers], events, |trees| {
-            trees[0].insert(payer.name.as_bytes(), encode(payer))?;
-            Ok(())
-        })?;
+        {
+            let _open = self.group.gate.read().expect("write gate");
+            self.payers.insert(payer.name.as_bytes(), encode(payer))?;
+            crate::audit::append_plain(&self.audit, &self.group.chain, events.to_vec())?;
+        }
         self.durable().await
     }
 

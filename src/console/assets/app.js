@@ -64,11 +64,14 @@ function renderHeader(path = '') {
     who.replaceChildren();
     return;
   }
-  const { accountName, accountId, environment, signIn } = current.who;
+  const { accountName, accountId, environment, signIn, signedInAs, role } = current.who;
   who.replaceChildren(...[
     h('span', { class: 'who-account', title: accountId }, accountName),
     h('span', { class: `env env-${environment}`, 'data-testid': 'environment' }, environment),
-    signIn === 'admin' ? h('span', { class: 'env env-admin' }, 'admin') : null,
+    // An operator sees who they are signed in as, and with which role.
+    signIn === 'admin'
+      ? h('span', { class: 'env env-admin', 'data-testid': 'operator', title: `role: ${role}` }, `${signedInAs} (${role})`)
+      : null,
     h('button', { class: 'button button-quiet', type: 'button', onclick: () => { signOut(); location.hash = '#/signin'; } },
       'Sign out'),
   ].filter(Boolean));

@@ -31,7 +31,7 @@ export function renderSignIn({ next = '/requests', error } = {}) {
 
   const accountPick = h('div', { hidden: true });
   const adminForm = h('form', { class: 'form', 'data-testid': 'signin-admin' },
-    field('Admin token', h('input', { name: 'token', type: 'password', autocomplete: 'current-password', required: true })),
+    field('Operator token', h('input', { name: 'token', type: 'password', autocomplete: 'current-password', required: true })),
     accountPick,
     h('button', { class: 'button button-primary', type: 'submit' }, 'Continue'));
   let accounts = null;
@@ -69,7 +69,7 @@ export function renderSignIn({ next = '/requests', error } = {}) {
   };
   tabs.append(
     h('button', { type: 'button', class: 'tab', 'data-tab': 'key', onclick: () => select('key') }, 'API key'),
-    h('button', { type: 'button', class: 'tab', 'data-tab': 'admin', onclick: () => select('admin') }, 'Admin token'));
+    h('button', { type: 'button', class: 'tab', 'data-tab': 'admin', onclick: () => select('admin') }, 'Operator token'));
   select('key');
 
   show(h('div', { class: 'signin' },

@@ -102,7 +102,6 @@ impl AuditChain {
         reads.since = None;
         std::mem::take(&mut reads.events)
     }
-
 }
 
 /// Appends `events` after `head` in blocks in `audit` (inside a transaction); answers the new head. The
@@ -121,7 +120,7 @@ pub(crate) fn append(
 
 /// Appends read events after the head with plain inserts, outside any transaction: reads change nothing,
 /// and a transaction per half second of reads would take sled's global write lock for nothing.
-pub(crate) fn append_reads(
+pub(crate) fn append_plain(
     audit: &sled::Tree,
     chain_state: &AuditChain,
     events: Vec<NewEvent>,

@@ -62,10 +62,15 @@ async fn reads_join_the_next_group_and_an_altered_event_breaks_the_chain_where_i
 async fn many_events_of_one_transaction_are_stored_in_bounded_blocks_and_chain_across_them() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let events = (0..2500).map(|i| event("request.read", &format!("r{i}"))).collect();
+    let events = (0..2500)
+        .map(|i| event("request.read", &format!("r{i}")))
+        .collect();
     store.audit_now(events).await.unwrap();
     assert_eq!(store.audit.len(), 3, "1024, 1024 and 452 events");
-    assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 2500 });
+    assert_eq!(
+        store.audit_verify().unwrap(),
+        Verified::Holds { events: 2500 }
+    );
     let page = store.audit_page(&AuditFilter::default(), 1500, 10).unwrap();
     assert_eq!(page.events[0].seq, 1501);
     assert_eq!(page.next_after, Some(1510));

@@ -271,6 +271,11 @@ async fn console_endpoints_take_an_api_token_or_the_admin_token_with_an_account_
         (&body["environment"], &body["signIn"]),
         (&json!("production"), &json!("admin"))
     );
+    // The console shows who is signed in: the operator's name and role.
+    assert_eq!(
+        (&body["signedInAs"], &body["role"]),
+        (&json!("admin"), &json!("admin"))
+    );
 
     // Without an admin token configured, the admin token is just an invalid bearer token.
     let mut config = TestConfig::default();
