@@ -177,7 +177,7 @@ impl GroupTrees {
         let result = if jobs.is_empty() {
             Ok(())
         } else {
-            self.apply_with_reads(jobs, &[])
+            self.apply_jobs(jobs)
         };
         let reads = self.chain.take_reads();
         if !reads.is_empty() {
@@ -190,14 +190,10 @@ impl GroupTrees {
         result
     }
 
-    fn apply_with_reads(
-        &self,
-        jobs: &mut Vec<Box<dyn Job>>,
-        reads: &[NewEvent],
-    ) -> Result<(), StorageError> {
+    fn apply_jobs(&self, jobs: &mut Vec<Box<dyn Job>>) -> Result<(), StorageError> {
         loop {
             let mut panicked = None;
-            let result = self.transact(reads, |txn| {
+            let result = self.transact(|txn| {
                 for (index, job) in jobs.iter_mut().enumerate() {
                     match catch_unwind(AssertUnwindSafe(|| job.apply(txn))) {
                         Ok(applied) => applied?,
@@ -227,7 +223,7 @@ impl GroupTrees {
     ) -> Result<T, StorageError> {
         let _open = self.gate.read().expect("write gate");
         let mut outcome = None;
-        self.transact(&[], |txn| {
+        self.transact(|txn| {
             outcome = Some(write(txn)?);
             Ok(())
         })?;
@@ -235,10 +231,9 @@ impl GroupTrees {
     }
 
     /// One sled transaction over every tree of [`Txn`]; `body` runs again from scratch when sled retries.
-    /// The events it records, then `reads`, are appended to the audit log in the same transaction.
+    /// The events it records are appended to the audit log in the same transaction.
     fn transact(
         &self,
-        reads: &[NewEvent],
         body: impl FnMut(&Txn) -> Result<(), ConflictableTransactionError<()>>,
     ) -> Result<(), StorageError> {
         // Held until the transaction has committed, so the chain grows one transaction at a time.
@@ -274,12 +269,8 @@ impl GroupTrees {
             };
             (body.borrow_mut())(&txn)?;
             let events = txn.events.take();
-            if !events.is_empty() || !reads.is_empty() {
-                let next = audit::append(
-                    &txn.audit,
-                    &head,
-                    events.into_iter().chain(reads.iter().cloned()),
-                )?;
+            if !events.is_empty() {
+                let next = audit::append(&txn.audit, &head, events)?;
                 *appended.borrow_mut() = Some(next);
             }
             Ok(())

@@ -77,11 +77,7 @@ impl Store {
             match std::fs::remove_file(recordings_dir.join(name)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(StorageError::Backup(format!(
-                        "cannot remove a recording: {e}"
-                    )))
-                }
+                Err(e) => return Err(sled::Error::from(e).into()),
             }
         }
         Ok(Some(Purged {

@@ -59,42 +59,36 @@ impl Store {
             self.data_keys.remove(owner)?;
             self.sealer.overrides.set(owner, None);
         }
-        let mut kept = sled::Batch::default();
+        // Who else the replaced key served, with the data key each keeps.
+        let mut survivors = Vec::new();
         if replaced < VAULT_BASE {
             for other in self.owners_of_hour(replaced)? {
-                if other.as_slice() == owner || self.data_keys.contains_key(&other)? {
-                    continue;
+                if other.as_slice() != owner && !self.data_keys.contains_key(&other)? {
+                    let key = self.sealer.derived_key(replaced, &other)?;
+                    survivors.push((other, key));
                 }
-                let key = self.sealer.derived_key(replaced, &other)?;
-                kept.insert(
-                    other.clone(),
-                    overrides::encode(&other, vault, &key, keyring)?,
-                );
-                let kept_key = overrides::Override {
-                    epoch: vault,
-                    key,
-                    previous: None,
-                };
-                self.sealer.overrides.set(&other, Some(kept_key));
             }
         } else {
             for entry in self.data_keys.iter() {
                 let (other, bytes) = entry?;
-                if other.as_ref() == owner || epoch_of_entry(&bytes) != Some(replaced) {
-                    continue;
+                if other.as_ref() != owner && epoch_of_entry(&bytes) == Some(replaced) {
+                    let key = overrides::decode(&other, &bytes, keyring)?.key;
+                    survivors.push((other.to_vec(), key));
                 }
-                let key = overrides::decode(&other, &bytes, keyring)?.key;
-                kept.insert(
-                    other.clone(),
-                    overrides::encode(&other, vault, &key, keyring)?,
-                );
-                let kept_key = overrides::Override {
-                    epoch: vault,
-                    key,
-                    previous: None,
-                };
-                self.sealer.overrides.set(&other, Some(kept_key));
             }
+        }
+        let mut kept = sled::Batch::default();
+        for (other, key) in survivors {
+            kept.insert(
+                other.clone(),
+                overrides::encode(&other, vault, &key, keyring)?,
+            );
+            let kept_key = overrides::Override {
+                epoch: vault,
+                key,
+                previous: None,
+            };
+            self.sealer.overrides.set(&other, Some(kept_key));
         }
         self.data_keys.apply_batch(kept)?;
         // The kept keys reach the disk before the key they come from is gone.
