@@ -123,21 +123,28 @@ struct Unhashed<'a> {
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 impl AuditEvent {
-    /// `event` chained after `prev_hash` as number `seq`.
-    pub fn chained(event: NewEvent, seq: u64, prev_hash: &str) -> AuditEvent {
-        let mut chained = AuditEvent {
-            action: event.action,
-            actor: event.actor,
-            at: event.at.to_rfc3339_opts(SecondsFormat::Micros, true),
-            hash: String::new(),
-            ip: event.ip,
-            outcome: event.outcome,
-            prev_hash: prev_hash.to_owned(),
+    /// `event` chained after `prev_hash` as number `seq`: its hash, and the line stored for it. The line
+    /// is the canonical JSON that was hashed with `hash` put first, so each event is serialized once.
+    pub(crate) fn chained_line(event: NewEvent, seq: u64, prev_hash: &str) -> (String, Vec<u8>) {
+        let at = event.at.to_rfc3339_opts(SecondsFormat::Micros, true);
+        let canonical = serde_json::to_vec(&Unhashed {
+            action: &event.action,
+            actor: &event.actor,
+            at: &at,
+            ip: event.ip.as_deref(),
+            outcome: &event.outcome,
+            prev_hash,
             seq,
-            target: event.target,
-        };
-        chained.hash = chained.computed_hash();
-        chained
+            target: event.target.as_ref(),
+        })
+        .expect("an event serializes");
+        let hash = chain_hash(prev_hash, &canonical);
+        let mut line = Vec::with_capacity(canonical.len() + 76);
+        line.extend_from_slice(b"{\"hash\":\"");
+        line.extend_from_slice(hash.as_bytes());
+        line.extend_from_slice(b"\",");
+        line.extend_from_slice(&canonical[1..]);
+        (hash, line)
     }
 
     /// The hash this event should carry: SHA-256 over the bytes of `prevHash` then the canonical JSON.
@@ -152,21 +159,18 @@ impl AuditEvent {
             seq: self.seq,
             target: self.target.as_ref(),
         };
-        let mut hasher = Sha256::new();
-        hasher.update(self.prev_hash.as_bytes());
-        hasher.update(serde_json::to_vec(&unhashed).expect("an event serializes"));
-        hex(&hasher.finalize())
+        chain_hash(
+            &self.prev_hash,
+            &serde_json::to_vec(&unhashed).expect("an event serializes"),
+        )
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        text.push(DIGITS[usize::from(byte >> 4)] as char);
-        text.push(DIGITS[usize::from(byte & 15)] as char);
-    }
-    text
+fn chain_hash(prev_hash: &str, canonical: &[u8]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(prev_hash.as_bytes());
+    hasher.update(canonical);
+    hex::encode(hasher.finalize())
 }
 
 #[cfg(test)]
@@ -175,7 +179,7 @@ mod tests {
 
     #[test]
     fn the_hash_is_sha256_of_the_previous_hash_and_the_sorted_compact_json() {
-        let event = AuditEvent::chained(
+        let (hash, line) = AuditEvent::chained_line(
             NewEvent {
                 at: "2026-11-23T14:00:00Z".parse().unwrap(),
                 actor: Actor::operator("alice"),
@@ -191,6 +195,9 @@ mod tests {
             "{GENESIS}{}",
             r#"{"action":"request.read","actor":{"id":"alice","kind":"operator"},"at":"2026-11-23T14:00:00.000000Z","ip":"127.0.0.1","outcome":"ok","prevHash":"0000000000000000000000000000000000000000000000000000000000000000","seq":1,"target":{"id":"r-1","kind":"request"}}"#
         );
-        assert_eq!(event.hash, hex(&Sha256::digest(canonical.as_bytes())));
+        assert_eq!(hash, hex::encode(Sha256::digest(canonical.as_bytes())));
+        let stored: AuditEvent = serde_json::from_slice(&line).unwrap();
+        assert_eq!(stored.hash, hash);
+        assert_eq!(stored.computed_hash(), hash, "the stored line reads back to the same hash");
     }
 }

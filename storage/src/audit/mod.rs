@@ -141,11 +141,11 @@ fn chain(head: &Head, events: impl IntoIterator<Item = NewEvent>) -> (Head, Vec<
     let mut block = Vec::new();
     let mut first = head.seq + 1;
     for event in events {
-        let chained = AuditEvent::chained(event, next.seq + 1, &next.hash);
-        next.seq = chained.seq;
-        serde_json::to_writer(&mut block, &chained).expect("an event serializes");
+        next.seq += 1;
+        let (hash, line) = AuditEvent::chained_line(event, next.seq, &next.hash);
+        block.extend_from_slice(&line);
         block.push(b'\n');
-        next.hash = chained.hash;
+        next.hash = hash;
         if next.seq + 1 - first == BLOCK_EVENTS {
             blocks.push((first, std::mem::take(&mut block)));
             first = next.seq + 1;
