@@ -230,6 +230,30 @@ async fn the_log_pages_and_filters_and_refuses_bad_parameters() {
     )
     .await;
     assert_eq!(later["events"], json!([]));
+    let (_, earlier) = status_and_json(
+        app.admin(
+            Method::GET,
+            "/admin/v1/audit?until=2000-01-01T00:00:00Z",
+            None,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(
+        earlier["events"],
+        json!([]),
+        "until excludes every later event"
+    );
+    let (_, window) = status_and_json(
+        app.admin(
+            Method::GET,
+            "/admin/v1/audit?since=2000-01-01T00:00:00Z&until=2999-01-01T00:00:00Z&action=operator.create",
+            None,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(window["events"].as_array().unwrap().len(), 3, "{window}");
     for bad in [
         "pageSize=0",
         "pageSize=x",

@@ -4,16 +4,16 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::helpers::{
-    binary, client, status_and_json, write_config, BinaryServer, TestConfig, ADMIN_TOKEN, LIVE_KEY,
-    LIVE_SECRET, SANDBOX_KEY,
+    binary, client, run_to_exit, status_and_json, write_config, BinaryServer, TestConfig,
+    ADMIN_TOKEN, LIVE_KEY, LIVE_SECRET, SANDBOX_KEY,
 };
 
 // ---- helpers ----------------------------------------------------------------------------------------
@@ -136,29 +136,6 @@ fn command(data_dir: &Path) -> Command {
         .env("RUST_LOG", "warn")
         .current_dir(data_dir);
     command
-}
-
-/// Runs a command that is expected to exit on its own; kills it and fails after 10 s.
-fn run_to_exit(mut command: Command) -> Output {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let output = child.wait_with_output().unwrap();
-            panic!(
-                "the binary did not exit; stdout: {}",
-                String::from_utf8_lossy(&output.stdout)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
 }
 
 /// Starts a command whose whole stdout the test wants: a thread forwards every line, and keeps the pipe open

@@ -4,8 +4,8 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use actix_web::dev::ServerHandle;
 use reqwest::{Method, Response};
@@ -319,12 +319,28 @@ impl BinaryServer {
 
     /// [`BinaryServer::start`], listening on `bind`.
     pub fn start_on(config_path: &Path, data_dir: &Path, bind: &str) -> BinaryServer {
-        let mut child = Command::new(binary())
+        BinaryServer::start_with_env(config_path, data_dir, &[("SWITCHBOARD_BIND", bind)])
+    }
+
+    /// [`BinaryServer::start`] with `env` set on top (a master key, another bind). No master key is
+    /// inherited from the environment the tests run in.
+    pub fn start_with_env(
+        config_path: &Path,
+        data_dir: &Path,
+        env: &[(&str, &str)],
+    ) -> BinaryServer {
+        let mut command = Command::new(binary());
+        command
             .args(["serve", "--config"])
             .arg(config_path)
-            .env("SWITCHBOARD_BIND", bind)
+            .env_remove("SWITCHBOARD_MASTER_KEY")
+            .env("SWITCHBOARD_BIND", "127.0.0.1:0")
             .env("SWITCHBOARD_DATA_DIR", data_dir)
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", "warn");
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -419,6 +435,29 @@ impl Drop for BinaryServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Runs a command that is expected to exit on its own; kills it and fails after 10 s.
+pub fn run_to_exit(mut command: Command) -> Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "the binary did not exit; stdout: {}",
+                String::from_utf8_lossy(&output.stdout)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }
 
 /// Writes a test config into `dir` and returns its path.

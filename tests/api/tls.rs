@@ -2,7 +2,7 @@
 //! for the test, refuses plain HTTP on the same port, and will not start with a bad certificate or key.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -72,33 +72,16 @@ async fn wait_ready(client: &reqwest::Client, server: &BinaryServer) {
     panic!("/readyz did not answer 200 over https within 20 s (last: {last})");
 }
 
-/// Runs `serve --config config` to its exit (killed and failed after 10 s, since a server that starts
-/// would never exit on its own).
+/// Runs `serve --config config` to its exit (a server that starts instead fails the test after 10 s).
 fn run_to_exit(config: &Path, data_dir: &Path) -> Output {
-    let mut child = Command::new(binary())
+    let mut command = Command::new(binary());
+    command
         .args(["serve", "--config"])
         .arg(config)
         .env("SWITCHBOARD_BIND", "127.0.0.1:0")
         .env("SWITCHBOARD_DATA_DIR", data_dir)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let output = child.wait_with_output().unwrap();
-            panic!(
-                "the binary started instead of refusing: {}",
-                String::from_utf8_lossy(&output.stdout)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+        .env("RUST_LOG", "warn");
+    crate::helpers::run_to_exit(command)
 }
 
 #[actix_web::test]

@@ -198,6 +198,10 @@ mod tests {
         assert_eq!(hash, hex::encode(Sha256::digest(canonical.as_bytes())));
         let stored: AuditEvent = serde_json::from_slice(&line).unwrap();
         assert_eq!(stored.hash, hash);
-        assert_eq!(stored.computed_hash(), hash, "the stored line reads back to the same hash");
+        assert_eq!(
+            stored.computed_hash(),
+            hash,
+            "the stored line reads back to the same hash"
+        );
     }
 }

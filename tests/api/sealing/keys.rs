@@ -2,14 +2,13 @@
 //! environment's key wins over the key file, and rotation moves the store to a new key and refuses the old.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use base64::Engine;
 
 use super::markers::Markers;
 use super::{create, read, snapshot, stable};
-use crate::helpers::{binary, write_config, BinaryServer, TestConfig};
+use crate::helpers::{binary, run_to_exit, write_config, BinaryServer, TestConfig};
 
 /// A new master key's base64 text.
 fn new_key() -> String {
@@ -39,25 +38,6 @@ fn command(data_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
     command
 }
 
-/// Runs a command expected to exit on its own; fails after 20 s.
-fn run_to_exit(mut command: Command) -> Output {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the binary did not exit");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
 /// A `serve` that must fail: its stderr, after checking that nothing was served and nothing in the data
 /// directory changed.
 fn refused_start(config: &Path, data_dir: &Path, env: &[(&str, &str)]) -> String {
@@ -76,25 +56,7 @@ fn refused_start(config: &Path, data_dir: &Path, env: &[(&str, &str)]) -> String
 
 /// A server on `data_dir` started with `env`, ready.
 pub(super) async fn serve(config: &Path, data_dir: &Path, env: &[(&str, &str)]) -> BinaryServer {
-    let mut child = command(
-        data_dir,
-        &["serve", "--config", config.to_str().unwrap()],
-        env,
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::inherit())
-    .spawn()
-    .unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    let address = first
-        .trim()
-        .strip_prefix("Switchboard listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-        .to_owned();
-    let server = BinaryServer { child, address };
+    let server = BinaryServer::start_with_env(config, data_dir, env);
     server.wait_ready().await;
     server
 }
