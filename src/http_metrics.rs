@@ -1,16 +1,17 @@
 //! The outermost layer: every HTTP request runs inside its root span (`http`, with method, route and
-//! status), and is counted and timed for `/metrics`, labelled by the matched route pattern (never the raw
-//! path, whose ids would make a series per request) and the final status. The metric definitions live in
+//! status), ends with one `info` line (method, route, status, latency), and is counted and timed for
+//! `/metrics`, labelled by the matched route pattern (never the raw path, whose ids would make a series
+//! per request) and the final status. The metric definitions live in
 //! `switchboard_actors::metrics`.
 //!
 //! One layer for both, so the route pattern is looked up once per request (the lookup walks the resource
 //! map and allocates) and no per-chunk span wraps the response body.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
-use actix_web::http::Method;
+use actix_web::http::{Method, StatusCode};
 use actix_web::{web, HttpRequest};
 use switchboard_actors::metrics::UNMATCHED_ROUTE;
 
@@ -48,17 +49,26 @@ where
         let span = tracing::Span::current();
         span.record("route", route.as_str());
         span.record("status", status.as_u16());
-        if status.is_server_error() {
-            tracing::warn!(status = status.as_u16(), "request failed");
-        } else {
-            tracing::debug!(status = status.as_u16(), "request finished");
-        }
+        log_answer(status, started.elapsed());
         if let Some(metrics) = metrics {
             metrics.http_request(method, &route, status.as_u16(), started.elapsed());
         }
         response
     }
     .instrument(span)
+}
+
+/// The one line every HTTP request gets (operator contract section 1), with a message of its own: "request
+/// finished" is an extraction request's. A server error is a warning; a 503 is not, since it is what
+/// `/readyz` and the closed API answer while the server starts, and what a client is told to retry.
+/// Method, route and status are the fields of the `http` span the line is written in.
+fn log_answer(status: StatusCode, latency: Duration) {
+    let latency_ms = latency.as_micros() as f64 / 1000.0;
+    if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {
+        tracing::warn!(latency_ms, "http request answered");
+    } else {
+        tracing::info!(latency_ms, "http request answered");
+    }
 }
 
 /// The route pattern of a request: the one its resource was registered with, else (a request refused

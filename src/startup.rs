@@ -16,6 +16,7 @@ use switchboard_actors::orchestration::{Orchestration, Orchestrator, ResumeActiv
 use switchboard_actors::scheduler::Scheduler;
 use switchboard_actors::webhooks::{WebhookConfig, WebhookDispatcher};
 use switchboard_actors::{Clock, Metrics};
+use switchboard_storage::seal::KeySource;
 use switchboard_storage::Store;
 
 use crate::configuration::{ClockSettings, Settings};
@@ -52,13 +53,19 @@ impl Application {
         settings: Settings,
         before_ready: impl FnOnce(),
     ) -> anyhow::Result<Application> {
-        let settings = Arc::new(settings);
+        let mut settings = settings;
         let data_dir = &settings.server.data_dir;
         std::fs::create_dir_all(data_dir)
             .with_context(|| format!("cannot create data_dir {}", data_dir.display()))?;
         let key = crate::encryption::key_source(&settings)?;
-        let store = Store::open_sealed(data_dir, settings.storage_cache_bytes, &key)
-            .with_context(|| format!("cannot open the store in {}", data_dir.display()))?;
+        let store = open_store(&settings, &key)?;
+        // Bound after the store is open, so that a second server started with the same command is told
+        // the data directory is held rather than that the port is taken; and before anything hands out
+        // links, which are based on the address bound when no `public_url` is declared.
+        let listener = TcpListener::bind(settings.server.bind)
+            .with_context(|| format!("cannot bind {}", settings.server.bind))?;
+        settings.server.settle_public_url(listener.local_addr()?);
+        let settings = Arc::new(settings);
         crate::encryption::log_key_source(&key, &settings);
         if let Some(migrated) = store.migrated() {
             tracing::info!(
@@ -149,8 +156,6 @@ impl Application {
             metrics,
         ));
 
-        let listener = TcpListener::bind(settings.server.bind)
-            .with_context(|| format!("cannot bind {}", settings.server.bind))?;
         let port = listener.local_addr()?.port();
         let admin_enabled = settings.server.admin_token.is_some();
         let fault_injection = settings.server.fault_injection;
@@ -235,6 +240,23 @@ impl Application {
             .context("final flush of the store failed")?;
         tracing::info!("switchboard stopped");
         Ok(())
+    }
+}
+
+/// Opens the sealed store in `data_dir`. A directory another Switchboard holds gets a message of its own:
+/// sled's lock error names a lock file and an OS error, not what the operator should do about it.
+fn open_store(settings: &Settings, key: &KeySource) -> anyhow::Result<Store> {
+    let data_dir = &settings.server.data_dir;
+    match Store::open_sealed(data_dir, settings.storage_cache_bytes, key) {
+        Ok(store) => Ok(store),
+        Err(e) if e.is_held_elsewhere() => Err(anyhow::anyhow!(
+            "another Switchboard holds the data directory {}: stop it first, or give this server \
+             another data_dir",
+            data_dir.display()
+        )),
+        Err(e) => {
+            Err(e).with_context(|| format!("cannot open the store in {}", data_dir.display()))
+        }
     }
 }
 

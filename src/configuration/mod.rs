@@ -11,6 +11,7 @@
 mod dialer;
 mod electronic;
 pub mod electronic_mapping;
+mod public_url;
 mod raw;
 mod settings;
 pub mod specs;
@@ -128,15 +129,10 @@ fn from_layers(
     let mut table: toml::Table = DEFAULT_CONFIG
         .parse()
         .expect("embedded default config is valid TOML");
-    let mut operator_public_url = false;
     if let Some(text) = text {
         let file: toml::Table = text
             .parse()
             .map_err(|e: toml::de::Error| error(None, e.to_string().trim().to_owned()))?;
-        operator_public_url = file
-            .get("server")
-            .and_then(|server| server.get("public_url"))
-            .is_some();
         table.remove("accounts");
         if let Some(toml::Value::Table(server)) = table.get_mut("server") {
             server.remove("admin_token");
@@ -156,9 +152,6 @@ fn from_layers(
             "data_dir".into(),
             toml::Value::String(dir.display().to_string()),
         );
-    }
-    if !operator_public_url {
-        tls::inherited_public_url_follows_tls(server);
     }
     let raw: raw::RawConfig =
         serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {

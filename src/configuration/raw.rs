@@ -36,7 +36,7 @@ pub(crate) struct RawConfig {
 pub(crate) struct RawServer {
     pub bind: String,
     pub data_dir: String,
-    pub public_url: String,
+    pub public_url: Option<String>,
     pub product_word: String,
     pub auth_header_word: Option<String>,
     pub lookup_source_word: Option<String>,

@@ -58,8 +58,11 @@ pub struct ServerSettings {
     pub bind: SocketAddr,
     /// Store directory.
     pub data_dir: PathBuf,
-    /// Base of links Switchboard hands out.
+    /// Base of links Switchboard hands out: the declared `public_url`, else the address of `bind`, made
+    /// the address actually bound by [`ServerSettings::settle_public_url`] once the listener is up.
     pub public_url: url::Url,
+    /// Whether `public_url` is the operator's own (set in the file), rather than derived from `bind`.
+    pub public_url_declared: bool,
     /// Replaces "Service" in the product's names: the token realm, and by default the two words below.
     pub product_word: String,
     /// Names the `/v1/auth` headers (`{word}-API-Key`, `{word}-API-Secret`); `product_word` unless set.
@@ -146,9 +149,12 @@ impl Settings {
                 ),
             ));
         }
-        let public_url = validate_http_url("server.public_url", &raw.server.public_url)?;
         let words = super::words::resolve(&raw.server)?;
         let tls = super::tls::validate_tls(raw.server.tls.as_ref())?;
+        let public_url = match &raw.server.public_url {
+            Some(declared) => validate_http_url("server.public_url", declared)?,
+            None => super::public_url::of_address(bind, tls.is_some()),
+        };
         if raw
             .server
             .admin_token
@@ -233,6 +239,7 @@ impl Settings {
                 bind,
                 data_dir: PathBuf::from(&raw.server.data_dir),
                 public_url,
+                public_url_declared: raw.server.public_url.is_some(),
                 product_word: words.product,
                 auth_header_word: words.auth_header,
                 lookup_source_word: words.lookup_source,

@@ -1,5 +1,5 @@
-//! `[server.tls]` validated: both files named, read and checked before anything is served, and the
-//! inherited `public_url` moved to https along with the listener. Reading PEM and building the rustls
+//! `[server.tls]` validated: both files named, read and checked before anything is served (an undeclared
+//! `public_url` is then derived as https, in `public_url`). Reading PEM and building the rustls
 //! configuration is `crate::tls`'s; this module only says which key a failure belongs to.
 
 use std::fmt;
@@ -48,20 +48,6 @@ pub(super) fn validate_tls(raw: Option<&RawTls>) -> Result<Option<TlsSettings>, 
     }))
 }
 
-/// With `[server.tls]` on and no `public_url` of the operator's own, the inherited default's `http://`
-/// becomes `https://`: the links and event URLs handed out must reach a listener that no longer speaks
-/// plain HTTP. An operator's own `public_url` is left as written (a proxy or another name may front it).
-pub(super) fn inherited_public_url_follows_tls(server: &mut toml::Table) {
-    if !server.contains_key("tls") {
-        return;
-    }
-    if let Some(toml::Value::String(public_url)) = server.get_mut("public_url") {
-        if let Some(rest) = public_url.strip_prefix("http://") {
-            *public_url = format!("https://{rest}");
-        }
-    }
-}
-
 fn required_path(key: &str, value: Option<&str>) -> Result<PathBuf, SpecError> {
     match value {
         None => Err(SpecError::new(
@@ -108,7 +94,7 @@ mod tests {
     }
 
     #[test]
-    fn a_certificate_and_its_key_turn_tls_on_and_the_inherited_public_url_to_https() {
+    fn a_certificate_and_its_key_turn_tls_on_and_an_undeclared_public_url_to_https() {
         let dir = tempfile::tempdir().unwrap();
         let (cert_file, key_file) = write_certificate(dir.path());
 

@@ -75,3 +75,11 @@ impl From<sled::transaction::TransactionError<StorageError>> for StorageError {
         }
     }
 }
+
+impl StorageError {
+    /// Whether opening failed because another process (another Switchboard, a backup or key command)
+    /// holds the store's lock.
+    pub fn is_held_elsewhere(&self) -> bool {
+        matches!(self, StorageError::Engine(sled::Error::Io(e)) if crate::opening::is_lock_refusal(e))
+    }
+}

@@ -115,6 +115,6 @@ pub(crate) fn open_db_when_released(
 
 /// sled's refusal to open a store another handle holds. Its lock error carries no kind of its own, so
 /// this reads the message of the pinned sled 0.34.
-fn is_lock_refusal(error: &std::io::Error) -> bool {
+pub(crate) fn is_lock_refusal(error: &std::io::Error) -> bool {
     error.to_string().contains("could not acquire lock")
 }
