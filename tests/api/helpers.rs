@@ -35,7 +35,10 @@ impl Default for TestConfig {
         };
         // Intake tests read requests right after creating them; with dispatch paused nothing moves them on.
         // Orchestration tests turn it back on with `TestConfig::dispatching`.
+        // Links then keep one known origin whatever port a test binds; tests of the derived default
+        // remove it.
         config
+            .set("server.public_url", "http://127.0.0.1:8080")
             .set("clock.mode", "manual")
             .set("clock.start", START)
             .set("server.fault_injection", true)

@@ -1,0 +1,269 @@
+//! The log an operator reads (operator contract section 1), from the built binary's stderr at the default
+//! level: one `info` line per HTTP request, JSON lines that stay JSON through a panic, no colour codes off
+//! a terminal, and nothing a client does wrong or a starting server says reported as a server problem.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::helpers::{binary, client, free_port, write_config, TestConfig, ADMIN_TOKEN};
+
+/// The message of the line every HTTP request gets.
+const HTTP_LINE: &str = "http request answered";
+
+/// The binary on `port` with its stderr captured, logging at the default level in `format`.
+struct LoggedBinary {
+    child: Child,
+    address: String,
+    _config_dir: tempfile::TempDir,
+    _data_dir: tempfile::TempDir,
+}
+
+impl LoggedBinary {
+    fn start(format: &str, port: u16) -> LoggedBinary {
+        let config_dir = tempfile::tempdir().unwrap();
+        let data_dir = tempfile::tempdir().unwrap();
+        let config = write_config(config_dir.path(), &TestConfig::default());
+        let child = command(&config, data_dir.path(), format, port)
+            .spawn()
+            .unwrap();
+        LoggedBinary {
+            child,
+            address: format!("http://127.0.0.1:{port}"),
+            _config_dir: config_dir,
+            _data_dir: data_dir,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.address)
+    }
+
+    /// Polls `/readyz` until it answers 200 (20 s at most).
+    async fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let ready = client().get(self.url("/readyz")).send().await;
+            if ready.is_ok_and(|r| r.status() == 200) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the server never became ready");
+            actix_web::rt::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// SIGTERM, and every line the server wrote to stderr.
+    fn stop(mut self) -> String {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let mut stderr = String::new();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert_eq!(self.child.wait().unwrap().code(), Some(0), "{stderr}");
+        stderr
+    }
+}
+
+impl Drop for LoggedBinary {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn command(config: &Path, data_dir: &Path, format: &str, port: u16) -> Command {
+    let mut command = Command::new(binary());
+    command
+        .args(["serve", "--config"])
+        .arg(config)
+        .env_remove("SWITCHBOARD_MASTER_KEY")
+        .env_remove("RUST_LOG")
+        .env("RUST_BACKTRACE", "1")
+        .env("SWITCHBOARD_LOG_FORMAT", format)
+        .env("SWITCHBOARD_BIND", format!("127.0.0.1:{port}"))
+        .env("SWITCHBOARD_DATA_DIR", data_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Every stderr line parsed as JSON; fails on the first that is not.
+fn json_lines(stderr: &str) -> Vec<Value> {
+    stderr
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|_| panic!("not a JSON line: {line:?}"))
+        })
+        .collect()
+}
+
+/// The raw answer to `request`, sent on a socket of its own.
+fn send_raw(port: u16, request: &[u8]) -> String {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    stream.write_all(request).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[actix_web::test]
+async fn every_http_request_gets_one_info_line_with_method_route_status_and_latency() {
+    let server = LoggedBinary::start("json", free_port());
+    server.wait_ready().await;
+    let response = client()
+        .get(server.url("/v1/requests/not-a-real-id-7731"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+
+    let lines = json_lines(&server.stop());
+
+    let answered: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["fields"]["message"] == HTTP_LINE)
+        .filter(|l| l["span"]["route"] == "/v1/requests/{requestId}")
+        .collect();
+    assert_eq!(answered.len(), 1, "{lines:#?}");
+    let line = answered[0];
+    assert_eq!(line["level"], "INFO", "{line}");
+    assert_eq!(line["span"]["method"], "GET", "{line}");
+    assert_eq!(line["span"]["status"], 401, "{line}");
+    assert!(line["fields"]["latency_ms"].is_f64(), "{line}");
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.to_string().contains("not-a-real-id-7731")),
+        "the raw path is not logged"
+    );
+    assert!(
+        lines
+            .iter()
+            .filter(|l| l["fields"]["message"] == HTTP_LINE)
+            .all(|l| l["fields"]["message"] != "request finished"),
+        "the HTTP line is not an extraction request's"
+    );
+}
+
+#[actix_web::test]
+async fn with_json_logs_a_panic_is_logged_as_json_and_every_stderr_line_stays_json() {
+    let server = LoggedBinary::start("json", free_port());
+    server.wait_ready().await;
+    let response = client()
+        .post(server.url("/admin/v1/faults/handler-panic"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 500);
+
+    let lines = json_lines(&server.stop());
+
+    let panics: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["fields"]["message"] == "a thread panicked")
+        .collect();
+    assert_eq!(panics.len(), 1, "{lines:#?}");
+    assert_eq!(panics[0]["level"], "ERROR");
+    assert!(
+        panics[0]["fields"]["backtrace"].is_string(),
+        "RUST_BACKTRACE=1 puts the backtrace in a field: {}",
+        panics[0]
+    );
+}
+
+#[actix_web::test]
+async fn plain_logs_off_a_terminal_carry_no_colour_codes() {
+    let server = LoggedBinary::start("text", free_port());
+    server.wait_ready().await;
+    client().get(server.url("/healthz")).send().await.unwrap();
+
+    let stderr = server.stop();
+
+    assert!(stderr.contains(" INFO "), "{stderr}");
+    assert!(stderr.contains(HTTP_LINE), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "colour codes: {stderr:?}");
+}
+
+#[actix_web::test]
+async fn a_503_from_readyz_while_starting_is_logged_at_info_not_as_a_warning() {
+    let port = free_port();
+    let server = LoggedBinary::start("json", port);
+    // Raw probes from the first moment the port answers: start-up provisions the whole configuration
+    // (dozens of payers, each written and flushed) before it declares itself ready.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut not_ready = 0;
+    loop {
+        let status = std::net::TcpStream::connect(("127.0.0.1", port))
+            .ok()
+            .map(|_| {
+                send_raw(
+                    port,
+                    b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                )
+            });
+        match status.as_deref().and_then(|a| a.lines().next()) {
+            Some(line) if line.contains(" 200 ") => break,
+            Some(line) if line.contains(" 503 ") => not_ready += 1,
+            _ => {}
+        }
+        assert!(Instant::now() < deadline, "never ready");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(not_ready > 0, "no 503 was seen while starting");
+
+    let lines = json_lines(&server.stop());
+
+    let readyz: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["span"]["route"] == "/readyz" && l["span"]["status"] == 503)
+        .collect();
+    assert!(!readyz.is_empty(), "the 503s are logged: {lines:#?}");
+    for line in readyz {
+        assert_eq!(line["level"], "INFO", "{line}");
+    }
+}
+
+#[actix_web::test]
+async fn a_header_with_a_nul_byte_and_a_malformed_request_are_not_logged_as_errors() {
+    let port = free_port();
+    let server = LoggedBinary::start("text", port);
+    server.wait_ready().await;
+    let requests: [(&str, &[u8]); 3] = [
+        (
+            "a NUL byte in a header",
+            b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Bad: a\0b\r\n\r\n",
+        ),
+        ("a request line that is not HTTP", b"GARBAGE\r\n\r\n"),
+        (
+            "a Content-Length that is not a number",
+            b"POST /v1/requests HTTP/1.1\r\nHost: x\r\nContent-Length: many\r\n\r\n",
+        ),
+    ];
+    for (what, request) in requests {
+        let answer = send_raw(port, request);
+        assert!(answer.starts_with("HTTP/1.1 400"), "{what}: {answer}");
+    }
+
+    let stderr = server.stop();
+
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("ERROR")).collect();
+    assert!(
+        errors.is_empty(),
+        "client mistakes logged as errors: {errors:#?}"
+    );
+}
