@@ -4,7 +4,7 @@
 //! accounts, then payers. Only a declaration that changed since it was last provisioned is written (its
 //! fingerprint is kept in the store), so the store stays the truth between edits of the file: credentials
 //! issued, accounts deleted or entries replaced through the admin API survive restarts, and an unchanged
-//! schema keeps its version.
+//! schema keeps its version. Each start logs, per entry, which of the two it did.
 
 use chrono::{DateTime, Utc};
 use rand::distributions::{Alphanumeric, DistString};
@@ -39,6 +39,7 @@ pub async fn provision(
             &format!("{:?}", schema_flags(spec)),
         ]);
         if !changed(store, &key, &print)? {
+            log_kept("schema", id);
             continue;
         }
         let publish = PublishRule::IfChanged {
@@ -60,6 +61,7 @@ pub async fn provision(
             )
             .await?;
         store.set_provisioned_fingerprint(&key, &print).await?;
+        log_applied("schema", id);
     }
     for spec in &settings.accounts {
         let id = spec
@@ -69,6 +71,7 @@ pub async fn provision(
         let key = format!("account:{id}");
         let print = account_fingerprint(spec);
         if !changed(store, &key, &print)? {
+            log_kept("account", id);
             continue;
         }
         let existing = store.account(id)?;
@@ -78,6 +81,7 @@ pub async fn provision(
             store.put_account(&record, &[event]).await?;
         }
         store.set_provisioned_fingerprint(&key, &print).await?;
+        log_applied("account", id);
     }
     for spec in &settings.payers {
         let name = spec
@@ -92,9 +96,27 @@ pub async fn provision(
             let event = crate::audit::provisioned(now, "payer.change", "payer", name);
             store.put_payer(&record, &[event]).await?;
             store.set_provisioned_fingerprint(&key, &print).await?;
+            log_applied("payer", name);
+        } else {
+            log_kept("payer", name);
         }
     }
     Ok(())
+}
+
+/// The file's entry was written to the store. Ids only: an entry's other fields hold secrets.
+fn log_applied(kind: &'static str, id: &str) {
+    tracing::info!(kind, id, "config entry applied to the store");
+}
+
+/// The store's version was kept: the file's entry is the one applied at an earlier start, so whatever
+/// the admin API changed since stands.
+fn log_kept(kind: &'static str, id: &str) {
+    tracing::info!(
+        kind,
+        id,
+        "config entry kept as stored: unchanged in the file since it was last applied"
+    );
 }
 
 /// Whether the declaration under `key` differs from the one provisioned last.

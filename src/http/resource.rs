@@ -82,6 +82,7 @@ impl ServedResource {
 
     method!(post, POST);
     method!(put, PUT);
+    method!(patch, PATCH);
     method!(delete, DELETE);
 }
 

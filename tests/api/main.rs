@@ -1,5 +1,6 @@
 //! Black-box tests: each starts a real Switchboard (random port, temporary data directory) and talks HTTP.
 
+mod accounts_patch;
 mod admin;
 mod agent;
 mod audit;

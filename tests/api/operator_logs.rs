@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::helpers::{binary, client, free_port, write_config, TestConfig, ADMIN_TOKEN};
 
@@ -18,8 +18,8 @@ const HTTP_LINE: &str = "http request answered";
 struct LoggedBinary {
     child: Child,
     address: String,
-    _config_dir: tempfile::TempDir,
-    _data_dir: tempfile::TempDir,
+    _config_dir: Option<tempfile::TempDir>,
+    _data_dir: Option<tempfile::TempDir>,
 }
 
 impl LoggedBinary {
@@ -33,8 +33,18 @@ impl LoggedBinary {
         LoggedBinary {
             child,
             address: format!("http://127.0.0.1:{port}"),
-            _config_dir: config_dir,
-            _data_dir: data_dir,
+            _config_dir: Some(config_dir),
+            _data_dir: Some(data_dir),
+        }
+    }
+
+    /// The binary on a configuration and data directory the test keeps (for restarts).
+    fn start_on(config: &Path, data_dir: &Path, port: u16) -> LoggedBinary {
+        LoggedBinary {
+            child: command(config, data_dir, "json", port).spawn().unwrap(),
+            address: format!("http://127.0.0.1:{port}"),
+            _config_dir: None,
+            _data_dir: None,
         }
     }
 
@@ -266,4 +276,69 @@ async fn a_header_with_a_nul_byte_and_a_malformed_request_are_not_logged_as_erro
         errors.is_empty(),
         "client mistakes logged as errors: {errors:#?}"
     );
+}
+
+#[actix_web::test]
+async fn each_start_logs_per_config_entry_whether_it_was_applied_or_kept_as_stored() {
+    let config_dir = tempfile::tempdir().unwrap();
+    let data_dir = tempfile::tempdir().unwrap();
+    let config = write_config(config_dir.path(), &TestConfig::default());
+    let entries = |lines: &[Value], message: &str| -> Vec<(String, String)> {
+        lines
+            .iter()
+            .filter(|l| l["fields"]["message"] == message && l["level"] == "INFO")
+            .map(|l| {
+                let kind = l["fields"]["kind"].as_str().unwrap_or_default().to_owned();
+                (
+                    kind,
+                    l["fields"]["id"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let applied = "config entry applied to the store";
+    let kept = "config entry kept as stored: unchanged in the file since it was last applied";
+
+    let server = LoggedBinary::start_on(&config, data_dir.path(), free_port());
+    server.wait_ready().await;
+    let (status, _) = crate::helpers::status_and_json(
+        client()
+            .patch(server.url("/admin/v1/accounts/demo"))
+            .bearer_auth(ADMIN_TOKEN)
+            .json(&json!({ "daily_call_capacity": 3 }))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let first = json_lines(&server.stop());
+    let server = LoggedBinary::start_on(&config, data_dir.path(), free_port());
+    server.wait_ready().await;
+    let capacity = client()
+        .get(server.url("/admin/v1/accounts/demo"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap()["daily_call_capacity"]
+        .clone();
+    let second = json_lines(&server.stop());
+
+    let demo = ("account".to_owned(), "demo".to_owned());
+    let vob = ("schema".to_owned(), "vob-basic".to_owned());
+    assert!(entries(&first, applied).contains(&demo), "{first:#?}");
+    assert!(entries(&first, applied).contains(&vob), "{first:#?}");
+    assert!(entries(&first, kept).is_empty(), "{first:#?}");
+    assert!(entries(&second, kept).contains(&demo), "{second:#?}");
+    assert!(entries(&second, kept).contains(&vob), "{second:#?}");
+    assert!(entries(&second, applied).is_empty(), "{second:#?}");
+    assert_eq!(capacity, 3, "the admin change survives the restart");
+    let payers = entries(&second, kept)
+        .iter()
+        .filter(|(kind, _)| kind == "payer")
+        .count();
+    assert!(payers > 10, "every payer is logged: {payers}");
 }

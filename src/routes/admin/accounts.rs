@@ -5,7 +5,7 @@ use switchboard_actors::webhooks::{check_target, TargetError};
 use switchboard_storage::{AccountRecord, Environment, StorageError};
 
 use super::AdminJson;
-use crate::auth::{Admin, Reader};
+use crate::auth::{Admin, Operator, Reader};
 use crate::configuration::specs::{validate_identifier, AccountSpec};
 use crate::errors::{ApiError, Code};
 use crate::provisioning::{account_record, generate_credential};
@@ -63,7 +63,7 @@ impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
     }
 }
 
-fn account_not_found(id: &str) -> ApiError {
+pub(super) fn account_not_found(id: &str) -> ApiError {
     ApiError::new(
         Code::AccountNotFound,
         format!("Account '{id}' does not exist"),
@@ -93,7 +93,8 @@ pub async fn get_account(
     Ok(HttpResponse::Ok().json(AccountOut::from(&account)))
 }
 
-/// `PUT /admin/v1/accounts/{id}`: create (201) or replace (200).
+/// `PUT /admin/v1/accounts/{id}`: create (201) or replace (200). The body is the whole account: a field
+/// left out takes its default, except `credentials`, whose absence keeps the pairs issued.
 #[tracing::instrument(name = "admin_put_account", skip_all, fields(account = %id))]
 pub async fn put_account(
     Admin(operator): Admin,
@@ -102,11 +103,26 @@ pub async fn put_account(
     spec: AdminJson<AccountSpec>,
 ) -> Result<HttpResponse, ApiError> {
     validate_identifier("id", &id)?;
-    if spec
-        .id
-        .as_deref()
-        .is_some_and(|body_id| body_id != id.as_str())
-    {
+    let existing = state.store.account(&id)?;
+    let record = write_account(&state, &operator, &id, &spec, existing.as_ref()).await?;
+    let status = if existing.is_some() {
+        HttpResponse::Ok()
+    } else {
+        HttpResponse::Created()
+    };
+    Ok(with_status(status, &record))
+}
+
+/// Checks `spec` as a declaration of account `id` and stores it over `existing`, with its audit event.
+/// The one way both `PUT` and `PATCH` write an account.
+pub(super) async fn write_account(
+    state: &AppState,
+    operator: &Operator,
+    id: &str,
+    spec: &AccountSpec,
+    existing: Option<&AccountRecord>,
+) -> Result<AccountRecord, ApiError> {
+    if spec.id.as_deref().is_some_and(|body_id| body_id != id) {
         return Err(ApiError::invalid_request(
             "id: the body's id does not match the path",
         ));
@@ -129,26 +145,20 @@ pub async fn put_account(
             )));
         }
     }
-    let existing = state.store.account(&id)?;
-    let record = account_record(&id, &spec, existing.as_ref(), state.clock.now());
-    let event = crate::audit::change(&state, &operator, "account.change", "account", &id);
+    let record = account_record(id, spec, existing, state.clock.now());
+    let event = crate::audit::change(state, operator, "account.change", "account", id);
     match state.store.put_account(&record, &[event]).await {
-        Err(StorageError::CredentialKeyTaken) => {
-            return Err(ApiError::invalid_request(
-                "credentials: a key is already issued to another account",
-            ))
+        Err(StorageError::CredentialKeyTaken) => Err(ApiError::invalid_request(
+            "credentials: a key is already issued to another account",
+        )),
+        other => {
+            other?;
+            Ok(record)
         }
-        other => other?,
     }
-    let status = if existing.is_some() {
-        HttpResponse::Ok()
-    } else {
-        HttpResponse::Created()
-    };
-    Ok(with_status(status, &record))
 }
 
-fn with_status(
+pub(super) fn with_status(
     mut builder: actix_web::HttpResponseBuilder,
     account: &AccountRecord,
 ) -> HttpResponse {

@@ -1,5 +1,6 @@
 //! The operator's admin API (operator contract section 3), behind `server.admin_token`.
 
+mod account_patch;
 mod accounts;
 mod audit;
 mod backups;
@@ -35,6 +36,7 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig, fault_injection: bool) {
             admin("/accounts/{id}")
                 .get(accounts::get_account)
                 .put(accounts::put_account)
+                .patch(account_patch::patch_account)
                 .delete(accounts::delete_account),
         )
         .service(admin("/accounts/{id}/credentials").post(accounts::create_credential))
