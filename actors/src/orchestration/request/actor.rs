@@ -17,6 +17,7 @@ use super::{
     after_fault, decide, finalize, give_up, record_restart, webhook_for, AfterFault, Ending, Move,
     StepPlan,
 };
+use crate::calendar::local_date;
 use crate::electronic::ElectronicJob;
 use crate::orchestration::edges::{Edge, Edges};
 use crate::orchestration::messages::{
@@ -149,6 +150,7 @@ impl RequestActor {
             }
             Move::End => self.end(ctx),
             Move::TryElectronic { primary } => {
+                let today = local_date(self.shared.clock.now(), zone(account.as_ref()));
                 let job = ElectronicJob {
                     request_id: record.id.clone(),
                     schema: primary,
@@ -157,6 +159,7 @@ impl RequestActor {
                     electronic_payer_id: record.electronic_payer_id.clone(),
                     provider_name: account.and_then(|account| account.provider_name),
                     seed: self.shared.seed,
+                    today,
                 };
                 self.try_electronic(ctx, &record, job);
             }
