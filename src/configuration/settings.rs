@@ -8,7 +8,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use super::dialer::{CallSettings, DialerSettings};
-use super::raw::{ClockMode, InputType, RawConfig};
+use super::raw::{ClockMode, DialerKind, InputType, RawConfig};
 use super::specs::{validate_http_url, AccountSpec, PayerSpec, SchemaSpec, SpecError};
 use super::{ConfigSource, Overrides};
 use crate::secret::Secret;
@@ -26,6 +26,9 @@ pub struct Settings {
     pub simulation: SimulationSettings,
     /// `[dialer]`.
     pub dialer: DialerSettings,
+    /// Every dialer production requests may go to: `[dialer] kind` first, then each other kind an
+    /// account names (`[[accounts]] dialer`), one per kind.
+    pub dialers: Vec<DialerSettings>,
     /// `[dialer]` limits of real calls: concurrency, calling hours, polling.
     pub calls: CallSettings,
     /// `[dialer] paused`: requests are accepted and booked, but none is dispatched (maintenance, tests of
@@ -221,6 +224,7 @@ impl Settings {
         };
         let schemas = validate_schemas(raw.schemas)?;
         let accounts = validate_accounts(raw.accounts, &schemas)?;
+        let dialers = account_dialers(&raw.dialer, &dialer, &accounts, calls.call_timeout)?;
         for key in raw.input_types.keys() {
             if key.trim().is_empty() {
                 return Err(SpecError::new("input_types", "keys must not be blank"));
@@ -247,6 +251,7 @@ impl Settings {
                 seed: raw.simulation.seed,
             },
             dialer,
+            dialers,
             calls,
             dispatch_paused: raw.dialer.paused,
             webhooks,
@@ -386,6 +391,365 @@ fn validate_accounts(
         }
     }
     Ok(accounts)
+}
+
+/// The dialers production requests may use: the default, then each other kind whose settings are declared
+/// (an account may name it, in the file or through the admin API). A kind an account names must be
+/// declared and valid; a declared table no account names yet is checked the same way.
+fn account_dialers(
+    raw: &super::raw::RawDialer,
+    default: &DialerSettings,
+    accounts: &[AccountSpec],
+    call_timeout: Duration,
+) -> Result<Vec<DialerSettings>, SpecError> {
+    for (i, account) in accounts.iter().enumerate() {
+        let Some(kind) = account.dialer else {
+            continue;
+        };
+        if !super::dialer::is_declared(raw, kind) {
+            let missing = match kind {
+                DialerKind::Http => "[dialer] url and secret",
+                DialerKind::Retell => "[dialer.retell] table",
+                _ => "[dialer.vapi] table",
+            };
+            return Err(SpecError::new(
+                format!("accounts[{i}].dialer"),
+                format!(
+                    "names the {:?} dialer, but the configuration has no {missing} to place its calls",
+                    kind.as_str()
+                ),
+            ));
+        }
+    }
+    let mut dialers = vec![default.clone()];
+    for kind in [
+        DialerKind::Simulated,
+        DialerKind::Http,
+        DialerKind::Retell,
+        DialerKind::Vapi,
+    ] {
+        if kind != default.kind() && super::dialer::is_declared(raw, kind) {
+            dialers.push(super::dialer::validate_kind(raw, kind, call_timeout)?);
+        }
+    }
+    Ok(dialers)
+}
+
+impl Settings {
+    pub(super) fn validate(
+        raw: RawConfig,
+        source: ConfigSource,
+        overrides: &Overrides,
+    ) -> Result<Settings, SpecError> {
+        let env_note = |var: &str, set: bool| {
+            if set {
+                format!(" (set by {var})")
+            } else {
+                String::new()
+            }
+        };
+        let bind = raw.server.bind.parse::<SocketAddr>().map_err(|_| {
+            SpecError::new(
+                "server.bind",
+                format!(
+                    "{:?} is not an address such as 127.0.0.1:8080{}",
+                    raw.server.bind,
+                    env_note("SWITCHBOARD_BIND", overrides.bind.is_some())
+                ),
+            )
+        })?;
+        if raw.server.data_dir.trim().is_empty() {
+            return Err(SpecError::new(
+                "server.data_dir",
+                format!(
+                    "must not be empty{}",
+                    env_note("SWITCHBOARD_DATA_DIR", overrides.data_dir.is_some())
+                ),
+            ));
+        }
+        let public_url = validate_http_url("server.public_url", &raw.server.public_url)?;
+        let words = super::words::resolve(&raw.server)?;
+        let tls = super::tls::validate_tls(raw.server.tls.as_ref())?;
+        if raw
+            .server
+            .admin_token
+            .as_ref()
+            .is_some_and(|t| t.expose().trim().is_empty())
+        {
+            return Err(SpecError::new(
+                "server.admin_token",
+                "must not be blank; remove the key to disable the admin API",
+            ));
+        }
+        if raw
+            .server
+            .token_secret
+            .as_ref()
+            .is_some_and(|t| t.expose().len() < 16)
+        {
+            return Err(SpecError::new(
+                "server.token_secret",
+                "must be at least 16 characters",
+            ));
+        }
+        let clock = match (raw.clock.mode, &raw.clock.start) {
+            (ClockMode::System, _) => ClockSettings::System,
+            (ClockMode::Manual, None) => {
+                return Err(SpecError::new(
+                    "clock.start",
+                    "is required when mode = \"manual\"",
+                ));
+            }
+            (ClockMode::Manual, Some(start)) => ClockSettings::Manual {
+                start: DateTime::parse_from_rfc3339(start)
+                    .map_err(|e| {
+                        SpecError::new(
+                            "clock.start",
+                            format!("{start:?} is not an RFC 3339 instant: {e}"),
+                        )
+                    })?
+                    .with_timezone(&Utc),
+            },
+        };
+        let time_scale = raw.simulation.time_scale;
+        if !(time_scale.is_finite() && time_scale > 0.0) {
+            return Err(SpecError::new(
+                "simulation.time_scale",
+                "must be a positive number",
+            ));
+        }
+        let (dialer, calls) = super::dialer::validate_dialer(&raw.dialer)?;
+        let webhooks = validate_webhooks(&raw.webhooks)?;
+        let electronic = super::electronic::validate_electronic(raw.electronic)?;
+        let storage_cache_bytes = match raw.storage.cache_capacity_mb {
+            Some(0) => {
+                return Err(SpecError::new(
+                    "storage.cache_capacity_mb",
+                    "must be at least 1",
+                ))
+            }
+            Some(mb) => mb.saturating_mul(1 << 20),
+            None => switchboard_storage::DEFAULT_CACHE_BYTES,
+        };
+        let master_key_file = match raw.encryption.key_file {
+            Some(path) if path.trim().is_empty() => {
+                return Err(SpecError::new(
+                    "encryption.key_file",
+                    "must not be empty; remove the key to keep the master key beside the data",
+                ))
+            }
+            path => path.map(PathBuf::from),
+        };
+        let schemas = validate_schemas(raw.schemas)?;
+        let accounts = validate_accounts(raw.accounts, &schemas)?;
+        let dialers = account_dialers(&raw.dialer, &dialer, &accounts, calls.call_timeout)?;
+        for key in raw.input_types.keys() {
+            if key.trim().is_empty() {
+                return Err(SpecError::new("input_types", "keys must not be blank"));
+            }
+        }
+        let payers = validate_payers(raw.payers)?;
+        Ok(Settings {
+            source,
+            server: ServerSettings {
+                bind,
+                data_dir: PathBuf::from(&raw.server.data_dir),
+                public_url,
+                product_word: words.product,
+                auth_header_word: words.auth_header,
+                lookup_source_word: words.lookup_source,
+                admin_token: raw.server.admin_token,
+                token_secret: raw.server.token_secret,
+                fault_injection: raw.server.fault_injection,
+                tls,
+            },
+            clock,
+            simulation: SimulationSettings {
+                time_scale,
+                seed: raw.simulation.seed,
+            },
+            dialer,
+            dialers,
+            calls,
+            dispatch_paused: raw.dialer.paused,
+            webhooks,
+            electronic,
+            storage_cache_bytes,
+            master_key_file,
+            accounts,
+            schemas,
+            input_types: raw.input_types,
+            payers,
+        })
+    }
+}
+
+fn validate_webhooks(raw: &super::raw::RawWebhooks) -> Result<WebhookSettings, SpecError> {
+    if raw.attempt_timeout_ms == 0 || raw.attempt_timeout_ms > 60_000 {
+        return Err(SpecError::new(
+            "webhooks.attempt_timeout_ms",
+            "must be between 1 and 60000",
+        ));
+    }
+    if raw.inline_backoff_ms.len() > 10 {
+        return Err(SpecError::new(
+            "webhooks.inline_backoff_ms",
+            "at most 10 inline retries",
+        ));
+    }
+    if raw.round_delays_s.len() > 3 {
+        return Err(SpecError::new(
+            "webhooks.round_delays_s",
+            "at most 3 delayed rounds",
+        ));
+    }
+    if raw
+        .round_delays_s
+        .iter()
+        .any(|&d| d == 0 || d > SEVEN_DAYS_S)
+    {
+        return Err(SpecError::new(
+            "webhooks.round_delays_s",
+            "each round must fall within 7 days (1 to 604800 seconds) of the terminal state",
+        ));
+    }
+    if raw.round_delays_s.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(SpecError::new(
+            "webhooks.round_delays_s",
+            "rounds must be in increasing order",
+        ));
+    }
+    if raw.per_destination_concurrency == 0 || raw.per_destination_concurrency > 256 {
+        return Err(SpecError::new(
+            "webhooks.per_destination_concurrency",
+            "must be between 1 and 256",
+        ));
+    }
+    Ok(WebhookSettings {
+        allow_private_targets: raw.allow_private_targets,
+        attempt_timeout: Duration::from_millis(raw.attempt_timeout_ms),
+        inline_backoff: raw
+            .inline_backoff_ms
+            .iter()
+            .map(|&ms| Duration::from_millis(ms))
+            .collect(),
+        round_delays: raw
+            .round_delays_s
+            .iter()
+            .map(|&s| Duration::from_secs(s))
+            .collect(),
+        per_destination_concurrency: raw.per_destination_concurrency,
+    })
+}
+
+fn validate_schemas(schemas: Vec<SchemaSpec>) -> Result<Vec<SchemaSpec>, SpecError> {
+    let mut ids = HashSet::new();
+    for (i, schema) in schemas.iter().enumerate() {
+        let at = format!("schemas[{i}]");
+        let id = schema
+            .id
+            .as_deref()
+            .ok_or_else(|| SpecError::new(format!("{at}.id"), "is required"))?;
+        schema.validate().map_err(|e| e.within(&at))?;
+        if !ids.insert(id) {
+            return Err(SpecError::new(
+                format!("{at}.id"),
+                format!("{id:?} is declared twice"),
+            ));
+        }
+    }
+    for (i, schema) in schemas.iter().enumerate() {
+        if let Some(follow_up) = &schema.follow_up {
+            if !ids.contains(follow_up.as_str()) {
+                return Err(SpecError::new(
+                    format!("schemas[{i}].follow_up"),
+                    format!("{follow_up:?} is not a schema declared in this file"),
+                ));
+            }
+        }
+    }
+    Ok(schemas)
+}
+
+fn validate_accounts(
+    accounts: Vec<AccountSpec>,
+    schemas: &[SchemaSpec],
+) -> Result<Vec<AccountSpec>, SpecError> {
+    let known: BTreeSet<&str> = schemas.iter().filter_map(|s| s.id.as_deref()).collect();
+    let mut ids = HashSet::new();
+    let mut keys = HashSet::new();
+    for (i, account) in accounts.iter().enumerate() {
+        let at = format!("accounts[{i}]");
+        let id = account
+            .id
+            .as_deref()
+            .ok_or_else(|| SpecError::new(format!("{at}.id"), "is required"))?;
+        account.validate().map_err(|e| e.within(&at))?;
+        if !ids.insert(id) {
+            return Err(SpecError::new(
+                format!("{at}.id"),
+                format!("{id:?} is declared twice"),
+            ));
+        }
+        for (j, schema) in account.schemas.iter().enumerate() {
+            if !known.contains(schema.as_str()) {
+                return Err(SpecError::new(
+                    format!("{at}.schemas[{j}]"),
+                    format!("{schema:?} is not a schema declared in this file"),
+                ));
+            }
+        }
+        for (j, credential) in account.credentials.iter().flatten().enumerate() {
+            if !keys.insert(credential.key.as_str()) {
+                return Err(SpecError::new(
+                    format!("{at}.credentials[{j}].key"),
+                    "is already issued to another account",
+                ));
+            }
+        }
+    }
+    Ok(accounts)
+}
+
+/// The dialers in use: the default, then each other kind an account names, whose settings must be declared.
+fn account_dialers(
+    raw: &super::raw::RawDialer,
+    default: &DialerSettings,
+    accounts: &[AccountSpec],
+    call_timeout: Duration,
+) -> Result<Vec<DialerSettings>, SpecError> {
+    let mut dialers = vec![default.clone()];
+    for (i, account) in accounts.iter().enumerate() {
+        let Some(kind) = account.dialer else {
+            continue;
+        };
+        if dialers.iter().any(|d| d.kind() == kind) {
+            continue;
+        }
+        if !super::dialer::is_declared(raw, kind) {
+            let missing = match kind {
+                DialerKind::Http => "[dialer] url and secret",
+                DialerKind::Retell => "a [dialer.retell] table",
+                _ => "a [dialer.vapi] table",
+            };
+            return Err(SpecError::new(
+                format!("accounts[{i}].dialer"),
+                format!(
+                    "names the {:?} dialer, but the configuration has no {missing} to place its calls",
+                    kind.as_str()
+                ),
+            ));
+        }
+        dialers.push(super::dialer::validate_kind(raw, kind, call_timeout)?);
+    }
+    Ok(dialers)
+}
+
+impl Settings {
+    /// The settings of the dialer of `kind`, when production requests may go to it.
+    pub fn dialer_of(&self, kind: DialerKind) -> Option<&DialerSettings> {
+        self.dialers.iter().find(|d| d.kind() == kind)
+    }
 }
 
 fn validate_payers(payers: Vec<PayerSpec>) -> Result<Vec<PayerSpec>, SpecError> {

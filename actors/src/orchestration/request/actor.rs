@@ -137,7 +137,8 @@ impl RequestActor {
                     index: plan.index,
                 };
                 edges.take(edge, &mut record);
-                self.start_step(ctx, &record, plan, zone, edges);
+                let dialer = account.as_ref().and_then(|a| a.dialer.clone());
+                self.start_step(ctx, &record, plan, zone, dialer, edges);
             }
             // Every other move acts outside the record: what was decided is written first.
             _ if !edges.is_empty() => {
@@ -165,7 +166,8 @@ impl RequestActor {
             }
             Move::ResumeStep(plan) => {
                 let zone = zone(account.as_ref());
-                self.start_step(ctx, &record, plan, zone, Edges::default());
+                let dialer = account.as_ref().and_then(|a| a.dialer.clone());
+                self.start_step(ctx, &record, plan, zone, dialer, Edges::default());
             }
         }
     }
@@ -176,6 +178,7 @@ impl RequestActor {
         record: &RequestRecord,
         plan: StepPlan,
         zone: Tz,
+        dialer: Option<String>,
         edges: Edges,
     ) {
         self.steps_started += 1;
@@ -192,6 +195,7 @@ impl RequestActor {
                 .as_ref()
                 .map_or(0, |run| run.restarts.len() as u32),
             zone,
+            dialer,
             edges,
         };
         let parent = StepParent::of(&ctx.address());
