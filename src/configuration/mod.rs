@@ -261,6 +261,24 @@ mod tests {
     }
 
     #[test]
+    fn the_going_live_example_config_loads() {
+        let page = include_str!("../../docs/going-live.md");
+        let example = page
+            .split("<!-- going-live example config -->")
+            .nth(1)
+            .and_then(|rest| rest.split("```toml\n").nth(1))
+            .and_then(|block| block.split("\n```").next())
+            .expect("docs/going-live.md keeps its example config after the marker");
+        let settings = load_text(example).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(settings.dialer.kind(), DialerKind::Simulated);
+        assert!(settings.dialer_of(DialerKind::Retell).is_some());
+        let dialers: Vec<_> = settings.accounts.iter().map(|a| a.dialer).collect();
+        assert_eq!(dialers, [Some(DialerKind::Retell), None]);
+        assert!(matches!(settings.electronic, ElectronicSettings::Stedi(_)));
+        assert!(settings.payers.iter().all(|p| p.timezone.is_some()));
+    }
+
+    #[test]
     fn an_account_dialer_needs_its_settings_and_a_payer_zone_must_be_iana() {
         let account = "[[accounts]]\nid = \"a\"\ndaily_call_capacity = 1\ndialer = \"retell\"\n";
         let err = load_text(account).unwrap_err();
