@@ -138,17 +138,20 @@ fn account_fingerprint(spec: &AccountSpec) -> String {
         .map(|s| secret_digest(s.expose()))
         .unwrap_or_default();
     let capacity = spec.daily_call_capacity.to_string();
+    let lists = [
+        features.join(","),
+        spec.schemas.join(","),
+        phone_book.join(","),
+        credentials.join(","),
+    ];
     let mut parts = vec![
         spec.name.as_deref().unwrap_or_default(),
         &capacity,
         &spec.timezone,
         spec.webhook_url.as_deref().unwrap_or_default(),
         &webhook_secret,
-        &features.join(","),
-        &spec.schemas.join(","),
-        &phone_book.join(","),
-        &credentials.join(","),
     ];
+    parts.extend(lists.iter().map(String::as_str));
     // Only when declared, so accounts without one keep the fingerprint they were provisioned under.
     let dialer = spec.dialer.map(|kind| format!("dialer={}", kind.as_str()));
     parts.extend(dialer.as_deref());
