@@ -41,7 +41,11 @@ pub fn production_dialers(
 ) -> anyhow::Result<(ProductionDialers, VoiceDialers)> {
     let mut voice = VoiceDialers::default();
     let calls = &settings.calls;
-    if settings.dialers.iter().any(DialerSettings::places_real_calls) {
+    if settings
+        .dialers
+        .iter()
+        .any(DialerSettings::places_real_calls)
+    {
         voice.limits = Some(Arc::new(CallLimits::new(
             calls.max_concurrent_calls,
             CallingHoursRecord {

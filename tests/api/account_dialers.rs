@@ -35,7 +35,11 @@ credentials = [{{ environment = "production", key = "{CLINIC_KEY}", secret = "{C
     let on_retell = create(&app, &demo).await;
     let done = app.wait_terminal(&demo, &on_retell).await;
     assert_eq!(done["state"], "SUCCESS", "{done}");
-    assert_eq!(fake.creates().len(), 1, "the demo account's call goes to Retell");
+    assert_eq!(
+        fake.creates().len(),
+        1,
+        "the demo account's call goes to Retell"
+    );
 
     let clinic = app.token_for(CLINIC_KEY, CLINIC_SECRET).await;
     let simulated = create(&app, &clinic).await;

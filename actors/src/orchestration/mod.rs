@@ -132,7 +132,6 @@ impl ProductionDialers {
 }
 
 impl Orchestration {
-
     /// The electronic channel for a request of `environment`.
     pub fn electronic(&self, environment: Environment) -> Arc<dyn ElectronicChannel> {
         match environment {

@@ -39,5 +39,10 @@ pub async fn events(
     }
     let event: RetellEvent = serde_json::from_slice(&body)
         .map_err(|e| ApiError::invalid_request(format!("The event body is not valid: {e}")))?;
-    deliver(&state, DialerKind::Retell, platform_event(event, Clock::system().now())).await
+    deliver(
+        &state,
+        DialerKind::Retell,
+        platform_event(event, Clock::system().now()),
+    )
+    .await
 }

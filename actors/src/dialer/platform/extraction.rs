@@ -187,11 +187,9 @@ pub fn open_fields<'a>(
     schema: &'a SchemaVersionRecord,
     known: &'a BTreeMap<String, String>,
 ) -> impl Iterator<Item = &'a FieldRecord> + 'a {
-    schema
-        .definition
-        .fields
-        .iter()
-        .filter(|field| !known.contains_key(&field.name) && !ruled_out(&schema.definition, field, known))
+    schema.definition.fields.iter().filter(|field| {
+        !known.contains_key(&field.name) && !ruled_out(&schema.definition, field, known)
+    })
 }
 
 /// Whether `known` rules `field` out: its condition names a field answered with another value, or a field

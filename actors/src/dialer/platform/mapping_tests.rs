@@ -185,7 +185,12 @@ fn a_field_whose_condition_rests_on_a_ruled_out_field_is_not_asked_either() {
         conditional("paidAmount", FieldType::Dollar, "claimStatus", "PAID"),
         conditional("isAppealable", FieldType::Boolean, "claimStatus", "DENIED"),
         conditional("appealDeadline", FieldType::Date, "isAppealable", "true"),
-        conditional("appealAddress", FieldType::Alphanumeric, "appealDeadline", "2026-01-01"),
+        conditional(
+            "appealAddress",
+            FieldType::Alphanumeric,
+            "appealDeadline",
+            "2026-01-01",
+        ),
     ];
     let inputs = BTreeMap::new();
     let paid = BTreeMap::from([("claimStatus".to_owned(), "PAID".to_owned())]);
@@ -205,7 +210,10 @@ fn a_field_whose_condition_rests_on_a_ruled_out_field_is_not_asked_either() {
         ("claimStatus".to_owned(), "DENIED".to_owned()),
         ("isAppealable".to_owned(), "false".to_owned()),
     ]);
-    assert_eq!(prompt_variables(&schema, &inputs, &not_appealable)["questions"], "");
+    assert_eq!(
+        prompt_variables(&schema, &inputs, &not_appealable)["questions"],
+        ""
+    );
 }
 
 #[test]

@@ -199,14 +199,42 @@ fn a_claim_status_check_searches_a_week_each_side_of_the_date_of_service_never_p
             "deprecated for claim status: {body}"
         );
         (
-            body["encounter"]["beginningDateOfService"].as_str().unwrap().to_owned(),
-            body["encounter"]["endDateOfService"].as_str().unwrap().to_owned(),
+            body["encounter"]["beginningDateOfService"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+            body["encounter"]["endDateOfService"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
         )
     };
-    let cases: [(&[(&str, &str)], &str, (&str, &str), &str); 5] = [
-        (&[], "2026-12-01", ("20260925", "20261009"), "a week on each side"),
-        (&[], "2026-10-05", ("20260925", "20261005"), "the end clamped at today"),
-        (&[], "2026-10-02", ("20260925", "20261002"), "a service of today"),
+    /// Extra inputs, today, the window sent, what the case shows.
+    type Case<'a> = (
+        &'a [(&'a str, &'a str)],
+        &'a str,
+        (&'a str, &'a str),
+        &'a str,
+    );
+    let cases: [Case; 5] = [
+        (
+            &[],
+            "2026-12-01",
+            ("20260925", "20261009"),
+            "a week on each side",
+        ),
+        (
+            &[],
+            "2026-10-05",
+            ("20260925", "20261005"),
+            "the end clamped at today",
+        ),
+        (
+            &[],
+            "2026-10-02",
+            ("20260925", "20261002"),
+            "a service of today",
+        ),
         (
             &[("dateOfService", "2026-10-09")],
             "2026-10-02",
@@ -224,6 +252,10 @@ fn a_claim_status_check_searches_a_week_each_side_of_the_date_of_service_never_p
         ),
     ];
     for (extra, today, (begin, end), what) in cases {
-        assert_eq!(sent(extra, today), (begin.to_owned(), end.to_owned()), "{what}");
+        assert_eq!(
+            sent(extra, today),
+            (begin.to_owned(), end.to_owned()),
+            "{what}"
+        );
     }
 }
