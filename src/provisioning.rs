@@ -159,17 +159,25 @@ fn account_fingerprint(spec: &AccountSpec) -> String {
         .as_ref()
         .map(|s| secret_digest(s.expose()))
         .unwrap_or_default();
-    fingerprint(&[
+    let capacity = spec.daily_call_capacity.to_string();
+    let lists = [
+        features.join(","),
+        spec.schemas.join(","),
+        phone_book.join(","),
+        credentials.join(","),
+    ];
+    let mut parts = vec![
         spec.name.as_deref().unwrap_or_default(),
-        &spec.daily_call_capacity.to_string(),
+        &capacity,
         &spec.timezone,
         spec.webhook_url.as_deref().unwrap_or_default(),
         &webhook_secret,
-        &features.join(","),
-        &spec.schemas.join(","),
-        &phone_book.join(","),
-        &credentials.join(","),
-    ])
+    ];
+    parts.extend(lists.iter().map(String::as_str));
+    // Only when declared, so accounts without one keep the fingerprint they were provisioned under.
+    let dialer = spec.dialer.map(|kind| format!("dialer={}", kind.as_str()));
+    parts.extend(dialer.as_deref());
+    fingerprint(&parts)
 }
 
 /// The stored form of an account declaration. Declared credentials replace the issued ones, except that a
@@ -232,6 +240,7 @@ pub fn account_record(
         credentials,
         provider_name: spec.provider_name.as_ref().map(|n| n.trim().to_owned()),
         retention_days: spec.retention_days,
+        dialer: spec.dialer.map(|kind| kind.as_str().to_owned()),
     }
 }
 
@@ -328,5 +337,6 @@ pub fn payer_record(name: &str, spec: &PayerSpec) -> PayerRecord {
                 start_minute,
                 end_minute,
             }),
+        timezone: spec.timezone.as_ref().map(|zone| zone.trim().to_owned()),
     }
 }

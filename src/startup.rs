@@ -108,7 +108,7 @@ impl Application {
         );
         // Production calls go to the payer simulator, or to the platform driver whose events reach the
         // same instance through the HTTP layer.
-        let (production, voice) = crate::voice::production_dialer(&settings, &store, &metrics)?;
+        let (production, voice) = crate::voice::production_dialers(&settings, &store, &metrics)?;
         let webhooks = &settings.webhooks;
         let dispatcher = WebhookDispatcher::new(
             store.clone(),

@@ -1,7 +1,9 @@
-//! Which dialer places production calls, built from `[dialer]`: the payer simulator, or the platform
-//! driver over the adapter of `kind` (`http`, `retell`, `vapi`), with the limits of real calls. The event
-//! routes reach the same driver through [`VoiceDialers`].
+//! Which dialers place production calls, built from `[dialer]`: `kind` for accounts that name none, and
+//! each other kind an account may name (`[[accounts]] dialer`): the payer simulator, or the platform
+//! driver over the adapter of the kind (`http`, `retell`, `vapi`). Real calls of every platform share
+//! one set of limits. The event routes reach each platform's driver through [`VoiceDialers`].
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -10,33 +12,79 @@ use switchboard_actors::dialer::platform::{PlatformAdapter, PlatformDialer, Plat
 use switchboard_actors::dialer::retell::{RetellAdapter, RetellConfig};
 use switchboard_actors::dialer::simulated::SimulatedPayerDialer;
 use switchboard_actors::dialer::vapi::{VapiAdapter, VapiConfig};
-use switchboard_actors::dialer::Dialer;
 use switchboard_actors::orchestration::limits::CallLimits;
+use switchboard_actors::orchestration::{ProductionDialer, ProductionDialers};
 use switchboard_actors::Metrics;
 use switchboard_storage::{CallingHoursRecord, Store};
 
 use crate::configuration::{DialerSettings, Settings};
 
-/// The production dialer's parts the HTTP layer needs.
+/// The production dialers' parts the HTTP layer needs.
 #[derive(Clone, Default)]
 pub struct VoiceDialers {
-    /// The voice agent, when `kind = "http"`: its outcome callbacks are verified with its secret.
+    /// The voice agent, when a dialer is `http`: its outcome callbacks are verified with its secret.
     pub agent: Option<HttpAgent>,
-    /// The platform driver, for every kind but `simulated`: events are delivered to it.
+    /// The platform driver of `[dialer] kind`, for every kind but `simulated`.
     pub platform: Option<PlatformDialer>,
+    /// Every platform driver in use, by kind (`http`, `retell`, `vapi`): each platform's events are
+    /// delivered to its own.
+    pub platforms: BTreeMap<&'static str, PlatformDialer>,
     /// The limits of real calls (slots, calling hours), read by the console.
     pub limits: Option<Arc<CallLimits>>,
 }
 
-/// The production dialer and its HTTP-facing parts.
-pub fn production_dialer(
+/// The production dialers and their HTTP-facing parts.
+pub fn production_dialers(
     settings: &Settings,
     store: &Store,
     metrics: &Arc<Metrics>,
-) -> anyhow::Result<(Arc<dyn Dialer>, VoiceDialers)> {
+) -> anyhow::Result<(ProductionDialers, VoiceDialers)> {
     let mut voice = VoiceDialers::default();
-    let adapter: Arc<dyn PlatformAdapter> = match &settings.dialer {
-        DialerSettings::Simulated => return Ok((Arc::new(SimulatedPayerDialer::new()), voice)),
+    let calls = &settings.calls;
+    if settings
+        .dialers
+        .iter()
+        .any(DialerSettings::places_real_calls)
+    {
+        voice.limits = Some(Arc::new(CallLimits::new(
+            calls.max_concurrent_calls,
+            CallingHoursRecord {
+                start_minute: calls.calling_hours.0,
+                end_minute: calls.calling_hours.1,
+            },
+            Arc::clone(metrics),
+        )));
+    }
+    let mut dialers: Option<ProductionDialers> = None;
+    for dialer_settings in &settings.dialers {
+        let kind = dialer_settings.kind().as_str();
+        let dialer = build(dialer_settings, settings, store, &mut voice)?;
+        if dialer_settings.kind() == settings.dialer.kind() {
+            voice.platform = voice.platforms.get(kind).cloned();
+        }
+        dialers = Some(match dialers {
+            None => ProductionDialers::single(kind, dialer),
+            Some(dialers) => dialers.with(kind, dialer),
+        });
+    }
+    let dialers = dialers.expect("the default dialer is always among the dialers in use");
+    Ok((dialers, voice))
+}
+
+/// One production dialer; a platform's driver is also recorded in `voice` for its event route.
+fn build(
+    dialer: &DialerSettings,
+    settings: &Settings,
+    store: &Store,
+    voice: &mut VoiceDialers,
+) -> anyhow::Result<ProductionDialer> {
+    let adapter: Arc<dyn PlatformAdapter> = match dialer {
+        DialerSettings::Simulated => {
+            return Ok(ProductionDialer {
+                dialer: Arc::new(SimulatedPayerDialer::new()),
+                real_calls: false,
+            })
+        }
         DialerSettings::Http { url, secret, .. } => {
             let agent = HttpAgent::new(url.as_str(), secret.expose())
                 .context("cannot build the voice-agent HTTP client")?;
@@ -76,16 +124,13 @@ pub fn production_dialer(
         },
     )
     .context("cannot build the platform HTTP client")?;
-    voice.platform = Some(platform.clone());
-    voice.limits = Some(Arc::new(CallLimits::new(
-        calls.max_concurrent_calls,
-        CallingHoursRecord {
-            start_minute: calls.calling_hours.0,
-            end_minute: calls.calling_hours.1,
-        },
-        Arc::clone(metrics),
-    )));
-    Ok((Arc::new(platform), voice))
+    voice
+        .platforms
+        .insert(dialer.kind().as_str(), platform.clone());
+    Ok(ProductionDialer {
+        dialer: Arc::new(platform),
+        real_calls: true,
+    })
 }
 
 /// `{server.public_url}/dialers/{platform}/events`.

@@ -32,6 +32,16 @@ impl DialerSettings {
     pub fn places_real_calls(&self) -> bool {
         !matches!(self, DialerSettings::Simulated)
     }
+
+    /// Its kind.
+    pub fn kind(&self) -> DialerKind {
+        match self {
+            DialerSettings::Simulated => DialerKind::Simulated,
+            DialerSettings::Http { .. } => DialerKind::Http,
+            DialerSettings::Retell(_) => DialerKind::Retell,
+            DialerSettings::Vapi(_) => DialerKind::Vapi,
+        }
+    }
 }
 
 /// `[dialer.retell]`.
@@ -118,8 +128,19 @@ pub(super) fn validate_dialer(
         }),
         call_timeout,
     };
+    let dialer = validate_kind(raw, raw.kind, call_timeout)?;
+    Ok((dialer, calls))
+}
+
+/// The settings of the dialer of `kind`, from its keys of `[dialer]` (`url`, `secret`) or its table
+/// (`[dialer.retell]`, `[dialer.vapi]`).
+pub(super) fn validate_kind(
+    raw: &RawDialer,
+    kind: DialerKind,
+    call_timeout: Duration,
+) -> Result<DialerSettings, SpecError> {
     let dialer =
-        match raw.kind {
+        match kind {
             DialerKind::Simulated => DialerSettings::Simulated,
             DialerKind::Http => {
                 let url = raw.url.as_deref().ok_or_else(|| {
@@ -176,7 +197,17 @@ pub(super) fn validate_dialer(
                 })
             }
         };
-    Ok((dialer, calls))
+    Ok(dialer)
+}
+
+/// Whether `[dialer]` holds what the dialer of `kind` needs at all (its table, or `url` for `http`).
+pub(super) fn is_declared(raw: &RawDialer, kind: DialerKind) -> bool {
+    match kind {
+        DialerKind::Simulated => true,
+        DialerKind::Http => raw.url.is_some(),
+        DialerKind::Retell => raw.retell.is_some(),
+        DialerKind::Vapi => raw.vapi.is_some(),
+    }
 }
 
 fn required(value: &Option<String>, key: &str, kind: &str) -> Result<String, SpecError> {

@@ -254,6 +254,49 @@ mod tests {
     }
 
     #[test]
+    fn the_going_live_example_config_loads() {
+        let page = include_str!("../../docs/going-live.md");
+        let example = page
+            .split("<!-- going-live example config -->")
+            .nth(1)
+            .and_then(|rest| rest.split("```toml\n").nth(1))
+            .and_then(|block| block.split("\n```").next())
+            .expect("docs/going-live.md keeps its example config after the marker");
+        let settings = load_text(example).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(settings.dialer.kind(), DialerKind::Simulated);
+        assert!(settings.dialer_of(DialerKind::Retell).is_some());
+        let dialers: Vec<_> = settings.accounts.iter().map(|a| a.dialer).collect();
+        assert_eq!(dialers, [Some(DialerKind::Retell), None]);
+        assert!(matches!(settings.electronic, ElectronicSettings::Stedi(_)));
+        assert!(settings.payers.iter().all(|p| p.timezone.is_some()));
+    }
+
+    #[test]
+    fn an_account_dialer_needs_its_settings_and_a_payer_zone_must_be_iana() {
+        let account = "[[accounts]]\nid = \"a\"\ndaily_call_capacity = 1\ndialer = \"retell\"\n";
+        let err = load_text(account).unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("accounts[0].dialer"), "{err}");
+        assert_eq!(
+            err.problem,
+            "names the \"retell\" dialer, but the configuration has no [dialer.retell] table to place \
+             its calls"
+        );
+        let with_table = format!(
+            "{account}[dialer.retell]\napi_key = \"k\"\nagent_id = \"agent_1\"\nfrom_number = \"+14155550100\"\n"
+        );
+        let settings = load_text(&with_table).unwrap();
+        assert_eq!(settings.dialer.kind(), DialerKind::Simulated);
+        let kinds: Vec<_> = settings.dialers.iter().map(|d| d.kind()).collect();
+        assert_eq!(kinds, [DialerKind::Simulated, DialerKind::Retell]);
+
+        let payer = "[[payers]]\nname = \"West Plan\"\ntimezone = \"Pacific Time\"";
+        let err = load_text(payer).unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("payers[0].timezone"), "{err}");
+        let payer = "[[payers]]\nname = \"West Plan\"\ntimezone = \"America/Los_Angeles\"";
+        assert!(load_text(payer).is_ok());
+    }
+
+    #[test]
     fn errors_name_the_source_the_key_and_the_problem() {
         let cases = [
             ("[server]\nbind = \"nowhere\"", "server.bind"),

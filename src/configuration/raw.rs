@@ -129,8 +129,8 @@ pub(crate) struct RawVapi {
     pub server_secret: Option<Secret>,
 }
 
-/// Which dialer production requests go to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+/// Which dialer production requests go to (`[dialer] kind`, `[[accounts]] dialer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DialerKind {
     /// The seeded payer simulator.
@@ -204,4 +204,16 @@ pub(crate) struct RawStedi {
     pub base_url: Option<String>,
     pub timeout_ms: Option<u64>,
     pub retry_backoff_ms: Option<Vec<u64>>,
+}
+
+impl DialerKind {
+    /// The kind as the configuration writes it; also the platform name a handed-over call records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DialerKind::Simulated => "simulated",
+            DialerKind::Http => "http",
+            DialerKind::Retell => "retell",
+            DialerKind::Vapi => "vapi",
+        }
+    }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use super::dialer::{CallSettings, DialerSettings};
-use super::raw::{ClockMode, InputType, RawConfig};
+use super::raw::{ClockMode, DialerKind, InputType, RawConfig};
 use super::specs::{validate_http_url, AccountSpec, PayerSpec, SchemaSpec, SpecError};
 use super::{ConfigSource, Overrides};
 use crate::secret::Secret;
@@ -26,6 +26,9 @@ pub struct Settings {
     pub simulation: SimulationSettings,
     /// `[dialer]`.
     pub dialer: DialerSettings,
+    /// Every dialer production requests may go to: `[dialer] kind` first, then each other kind an
+    /// account names (`[[accounts]] dialer`), one per kind.
+    pub dialers: Vec<DialerSettings>,
     /// `[dialer]` limits of real calls: concurrency, calling hours, polling.
     pub calls: CallSettings,
     /// `[dialer] paused`: requests are accepted and booked, but none is dispatched (maintenance, tests of
@@ -227,6 +230,7 @@ impl Settings {
         };
         let schemas = validate_schemas(raw.schemas)?;
         let accounts = validate_accounts(raw.accounts, &schemas)?;
+        let dialers = account_dialers(&raw.dialer, &dialer, &accounts, calls.call_timeout)?;
         for key in raw.input_types.keys() {
             if key.trim().is_empty() {
                 return Err(SpecError::new("input_types", "keys must not be blank"));
@@ -254,6 +258,7 @@ impl Settings {
                 seed: raw.simulation.seed,
             },
             dialer,
+            dialers,
             calls,
             dispatch_paused: raw.dialer.paused,
             webhooks,
@@ -393,6 +398,55 @@ fn validate_accounts(
         }
     }
     Ok(accounts)
+}
+
+/// The dialers production requests may use: the default, then each other kind whose settings are declared
+/// (an account may name it, in the file or through the admin API). A kind an account names must be
+/// declared and valid; a declared table no account names yet is checked the same way.
+fn account_dialers(
+    raw: &super::raw::RawDialer,
+    default: &DialerSettings,
+    accounts: &[AccountSpec],
+    call_timeout: Duration,
+) -> Result<Vec<DialerSettings>, SpecError> {
+    for (i, account) in accounts.iter().enumerate() {
+        let Some(kind) = account.dialer else {
+            continue;
+        };
+        if !super::dialer::is_declared(raw, kind) {
+            let missing = match kind {
+                DialerKind::Http => "[dialer] url and secret",
+                DialerKind::Retell => "[dialer.retell] table",
+                _ => "[dialer.vapi] table",
+            };
+            return Err(SpecError::new(
+                format!("accounts[{i}].dialer"),
+                format!(
+                    "names the {:?} dialer, but the configuration has no {missing} to place its calls",
+                    kind.as_str()
+                ),
+            ));
+        }
+    }
+    let mut dialers = vec![default.clone()];
+    for kind in [
+        DialerKind::Simulated,
+        DialerKind::Http,
+        DialerKind::Retell,
+        DialerKind::Vapi,
+    ] {
+        if kind != default.kind() && super::dialer::is_declared(raw, kind) {
+            dialers.push(super::dialer::validate_kind(raw, kind, call_timeout)?);
+        }
+    }
+    Ok(dialers)
+}
+
+impl Settings {
+    /// The settings of the dialer of `kind`, when production requests may go to it.
+    pub fn dialer_of(&self, kind: DialerKind) -> Option<&DialerSettings> {
+        self.dialers.iter().find(|d| d.kind() == kind)
+    }
 }
 
 fn validate_payers(payers: Vec<PayerSpec>) -> Result<Vec<PayerSpec>, SpecError> {

@@ -18,10 +18,11 @@ pub async fn report_outcome(
     call_id: web::Path<CallId>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let (Some(agent), Some(platform)) = (&state.voice.agent, &state.voice.platform) else {
+    let (Some(agent), Some(platform)) = (&state.voice.agent, state.voice.platforms.get("http"))
+    else {
         return Err(ApiError::new(
             Code::NotFound,
-            "No voice agent is configured ([dialer] kind is not \"http\")",
+            "No voice agent is configured (no dialer is \"http\")",
         ));
     };
     let signature = req

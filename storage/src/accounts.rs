@@ -161,6 +161,7 @@ mod tests {
                 .collect(),
             provider_name: None,
             retention_days: None,
+            dialer: None,
         }
     }
 

@@ -309,10 +309,10 @@ async fn claim_status_answers_paid_denied_and_not_found_claims() {
     let paid = run(&app, "claim-status-basic", claim_inputs("W123456789")).await;
     let inquiry = fake.received().last().cloned().unwrap();
     assert!(inquiry.path.ends_with(CLAIM_STATUS));
-    let mut body = inquiry.body.clone();
-    body.as_object_mut().unwrap().remove("controlNumber");
+    // No controlNumber (deprecated for claim status); the dates of service searched run a week before
+    // the date of service (2026-11-20) to today on the server's clock (2026-11-23), not a week past it.
     assert_eq!(
-        body,
+        inquiry.body,
         json!({
             "tradingPartnerServiceId": "60054",
             "providers": [{
@@ -324,7 +324,7 @@ async fn claim_status_answers_paid_denied_and_not_found_claims() {
                 "dateOfBirth": "19710314", "groupNumber": "G-77"
             },
             "encounter": {
-                "beginningDateOfService": "20261120", "endDateOfService": "20261120",
+                "beginningDateOfService": "20261113", "endDateOfService": "20261123",
                 "tradingPartnerClaimNumber": "CLM-2026-1", "submittedAmount": "267.54"
             }
         })

@@ -1,5 +1,6 @@
 //! Black-box tests: each starts a real Switchboard (random port, temporary data directory) and talks HTTP.
 
+mod account_dialers;
 mod accounts_patch;
 mod admin;
 mod agent;

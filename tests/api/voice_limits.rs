@@ -127,3 +127,50 @@ async fn outside_the_payers_calling_hours_the_attempt_waits_while_the_sandbox_ru
         0.0
     );
 }
+
+#[actix_web::test]
+async fn a_payer_in_another_zone_is_called_within_its_own_hours_not_the_accounts() {
+    let fake = FakeRetell::start().await;
+    fake.force(&[Scenario::Answered]);
+    // 13:00 UTC on a Monday: 08:00 for the account in New York, 05:00 at the payer in Los Angeles.
+    let app = app_with_retell(&fake, |c| {
+        c.set("clock.start", "2026-11-23T13:00:00Z");
+        c.demo_account()
+            .insert("timezone".into(), "America/New_York".into());
+        let payers = c.table_mut()["payers"].as_array_mut().unwrap();
+        let aetna = payers
+            .iter_mut()
+            .find(|p| p["name"].as_str() == Some("Aetna"))
+            .unwrap();
+        aetna
+            .as_table_mut()
+            .unwrap()
+            .insert("timezone".into(), "America/Los_Angeles".into());
+    })
+    .await;
+    let token = app.live_token().await;
+    let id = create(&app, &token).await;
+
+    // The default hours (08:00-17:00) are open in New York but not yet in Los Angeles.
+    for (advance, hour) in [(0, "05:00"), (2 * 3600, "07:00")] {
+        if advance > 0 {
+            app.advance_clock(advance).await;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(600)).await;
+        assert!(
+            fake.creates().is_empty(),
+            "the payer was called at {hour} in its own zone"
+        );
+        assert_eq!(
+            metric(&app, "switchboard_calls_waiting{reason=\"calling_hours\"}").await,
+            1.0,
+            "at {hour} Pacific"
+        );
+    }
+
+    app.advance_clock(3600).await;
+    let token = app.live_token().await;
+    let done = app.wait_terminal(&token, &id).await;
+    assert_eq!(done["state"], "SUCCESS", "{done}");
+    assert_eq!(fake.creates().len(), 1);
+}

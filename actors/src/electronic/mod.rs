@@ -42,6 +42,9 @@ pub struct ElectronicJob {
     pub provider_name: Option<String>,
     /// `simulation.seed`.
     pub seed: u64,
+    /// The day the inquiry is made, in the account's zone (from the clock): a search for a claim's
+    /// dates of service never reaches past it.
+    pub today: chrono::NaiveDate,
 }
 
 /// What a channel answered: the fields it fills and the trace of how.

@@ -85,6 +85,7 @@ fn job(schema: Arc<SchemaVersionRecord>, payer_electronic: bool, seed: u64) -> E
         electronic_payer_id: Some("60054".into()),
         provider_name: None,
         seed,
+        today: chrono::NaiveDate::from_ymd_opt(2026, 3, 2).unwrap(),
     }
 }
 

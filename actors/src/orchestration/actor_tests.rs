@@ -24,7 +24,7 @@ use super::messages::{CallCrashed, CallEnded, CallParent, StepCrashed, StepEnded
 use super::orchestrator::{Orchestrator, Waves};
 use super::outcome::required_fields;
 use super::step::{StepActor, StepJob};
-use super::{Orchestration, Shared};
+use super::{Orchestration, ProductionDialer, ProductionDialers, Shared};
 use crate::dialer::{CallJob, CallReport, Dialer};
 use crate::electronic::NoElectronicChannel;
 use crate::{Clock, Metrics};
@@ -171,7 +171,13 @@ fn orchestration(store: &Store, dialer: Arc<dyn Dialer>) -> Orchestration {
         store: store.clone(),
         clock: Clock::manual(now()),
         sandbox: Arc::clone(&dialer),
-        production: dialer,
+        production: ProductionDialers::single(
+            "simulated",
+            ProductionDialer {
+                dialer,
+                real_calls: false,
+            },
+        ),
         sandbox_electronic: Arc::new(NoElectronicChannel),
         production_electronic: Arc::new(NoElectronicChannel),
         seed: 7,
@@ -293,6 +299,7 @@ fn step_job() -> StepJob {
         asks: vec!["a".into(), "b".into()],
         restarts: 0,
         zone: chrono_tz::America::New_York,
+        dialer: None,
         incarnation: 1,
         edges: Edges::default(),
     }
@@ -458,9 +465,9 @@ async fn a_call_reports_its_outcome_to_its_parent_and_leaves_the_write_to_it() {
         onshore_only: false,
         known: BTreeMap::new(),
     };
-    let shared = shared(&store, Arc::new(AnsweringDialer));
-    let environment = Environment::Production;
-    CallActor::new(shared, CallParent::of(&parent), job, None, environment).start();
+    let dialer: Arc<dyn Dialer> = Arc::new(AnsweringDialer);
+    let shared = shared(&store, Arc::clone(&dialer));
+    CallActor::new(shared, CallParent::of(&parent), job, None, dialer).start();
 
     let call_id = "call-1".to_owned();
     assert_eq!(

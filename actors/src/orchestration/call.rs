@@ -13,7 +13,7 @@ use switchboard_storage::CallId;
 use super::limits::Gate;
 use super::messages::{CallCrashed, CallEnded, CallParent};
 use super::Shared;
-use crate::dialer::CallJob;
+use crate::dialer::{CallJob, Dialer};
 
 /// One phone call. Lives from placement to the reported outcome.
 pub(crate) struct CallActor {
@@ -21,7 +21,7 @@ pub(crate) struct CallActor {
     parent: CallParent,
     job: Option<CallJob>,
     gate: Option<Gate>,
-    environment: switchboard_storage::Environment,
+    dialer: Arc<dyn Dialer>,
     call_id: CallId,
     /// The outcome (or a crash) has been reported to the parent.
     reported: bool,
@@ -34,7 +34,7 @@ impl CallActor {
         parent: CallParent,
         job: CallJob,
         gate: Option<Gate>,
-        environment: switchboard_storage::Environment,
+        dialer: Arc<dyn Dialer>,
     ) -> CallActor {
         let span = tracing::info_span!("call", request_id = %job.request_id, call_id = %job.call_id, seq = job.seq);
         CallActor {
@@ -44,7 +44,7 @@ impl CallActor {
             reported: false,
             job: Some(job),
             gate,
-            environment,
+            dialer,
             span,
         }
     }
@@ -56,7 +56,7 @@ impl Actor for CallActor {
     fn started(&mut self, ctx: &mut Context<Self>) {
         let _entered = self.span.enter();
         let job = self.job.take().expect("a call actor starts once");
-        let dialer = self.shared.dialer(self.environment);
+        let dialer = Arc::clone(&self.dialer);
         let shared = self.shared.clone();
         let parent = self.parent.clone();
         let call_id = job.call_id.clone();

@@ -1,5 +1,6 @@
 //! Limits of real calls: at most `max_concurrent_calls` platform calls at once, and calls only within the
-//! payer's calling hours (business days in the account's zone; a payer may override the hours). An attempt
+//! payer's calling hours (business days in the payer's zone when the directory names one, else the
+//! account's; a payer may override the hours). An attempt
 //! outside the hours or without a free slot waits; it never fails for it. Only dialers that place real
 //! calls are limited; the simulator and the sandbox run at any hour.
 
@@ -68,7 +69,7 @@ pub struct CallLimits {
 /// What the step knows about one attempt's limits.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Gate {
-    /// The account's zone.
+    /// The zone the hours are judged in: the payer's, else the account's.
     pub zone: Tz,
     /// The payer's override, if any.
     pub hours: Option<CallingHoursRecord>,

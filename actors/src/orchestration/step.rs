@@ -35,8 +35,10 @@ pub(crate) struct StepJob {
     pub asks: Vec<String>,
     /// Restarts the request has been through.
     pub restarts: u32,
-    /// The account's time zone, in which a payer's calling hours are read.
+    /// The account's time zone, in which a payer's calling hours are read unless the payer names its own.
     pub zone: Tz,
+    /// The account's own dialer kind (`[[accounts]] dialer`); `None`: the server's default.
+    pub dialer: Option<String>,
     /// Tells this step actor apart from an earlier one of the same key: a step left behind by a restart of
     /// its request actor may still report (its drop reports a crash), and must not be taken for the
     /// current one.
@@ -151,18 +153,32 @@ impl StepActor {
                 _ => Default::default(),
             },
         };
-        let gate = self.gate(record, &call);
+        let (dialer, gate) = match record.environment {
+            Environment::Sandbox => (Arc::clone(&self.shared.sandbox), None),
+            Environment::Production => {
+                let platform = call.platform.as_ref().map(|p| p.platform.as_str());
+                let route = self
+                    .shared
+                    .production
+                    .route(platform, self.job.dialer.as_deref());
+                let gate = match route.real_calls {
+                    true => self.gate(record, &call),
+                    false => None,
+                };
+                (route.dialer, gate)
+            }
+        };
         let parent = CallParent::of(&ctx.address());
-        let actor =
-            CallActor::new(self.shared.clone(), parent, job, gate, record.environment).start();
+        let actor = CallActor::new(self.shared.clone(), parent, job, gate, dialer).start();
         self.activity = Activity::Calling {
             call_id: call.id,
             _call: actor,
         };
     }
 
-    /// The limits of a real production call: the account's zone, the payer's hours, and whether the
-    /// platform already holds the call. `None` when calls are not limited (simulator, sandbox).
+    /// The limits of a real production call: the payer's hours in the payer's zone (else the account's),
+    /// and whether the platform already holds the call. `None` when calls are not limited (simulator,
+    /// sandbox).
     fn gate(&self, record: &RequestRecord, call: &CallRecord) -> Option<Gate> {
         self.shared.limits.as_ref()?;
         if record.environment != Environment::Production {
@@ -170,15 +186,19 @@ impl StepActor {
         }
         // The directory's match, else the payer as the client named it (a request dialing its own number
         // keeps no match, but its payer's hours still apply when the name is the directory's).
-        let hours = record
+        let payer = record
             .payer_lookup
             .as_ref()
             .and_then(|l| l.matched_payer_name.as_deref())
             .or_else(|| record.inputs.get("payerName").map(|n| n.trim()))
-            .and_then(|name| self.shared.store.payer(name).ok().flatten())
-            .and_then(|payer| payer.calling_hours);
+            .and_then(|name| self.shared.store.payer(name).ok().flatten());
+        let hours = payer.as_ref().and_then(|payer| payer.calling_hours);
+        let zone = payer
+            .as_ref()
+            .and_then(|payer| payer.timezone.as_deref()?.parse::<Tz>().ok())
+            .unwrap_or(self.job.zone);
         Some(Gate {
-            zone: self.job.zone,
+            zone,
             hours,
             // With an intent on record the platform may hold the call already (even if its id was lost):
             // it is re-attached or looked up at once, never held back by the hours.

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use switchboard_storage::{Environment, Feature};
 
 use super::{is_header_token, validate_http_url, validate_identifier, SpecError};
+use crate::configuration::DialerKind;
 use crate::domain::UsPhone;
 use crate::secret::Secret;
 
@@ -44,6 +45,9 @@ pub struct AccountSpec {
     pub provider_name: Option<String>,
     /// Days a request is kept once terminal, then purged by the server; absent: kept until purged.
     pub retention_days: Option<u32>,
+    /// The dialer of the account's production requests, overriding `[dialer] kind`; its settings come
+    /// from the `[dialer.*]` tables.
+    pub dialer: Option<DialerKind>,
 }
 
 fn utc() -> String {

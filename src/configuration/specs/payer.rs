@@ -28,10 +28,14 @@ pub struct PayerSpec {
     /// Member-ID prefixes that steer to this regional plan.
     #[serde(default)]
     pub member_id_prefixes: Vec<String>,
-    /// When the payer's lines take calls (`"HH:MM-HH:MM"` on business days in the account's zone),
-    /// overriding `[dialer] calling_hours`.
+    /// When the payer's lines take calls (`"HH:MM-HH:MM"` on business days in the payer's zone, else the
+    /// account's), overriding `[dialer] calling_hours`.
     #[serde(default)]
     pub calling_hours: Option<String>,
+    /// IANA zone of the payer's lines: its calling hours (its own or the default) are judged there
+    /// instead of in the calling account's zone.
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 impl PayerSpec {
@@ -42,6 +46,14 @@ impl PayerSpec {
         }
         if let Some(hours) = &self.calling_hours {
             super::super::parse_hours(hours).map_err(|e| SpecError::new("calling_hours", e))?;
+        }
+        if let Some(zone) = &self.timezone {
+            if zone.trim().parse::<chrono_tz::Tz>().is_err() {
+                return Err(SpecError::new(
+                    "timezone",
+                    format!("{zone:?} is not an IANA time zone such as \"America/Los_Angeles\""),
+                ));
+            }
         }
         if let Some(phone) = &self.phone {
             if UsPhone::parse(phone).is_none() {

@@ -28,6 +28,9 @@ struct AccountOut<'a> {
     /// Days a request is kept once terminal; absent when requests are kept until purged.
     #[serde(skip_serializing_if = "Option::is_none")]
     retention_days: Option<u32>,
+    /// The account's own dialer kind; absent when it uses `[dialer] kind`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dialer: Option<&'a str>,
 }
 
 impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
@@ -59,6 +62,7 @@ impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
                 })
                 .collect(),
             retention_days: account.retention_days,
+            dialer: account.dialer.as_deref(),
         }
     }
 }
@@ -128,6 +132,15 @@ pub(super) async fn write_account(
         ));
     }
     spec.validate()?;
+    if let Some(kind) = spec.dialer {
+        if state.settings.dialer_of(kind).is_none() {
+            return Err(ApiError::invalid_request(format!(
+                "dialer: {:?} has no settings on this server (its [dialer] keys or [dialer.{}] table)",
+                kind.as_str(),
+                kind.as_str()
+            )));
+        }
+    }
     if let Some(url) = &spec.webhook_url {
         // The same refusal as a request's webhookUrl, so a private target is reported here rather than
         // only in the delivery log later.

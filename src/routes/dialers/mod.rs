@@ -10,6 +10,7 @@ use actix_web::HttpResponse;
 use serde_json::json;
 use switchboard_actors::dialer::platform::{Delivery, PlatformEvent};
 
+use crate::configuration::DialerKind;
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
 
@@ -17,22 +18,27 @@ use crate::state::AppState;
 /// once it is on disk; the platform retries anything else.
 pub(crate) async fn deliver(
     state: &AppState,
+    kind: DialerKind,
     event: Option<PlatformEvent>,
 ) -> Result<HttpResponse, ApiError> {
     let Some(event) = event else {
         return Ok(HttpResponse::Ok().json(json!({ "applied": false })));
     };
-    let platform = state.voice.platform.as_ref().ok_or_else(not_configured)?;
+    let platform = state
+        .voice
+        .platforms
+        .get(kind.as_str())
+        .ok_or_else(not_configured)?;
     let (call_id, event_type) = (event.call_id.clone(), event.event_type.clone());
     let delivery = platform.deliver(event).await.map_err(ApiError::internal)?;
     tracing::info!(call_id = %call_id, event = %event_type, ?delivery, platform = platform.platform(), "platform event");
     Ok(HttpResponse::Ok().json(json!({ "applied": delivery == Delivery::Applied })))
 }
 
-/// The 404 of an event route whose platform is not the configured dialer.
+/// The 404 of an event route whose platform has no settings (`[dialer] kind` or a `[dialer.*]` table).
 pub(crate) fn not_configured() -> ApiError {
     ApiError::new(
         Code::NotFound,
-        "This voice platform is not the configured dialer ([dialer] kind)",
+        "This voice platform is not configured ([dialer] kind or its [dialer.*] table)",
     )
 }

@@ -7,7 +7,7 @@ use switchboard_actors::dialer::retell::platform_event;
 use switchboard_actors::Clock;
 
 use super::{deliver, not_configured};
-use crate::configuration::DialerSettings;
+use crate::configuration::{DialerKind, DialerSettings};
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
 
@@ -17,7 +17,7 @@ pub async fn events(
     state: web::Data<AppState>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let DialerSettings::Retell(retell) = &state.settings.dialer else {
+    let Some(DialerSettings::Retell(retell)) = state.settings.dialer_of(DialerKind::Retell) else {
         return Err(not_configured());
     };
     let signature = req
@@ -39,5 +39,10 @@ pub async fn events(
     }
     let event: RetellEvent = serde_json::from_slice(&body)
         .map_err(|e| ApiError::invalid_request(format!("The event body is not valid: {e}")))?;
-    deliver(&state, platform_event(event, Clock::system().now())).await
+    deliver(
+        &state,
+        DialerKind::Retell,
+        platform_event(event, Clock::system().now()),
+    )
+    .await
 }

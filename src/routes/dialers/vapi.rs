@@ -8,7 +8,7 @@ use switchboard_actors::dialer::vapi::types::SECRET_HEADER;
 use switchboard_actors::Clock;
 
 use super::{deliver, not_configured};
-use crate::configuration::DialerSettings;
+use crate::configuration::{DialerKind, DialerSettings};
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
 
@@ -18,7 +18,7 @@ pub async fn events(
     state: web::Data<AppState>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let DialerSettings::Vapi(vapi) = &state.settings.dialer else {
+    let Some(DialerSettings::Vapi(vapi)) = state.settings.dialer_of(DialerKind::Vapi) else {
         return Err(not_configured());
     };
     let presented = req
@@ -37,6 +37,7 @@ pub async fn events(
     // The report's times are Vapi's: judged by the machine's wall clock, never the manual test clock.
     deliver(
         &state,
+        DialerKind::Vapi,
         platform_event(&envelope.message, Clock::system().now()),
     )
     .await

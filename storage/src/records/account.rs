@@ -32,6 +32,10 @@ pub struct AccountRecord {
     /// Days a request is kept once terminal; then the server purges it. `None`: kept until purged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retention_days: Option<u32>,
+    /// The dialer kind of the account's production requests (`simulated`, `http`, `retell`, `vapi`);
+    /// `None`: the server's default dialer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialer: Option<String>,
 }
 
 impl AccountRecord {

@@ -23,9 +23,12 @@ pub struct PayerRecord {
     /// When this payer's phone lines take calls, overriding the default business hours.
     #[serde(default)]
     pub calling_hours: Option<CallingHoursRecord>,
+    /// IANA zone in which this payer's calling hours are read; `None`: the calling account's zone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
 }
 
-/// A daily calling window on business days, in the account's time zone: `[start, end)` minutes after
+/// A daily calling window on business days, in the payer's time zone (else the account's): `[start, end)` minutes after
 /// local midnight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallingHoursRecord {

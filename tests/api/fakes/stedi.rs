@@ -166,7 +166,11 @@ async fn answer(
         ("SLOW1", _) => actix_web::rt::time::sleep(Duration::from_secs(3)).await,
         _ => {}
     }
-    let control = parsed["controlNumber"].clone();
+    // Stedi makes a control number of its own when the request carries none.
+    let control = match &parsed["controlNumber"] {
+        Value::Null => json!("000000001"),
+        sent => sent.clone(),
+    };
     match kind {
         Kind::Eligibility => eligibility_answer(&member, control, &parsed),
         Kind::ClaimStatus => claim_status_answer(&member, control, &parsed),
@@ -178,8 +182,8 @@ fn validation_problem(body: &Value, kind: Kind) -> Option<String> {
     let text = |v: &Value| v.as_str().map(str::to_owned);
     let ymd =
         |v: &Value| text(v).is_some_and(|d| d.len() == 8 && d.bytes().all(|b| b.is_ascii_digit()));
-    let control = text(&body["controlNumber"]).unwrap_or_default();
-    if control.len() != 9 {
+    // Optional and deprecated in both requests (Stedi makes its own), but still checked when sent.
+    if text(&body["controlNumber"]).is_some_and(|control| control.len() != 9) {
         return Some("controlNumber must be 9 characters".into());
     }
     if text(&body["tradingPartnerServiceId"]).is_none_or(|t| t.is_empty()) {
@@ -209,6 +213,11 @@ fn validation_problem(body: &Value, kind: Kind) -> Option<String> {
                 || !ymd(&body["encounter"]["endDateOfService"])
             {
                 return Some("encounter dates of service must match ^\\d{8}$".into());
+            }
+            if body["encounter"]["beginningDateOfService"].as_str()
+                > body["encounter"]["endDateOfService"].as_str()
+            {
+                return Some("encounter.beginningDateOfService is after endDateOfService".into());
             }
             billing[0].clone()
         }

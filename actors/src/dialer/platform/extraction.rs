@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use switchboard_storage::{FieldRecord, FieldType, SchemaVersionRecord};
+use switchboard_storage::{FieldRecord, FieldType, SchemaDefinition, SchemaVersionRecord};
 
 /// How the call went, in the agent's words.
 pub const CALL_OUTCOME: &str = "callOutcome";
@@ -182,19 +182,39 @@ pub fn prompt_variables(
 }
 
 /// The fields of `schema` a call still has to ask, given what the payer answered electronically (`known`):
-/// neither answered, nor conditional on an answer that rules them out.
+/// neither answered, nor ruled out by an answer (see [`ruled_out`]).
 pub fn open_fields<'a>(
     schema: &'a SchemaVersionRecord,
     known: &'a BTreeMap<String, String>,
 ) -> impl Iterator<Item = &'a FieldRecord> + 'a {
     schema.definition.fields.iter().filter(|field| {
-        let ruled_out = field.when.as_ref().is_some_and(|when| {
-            known
-                .get(&when.field)
-                .is_some_and(|answer| *answer != when.equals)
-        });
-        !known.contains_key(&field.name) && !ruled_out
+        !known.contains_key(&field.name) && !ruled_out(&schema.definition, field, known)
     })
+}
+
+/// Whether `known` rules `field` out: its condition names a field answered with another value, or a field
+/// that is itself ruled out, followed to the end of the chain (`appealDeadline` when `isAppealable` is
+/// asked only of a denied claim and the claim is known to be paid). A chain that loops back (never
+/// declared by a valid schema) ends the walk without ruling anything out.
+pub fn ruled_out(
+    schema: &SchemaDefinition,
+    field: &FieldRecord,
+    known: &BTreeMap<String, String>,
+) -> bool {
+    let mut current = field;
+    for _ in 0..=schema.fields.len() {
+        let Some(when) = &current.when else {
+            return false;
+        };
+        if let Some(answer) = known.get(&when.field) {
+            return *answer != when.equals;
+        }
+        match schema.fields.iter().find(|f| f.name == when.field) {
+            Some(parent) => current = parent,
+            None => return false,
+        }
+    }
+    false
 }
 
 /// An extracted value as Switchboard stores it, or `None` when the field was left empty.

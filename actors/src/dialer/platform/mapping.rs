@@ -9,7 +9,7 @@ use switchboard_storage::{Disposition, FailureCategory, FailureCode, FailureReco
 
 use super::answers::captured_answer;
 use super::extraction::{
-    as_captured, CALL_OUTCOME, FAILURE_CODE, FOLLOW_UP_NEEDED, REFERRAL_PHONE_NUMBER,
+    as_captured, ruled_out, CALL_OUTCOME, FAILURE_CODE, FOLLOW_UP_NEEDED, REFERRAL_PHONE_NUMBER,
 };
 use super::{CallEnd, CallResult, PlatformResult};
 use crate::dialer::{CallJob, CallReport};
@@ -73,6 +73,8 @@ fn platform_report(job: &CallJob, result: PlatformResult) -> CallReport {
         .definition
         .fields
         .iter()
+        // A field the electronic answer rules out was not asked; an agent's value for it is dropped.
+        .filter(|f| !ruled_out(&job.schema.definition, f, &job.known))
         .filter_map(|f| {
             let value = result.analysis.get(&f.name)?;
             captured_answer(f, value).map(|v| (f.name.clone(), v))

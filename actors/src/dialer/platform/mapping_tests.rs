@@ -157,6 +157,66 @@ fn a_call_after_an_electronic_answer_asks_only_the_open_questions_and_is_told_wh
 }
 
 #[test]
+fn a_field_whose_condition_rests_on_a_ruled_out_field_is_not_asked_either() {
+    // claim-status-basic's chain: appealDeadline asks after isAppealable, which only a denied claim asks.
+    let conditional = |name: &str, field_type, on: &str, equals: &str| FieldRecord {
+        name: name.into(),
+        label: name.into(),
+        description: format!("What is {name}?"),
+        field_type,
+        allowed_values: None,
+        required: false,
+        when: Some(FieldCondition {
+            field: on.into(),
+            equals: equals.into(),
+        }),
+    };
+    let mut schema = (*schema()).clone();
+    schema.definition.fields = vec![
+        FieldRecord {
+            name: "claimStatus".into(),
+            label: "claimStatus".into(),
+            description: "What is claimStatus?".into(),
+            field_type: FieldType::Multiple,
+            allowed_values: Some(vec!["PAID".into(), "DENIED".into()]),
+            required: true,
+            when: None,
+        },
+        conditional("paidAmount", FieldType::Dollar, "claimStatus", "PAID"),
+        conditional("isAppealable", FieldType::Boolean, "claimStatus", "DENIED"),
+        conditional("appealDeadline", FieldType::Date, "isAppealable", "true"),
+        conditional(
+            "appealAddress",
+            FieldType::Alphanumeric,
+            "appealDeadline",
+            "2026-01-01",
+        ),
+    ];
+    let inputs = BTreeMap::new();
+    let paid = BTreeMap::from([("claimStatus".to_owned(), "PAID".to_owned())]);
+    assert_eq!(
+        prompt_variables(&schema, &inputs, &paid)["questions"],
+        "1. What is paidAmount? (paidAmount)",
+        "a paid claim asks neither the appeal question nor anything chained to it"
+    );
+    let denied = BTreeMap::from([("claimStatus".to_owned(), "DENIED".to_owned())]);
+    assert_eq!(
+        prompt_variables(&schema, &inputs, &denied)["questions"],
+        "1. What is isAppealable? (isAppealable)\n2. What is appealDeadline? (appealDeadline)\n\
+         3. What is appealAddress? (appealAddress)",
+        "a denied claim keeps the whole chain open: only the call can tell whether it is appealable"
+    );
+    let not_appealable = BTreeMap::from([
+        ("claimStatus".to_owned(), "DENIED".to_owned()),
+        ("isAppealable".to_owned(), "false".to_owned()),
+    ]);
+    assert_eq!(
+        prompt_variables(&schema, &inputs, &not_appealable)["questions"],
+        ""
+    );
+}
+
+#[test]
 fn cannot_answer_on_a_boolean_and_a_multiple_field_is_an_answer_kept_verbatim() {
     let report = report(
         &job(),

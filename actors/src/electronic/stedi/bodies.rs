@@ -64,12 +64,11 @@ pub struct EligibilityEncounter {
     pub service_type_codes: Vec<String>,
 }
 
-/// `POST /change/medicalnetwork/claimstatus/v2` request.
+/// `POST /change/medicalnetwork/claimstatus/v2` request. No `controlNumber`: Stedi's OpenAPI marks it
+/// deprecated for this endpoint (Stedi makes its own and ignores one sent).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClaimStatusRequest {
-    /// Nine digits, unique per inquiry.
-    pub control_number: String,
     /// The payer id.
     pub trading_partner_service_id: String,
     /// Exactly one billing provider.

@@ -71,6 +71,7 @@ pub fn build(
     payer_id: &str,
     provider_name: Option<&str>,
     control_number: String,
+    today: NaiveDate,
 ) -> Result<Inquiry, InvalidInquiry> {
     let mut bad = Vec::new();
     let input = |key: &str| inputs.get(key).map(|v| v.trim()).filter(|v| !v.is_empty());
@@ -148,23 +149,31 @@ pub fn build(
             })
         }
         Transaction::ClaimStatus => {
-            let begin = dos(
+            let date = |key: &str, bad: &mut Vec<&'static str>, path: &'static str| {
+                let raw = input(key)?;
+                let parsed = parse_date(raw);
+                if parsed.is_none() {
+                    bad.push(path);
+                }
+                parsed
+            };
+            let begin = date(
                 "beginningDateOfService",
                 &mut bad,
                 "encounter.beginningDateOfService",
             )
             .or_else(|| {
-                dos(
+                date(
                     "dateOfService",
                     &mut bad,
                     "encounter.beginningDateOfService",
                 )
             });
-            let end = dos("endDateOfService", &mut bad, "encounter.endDateOfService")
-                .or_else(|| begin.clone());
+            let end = date("endDateOfService", &mut bad, "encounter.endDateOfService");
             if begin.is_none() {
                 bad.push("encounter.beginningDateOfService");
             }
+            let window = begin.map(|begin| service_window(begin, end, today));
             let claim_number = input("claimNumber").filter(|c| c.chars().count() <= 50);
             let amount = input("claimChargeAmount").and_then(decimal_amount);
             let tax_id = input("billingProviderTaxId")
@@ -172,7 +181,6 @@ pub fn build(
                 .filter(|t| t.len() == 9 && is_digits(t));
             (bad.is_empty()).then(|| {
                 Inquiry::ClaimStatus(ClaimStatusRequest {
-                    control_number,
                     trading_partner_service_id: payer_id.to_owned(),
                     providers: vec![StatusRequestProvider {
                         provider_type: "BillingProvider",
@@ -183,8 +191,8 @@ pub fn build(
                     subscriber: with_id(subscriber.clone(), member_id, group_number),
                     dependent,
                     encounter: ClaimStatusEncounter {
-                        beginning_date_of_service: begin.unwrap_or_default(),
-                        end_date_of_service: end.unwrap_or_default(),
+                        beginning_date_of_service: window.map(|w| x12(w.0)).unwrap_or_default(),
+                        end_date_of_service: window.map(|w| x12(w.1)).unwrap_or_default(),
                         trading_partner_claim_number: claim_number.map(str::to_owned),
                         submitted_amount: amount,
                     },
@@ -253,10 +261,40 @@ fn with_id(person: Option<Person>, member_id: Option<&str>, group: Option<String
 
 /// A date input as X12's `YYYYMMDD`.
 pub fn x12_date(raw: &str) -> Option<String> {
+    parse_date(raw).map(x12)
+}
+
+/// Days searched on each side of a single date of service: Stedi recommends a window of about a week on
+/// either side rather than the one day, since payers date a claim's service differently.
+pub const CLAIM_SEARCH_DAYS: u64 = 7;
+
+/// The dates of service a claim status check searches: a single date widened by [`CLAIM_SEARCH_DAYS`] on
+/// each side, or the range the inputs give; never past `today` (the day the check is sent), which also
+/// keeps the beginning on or before the end.
+pub fn service_window(
+    begin: NaiveDate,
+    end: Option<NaiveDate>,
+    today: NaiveDate,
+) -> (NaiveDate, NaiveDate) {
+    let (begin, end) = match end {
+        Some(end) => (begin, end),
+        None => (
+            begin - chrono::Days::new(CLAIM_SEARCH_DAYS),
+            begin + chrono::Days::new(CLAIM_SEARCH_DAYS),
+        ),
+    };
+    let end = end.min(today);
+    (begin.min(end), end)
+}
+
+fn parse_date(raw: &str) -> Option<NaiveDate> {
     DATE_FORMATS
         .iter()
         .find_map(|format| NaiveDate::parse_from_str(raw.trim(), format).ok())
-        .map(|date| date.format("%Y%m%d").to_string())
+}
+
+fn x12(date: NaiveDate) -> String {
+    date.format("%Y%m%d").to_string()
 }
 
 /// A dollar input (`1,250.00`, `$80`) as a plain decimal of at most 18 characters.

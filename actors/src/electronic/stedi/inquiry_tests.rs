@@ -42,6 +42,11 @@ fn inputs(extra: &[(&str, &str)]) -> BTreeMap<String, String> {
     inputs
 }
 
+/// A day well after the inputs' date of service, so no window reaches it.
+fn today() -> chrono::NaiveDate {
+    chrono::NaiveDate::from_ymd_opt(2026, 12, 1).unwrap()
+}
+
 const STATUS: ElectronicSource = ElectronicSource::Claim(ClaimElement::Status);
 
 #[test]
@@ -70,6 +75,7 @@ fn an_eligibility_inquiry_carries_every_input_in_stedi_shapes() {
         "60054",
         Some("Acme Clinic"),
         "000000001".into(),
+        today(),
     )
     .unwrap();
     let Inquiry::Eligibility(request) = built else {
@@ -107,6 +113,7 @@ fn a_claim_status_inquiry_names_the_billing_provider_the_dates_and_the_claim() {
         "87726",
         Some("Account Clinic"),
         "123456789".into(),
+        today(),
     )
     .unwrap();
     let Inquiry::ClaimStatus(request) = built else {
@@ -115,7 +122,6 @@ fn a_claim_status_inquiry_names_the_billing_provider_the_dates_and_the_claim() {
     assert_eq!(
         serde_json::to_value(&request).unwrap(),
         serde_json::json!({
-            "controlNumber": "123456789",
             "tradingPartnerServiceId": "87726",
             "providers": [{
                 "providerType": "BillingProvider", "npi": "1999999984",
@@ -127,7 +133,7 @@ fn a_claim_status_inquiry_names_the_billing_provider_the_dates_and_the_claim() {
             },
             "dependent": { "firstName": "Jane", "lastName": "Doe", "dateOfBirth": "19710314" },
             "encounter": {
-                "beginningDateOfService": "20261002", "endDateOfService": "20261002",
+                "beginningDateOfService": "20260925", "endDateOfService": "20261009",
                 "tradingPartnerClaimNumber": "CLM-1", "submittedAmount": "1250.50"
             }
         })
@@ -163,8 +169,93 @@ fn inputs_the_clearinghouse_would_reject_send_nothing_and_say_which() {
             "60054",
             provider,
             "000000001".into(),
+            today(),
         )
         .unwrap_err();
         assert_eq!(err.0, expected, "{extra:?}");
+    }
+}
+
+#[test]
+fn a_claim_status_check_searches_a_week_each_side_of_the_date_of_service_never_past_today() {
+    let day = |d: &str| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").unwrap();
+    let sent = |extra: &[(&str, &str)], today: &str| {
+        let built = build(
+            Transaction::ClaimStatus,
+            &schema("claim-status", &[("x", STATUS)]),
+            &inputs(extra),
+            "87726",
+            Some("Clinic"),
+            "123456789".into(),
+            day(today),
+        )
+        .unwrap();
+        let Inquiry::ClaimStatus(request) = built else {
+            panic!("not a claim status check")
+        };
+        let body = serde_json::to_value(&request).unwrap();
+        assert!(
+            body.get("controlNumber").is_none(),
+            "deprecated for claim status: {body}"
+        );
+        (
+            body["encounter"]["beginningDateOfService"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+            body["encounter"]["endDateOfService"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        )
+    };
+    /// Extra inputs, today, the window sent, what the case shows.
+    type Case<'a> = (
+        &'a [(&'a str, &'a str)],
+        &'a str,
+        (&'a str, &'a str),
+        &'a str,
+    );
+    let cases: [Case; 5] = [
+        (
+            &[],
+            "2026-12-01",
+            ("20260925", "20261009"),
+            "a week on each side",
+        ),
+        (
+            &[],
+            "2026-10-05",
+            ("20260925", "20261005"),
+            "the end clamped at today",
+        ),
+        (
+            &[],
+            "2026-10-02",
+            ("20260925", "20261002"),
+            "a service of today",
+        ),
+        (
+            &[("dateOfService", "2026-10-09")],
+            "2026-10-02",
+            ("20261002", "20261002"),
+            "a date of service after today searches today alone",
+        ),
+        (
+            &[
+                ("beginningDateOfService", "2026-09-01"),
+                ("endDateOfService", "2026-09-03"),
+            ],
+            "2026-12-01",
+            ("20260901", "20260903"),
+            "a range given in the inputs is kept",
+        ),
+    ];
+    for (extra, today, (begin, end), what) in cases {
+        assert_eq!(
+            sent(extra, today),
+            (begin.to_owned(), end.to_owned()),
+            "{what}"
+        );
     }
 }

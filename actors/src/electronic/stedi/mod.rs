@@ -73,6 +73,7 @@ impl ElectronicChannel for StediChannel {
             payer_id,
             job.provider_name.as_deref(),
             control_number(),
+            job.today,
         );
         let inquiry = match built {
             Ok(inquiry) => inquiry,

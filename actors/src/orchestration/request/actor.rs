@@ -17,6 +17,7 @@ use super::{
     after_fault, decide, finalize, give_up, record_restart, webhook_for, AfterFault, Ending, Move,
     StepPlan,
 };
+use crate::calendar::local_date;
 use crate::electronic::ElectronicJob;
 use crate::orchestration::edges::{Edge, Edges};
 use crate::orchestration::messages::{
@@ -136,7 +137,8 @@ impl RequestActor {
                     index: plan.index,
                 };
                 edges.take(edge, &mut record);
-                self.start_step(ctx, &record, plan, zone, edges);
+                let dialer = account.as_ref().and_then(|a| a.dialer.clone());
+                self.start_step(ctx, &record, plan, zone, dialer, edges);
             }
             // Every other move acts outside the record: what was decided is written first.
             _ if !edges.is_empty() => {
@@ -149,6 +151,7 @@ impl RequestActor {
             }
             Move::End => self.end(ctx),
             Move::TryElectronic { primary } => {
+                let today = local_date(self.shared.clock.now(), zone(account.as_ref()));
                 let job = ElectronicJob {
                     request_id: record.id.clone(),
                     schema: primary,
@@ -157,12 +160,14 @@ impl RequestActor {
                     electronic_payer_id: record.electronic_payer_id.clone(),
                     provider_name: account.and_then(|account| account.provider_name),
                     seed: self.shared.seed,
+                    today,
                 };
                 self.try_electronic(ctx, &record, job);
             }
             Move::ResumeStep(plan) => {
                 let zone = zone(account.as_ref());
-                self.start_step(ctx, &record, plan, zone, Edges::default());
+                let dialer = account.as_ref().and_then(|a| a.dialer.clone());
+                self.start_step(ctx, &record, plan, zone, dialer, Edges::default());
             }
         }
     }
@@ -173,6 +178,7 @@ impl RequestActor {
         record: &RequestRecord,
         plan: StepPlan,
         zone: Tz,
+        dialer: Option<String>,
         edges: Edges,
     ) {
         self.steps_started += 1;
@@ -189,6 +195,7 @@ impl RequestActor {
                 .as_ref()
                 .map_or(0, |run| run.restarts.len() as u32),
             zone,
+            dialer,
             edges,
         };
         let parent = StepParent::of(&ctx.address());

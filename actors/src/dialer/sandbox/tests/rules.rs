@@ -46,6 +46,7 @@ async fn electronic_fills_all_part_or_none_of_the_required_fields() {
         electronic_payer_id: None,
         provider_name: None,
         seed: 7,
+        today: chrono::NaiveDate::from_ymd_opt(2026, 3, 2).unwrap(),
     };
     let required = claim_status()
         .definition
