@@ -79,9 +79,9 @@ async fn wrong_methods_on_existing_routes_answer_405_method_not_allowed() {
             "/v1/schemas/claim-status-basic",
         ),
         (
-            "accounts are not patched",
+            "schemas are not patched",
             Method::PATCH,
-            "/admin/v1/accounts/demo",
+            "/admin/v1/schemas/vob-basic",
         ),
         (
             "the clock cannot be deleted",

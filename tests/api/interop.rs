@@ -51,7 +51,7 @@ async fn a_405_lists_the_methods_the_path_serves_in_an_allow_header() {
         ),
         (
             Method::PATCH,
-            "/admin/v1/accounts/demo",
+            "/admin/v1/schemas/vob-basic",
             &["GET", "HEAD", "PUT", "DELETE"],
         ),
         (Method::DELETE, "/admin/v1/clock", &["GET", "HEAD", "POST"]),
