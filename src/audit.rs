@@ -13,18 +13,18 @@ use crate::state::AppState;
 pub fn event(
     state: &AppState,
     actor: Actor,
-    action: &str,
+    action: &'static str,
     target: Option<Target>,
-    outcome: &str,
+    outcome: &'static str,
     ip: Option<IpAddr>,
 ) -> NewEvent {
     NewEvent {
         at: state.clock.now(),
         actor,
-        action: action.to_owned(),
+        action: action.into(),
         target,
-        outcome: outcome.to_owned(),
-        ip: ip.map(|ip| ip.to_string()),
+        outcome: outcome.into(),
+        ip,
     }
 }
 
@@ -44,8 +44,8 @@ pub fn unknown_key(key: &str) -> Actor {
 pub fn change(
     state: &AppState,
     operator: &crate::auth::Operator,
-    action: &str,
-    kind: &str,
+    action: &'static str,
+    kind: &'static str,
     id: &str,
 ) -> NewEvent {
     event(
@@ -61,16 +61,16 @@ pub fn change(
 /// The event of the server itself applying its configuration file to the `kind` named `id`.
 pub fn provisioned(
     at: chrono::DateTime<chrono::Utc>,
-    action: &str,
-    kind: &str,
+    action: &'static str,
+    kind: &'static str,
     id: &str,
 ) -> NewEvent {
     NewEvent {
         at,
         actor: Actor::system(),
-        action: action.to_owned(),
+        action: action.into(),
         target: Some(Target::new(kind, id)),
-        outcome: "ok".to_owned(),
+        outcome: "ok".into(),
         ip: None,
     }
 }

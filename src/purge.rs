@@ -25,7 +25,7 @@ pub async fn purge(
         action: "request.purge".into(),
         target: Some(Target::new("request", id.as_str())),
         outcome: "ok".into(),
-        ip: ip.map(|ip| ip.to_string()),
+        ip,
     };
     let recordings = crate::voice::recordings_dir(&state.settings);
     let Some(purged) = state.store.purge_request(id, event, &recordings).await? else {

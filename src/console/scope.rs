@@ -96,7 +96,7 @@ impl ConsoleScope {
             action: "request.read".into(),
             target: Some(Target::new("request", id.as_str())),
             outcome: "ok".into(),
-            ip: self.ip.map(|ip| ip.to_string()),
+            ip: self.ip,
         });
     }
 }

@@ -32,7 +32,7 @@ pub async fn get_token(
             .filter(|v| !v.is_empty())
     };
     // Every exchange is audited, refused ones too (a refusal without a key names no one).
-    let exchanged = |actor: Actor, outcome: &str| {
+    let exchanged = |actor: Actor, outcome: &'static str| {
         let event = audit::event(
             &state,
             actor,

@@ -41,7 +41,7 @@ pub async fn download(
     query: web::Query<LinkQuery>,
 ) -> Result<HttpResponse, ApiError> {
     // The link is the credential: the event names the call it opens, whoever holds it.
-    let downloaded = |outcome: &str| {
+    let downloaded = |outcome: &'static str| {
         let event = crate::audit::event(
             &state,
             Actor {

@@ -151,18 +151,30 @@ pub(crate) fn decode<R: Record>(bytes: &[u8]) -> Result<R, StorageError> {
         return R::upgrade(version, body);
     }
     if R::COMPRESSED {
-        let json = match zstd::bulk::Decompressor::upper_bound(body) {
-            Some(size) => DECOMPRESSOR.with(|d| d.borrow_mut().decompress(body, size)),
-            // A frame that does not record its size (a streaming encoder's) is read as a stream.
-            None => zstd::stream::decode_all(body),
-        }
-        .map_err(|e| StorageError::Corrupt {
-            kind: R::KIND,
-            reason: format!("zstd: {e}"),
-        })?;
-        return decode_json(&json);
+        return decode_json(&decompress(R::KIND, body)?);
     }
     decode_json(body)
+}
+
+/// `bytes` as one zstd frame at [`LEVEL`], with this thread's context.
+pub(crate) fn compress(bytes: &[u8]) -> Vec<u8> {
+    // Compressing into memory fails only on allocation failure.
+    COMPRESSOR
+        .with(|c| c.borrow_mut().compress(bytes))
+        .expect("zstd into memory")
+}
+
+/// The bytes of one zstd frame; `kind` names what it held in the error.
+pub(crate) fn decompress(kind: &'static str, frame: &[u8]) -> Result<Vec<u8>, StorageError> {
+    match zstd::bulk::Decompressor::upper_bound(frame) {
+        Some(size) => DECOMPRESSOR.with(|d| d.borrow_mut().decompress(frame, size)),
+        // A frame that does not record its size (a streaming encoder's) is read as a stream.
+        None => zstd::stream::decode_all(frame),
+    }
+    .map_err(|e| StorageError::Corrupt {
+        kind,
+        reason: format!("zstd: {e}"),
+    })
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ pub struct Creator {
     /// The credential of the POST.
     pub credential_id: String,
     /// The client's address, for the audit log.
-    pub ip: Option<String>,
+    pub ip: Option<std::net::IpAddr>,
 }
 
 /// Books `drafts` (one POST's new requests, none replaying an internal id as far as intake could see),
@@ -61,7 +61,7 @@ pub async fn admit(
     // Queued now; the settlement runs in a task of its own: the write happens even if this POST is
     // abandoned (its client hangs up), and its places must then stay booked, or the ledger would count
     // fewer requests than the store holds.
-    let write = store.commit_requests_from(Arc::clone(&records), creator.ip.clone());
+    let write = store.commit_requests_from(Arc::clone(&records), creator.ip);
     let (settled, outcome) = oneshot::channel();
     let metrics = Arc::clone(metrics);
     actix::spawn(

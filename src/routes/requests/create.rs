@@ -266,6 +266,6 @@ fn creator(caller: &Caller, scope: Scope) -> Result<Creator, ApiError> {
         capacity: caller.account.daily_call_capacity,
         timezone,
         credential_id: caller.credential_id.clone(),
-        ip: caller.ip.map(|ip| ip.to_string()),
+        ip: caller.ip,
     })
 }

@@ -2,6 +2,9 @@
 //! event's own hash. Fields are declared in sorted order, so serde writes the canonical key order without a
 //! sorted map (the workspace's serde_json keeps insertion order).
 
+use std::borrow::Cow;
+use std::net::IpAddr;
+
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -12,7 +15,7 @@ pub struct Actor {
     /// What it is.
     pub id: String,
     /// `api_key`, `operator` or `system`.
-    pub kind: String,
+    pub kind: Cow<'static, str>,
 }
 
 impl Actor {
@@ -20,7 +23,7 @@ impl Actor {
     pub fn system() -> Actor {
         Actor {
             id: "system".into(),
-            kind: "system".into(),
+            kind: Cow::Borrowed("system"),
         }
     }
 
@@ -28,7 +31,7 @@ impl Actor {
     pub fn operator(name: &str) -> Actor {
         Actor {
             id: name.into(),
-            kind: "operator".into(),
+            kind: Cow::Borrowed("operator"),
         }
     }
 
@@ -36,7 +39,7 @@ impl Actor {
     pub fn api_key(id: &str) -> Actor {
         Actor {
             id: id.into(),
-            kind: "api_key".into(),
+            kind: Cow::Borrowed("api_key"),
         }
     }
 }
@@ -47,20 +50,21 @@ pub struct Target {
     /// Its id.
     pub id: String,
     /// `request`, `recording`, `operator`, `account`, `schema`, `backup`, `audit`, `credential`.
-    pub kind: String,
+    pub kind: Cow<'static, str>,
 }
 
 impl Target {
     /// A target of `kind` named `id`.
-    pub fn new(kind: &str, id: impl Into<String>) -> Target {
+    pub fn new(kind: &'static str, id: impl Into<String>) -> Target {
         Target {
             id: id.into(),
-            kind: kind.into(),
+            kind: Cow::Borrowed(kind),
         }
     }
 }
 
-/// An event before it joins the chain.
+/// An event before it joins the chain. The fixed words are borrowed and the address is formatted only
+/// when the event is chained: a read builds one of these on the HTTP worker for every request it shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewEvent {
     /// When it happened.
@@ -68,13 +72,13 @@ pub struct NewEvent {
     /// Who.
     pub actor: Actor,
     /// One of the fixed action names (`request.read`, ...).
-    pub action: String,
+    pub action: Cow<'static, str>,
     /// On what.
     pub target: Option<Target>,
     /// `ok`, `denied` or `error`.
-    pub outcome: String,
+    pub outcome: Cow<'static, str>,
     /// The client's address; `None` for the system.
-    pub ip: Option<String>,
+    pub ip: Option<IpAddr>,
 }
 
 /// An event in the chain, as stored and served.
@@ -123,28 +127,43 @@ struct Unhashed<'a> {
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 impl AuditEvent {
-    /// `event` chained after `prev_hash` as number `seq`: its hash, and the line stored for it. The line
-    /// is the canonical JSON that was hashed with `hash` put first, so each event is serialized once.
-    pub(crate) fn chained_line(event: NewEvent, seq: u64, prev_hash: &str) -> (String, Vec<u8>) {
-        let at = event.at.to_rfc3339_opts(SecondsFormat::Micros, true);
-        let canonical = serde_json::to_vec(&Unhashed {
-            action: &event.action,
-            actor: &event.actor,
-            at: &at,
-            ip: event.ip.as_deref(),
-            outcome: &event.outcome,
-            prev_hash,
-            seq,
-            target: event.target.as_ref(),
-        })
+    /// Appends `event`, chained after `prev_hash` as number `seq`, to `block` as one line, and answers
+    /// its hash. The line is the canonical JSON that was hashed with `hash` put first, so each event is
+    /// serialized once; `scratch` holds the canonical JSON meanwhile (reused: a busy reader's events
+    /// are chained tens of thousands a second on the flusher's thread).
+    pub(crate) fn append_line(
+        event: &NewEvent,
+        seq: u64,
+        prev_hash: &str,
+        scratch: &mut Vec<u8>,
+        block: &mut Vec<u8>,
+    ) -> Hash {
+        let mut at = [0; RFC3339_MICROS];
+        let at = rfc3339_micros(event.at, &mut at);
+        let mut ip = [0; IP_TEXT];
+        let ip = event.ip.map(|address| ip_text(address, &mut ip));
+        scratch.clear();
+        serde_json::to_writer(
+            &mut *scratch,
+            &Unhashed {
+                action: &event.action,
+                actor: &event.actor,
+                at: &at,
+                ip,
+                outcome: &event.outcome,
+                prev_hash,
+                seq,
+                target: event.target.as_ref(),
+            },
+        )
         .expect("an event serializes");
-        let hash = chain_hash(prev_hash, &canonical);
-        let mut line = Vec::with_capacity(canonical.len() + 76);
-        line.extend_from_slice(b"{\"hash\":\"");
-        line.extend_from_slice(hash.as_bytes());
-        line.extend_from_slice(b"\",");
-        line.extend_from_slice(&canonical[1..]);
-        (hash, line)
+        let hash = chain_hash(prev_hash, scratch);
+        block.extend_from_slice(b"{\"hash\":\"");
+        block.extend_from_slice(hash.as_str().as_bytes());
+        block.extend_from_slice(b"\",");
+        block.extend_from_slice(&scratch[1..]);
+        block.push(b'\n');
+        hash
     }
 
     /// The hash this event should carry: SHA-256 over the bytes of `prevHash` then the canonical JSON.
@@ -163,14 +182,82 @@ impl AuditEvent {
             &self.prev_hash,
             &serde_json::to_vec(&unhashed).expect("an event serializes"),
         )
+        .as_str()
+        .to_owned()
     }
 }
 
-fn chain_hash(prev_hash: &str, canonical: &[u8]) -> String {
+/// An event's hash as lowercase hex, on the stack.
+#[derive(Clone, Copy)]
+pub(crate) struct Hash([u8; 64]);
+
+impl Hash {
+    pub(crate) fn as_str(&self) -> &str {
+        // Only hex digits are ever written into it.
+        std::str::from_utf8(&self.0).expect("hex is ASCII")
+    }
+}
+
+fn chain_hash(prev_hash: &str, canonical: &[u8]) -> Hash {
     let mut hasher = Sha256::new();
     hasher.update(prev_hash.as_bytes());
     hasher.update(canonical);
-    hex::encode(hasher.finalize())
+    let mut hex = [0; 64];
+    hex::encode_to_slice(hasher.finalize(), &mut hex).expect("32 bytes are 64 hex digits");
+    Hash(hex)
+}
+
+/// The longest text of an address (an IPv6 address with an embedded IPv4 one).
+const IP_TEXT: usize = 45;
+
+/// `address` as text, in `buf`.
+fn ip_text(address: IpAddr, buf: &mut [u8; IP_TEXT]) -> &str {
+    use std::io::Write;
+    let mut cursor = std::io::Cursor::new(&mut buf[..]);
+    write!(cursor, "{address}").expect("an address fits its longest text");
+    let len = cursor.position() as usize;
+    std::str::from_utf8(&buf[..len]).expect("an address is ASCII")
+}
+
+/// Length of `YYYY-MM-DDTHH:MM:SS.ffffffZ`.
+const RFC3339_MICROS: usize = 27;
+
+/// `at` as RFC 3339 in UTC with microseconds, as chrono's `to_rfc3339_opts(Micros, true)` writes it,
+/// without its formatting machinery or an allocation for the years and instants that need neither.
+fn rfc3339_micros(at: DateTime<Utc>, buf: &mut [u8; RFC3339_MICROS]) -> std::borrow::Cow<'_, str> {
+    use chrono::{Datelike, Timelike};
+    let year = at.year();
+    // A leap second (nanoseconds past 10^9) or a year of other than four digits: chrono's own form.
+    if !(0..=9999).contains(&year) || at.nanosecond() >= 1_000_000_000 {
+        return at.to_rfc3339_opts(SecondsFormat::Micros, true).into();
+    }
+    let mut put = |from: usize, width: usize, mut value: u32| {
+        for slot in buf[from..from + width].iter_mut().rev() {
+            *slot = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    };
+    put(0, 4, year as u32);
+    put(5, 2, at.month());
+    put(8, 2, at.day());
+    put(11, 2, at.hour());
+    put(14, 2, at.minute());
+    put(17, 2, at.second());
+    put(20, 6, at.nanosecond() / 1000);
+    for (place, mark) in [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b'T'),
+        (13, b':'),
+        (16, b':'),
+        (19, b'.'),
+        (26, b'Z'),
+    ] {
+        buf[place] = mark;
+    }
+    std::str::from_utf8(buf)
+        .expect("digits and marks are ASCII")
+        .into()
 }
 
 #[cfg(test)]
@@ -179,23 +266,28 @@ mod tests {
 
     #[test]
     fn the_hash_is_sha256_of_the_previous_hash_and_the_sorted_compact_json() {
-        let (hash, line) = AuditEvent::chained_line(
-            NewEvent {
+        let mut line = Vec::new();
+        let hash = AuditEvent::append_line(
+            &NewEvent {
                 at: "2026-11-23T14:00:00Z".parse().unwrap(),
                 actor: Actor::operator("alice"),
                 action: "request.read".into(),
                 target: Some(Target::new("request", "r-1")),
                 outcome: "ok".into(),
-                ip: Some("127.0.0.1".into()),
+                ip: Some([127, 0, 0, 1].into()),
             },
             1,
             GENESIS,
+            &mut Vec::new(),
+            &mut line,
         );
+        let hash = hash.as_str().to_owned();
         let canonical = format!(
             "{GENESIS}{}",
             r#"{"action":"request.read","actor":{"id":"alice","kind":"operator"},"at":"2026-11-23T14:00:00.000000Z","ip":"127.0.0.1","outcome":"ok","prevHash":"0000000000000000000000000000000000000000000000000000000000000000","seq":1,"target":{"id":"r-1","kind":"request"}}"#
         );
         assert_eq!(hash, hex::encode(Sha256::digest(canonical.as_bytes())));
+        assert_eq!(line.last(), Some(&b'\n'), "one line per event");
         let stored: AuditEvent = serde_json::from_slice(&line).unwrap();
         assert_eq!(stored.hash, hash);
         assert_eq!(
@@ -203,5 +295,24 @@ mod tests {
             hash,
             "the stored line reads back to the same hash"
         );
+    }
+
+    #[test]
+    fn instants_are_written_as_chrono_writes_them_with_microseconds() {
+        let mut buf = [0; RFC3339_MICROS];
+        for text in [
+            "2026-11-23T14:00:00Z",
+            "2026-01-02T03:04:05.000006Z",
+            "1999-12-31T23:59:59.999999999Z",
+            "0001-01-01T00:00:00.123456Z",
+            "+12026-01-01T00:00:00Z",
+        ] {
+            let at: DateTime<Utc> = text.parse().unwrap();
+            assert_eq!(
+                rfc3339_micros(at, &mut buf),
+                at.to_rfc3339_opts(SecondsFormat::Micros, true),
+                "{text}"
+            );
+        }
     }
 }

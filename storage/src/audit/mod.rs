@@ -13,6 +13,8 @@ mod event;
 mod query;
 
 pub use event::{Actor, AuditEvent, NewEvent, Target, GENESIS};
+
+use event::Hash;
 pub use query::{AuditFilter, AuditPage, Verified};
 
 use std::sync::{Mutex, MutexGuard};
@@ -22,8 +24,11 @@ use sled::transaction::{TransactionalTree, UnabortableTransactionError};
 
 use crate::{StorageError, Store};
 
-/// Events in one stored block at most: a busy reader's half second of reads is tens of thousands.
-const BLOCK_EVENTS: u64 = 1024;
+/// Events in one stored block at most: a busy reader's half second of reads is tens of thousands. A block
+/// is zstd-compressed (its lines share nearly everything but the hashes: about a ninth of the bytes), and
+/// this many keep a block, and a leaf of sled's holding sixteen of them, small enough for sled's log,
+/// where larger ones go to blob files that each leaf rewrite copies again.
+const BLOCK_EVENTS: u64 = 256;
 
 /// Longest a read event waits in memory before the flusher writes it.
 pub(crate) const READ_DELAY: Duration = Duration::from_millis(500);
@@ -100,7 +105,10 @@ impl AuditChain {
     pub(crate) fn take_reads(&self) -> Vec<NewEvent> {
         let mut reads = self.reads.lock().expect("audit reads");
         reads.since = None;
-        std::mem::take(&mut reads.events)
+        // The next group's reads are likely as many: room for them now, rather than a vector that grows
+        // by copying under the lock the HTTP workers take.
+        let room = reads.events.len();
+        std::mem::replace(&mut reads.events, Vec::with_capacity(room))
     }
 }
 
@@ -134,29 +142,40 @@ pub(crate) fn append_plain(
     Ok(())
 }
 
-/// `events` chained after `head`, in blocks of at most [`BLOCK_EVENTS`] keyed by their first number.
+/// `events` chained after `head`, in blocks of at most [`BLOCK_EVENTS`] keyed by their first number, each
+/// block compressed.
 fn chain(head: &Head, events: impl IntoIterator<Item = NewEvent>) -> (Head, Vec<(u64, Vec<u8>)>) {
     let mut blocks = Vec::new();
-    let mut next = head.clone();
+    let mut seq = head.seq;
+    let mut hash = None;
     let mut block = Vec::new();
+    let mut scratch = Vec::with_capacity(512);
     let mut first = head.seq + 1;
     for event in events {
-        next.seq += 1;
-        let (hash, line) = AuditEvent::chained_line(event, next.seq, &next.hash);
-        block.extend_from_slice(&line);
-        block.push(b'\n');
-        next.hash = hash;
-        if next.seq + 1 - first == BLOCK_EVENTS {
-            blocks.push((first, std::mem::take(&mut block)));
-            first = next.seq + 1;
+        seq += 1;
+        let prev = hash.as_ref().map_or(head.hash.as_str(), Hash::as_str);
+        hash = Some(AuditEvent::append_line(
+            &event,
+            seq,
+            prev,
+            &mut scratch,
+            &mut block,
+        ));
+        if seq + 1 - first == BLOCK_EVENTS {
+            blocks.push((first, crate::codec::compress(&block)));
+            block.clear();
+            first = seq + 1;
         }
     }
-    if next.seq >= first {
-        blocks.push((first, block));
+    if seq >= first {
+        blocks.push((first, crate::codec::compress(&block)));
     }
+    let next = Head {
+        seq,
+        hash: hash.map_or_else(|| head.hash.clone(), |hash| hash.as_str().to_owned()),
+    };
     (next, blocks)
 }
-
 impl Store {
     /// Records a read (of a request, a recording, the audit log): written within [`READ_DELAY`], after the
     /// answer.

@@ -119,16 +119,22 @@ impl Store {
     }
 }
 
-/// The events of one stored block (one JSON object per line).
+/// The events of one stored block: one JSON object per line, in a zstd frame (plain lines in blocks
+/// written before blocks were compressed; a JSON line starts with `{`, a zstd frame never does).
 pub(crate) fn decode_block(block: &[u8]) -> Result<Vec<AuditEvent>, StorageError> {
-    block
+    let lines = match block.first() {
+        Some(b'{') | None => std::borrow::Cow::Borrowed(block),
+        Some(_) => std::borrow::Cow::Owned(crate::codec::decompress("audit block", block)?),
+    };
+    let events = lines
         .split(|&b| b == b'\n')
         .filter(|line| !line.is_empty())
         .map(|line| {
             serde_json::from_slice(line)
                 .map_err(|e| corrupt(&format!("line unreadable at column {}", e.column())))
         })
-        .collect()
+        .collect();
+    events
 }
 
 pub(crate) fn corrupt(reason: &str) -> StorageError {

@@ -156,7 +156,7 @@ impl Store {
     pub fn commit_requests_from(
         &self,
         records: Arc<Vec<RequestRecord>>,
-        ip: Option<String>,
+        ip: Option<std::net::IpAddr>,
     ) -> impl Future<Output = Committed<()>> + 'static {
         let generation = self.sealer.generation();
         let batches = batches(&self.sealer, &records);
@@ -172,7 +172,7 @@ impl Store {
                 let written = write_new_requests(txn, &sealer, &records, &batches)?;
                 if written.is_ok() {
                     for record in records.iter() {
-                        txn.record(created_event(record, ip.clone()));
+                        txn.record(created_event(record, ip));
                     }
                 }
                 Ok(written)
@@ -439,7 +439,7 @@ fn write_new_requests(
 }
 
 /// The `request.create` event of `record`.
-fn created_event(record: &RequestRecord, ip: Option<String>) -> NewEvent {
+fn created_event(record: &RequestRecord, ip: Option<std::net::IpAddr>) -> NewEvent {
     NewEvent {
         at: record.created_at,
         actor: Actor::api_key(record.credential_id.as_deref().unwrap_or("unknown")),
