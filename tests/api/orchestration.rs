@@ -672,6 +672,73 @@ async fn digital_finishes_without_a_call_at_minimum_completeness_with_a_result_s
     );
 }
 
+/// The `claim-status-basic` fields the default config maps to an element of a claim-status answer (277).
+const CLAIM_STATUS_ELECTRONIC: [&str; 7] = [
+    "billedAmount",
+    "checkOrEftNumber",
+    "claimProcessedDate",
+    "claimStatus",
+    "paidAmount",
+    "payerClaimNumber",
+    "paymentDate",
+];
+
+#[actix_web::test]
+async fn digital_results_hold_only_what_an_electronic_answer_can_give() {
+    let app = dispatching_app().await;
+    let token = app.sandbox_token().await;
+    // Several members, so that paid and unpaid statuses both come up.
+    let inputs: Vec<Value> = (0..8).map(|n| sandbox_inputs("digital", n)).collect();
+    let ids = create_all(on(&app), &token, &inputs).await;
+
+    let requests = wait_all(&app, &token, &ids).await;
+
+    for request in &requests {
+        assert_read_shape(request);
+        assert_eq!(request["state"], "SUCCESS", "{request}");
+        assert_eq!(request["modality"], "digital_only", "{request}");
+        assert_eq!(request["data_completeness"], "minimum", "{request}");
+        assert_eq!(request["missingFields"], json!([]), "{request}");
+        assert!(request["resultSummary"].is_string(), "{request}");
+        assert_absent(
+            request,
+            &[
+                "to",
+                "transcript",
+                "transcriptPostCall",
+                "callDuration",
+                "callSummary",
+                "callAuditSummary",
+                "recordingDownloadUrl",
+                "callSteps",
+                "contributingCalls",
+                "resultSources",
+            ],
+            "no call was placed",
+        );
+        let results = obj(&request["results"]);
+        for phone_only in ["representativeName", "callReferenceNumber"] {
+            assert!(
+                !results.contains_key(phone_only),
+                "{phone_only} comes only from a call: {request}"
+            );
+        }
+        for field in results.keys() {
+            assert!(
+                CLAIM_STATUS_ELECTRONIC.contains(&field.as_str()),
+                "{field} is not mapped to the electronic answer: {request}"
+            );
+        }
+        // A field whose condition is unanswered is unanswered too, down the chain.
+        assert!(results.contains_key("claimStatus"), "{request}");
+        if results["claimStatus"] != "PAID" {
+            for paid_only in ["paidAmount", "checkOrEftNumber", "paymentDate"] {
+                assert!(!results.contains_key(paid_only), "{request}");
+            }
+        }
+    }
+}
+
 #[actix_web::test]
 async fn digital_plus_phone_finishes_with_one_call_and_no_result_summary() {
     let app = dispatching_app().await;
