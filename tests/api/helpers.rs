@@ -174,10 +174,22 @@ pub async fn spawn_app_on(config: &TestConfig, bind: &str) -> TestApp {
     }
 }
 
+/// How long the server keeps an idle connection open: actix-web's default, which Switchboard keeps (see
+/// docs/operations.md, *Connections*).
+pub const SERVER_KEEP_ALIVE: Duration = Duration::from_secs(5);
+
+/// How long the test client keeps an idle connection for reuse: clearly shorter than
+/// [`SERVER_KEEP_ALIVE`], so it never sends a request on a connection the server is closing at that moment
+/// (reqwest's `IncompleteMessage`; its default of 90 s keeps connections far longer than the server).
+pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The HTTP client of every test: no redirects followed, a 30 s bound on each call, and idle connections
+/// dropped after [`POOL_IDLE_TIMEOUT`].
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(30))
+        .pool_idle_timeout(POOL_IDLE_TIMEOUT)
         .build()
         .unwrap()
 }

@@ -15,6 +15,7 @@ mod fakes;
 mod health;
 mod helpers;
 mod interop;
+mod keep_alive;
 mod metrics;
 mod openapi;
 mod operators;
