@@ -235,10 +235,8 @@ async fn put_other_account(app: &TestApp) -> (String, String) {
         .await;
     assert_eq!(response.status(), 201, "creating account other");
     (
-        app.token_for("sk_live_other_1", "other-live-secret-1")
-            .await,
-        app.token_for("sk_test_other_1", "other-sandbox-secret-1")
-            .await,
+        app.token("sk_live_other_1", "other-live-secret-1").await,
+        app.token("sk_test_other_1", "other-sandbox-secret-1").await,
     )
 }
 

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use serde_json::{json, Value};
 
-use super::{claim_inputs, create, create_scenario, wait_terminal, LEG, SCHEMA};
+use super::{claim_inputs, create, create_scenario, LEG, SCHEMA};
 use crate::helpers::{spawn_app_with, TestApp, TestConfig};
 use crate::receiver::Receiver;
 
@@ -279,10 +279,10 @@ async fn the_console_shows_the_call_flow_and_traces_each_result_to_its_call_in_h
         .collect();
     create(&app, &token, json!({ "requests": batch })).await;
 
-    let follow_up_read = wait_terminal(&app, &token, &follow_up).await;
-    let redial_read = wait_terminal(&app, &token, &redial).await;
+    let follow_up_read = app.wait_terminal(&token, &follow_up).await;
+    let redial_read = app.wait_terminal(&token, &redial).await;
     for id in &others {
-        wait_terminal(&app, &token, id).await;
+        app.wait_terminal(&token, id).await;
     }
     receiver.wait_for(1, Duration::from_secs(10)).await;
     assert_eq!(follow_up_read["state"], "SUCCESS", "{follow_up_read}");
@@ -384,7 +384,7 @@ async fn the_console_shows_the_call_flow_and_traces_each_result_to_its_call_in_h
         "one CANNOT ANSWER value is highlighted"
     );
     assert!(dom.contains(r#"class="row-cannot""#));
-    let partial_read = wait_terminal(&app, &token, partial).await;
+    let partial_read = app.wait_terminal(&token, partial).await;
     let dom = dump_dom(&browser, &detail_url(&app, partial, &token))
         .await
         .stdout;
