@@ -41,7 +41,7 @@ credentials = [{{ environment = "production", key = "{CLINIC_KEY}", secret = "{C
         "the demo account's call goes to Retell"
     );
 
-    let clinic = app.token_for(CLINIC_KEY, CLINIC_SECRET).await;
+    let clinic = app.api.token(CLINIC_KEY, CLINIC_SECRET).await;
     let simulated = create(&app, &clinic).await;
     let done = app.wait_terminal(&clinic, &simulated).await;
     assert_ne!(done["state"], "PROCESSING", "{done}");

@@ -46,7 +46,7 @@ async fn a_patch_changes_only_the_given_fields_and_keeps_the_issued_credentials(
     expected["name"] = json!("Renamed");
     assert_eq!(after, expected);
     assert_eq!(stored(&app).await, expected);
-    app.token_for(LIVE_KEY, LIVE_SECRET).await;
+    app.api.token(LIVE_KEY, LIVE_SECRET).await;
 }
 
 #[actix_web::test]

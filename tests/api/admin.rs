@@ -565,8 +565,8 @@ async fn a_new_account_authenticates_and_lists_exactly_its_provisioned_schemas()
 async fn replacing_an_accounts_credentials_revokes_the_tokens_of_removed_pairs() {
     let app = spawn_app().await;
     assert_eq!(put_acme(&app).await.0, 201);
-    let kept_token = app.token_for(ACME_LIVE_KEY, ACME_LIVE_SECRET).await;
-    let removed_token = app.token_for(ACME_SANDBOX_KEY, ACME_SANDBOX_SECRET).await;
+    let kept_token = app.token(ACME_LIVE_KEY, ACME_LIVE_SECRET).await;
+    let removed_token = app.token(ACME_SANDBOX_KEY, ACME_SANDBOX_SECRET).await;
 
     let mut body = acme_body();
     body["credentials"] = json!([
@@ -595,9 +595,7 @@ async fn replacing_an_accounts_credentials_revokes_the_tokens_of_removed_pairs()
     );
     // The pair declared again with the same key and secret keeps its tokens; the new pair works.
     assert_eq!(app.get("/v1/schemas", &kept_token).await.status(), 200);
-    let new_token = app
-        .token_for("sk_test_acme_2", "acme-sandbox-secret-2")
-        .await;
+    let new_token = app.token("sk_test_acme_2", "acme-sandbox-secret-2").await;
     assert_eq!(app.get("/v1/schemas", &new_token).await.status(), 200);
 
     // Declaring the same key with a new secret is a new pair: the old tokens go too.
@@ -616,14 +614,14 @@ async fn replacing_an_accounts_credentials_revokes_the_tokens_of_removed_pairs()
         "the token of a pair whose secret was rotated",
     )
     .await;
-    app.token_for(ACME_LIVE_KEY, "rotated-secret").await;
+    app.token(ACME_LIVE_KEY, "rotated-secret").await;
 }
 
 #[actix_web::test]
 async fn delete_account_answers_204_and_its_live_tokens_then_get_account_not_found() {
     let app = spawn_app().await;
     assert_eq!(put_acme(&app).await.0, 201);
-    let token = app.token_for(ACME_LIVE_KEY, ACME_LIVE_SECRET).await;
+    let token = app.token(ACME_LIVE_KEY, ACME_LIVE_SECRET).await;
 
     let response = app
         .admin(Method::DELETE, "/admin/v1/accounts/acme", None)
@@ -673,7 +671,7 @@ async fn delete_account_answers_204_and_its_live_tokens_then_get_account_not_fou
 
     // The deleted account's keys are free again.
     put_account_with(&app, "acme-two", ACME_LIVE_KEY, ACME_LIVE_SECRET, &[]).await;
-    app.token_for(ACME_LIVE_KEY, ACME_LIVE_SECRET).await;
+    app.token(ACME_LIVE_KEY, ACME_LIVE_SECRET).await;
 }
 
 #[actix_web::test]
@@ -703,7 +701,7 @@ async fn post_credentials_issues_a_new_pair_that_authenticates() {
             })
         );
 
-        let token = app.token_for(&key, &secret).await;
+        let token = app.token(&key, &secret).await;
         let (status, schemas) = status_and_json(app.get("/v1/schemas", &token).await).await;
         assert_eq!(status, 200, "{environment}: {schemas}");
         assert_eq!(schemas["schemas"].as_array().unwrap().len(), 4);
@@ -876,7 +874,7 @@ async fn put_schema_creates_version_1_then_publishes_version_2() {
         &["eligibility"],
     )
     .await;
-    let token = app.token_for(ACME_LIVE_KEY, ACME_LIVE_SECRET).await;
+    let token = app.token(ACME_LIVE_KEY, ACME_LIVE_SECRET).await;
     let (status, detail) = status_and_json(app.get("/v1/schemas/eligibility", &token).await).await;
     assert_eq!(
         (status, detail),
@@ -1077,7 +1075,7 @@ async fn delete_schema_retires_it_for_detail_and_list() {
         &["eligibility", "vob-basic"],
     )
     .await;
-    let token = app.token_for(ACME_LIVE_KEY, ACME_LIVE_SECRET).await;
+    let token = app.token(ACME_LIVE_KEY, ACME_LIVE_SECRET).await;
     assert_eq!(
         app.get("/v1/schemas/eligibility", &token).await.status(),
         200

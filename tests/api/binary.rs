@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::helpers::{
-    binary, client, run_to_exit, status_and_json, write_config, BinaryServer, TestConfig,
+    binary, client, run_to_exit, status_and_json, write_config, Api, BinaryServer, TestConfig,
     ADMIN_TOKEN, LIVE_KEY, LIVE_SECRET, SANDBOX_KEY,
 };
 
@@ -54,33 +54,6 @@ async fn admin(
         request = request.json(&body);
     }
     status_and_json(request.send().await.unwrap()).await
-}
-
-/// `GET /v1/auth` with a key/secret pair: status and JSON body.
-async fn auth(
-    client: &reqwest::Client,
-    server: &BinaryServer,
-    key: &str,
-    secret: &str,
-) -> (u16, Value) {
-    let response = client
-        .get(server.url("/v1/auth"))
-        .header("Switchboard-API-Key", key)
-        .header("Switchboard-API-Secret", secret)
-        .send()
-        .await
-        .unwrap();
-    status_and_json(response).await
-}
-
-/// A bearer token for a key/secret pair.
-async fn token(client: &reqwest::Client, server: &BinaryServer, key: &str, secret: &str) -> String {
-    let (status, body) = auth(client, server, key, secret).await;
-    assert_eq!(status, 200, "auth for {key}: {body}");
-    body["token"]
-        .as_str()
-        .expect("token in the auth answer")
-        .to_owned()
 }
 
 /// The latest version of a schema as the admin API reports it.
@@ -150,7 +123,7 @@ fn spawn_reading_stdout(mut command: Command) -> (BinaryServer, mpsc::Receiver<S
     // Wrapped at once, so the child is killed on every early return.
     let mut server = BinaryServer {
         child,
-        address: String::new(),
+        api: Api::at(String::new()),
     };
     let (sender, lines) = mpsc::channel();
     std::thread::spawn(move || {
@@ -164,7 +137,7 @@ fn spawn_reading_stdout(mut command: Command) -> (BinaryServer, mpsc::Receiver<S
     let first = lines
         .recv_timeout(Duration::from_secs(10))
         .expect("a first stdout line within 10 s");
-    server.address = first
+    server.api.address = first
         .strip_prefix("Switchboard listening on ")
         .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
         .to_owned();
@@ -269,7 +242,9 @@ async fn a_restart_on_the_same_data_dir_keeps_credentials_and_issued_tokens() {
     let sandbox_key = generated["key"].as_str().unwrap().to_owned();
     let sandbox_secret = generated["secret"].as_str().unwrap().to_owned();
     assert!(sandbox_key.starts_with("sk_test_"), "{sandbox_key}");
-    let old_token = token(&client, &server, "sk_live_acme_restart", "acme-live-secret").await;
+    let old_token = server
+        .token("sk_live_acme_restart", "acme-live-secret")
+        .await;
     let response = client
         .get(server.url("/v1/schemas"))
         .bearer_auth(&old_token)
@@ -281,9 +256,11 @@ async fn a_restart_on_the_same_data_dir_keeps_credentials_and_issued_tokens() {
     assert_eq!(server.terminate(), Some(0));
 
     let server = start_ready(&client, &config, data_dir.path()).await;
-    token(&client, &server, "sk_live_acme_restart", "acme-live-secret").await;
-    token(&client, &server, &sandbox_key, &sandbox_secret).await;
-    let (status, body) = auth(&client, &server, &sandbox_key, "not-the-secret").await;
+    server
+        .token("sk_live_acme_restart", "acme-live-secret")
+        .await;
+    server.token(&sandbox_key, &sandbox_secret).await;
+    let (status, body) = server.auth(&sandbox_key, "not-the-secret").await;
     assert_eq!(
         status, 401,
         "a wrong secret is still refused after the restart: {body}"
@@ -405,7 +382,7 @@ async fn accounts_acknowledged_with_201_survive_kill_9() {
         assert_eq!(status, 200, "bulk-{i} lost by kill -9: {body}");
         assert_eq!(body["id"], format!("bulk-{i}"));
     }
-    token(&client, &server, "sk_live_bulk_19", "bulk-secret-19").await;
+    server.token("sk_live_bulk_19", "bulk-secret-19").await;
     assert_eq!(server.terminate(), Some(0));
 }
 
@@ -501,7 +478,7 @@ async fn the_embedded_default_prints_the_url_then_the_demo_credentials() {
         server.address
     );
     wait_for_status(&client, &server, "/readyz", 200).await;
-    token(&client, &server, LIVE_KEY, LIVE_SECRET).await;
+    server.token(LIVE_KEY, LIVE_SECRET).await;
     assert_eq!(server.terminate(), Some(0));
     let rest = rest_of_stdout(lines);
     assert!(rest.contains(LIVE_KEY), "{rest}");
@@ -523,7 +500,7 @@ async fn an_operator_config_file_neither_prints_nor_inherits_the_demo_credential
     let (server, lines) = spawn_reading_stdout(command);
 
     wait_for_status(&client, &server, "/readyz", 200).await;
-    let (status, body) = auth(&client, &server, LIVE_KEY, LIVE_SECRET).await;
+    let (status, body) = server.auth(LIVE_KEY, LIVE_SECRET).await;
     assert_eq!(status, 401, "{body}");
     assert_eq!(body["error"], "INVALID_API_KEY");
     let (status, body) = admin(

@@ -3,11 +3,11 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::electronic_stedi::{config, inputs};
 use crate::fakes::stedi::FakeStedi;
-use crate::helpers::{client, write_config, BinaryServer};
+use crate::helpers::{write_config, BinaryServer};
 
 #[actix_web::test]
 async fn a_restart_during_an_inquiry_asks_again_and_places_no_call() {
@@ -21,17 +21,8 @@ async fn a_restart_during_an_inquiry_asks_again_and_places_no_call() {
 
     let server = BinaryServer::start(&path, &data);
     let token_before = server.live_token().await;
-    let created: Value = client()
-        .post(server.url("/v1/requests"))
-        .bearer_auth(&token_before)
-        .json(&json!({ "schemaId": "eligibility-check", "inputs": inputs("SLOW1") }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = created["requestId"].as_str().unwrap().to_owned();
+    let body = json!({ "schemaId": "eligibility-check", "inputs": inputs("SLOW1") });
+    let id = server.create_request(&token_before, &body).await;
     let deadline = Instant::now() + Duration::from_secs(15);
     while fake.received().is_empty() {
         assert!(Instant::now() < deadline, "the inquiry never left");
@@ -41,23 +32,7 @@ async fn a_restart_during_an_inquiry_asks_again_and_places_no_call() {
 
     let server = BinaryServer::start(&path, &data);
     let token = server.live_token().await;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let read = loop {
-        let read: Value = client()
-            .get(server.url(&format!("/v1/requests/{id}")))
-            .bearer_auth(&token)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if read["state"] != "PROCESSING" {
-            break read;
-        }
-        assert!(Instant::now() < deadline, "{read}");
-        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
-    };
+    let read = server.wait_terminal(&token, &id).await;
     assert_eq!(fake.received().len(), 2, "asked once per start");
     assert_eq!(read["state"], "SUCCESS", "{read}");
     assert_eq!(

@@ -14,8 +14,7 @@ use serde_json::{json, Value};
 
 use crate::fakes::stedi::{FakeStedi, API_KEY, CLAIM_STATUS, ELIGIBILITY};
 use crate::helpers::{
-    binary, client, spawn_app_with, status_and_json, write_config, TestApp, TestConfig, LIVE_KEY,
-    LIVE_SECRET,
+    binary, spawn_app_with, status_and_json, write_config, Api, TestApp, TestConfig,
 };
 
 /// A benefits schema whose only required field a 271 answers, so a request can end without a call.
@@ -469,50 +468,15 @@ async fn the_api_key_never_appears_in_the_servers_logs() {
             }
         });
     }
-    let http = client();
-    let token: Value = http
-        .get(format!("{base}/v1/auth"))
-        .header("Switchboard-API-Key", LIVE_KEY)
-        .header("Switchboard-API-Secret", LIVE_SECRET)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = token["token"].as_str().unwrap().to_owned();
+    let api = Api::at(base);
+    let token = api.live_token().await;
     let mut ids = vec![];
     for member in ["W123456789", "AAA75", "DOWNALL"] {
-        let created: Value = http
-            .post(format!("{base}/v1/requests"))
-            .bearer_auth(&token)
-            .json(&json!({ "schemaId": "eligibility-check", "inputs": inputs(member) }))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        ids.push(created["requestId"].as_str().unwrap().to_owned());
+        let body = json!({ "schemaId": "eligibility-check", "inputs": inputs(member) });
+        ids.push(api.create_request(&token, &body).await);
     }
     for id in &ids {
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        loop {
-            let read: Value = http
-                .get(format!("{base}/v1/requests/{id}"))
-                .bearer_auth(&token)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            if read["state"] != "PROCESSING" {
-                break;
-            }
-            assert!(std::time::Instant::now() < deadline, "{read}");
-            actix_web::rt::time::sleep(Duration::from_millis(50)).await;
-        }
+        api.wait_terminal(&token, id).await;
     }
     let _ = child.kill();
     let _ = child.wait();

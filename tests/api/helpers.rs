@@ -1,6 +1,7 @@
-//! The test harness: a real Switchboard on a random port with its own data directory, and a client with
-//! one helper per endpoint. `spawn_app` runs it in this process; `BinaryServer` runs the built binary, for
-//! tests that need a real restart, a signal or a start-up failure.
+//! The test harness: a real Switchboard on a random port with its own data directory, and the one client
+//! of it ([`Api`], one helper per endpoint). `spawn_app` runs it in this process; `BinaryServer` runs the
+//! built binary, for tests that need a real restart, a signal or a start-up failure. Both dereference to
+//! their [`Api`].
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -8,12 +9,15 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use actix_web::dev::ServerHandle;
-use reqwest::{Method, Response};
+use reqwest::Response;
 use serde_json::Value;
 use switchboard::configuration::{self, Overrides, DEFAULT_CONFIG};
 use switchboard::startup::Application;
 use switchboard::state::AppState;
 use tempfile::TempDir;
+
+mod api;
+pub use api::{Api, TERMINAL, WAIT_LIMIT};
 
 pub const LIVE_KEY: &str = "sk_live_demo_7Qh2m9XcP4";
 pub const LIVE_SECRET: &str = "demo-live-secret-change-me";
@@ -125,8 +129,7 @@ impl TestConfig {
 
 /// A Switchboard running in this process.
 pub struct TestApp {
-    pub address: String,
-    pub client: reqwest::Client,
+    pub api: Api,
     pub state: actix_web::web::Data<AppState>,
     handle: ServerHandle,
     // Held for its Drop: the data directory lives as long as the app.
@@ -169,123 +172,38 @@ pub async fn spawn_app_on(config: &TestConfig, bind: &str) -> TestApp {
     let state = app.state();
     actix_web::rt::spawn(app.run_until_stopped());
     TestApp {
-        address,
-        client: client(),
+        api: Api::at(address),
         state,
         handle,
         _data_dir: data_dir,
     }
 }
 
+/// How long the server keeps an idle connection open: actix-web's default, which Switchboard keeps (see
+/// docs/operations.md, *Connections*).
+pub const SERVER_KEEP_ALIVE: Duration = Duration::from_secs(5);
+
+/// How long the test client keeps an idle connection for reuse: clearly shorter than
+/// [`SERVER_KEEP_ALIVE`], so it never sends a request on a connection the server is closing at that moment
+/// (reqwest's `IncompleteMessage`; its default of 90 s keeps connections far longer than the server).
+pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The HTTP client of every test: no redirects followed, a 30 s bound on each call, and idle connections
+/// dropped after [`POOL_IDLE_TIMEOUT`].
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(30))
+        .pool_idle_timeout(POOL_IDLE_TIMEOUT)
         .build()
         .unwrap()
 }
 
-impl TestApp {
-    pub fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.address)
-    }
+impl std::ops::Deref for TestApp {
+    type Target = Api;
 
-    /// `GET /v1/auth` with whichever headers are given.
-    pub async fn auth_with(&self, headers: &[(&str, &str)]) -> Response {
-        let mut request = self.client.get(self.url("/v1/auth"));
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        request.send().await.unwrap()
-    }
-
-    pub async fn token_for(&self, key: &str, secret: &str) -> String {
-        let response = self
-            .auth_with(&[
-                ("Switchboard-API-Key", key),
-                ("Switchboard-API-Secret", secret),
-            ])
-            .await;
-        assert_eq!(response.status(), 200, "auth for {key} failed");
-        response.json::<Value>().await.unwrap()["token"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    }
-
-    pub async fn live_token(&self) -> String {
-        self.token_for(LIVE_KEY, LIVE_SECRET).await
-    }
-
-    pub async fn sandbox_token(&self) -> String {
-        self.token_for(SANDBOX_KEY, SANDBOX_SECRET).await
-    }
-
-    /// GET with a bearer token.
-    pub async fn get(&self, path: &str, token: &str) -> Response {
-        self.client
-            .get(self.url(path))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap()
-    }
-
-    /// An admin call with the admin token and an optional JSON body.
-    pub async fn admin(&self, method: Method, path: &str, body: Option<Value>) -> Response {
-        let mut request = self
-            .client
-            .request(method, self.url(path))
-            .bearer_auth(ADMIN_TOKEN);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        request.send().await.unwrap()
-    }
-
-    /// Polls the single read until the request leaves PROCESSING (at most 20 s) and returns that read.
-    pub async fn wait_terminal(&self, token: &str, id: &str) -> Value {
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        loop {
-            let (status, body) =
-                status_and_json(self.get(&format!("/v1/requests/{id}"), token).await).await;
-            assert_eq!(status, 200, "{body}");
-            if body["state"] != "PROCESSING" {
-                return body;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "request {id} not terminal: {body}"
-            );
-            actix_web::rt::time::sleep(Duration::from_millis(25)).await;
-        }
-    }
-
-    /// Creates one request with `body`, asserts the 200 and returns its `requestId`.
-    pub async fn create_request(&self, token: &str, body: &Value) -> String {
-        let response = self
-            .client
-            .post(self.url("/v1/requests"))
-            .bearer_auth(token)
-            .json(body)
-            .send()
-            .await
-            .unwrap();
-        let (status, created) = status_and_json(response).await;
-        assert_eq!(status, 200, "{created}");
-        created["requestId"].as_str().unwrap().to_owned()
-    }
-
-    /// Moves the manual clock forward.
-    pub async fn advance_clock(&self, seconds: i64) {
-        let response = self
-            .admin(
-                Method::POST,
-                "/admin/v1/clock",
-                Some(serde_json::json!({ "advanceSeconds": seconds })),
-            )
-            .await;
-        assert_eq!(response.status(), 200);
+    fn deref(&self) -> &Api {
+        &self.api
     }
 }
 
@@ -307,7 +225,15 @@ pub async fn status_and_json(response: Response) -> (u16, Value) {
 /// The built `switchboard` binary, started as a child process.
 pub struct BinaryServer {
     pub child: Child,
-    pub address: String,
+    pub api: Api,
+}
+
+impl std::ops::Deref for BinaryServer {
+    type Target = Api;
+
+    fn deref(&self) -> &Api {
+        &self.api
+    }
 }
 
 pub fn binary() -> &'static str {
@@ -358,7 +284,10 @@ impl BinaryServer {
             .strip_prefix("Switchboard listening on ")
             .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
             .to_owned();
-        BinaryServer { child, address }
+        BinaryServer {
+            child,
+            api: Api::at(address),
+        }
     }
 
     /// [`BinaryServer::start`], then waits until `/readyz` answers 200 (start-up recovery done).
@@ -366,45 +295,6 @@ impl BinaryServer {
         let server = BinaryServer::start(config_path, data_dir);
         server.wait_ready().await;
         server
-    }
-
-    /// Polls until the server answers `/readyz` with 200.
-    pub async fn wait_ready(&self) {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        loop {
-            let ready = client().get(self.url("/readyz")).send().await;
-            if ready.is_ok_and(|r| r.status() == 200) {
-                return;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the server never became ready"
-            );
-            actix_web::rt::time::sleep(std::time::Duration::from_millis(25)).await;
-        }
-    }
-
-    /// A token of the demo account's live credential.
-    pub async fn live_token(&self) -> String {
-        self.token(LIVE_KEY, LIVE_SECRET).await
-    }
-
-    /// A bearer token for a key/secret pair.
-    pub async fn token(&self, key: &str, secret: &str) -> String {
-        let response = client()
-            .get(self.url("/v1/auth"))
-            .header("Switchboard-API-Key", key)
-            .header("Switchboard-API-Secret", secret)
-            .send()
-            .await
-            .unwrap();
-        let (status, body) = status_and_json(response).await;
-        assert_eq!(status, 200, "{body}");
-        body["token"].as_str().unwrap().to_owned()
-    }
-
-    pub fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.address)
     }
 
     /// The server's process id (for measurements of its memory).
@@ -472,7 +362,7 @@ pub fn write_config(dir: &Path, config: &TestConfig) -> PathBuf {
 
 /// Creates the demo `vob-basic` request used by the dialer tests (Aetna, a given phone number) and returns
 /// its `requestId`.
-pub async fn create_vob(app: &TestApp, token: &str) -> String {
+pub async fn create_vob(api: &Api, token: &str) -> String {
     let body = serde_json::json!({
         "schemaId": "vob-basic",
         "inputs": {
@@ -480,5 +370,5 @@ pub async fn create_vob(app: &TestApp, token: &str) -> String {
             "patientLastName": "Lee", "patientDateOfBirth": "1980-01-02", "billingProviderNpi": "1234567890"
         }
     });
-    app.create_request(token, &body).await
+    api.create_request(token, &body).await
 }

@@ -17,6 +17,7 @@ mod fakes;
 mod health;
 mod helpers;
 mod interop;
+mod keep_alive;
 mod metrics;
 mod openapi;
 mod operator_logs;

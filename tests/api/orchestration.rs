@@ -12,8 +12,8 @@ use regex::Regex;
 use serde_json::{json, Map, Value};
 
 use crate::helpers::{
-    client, spawn_app_with, status_and_json, write_config, BinaryServer, TestApp, TestConfig,
-    ADMIN_TOKEN, SANDBOX_KEY, SANDBOX_SECRET,
+    spawn_app_with, status_and_json, write_config, Api, BinaryServer, TestApp, TestConfig,
+    TERMINAL, WAIT_LIMIT,
 };
 
 // ---- helpers ----------------------------------------------------------------------------------------
@@ -23,10 +23,8 @@ const SCHEMA: &str = "claim-status-basic";
 const LEG: &str = "claim-appeal-basic";
 /// `server.public_url` of the default config: the base of every `recordingDownloadUrl`.
 const PUBLIC_URL: &str = "http://127.0.0.1:8080";
-/// How long a request may take to become terminal, and how often it is polled meanwhile.
-const POLL_LIMIT: Duration = Duration::from_secs(20);
+/// How often anything awaited is polled ([`WAIT_LIMIT`] at most).
 const POLL_STEP: Duration = Duration::from_millis(25);
-const TERMINAL: [&str; 3] = ["SUCCESS", "PARTIAL", "FAILURE"];
 /// Every feature of the demo account.
 const ALL_FEATURES: [&str; 9] = [
     "payer_phone_lookup",
@@ -49,50 +47,9 @@ const SINGLE_READ_ONLY: [&str; 6] = [
     "resultSources",
 ];
 
-/// Where a Switchboard answers: the in-process app or a child process.
-#[derive(Clone, Copy)]
-struct Server<'a> {
-    client: &'a reqwest::Client,
-    base: &'a str,
-}
-
-impl Server<'_> {
-    async fn get(&self, path: &str, token: &str) -> (u16, Value) {
-        let response = self
-            .client
-            .get(format!("{}{path}", self.base))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap();
-        status_and_json(response).await
-    }
-
-    async fn post(&self, path: &str, token: &str, body: &Value) -> (u16, Value) {
-        let response = self
-            .client
-            .post(format!("{}{path}", self.base))
-            .bearer_auth(token)
-            .json(body)
-            .send()
-            .await
-            .unwrap();
-        status_and_json(response).await
-    }
-
-    /// `GET /admin/v1/orchestration`.
-    async fn orchestration_stats(&self) -> Value {
-        let (status, body) = self.get("/admin/v1/orchestration", ADMIN_TOKEN).await;
-        assert_eq!(status, 200, "{body}");
-        body
-    }
-}
-
-fn on(app: &TestApp) -> Server<'_> {
-    Server {
-        client: &app.client,
-        base: &app.address,
-    }
+/// The client of the in-process app.
+fn on(app: &TestApp) -> &Api {
+    &app.api
 }
 
 /// A dispatching app (calls take milliseconds) with the demo account's features set to `features`.
@@ -131,13 +88,13 @@ fn sandbox_inputs(scenario: &str, n: usize) -> Value {
 }
 
 /// One batch POST of `inputs` (all [`SCHEMA`]): the request ids in order.
-async fn create_all(server: Server<'_>, token: &str, inputs: &[Value]) -> Vec<String> {
+async fn create_all(server: &Api, token: &str, inputs: &[Value]) -> Vec<String> {
     let items: Vec<Value> = inputs
         .iter()
         .map(|i| json!({ "schemaId": SCHEMA, "inputs": i }))
         .collect();
     let (status, body) = server
-        .post("/v1/requests", token, &json!({ "requests": items }))
+        .post_requests(token, &json!({ "requests": items }))
         .await;
     assert_eq!(status, 200, "batch create: {body}");
     let entries = body["requests"].as_array().unwrap();
@@ -151,62 +108,21 @@ async fn create_all(server: Server<'_>, token: &str, inputs: &[Value]) -> Vec<St
 /// Creates one request with `inputs`: its id.
 async fn create(app: &TestApp, token: &str, inputs: Value) -> String {
     let (status, body) = on(app)
-        .post(
-            "/v1/requests",
-            token,
-            &json!({ "schemaId": SCHEMA, "inputs": inputs }),
-        )
+        .post_requests(token, &json!({ "schemaId": SCHEMA, "inputs": inputs }))
         .await;
     assert_eq!(status, 200, "create: {body}");
     body["requestId"].as_str().unwrap().to_owned()
 }
 
-/// `GET /v1/requests/{id}`, which must answer 200.
-async fn read_on(server: Server<'_>, token: &str, id: &str) -> Value {
-    let (status, body) = server.get(&format!("/v1/requests/{id}"), token).await;
-    assert_eq!(status, 200, "read {id}: {body}");
-    body
-}
-
-async fn read(app: &TestApp, token: &str, id: &str) -> Value {
-    read_on(on(app), token, id).await
-}
-
-/// Polls the single read until the request is terminal (at most [`POLL_LIMIT`]) and returns that read.
-/// Every state seen before is `PROCESSING`: the only transition is PROCESSING -> terminal (3).
-async fn wait_terminal_on(server: Server<'_>, token: &str, id: &str) -> Value {
-    let deadline = Instant::now() + POLL_LIMIT;
-    loop {
-        let body = read_on(server, token, id).await;
-        let state = body["state"].as_str().unwrap_or_default();
-        if TERMINAL.contains(&state) {
-            return body;
-        }
-        assert_eq!(
-            state, "PROCESSING",
-            "before it is terminal a request is PROCESSING: {body}"
-        );
-        assert!(
-            Instant::now() < deadline,
-            "request {id} was not terminal within {POLL_LIMIT:?}: {body}"
-        );
-        actix_web::rt::time::sleep(POLL_STEP).await;
-    }
-}
-
-async fn wait_terminal(app: &TestApp, token: &str, id: &str) -> Value {
-    wait_terminal_on(on(app), token, id).await
-}
-
 /// Waits for every id in parallel.
 async fn wait_all(app: &TestApp, token: &str, ids: &[String]) -> Vec<Value> {
-    join_all(ids.iter().map(|id| wait_terminal(app, token, id))).await
+    join_all(ids.iter().map(|id| app.wait_terminal(token, id))).await
 }
 
 /// Creates one sandbox request of `scenario` and waits for its terminal read.
 async fn run_scenario(app: &TestApp, token: &str, scenario: &str) -> Value {
     let id = create(app, token, sandbox_inputs(scenario, 0)).await;
-    let request = wait_terminal(app, token, &id).await;
+    let request = app.wait_terminal(token, &id).await;
     assert_read_shape(&request);
     request
 }
@@ -214,7 +130,7 @@ async fn run_scenario(app: &TestApp, token: &str, scenario: &str) -> Value {
 /// The `resultsFields` names of a schema.
 async fn schema_fields(app: &TestApp, token: &str, schema_id: &str) -> BTreeSet<String> {
     let (status, body) = on(app)
-        .get(&format!("/v1/schemas/{schema_id}"), token)
+        .get_json(&format!("/v1/schemas/{schema_id}"), token)
         .await;
     assert_eq!(status, 200, "schema {schema_id}: {body}");
     body["resultsFields"]
@@ -400,7 +316,7 @@ fn assert_list_shape(entry: &Value) {
 /// The list entries of a batch.
 async fn list_batch(app: &TestApp, token: &str, batch: &str) -> Vec<Value> {
     let (status, body) = on(app)
-        .get(&format!("/v1/requests?requestBatchId={batch}"), token)
+        .get_json(&format!("/v1/requests?requestBatchId={batch}"), token)
         .await;
     assert_eq!(status, 200, "{body}");
     arr(&body["requests"]).clone()
@@ -672,6 +588,73 @@ async fn digital_finishes_without_a_call_at_minimum_completeness_with_a_result_s
     );
 }
 
+/// The `claim-status-basic` fields the default config maps to an element of a claim-status answer (277).
+const CLAIM_STATUS_ELECTRONIC: [&str; 7] = [
+    "billedAmount",
+    "checkOrEftNumber",
+    "claimProcessedDate",
+    "claimStatus",
+    "paidAmount",
+    "payerClaimNumber",
+    "paymentDate",
+];
+
+#[actix_web::test]
+async fn digital_results_hold_only_what_an_electronic_answer_can_give() {
+    let app = dispatching_app().await;
+    let token = app.sandbox_token().await;
+    // Several members, so that paid and unpaid statuses both come up.
+    let inputs: Vec<Value> = (0..8).map(|n| sandbox_inputs("digital", n)).collect();
+    let ids = create_all(on(&app), &token, &inputs).await;
+
+    let requests = wait_all(&app, &token, &ids).await;
+
+    for request in &requests {
+        assert_read_shape(request);
+        assert_eq!(request["state"], "SUCCESS", "{request}");
+        assert_eq!(request["modality"], "digital_only", "{request}");
+        assert_eq!(request["data_completeness"], "minimum", "{request}");
+        assert_eq!(request["missingFields"], json!([]), "{request}");
+        assert!(request["resultSummary"].is_string(), "{request}");
+        assert_absent(
+            request,
+            &[
+                "to",
+                "transcript",
+                "transcriptPostCall",
+                "callDuration",
+                "callSummary",
+                "callAuditSummary",
+                "recordingDownloadUrl",
+                "callSteps",
+                "contributingCalls",
+                "resultSources",
+            ],
+            "no call was placed",
+        );
+        let results = obj(&request["results"]);
+        for phone_only in ["representativeName", "callReferenceNumber"] {
+            assert!(
+                !results.contains_key(phone_only),
+                "{phone_only} comes only from a call: {request}"
+            );
+        }
+        for field in results.keys() {
+            assert!(
+                CLAIM_STATUS_ELECTRONIC.contains(&field.as_str()),
+                "{field} is not mapped to the electronic answer: {request}"
+            );
+        }
+        // A field whose condition is unanswered is unanswered too, down the chain.
+        assert!(results.contains_key("claimStatus"), "{request}");
+        if results["claimStatus"] != "PAID" {
+            for paid_only in ["paidAmount", "checkOrEftNumber", "paymentDate"] {
+                assert!(!results.contains_key(paid_only), "{request}");
+            }
+        }
+    }
+}
+
 #[actix_web::test]
 async fn digital_plus_phone_finishes_with_one_call_and_no_result_summary() {
     let app = dispatching_app().await;
@@ -745,12 +728,12 @@ async fn every_scenario_run_side_by_side_ends_as_promised_stays_final_and_stuck_
     // Terminal is final: a later read shows the same state, completion time and results.
     actix_web::rt::time::sleep(Duration::from_millis(300)).await;
     for (request, id) in requests.iter().zip(finishing) {
-        let again = read(&app, &token, id).await;
+        let again = app.read_request(&token, id).await;
         for key in ["state", "completedAt", "results", "missingFields", "error"] {
             assert_eq!(again[key], request[key], "{key} of {id} changed");
         }
     }
-    let stuck = read(&app, &token, &stuck[0]).await;
+    let stuck = app.read_request(&token, &stuck[0]).await;
     assert_eq!(stuck["state"], "PROCESSING", "{stuck}");
     assert_eq!(stuck["completedAt"], Value::Null);
     assert_eq!(stuck["results"], json!({}));
@@ -993,7 +976,9 @@ async fn an_expired_recording_link_is_refused_and_a_fresh_read_signs_a_new_one()
     assert_refused(&app, &link).await;
     // Bearer tokens expire by the same clock: sign in again for the fresh read.
     let token = app.sandbox_token().await;
-    let fresh = read(&app, &token, request["requestId"].as_str().unwrap()).await;
+    let fresh = app
+        .read_request(&token, request["requestId"].as_str().unwrap())
+        .await;
     let (status, _, body) = download(&app, &local_link(&app, &fresh)).await;
     assert_eq!(status, 200);
     assert!(body.starts_with(b"RIFF"));
@@ -1100,7 +1085,7 @@ async fn identical_sandbox_inputs_produce_identical_results() {
         }
     }
     let (status, body) = on(&app)
-        .post("/v1/requests", &token, &json!({ "requests": items }))
+        .post_requests(&token, &json!({ "requests": items }))
         .await;
     assert_eq!(status, 200, "{body}");
     let ids: Vec<String> = arr(&body["requests"])
@@ -1129,40 +1114,6 @@ async fn identical_sandbox_inputs_produce_identical_results() {
 
 // ---- 9. kill -9 -------------------------------------------------------------------------------------
 
-/// Polls `GET path` on `base` until it answers 200 (at most [`POLL_LIMIT`]).
-async fn wait_ok(client: &reqwest::Client, base: &str, path: &str) {
-    let deadline = Instant::now() + POLL_LIMIT;
-    loop {
-        let status = client
-            .get(format!("{base}{path}"))
-            .send()
-            .await
-            .map(|r| r.status().as_u16());
-        if status.as_ref().is_ok_and(|s| *s == 200) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{path} never answered 200: {status:?}"
-        );
-        actix_web::rt::time::sleep(POLL_STEP).await;
-    }
-}
-
-async fn sandbox_token_on(server: Server<'_>) -> String {
-    let response = server
-        .client
-        .get(format!("{}/v1/auth", server.base))
-        .header("Switchboard-API-Key", SANDBOX_KEY)
-        .header("Switchboard-API-Secret", SANDBOX_SECRET)
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = status_and_json(response).await;
-    assert_eq!(status, 200, "{body}");
-    body["token"].as_str().unwrap().to_owned()
-}
-
 #[actix_web::test]
 async fn requests_running_at_a_kill_9_resume_after_a_restart_and_finish_without_duplicate_calls() {
     let config_dir = tempfile::tempdir().unwrap();
@@ -1171,22 +1122,16 @@ async fn requests_running_at_a_kill_9_resume_after_a_restart_and_finish_without_
     // About 1.25 s per sandbox call: long enough to kill the server mid-call.
     config.dispatching().set("simulation.time_scale", 60.0);
     let config_path = write_config(config_dir.path(), &config);
-    let http = client();
-
     let first = BinaryServer::start(&config_path, data_dir.path());
-    let first_base = first.address.clone();
-    let server = Server {
-        client: &http,
-        base: &first_base,
-    };
-    wait_ok(&http, &first_base, "/readyz").await;
-    let token = sandbox_token_on(server).await;
+    let server: &Api = &first;
+    server.wait_ready().await;
+    let token = server.sandbox_token().await;
     let inputs: Vec<Value> = (0..5).map(|n| sandbox_inputs("success", n)).collect();
     let ids = create_all(server, &token, &inputs).await;
-    let deadline = Instant::now() + POLL_LIMIT;
+    let deadline = Instant::now() + WAIT_LIMIT;
     loop {
         let stats = server.orchestration_stats().await;
-        let placed = read_on(server, &token, &ids[0]).await["attemptDetails"]
+        let placed = server.read_request(&token, &ids[0]).await["attemptDetails"]
             .as_array()
             .is_some_and(|a| !a.is_empty());
         if stats["running"].as_u64().unwrap() > 0 || placed {
@@ -1201,13 +1146,10 @@ async fn requests_running_at_a_kill_9_resume_after_a_restart_and_finish_without_
     first.kill_hard();
 
     let second = BinaryServer::start(&config_path, data_dir.path());
-    let server = Server {
-        client: &http,
-        base: &second.address,
-    };
-    wait_ok(&http, &second.address, "/readyz").await;
-    let token = sandbox_token_on(server).await;
-    let requests = join_all(ids.iter().map(|id| wait_terminal_on(server, &token, id))).await;
+    let server: &Api = &second;
+    server.wait_ready().await;
+    let token = server.sandbox_token().await;
+    let requests = join_all(ids.iter().map(|id| server.wait_terminal(&token, id))).await;
     let stats = server.orchestration_stats().await;
     assert!(
         stats["requests_started"].as_u64().unwrap() > 0,
@@ -1232,8 +1174,9 @@ async fn requests_running_at_a_kill_9_resume_after_a_restart_and_finish_without_
             "every placed call is accounted for once: {request}"
         );
     }
-    let response = http
-        .get(format!("{}/readyz", second.address))
+    let response = second
+        .client
+        .get(second.url("/readyz"))
         .send()
         .await
         .unwrap();
@@ -1254,22 +1197,22 @@ async fn booked_requests_do_not_run_before_their_day_and_run_when_it_comes() {
     let inputs: Vec<Value> = (0..3).map(|n| sandbox_inputs("success", n)).collect();
     let ids = create_all(on(&app), &token, &inputs).await;
 
-    let first = wait_terminal(&app, &token, &ids[0]).await;
+    let first = app.wait_terminal(&token, &ids[0]).await;
     assert_eq!(first["state"], "SUCCESS", "{first}");
     // Several dispatch ticks later the others have still not started.
     actix_web::rt::time::sleep(Duration::from_millis(600)).await;
     for id in &ids[1..] {
-        assert_not_started(&read(&app, &token, id).await);
+        assert_not_started(&app.read_request(&token, id).await);
     }
 
     app.advance_clock(86_400).await;
     // Bearer tokens expire by the same clock.
     let token = app.sandbox_token().await;
 
-    let second = wait_terminal(&app, &token, &ids[1]).await;
+    let second = app.wait_terminal(&token, &ids[1]).await;
     assert_eq!(second["state"], "SUCCESS", "{second}");
     actix_web::rt::time::sleep(Duration::from_millis(600)).await;
-    assert_not_started(&read(&app, &token, &ids[2]).await);
+    assert_not_started(&app.read_request(&token, &ids[2]).await);
 }
 
 /// A request whose run has not begun: PROCESSING, nothing dispatched, no call attempts.

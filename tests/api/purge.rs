@@ -10,22 +10,21 @@ use serde_json::{json, Value};
 use switchboard_storage::{RequestId, Store};
 
 use crate::helpers::{
-    client, spawn_app_with, status_and_json, write_config, BinaryServer, TestApp, TestConfig,
+    spawn_app_with, status_and_json, write_config, Api, BinaryServer, TestApp, TestConfig,
     ADMIN_TOKEN, SANDBOX_KEY, SANDBOX_SECRET,
 };
 use crate::sealing::markers::Markers;
 use crate::sealing::scan::files_under;
 
+/// Any call with a bearer token: status and JSON body (`null` for a body that is not JSON, such as a 204's).
 async fn call(
-    server: &str,
+    api: &Api,
     method: Method,
     path: &str,
     token: &str,
     body: Option<Value>,
 ) -> (u16, Value) {
-    let mut request = client()
-        .request(method, format!("{server}{path}"))
-        .bearer_auth(token);
+    let mut request = api.client.request(method, api.url(path)).bearer_auth(token);
     if let Some(body) = body {
         request = request.json(&body);
     }
@@ -33,29 +32,6 @@ async fn call(
     let status = response.status().as_u16();
     let text = response.text().await.unwrap();
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-}
-
-async fn wait_terminal(server: &str, token: &str, id: &str) -> Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let (status, body) = call(
-            server,
-            Method::GET,
-            &format!("/v1/requests/{id}"),
-            token,
-            None,
-        )
-        .await;
-        assert_eq!(status, 200, "{body}");
-        if body["state"] != "PROCESSING" {
-            return body;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never terminal: {body}"
-        );
-        actix_web::rt::time::sleep(Duration::from_millis(25)).await;
-    }
 }
 
 /// Whether `needle` appears anywhere in the files under `dir`.
@@ -75,7 +51,7 @@ async fn a_purged_request_is_gone_for_clients_and_its_superseded_bytes_no_longer
     config.dispatching();
     let config = write_config(work.path(), &config);
     let server = BinaryServer::start_ready(&config, data.path()).await;
-    let base = server.address.clone();
+    let base = server.api.clone();
     let token = server.token(SANDBOX_KEY, SANDBOX_SECRET).await;
     let (alone, kept) = (Markers::new(), Markers::new());
     // A request alone in its batch, one in a batch of three, and neighbours created in the same hour.
@@ -108,7 +84,7 @@ async fn a_purged_request_is_gone_for_clients_and_its_superseded_bytes_no_longer
     let neighbour = created["requestId"].as_str().unwrap().to_owned();
     let mut before = Vec::new();
     for id in [&lone, &members[0], &members[1], &members[2], &neighbour] {
-        before.push(wait_terminal(&base, &token, id).await);
+        before.push(server.wait_terminal(&token, id).await);
     }
     let lone_link = before[0]["recordingDownloadUrl"]
         .as_str()
@@ -214,8 +190,9 @@ async fn a_purged_request_is_gone_for_clients_and_its_superseded_bytes_no_longer
         "{in_batch}"
     );
     let path = lone_link.split_once("/v1/recordings/").unwrap().1;
-    let audio = client()
-        .get(format!("{base}/v1/recordings/{path}"))
+    let audio = base
+        .client
+        .get(base.url(&format!("/v1/recordings/{path}")))
         .send()
         .await
         .unwrap();
@@ -291,8 +268,8 @@ async fn a_purged_request_is_gone_for_clients_and_its_superseded_bytes_no_longer
     }
 }
 
-fn base_of(server: &BinaryServer) -> String {
-    server.address.clone()
+fn base_of(server: &BinaryServer) -> Api {
+    server.api.clone()
 }
 
 async fn admin(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {

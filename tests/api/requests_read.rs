@@ -235,10 +235,8 @@ async fn put_other_account(app: &TestApp) -> (String, String) {
         .await;
     assert_eq!(response.status(), 201, "creating account other");
     (
-        app.token_for("sk_live_other_1", "other-live-secret-1")
-            .await,
-        app.token_for("sk_test_other_1", "other-sandbox-secret-1")
-            .await,
+        app.token("sk_live_other_1", "other-live-secret-1").await,
+        app.token("sk_test_other_1", "other-sandbox-secret-1").await,
     )
 }
 
@@ -988,4 +986,90 @@ async fn an_empty_page_token_starts_from_the_first_page() {
     let listed = list_ok(&app, &token, &[("pageToken", "")]).await;
 
     assert_eq!(sorted_ids(&listed), sorted_ids(&created));
+}
+
+#[actix_web::test]
+async fn an_empty_or_blank_request_batch_id_is_400_invalid_request_like_an_empty_date() {
+    let app = spawn_app_with(&plain_config()).await;
+    let token = app.live_token().await;
+    create_one(&app, &token).await;
+
+    for raw in ["", " ", "\t"] {
+        let (status, body) = list(&app, &token, &[("requestBatchId", raw)]).await;
+        assert_invalid_request(
+            status,
+            &body,
+            &["requestBatchId"],
+            &format!("requestBatchId={raw:?}"),
+        );
+        // Not even with a page size, dates or a page token beside it.
+        let (status, body) = list(
+            &app,
+            &token,
+            &[
+                ("requestBatchId", raw),
+                ("pageSize", "5"),
+                ("dateFrom", "2026-11-23"),
+            ],
+        )
+        .await;
+        assert_invalid_request(
+            status,
+            &body,
+            &["requestBatchId"],
+            &format!("requestBatchId={raw:?} with other parameters"),
+        );
+    }
+}
+
+#[actix_web::test]
+async fn a_batch_listed_without_a_page_size_comes_whole_in_one_page_and_with_one_in_pages() {
+    let mut config = plain_config();
+    config
+        .demo_account()
+        .insert("daily_call_capacity".into(), 1000.into());
+    let app = spawn_app_with(&config).await;
+    let token = app.live_token().await;
+    // Larger than both the default page (100) and the largest explicit page (500).
+    let items: Vec<Value> = (0..620).map(claim_item).collect();
+    let (status, body) = post_requests(&app, &token, &json!({ "requests": items })).await;
+    assert_eq!(status, 200, "{body}");
+    let batch = body["requests"].as_array().unwrap().clone();
+    let batch_id = batch[0]["requestBatchId"].as_str().unwrap().to_owned();
+    assert!(batch.iter().all(|e| e["requestBatchId"] == *batch_id));
+    // Another batch that must not leak into the listing.
+    create_batch(&app, &token, 3).await;
+
+    // No pageSize: every member, one page, no nextPageToken (list_ok checks the keys).
+    let whole = list_ok(&app, &token, &[("requestBatchId", &batch_id)]).await;
+    assert_eq!(whole.len(), 620);
+    assert_eq!(sorted_ids(&whole), sorted_ids(&batch));
+    // An empty pageSize means the default, as it does for a date listing.
+    let empty_size = list_ok(
+        &app,
+        &token,
+        &[("requestBatchId", &batch_id), ("pageSize", "")],
+    )
+    .await;
+    assert_eq!(ids(&empty_size), ids(&whole));
+
+    // An explicit pageSize pages as before, in the same order as the whole batch.
+    for (size, expected) in [
+        ("100", vec![100, 100, 100, 100, 100, 100, 20]),
+        ("500", vec![500, 120]),
+        ("9999", vec![500, 120]),
+    ] {
+        let pages = walk_pages(
+            &app,
+            &token,
+            &[("requestBatchId", &batch_id), ("pageSize", size)],
+        )
+        .await;
+        let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
+        assert_eq!(sizes, expected, "pageSize={size}");
+        assert_eq!(pages.concat(), ids(&whole), "pageSize={size}");
+    }
+    // A date listing without pageSize keeps its default page of 100.
+    let pages = walk_pages(&app, &token, &[]).await;
+    assert_eq!(pages[0].len(), 100);
 }

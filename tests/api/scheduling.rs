@@ -604,7 +604,7 @@ async fn accounts_keep_separate_ledgers() {
         .await;
     assert_eq!(response.status(), 201);
     let demo = app.live_token().await;
-    let other = app.token_for("sk_live_other_2", "other-secret-2").await;
+    let other = app.token("sk_live_other_2", "other-secret-2").await;
 
     let demo_entry = create_one(&app, &demo).await;
     let other_entry = create_one(&app, &other).await;

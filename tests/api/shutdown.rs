@@ -11,9 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::helpers::{
-    binary, client, write_config, TestConfig, ADMIN_TOKEN, SANDBOX_KEY, SANDBOX_SECRET,
-};
+use crate::helpers::{binary, write_config, Api, TestConfig};
 use crate::receiver::{Receiver, Reply};
 
 fn item(scenario: &str, url: &str) -> Value {
@@ -30,7 +28,7 @@ fn item(scenario: &str, url: &str) -> Value {
 
 struct Server {
     child: Child,
-    base: String,
+    api: Api,
 }
 
 impl Drop for Server {
@@ -59,24 +57,17 @@ fn start(config: &std::path::Path, data_dir: &std::path::Path) -> Server {
     }
     std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
     let first = String::from_utf8(first).unwrap();
-    let base = first
+    let address = first
         .strip_prefix("Switchboard listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-        .to_owned();
-    Server { child, base }
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"));
+    Server {
+        child,
+        api: Api::at(address),
+    }
 }
 
-async fn running(http: &reqwest::Client, base: &str) -> u64 {
-    let stats: Value = http
-        .get(format!("{base}/admin/v1/orchestration"))
-        .bearer_auth(ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    stats["running"].as_u64().unwrap()
+async fn running(api: &Api) -> u64 {
+    api.orchestration_stats().await["running"].as_u64().unwrap()
 }
 
 /// The log position covered by the newest of sled's snapshot files (`snap.` and 16 hex digits) in `dir`.
@@ -108,44 +99,22 @@ async fn stop_with_work_in_flight(count: usize, in_flight: u64) {
         .insert("daily_call_capacity".into(), 100_000.into());
     let path = write_config(config_dir.path(), &config);
     let mut server = start(&path, data_dir.path());
-    let http = client();
+    let api = &server.api;
     let deadline = Instant::now() + Duration::from_secs(20);
-    while http
-        .get(format!("{}/readyz", server.base))
-        .send()
-        .await
-        .map_or(true, |r| r.status() != 200)
-    {
-        assert!(Instant::now() < deadline, "never ready");
-        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
-    }
-    let auth: Value = http
-        .get(format!("{}/v1/auth", server.base))
-        .header("Switchboard-API-Key", SANDBOX_KEY)
-        .header("Switchboard-API-Secret", SANDBOX_SECRET)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = auth["token"].as_str().unwrap().to_owned();
+    api.wait_ready().await;
+    let token = api.sandbox_token().await;
     let url = receiver.url("/hook");
     for scenario in ["success", "stuck"] {
         for chunk in 0..count.div_ceil(500) {
             let n = 500.min(count - chunk * 500);
             let items = vec![item(scenario, &url); n];
-            let response = http
-                .post(format!("{}/v1/requests", server.base))
-                .bearer_auth(&token)
-                .json(&json!({ "requests": items }))
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(response.status(), 200);
+            let (status, body) = api
+                .post_requests(&token, &json!({ "requests": items }))
+                .await;
+            assert_eq!(status, 200, "{body}");
         }
     }
-    while running(&http, &server.base).await < in_flight {
+    while running(api).await < in_flight {
         assert!(Instant::now() < deadline, "fewer than {in_flight} running");
         actix_web::rt::time::sleep(Duration::from_millis(20)).await;
     }

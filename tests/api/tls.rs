@@ -3,12 +3,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
 use crate::helpers::{
-    binary, client, status_and_json, write_config, BinaryServer, TestConfig, LIVE_KEY, LIVE_SECRET,
+    binary, client, status_and_json, write_config, Api, BinaryServer, TestConfig, POOL_IDLE_TIMEOUT,
 };
 
 /// A self-signed certificate for 127.0.0.1, written as PEM files.
@@ -33,7 +33,8 @@ impl TestCertificate {
         }
     }
 
-    /// A client that trusts this certificate alone, limited to one TLS version.
+    /// A client that trusts this certificate alone, limited to one TLS version; otherwise as the shared
+    /// test client.
     fn client(&self, tls_version: reqwest::tls::Version) -> reqwest::Client {
         reqwest::Client::builder()
             .tls_built_in_root_certs(false)
@@ -41,6 +42,7 @@ impl TestCertificate {
             .min_tls_version(tls_version)
             .max_tls_version(tls_version)
             .timeout(Duration::from_secs(10))
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .build()
             .unwrap()
     }
@@ -55,21 +57,6 @@ fn config_with_tls(cert_file: &Path, key_file: &Path) -> TestConfig {
         .set("server.tls.cert_file", cert_file.display().to_string())
         .set("server.tls.key_file", key_file.display().to_string());
     config
-}
-
-/// Polls `GET /readyz` until it answers 200 (20 s at most).
-async fn wait_ready(client: &reqwest::Client, server: &BinaryServer) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut last = String::from("no answer");
-    while Instant::now() < deadline {
-        match client.get(server.url("/readyz")).send().await {
-            Ok(response) if response.status() == 200 => return,
-            Ok(response) => last = format!("status {}", response.status()),
-            Err(e) => last = format!("{e:?}"),
-        }
-        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("/readyz did not answer 200 over https within 20 s (last: {last})");
 }
 
 /// Runs `serve --config config` to its exit (a server that starts instead fails the test after 10 s).
@@ -102,7 +89,9 @@ async fn with_server_tls_the_binary_serves_https_over_tls_1_2_and_1_3_and_prints
         server.address
     );
     let tls_1_3 = certificate.client(reqwest::tls::Version::TLS_1_3);
-    wait_ready(&tls_1_3, &server).await;
+    Api::with_client(server.address.clone(), tls_1_3.clone())
+        .wait_ready()
+        .await;
     for (version, client) in [
         ("TLS 1.3", tls_1_3),
         (
@@ -116,16 +105,8 @@ async fn with_server_tls_the_binary_serves_https_over_tls_1_2_and_1_3_and_prints
             (200, json!({ "status": "ok" })),
             "{version}"
         );
-        let response = client
-            .get(server.url("/v1/auth"))
-            .header("Switchboard-API-Key", LIVE_KEY)
-            .header("Switchboard-API-Secret", LIVE_SECRET)
-            .send()
-            .await
-            .unwrap();
-        let (status, body) = status_and_json(response).await;
-        assert_eq!(status, 200, "{version}: {body}");
-        let token = body["token"].as_str().unwrap();
+        let api = Api::with_client(server.address.clone(), client.clone());
+        let token = &api.live_token().await;
         let response = client
             .get(server.url("/v1/schemas"))
             .bearer_auth(token)
@@ -152,7 +133,10 @@ async fn with_server_tls_plain_http_and_clients_not_trusting_the_certificate_are
         &config_with_tls(&certificate.cert_file, &certificate.key_file),
     );
     let server = BinaryServer::start(&config, data_dir.path());
-    wait_ready(&certificate.client(reqwest::tls::Version::TLS_1_3), &server).await;
+    let trusting = certificate.client(reqwest::tls::Version::TLS_1_3);
+    Api::with_client(server.address.clone(), trusting)
+        .wait_ready()
+        .await;
 
     let plain = server.url("/healthz").replacen("https://", "http://", 1);
     let answer = client().get(&plain).send().await;

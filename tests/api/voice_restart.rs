@@ -7,54 +7,11 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::fakes::retell::{FakeRetell, Scenario};
-use crate::helpers::{client, status_and_json, write_config, BinaryServer, TestConfig};
+use crate::helpers::{create_vob, write_config, BinaryServer, TestConfig};
 use crate::voice_retell::retell_config;
 
-async fn create(client: &reqwest::Client, server: &BinaryServer, token: &str) -> String {
-    let body = json!({
-        "schemaId": "vob-basic",
-        "inputs": {
-            "payerName": "Aetna", "phoneNumber": "(800) 555-0123", "memberId": "W123456789", "patientFirstName": "Ann",
-            "patientLastName": "Lee", "patientDateOfBirth": "1980-01-02", "billingProviderNpi": "1234567890"
-        }
-    });
-    let response = client
-        .post(server.url("/v1/requests"))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let (status, created) = status_and_json(response).await;
-    assert_eq!(status, 200, "{created}");
-    created["requestId"].as_str().unwrap().to_owned()
-}
-
-async fn wait_terminal(
-    client: &reqwest::Client,
-    server: &BinaryServer,
-    token: &str,
-    id: &str,
-) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let response = client
-            .get(server.url(&format!("/v1/requests/{id}")))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap();
-        let (_, body) = status_and_json(response).await;
-        if body["state"] != "PROCESSING" {
-            return body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "request {id} not terminal: {body}"
-        );
-        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
-    }
-}
+/// A restarted server resumes its calls first: a longer wait than the default.
+const RESTART_WAIT: Duration = Duration::from_secs(30);
 
 fn config(dir: &Path, fake: &FakeRetell) -> std::path::PathBuf {
     let mut config = TestConfig::default();
@@ -69,11 +26,10 @@ async fn kill_9_during_a_live_call_reattaches_without_a_second_create() {
     fake.force(&[Scenario::Answered]);
     let (config_dir, data_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = config(config_dir.path(), &fake);
-    let client = client();
     let server = BinaryServer::start_ready(&config, data_dir.path()).await;
     fake.deliver_to(&server.url(""));
     let token = server.live_token().await;
-    let id = create(&client, &server, &token).await;
+    let id = create_vob(&server, &token).await;
     let created = fake.wait_creates(1).await;
     crate::voice_retell::wait_platform_call(&fake, &created[0]).await;
     // The platform's id is stored before anything waits on it; give the flush a moment, then crash.
@@ -83,7 +39,7 @@ async fn kill_9_during_a_live_call_reattaches_without_a_second_create() {
     let server = BinaryServer::start_ready(&config, data_dir.path()).await;
     fake.deliver_to(&server.url(""));
     fake.release_calls();
-    let done = wait_terminal(&client, &server, &token, &id).await;
+    let done = server.wait_terminal_within(&token, &id, RESTART_WAIT).await;
     assert_eq!(done["state"], "SUCCESS", "{done}");
     assert_eq!(fake.creates().len(), 1, "the restart placed a second call");
     assert_eq!(server.terminate(), Some(0));
@@ -97,11 +53,10 @@ async fn kill_9_before_the_create_answer_finds_the_call_instead_of_placing_anoth
     fake.force(&[Scenario::Answered]);
     let (config_dir, data_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = config(config_dir.path(), &fake);
-    let client = client();
     let server = BinaryServer::start_ready(&config, data_dir.path()).await;
     fake.deliver_to(&server.url(""));
     let token = server.live_token().await;
-    let id = create(&client, &server, &token).await;
+    let id = create_vob(&server, &token).await;
     // The call exists at Retell, but Switchboard has not heard its id yet.
     fake.wait_creates(1).await;
     server.kill_hard();
@@ -110,7 +65,7 @@ async fn kill_9_before_the_create_answer_finds_the_call_instead_of_placing_anoth
     let server = BinaryServer::start_ready(&config, data_dir.path()).await;
     fake.deliver_to(&server.url(""));
     fake.release_calls();
-    let done = wait_terminal(&client, &server, &token, &id).await;
+    let done = server.wait_terminal_within(&token, &id, RESTART_WAIT).await;
     assert_eq!(done["state"], "SUCCESS", "{done}");
     assert_eq!(fake.creates().len(), 1, "the restart placed a second call");
     assert_eq!(server.terminate(), Some(0));
@@ -156,10 +111,9 @@ async fn an_accepted_http_job_is_not_posted_again_after_kill_9_and_its_outcome_s
         .features(&[]);
     let (config_dir, data_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = write_config(config_dir.path(), &config);
-    let client = client();
     let server = BinaryServer::start_ready(&config, data_dir.path()).await;
     let token = server.live_token().await;
-    let id = create(&client, &server, &token).await;
+    let id = create_vob(&server, &token).await;
     let deadline = Instant::now() + Duration::from_secs(10);
     while jobs.lock().unwrap().is_empty() {
         assert!(Instant::now() < deadline, "no job reached the agent");
@@ -189,7 +143,8 @@ async fn an_accepted_http_job_is_not_posted_again_after_kill_9_and_its_outcome_s
             .to_string();
     let mut mac = Hmac::<sha2::Sha256>::new_from_slice(AGENT_SECRET.as_bytes()).unwrap();
     mac.update(outcome.as_bytes());
-    let response = client
+    let response = server
+        .client
         .post(server.url(&format!(
             "/agent/v1/calls/{}/outcome",
             job["callId"].as_str().unwrap()
@@ -204,7 +159,7 @@ async fn an_accepted_http_job_is_not_posted_again_after_kill_9_and_its_outcome_s
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
-    let done = wait_terminal(&client, &server, &token, &id).await;
+    let done = server.wait_terminal_within(&token, &id, RESTART_WAIT).await;
     assert_eq!(done["state"], "SUCCESS", "{done}");
     assert_eq!(jobs.lock().unwrap().len(), 1);
     assert_eq!(server.terminate(), Some(0));

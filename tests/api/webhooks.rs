@@ -14,8 +14,8 @@ use serde_json::{json, Value};
 use sha2::Sha256;
 
 use crate::helpers::{
-    client, spawn_app_with, status_and_json, write_config, BinaryServer, TestApp, TestConfig,
-    ADMIN_TOKEN, LIVE_KEY, LIVE_SECRET, SANDBOX_KEY, SANDBOX_SECRET,
+    spawn_app_with, status_and_json, write_config, Api, BinaryServer, TestConfig, ADMIN_TOKEN,
+    LIVE_KEY, SANDBOX_KEY, TERMINAL,
 };
 use crate::receiver::{Receiver, Reply};
 
@@ -32,7 +32,6 @@ const LIMIT: Duration = Duration::from_secs(10);
 const STEP: Duration = Duration::from_millis(20);
 /// Long enough for several dispatcher ticks (100 ms): what has not arrived by then is not coming.
 const QUIET: Duration = Duration::from_millis(400);
-const TERMINAL: [&str; 3] = ["SUCCESS", "PARTIAL", "FAILURE"];
 
 /// Dispatching, loopback targets allowed (the receiver is on 127.0.0.1), the short inline ladder.
 fn config() -> TestConfig {
@@ -101,110 +100,10 @@ fn gap(later: Instant, earlier: Instant) -> Duration {
     later.duration_since(earlier)
 }
 
-/// A Switchboard over HTTP: the in-process app or a child process.
-struct Api {
-    http: reqwest::Client,
-    base: String,
-}
-
-impl Api {
-    fn of(app: &TestApp) -> Api {
-        Api {
-            http: app.client.clone(),
-            base: app.address.clone(),
-        }
-    }
-
-    fn at(base: &str) -> Api {
-        Api {
-            http: client(),
-            base: base.to_owned(),
-        }
-    }
-
-    async fn token(&self, key: &str, secret: &str) -> String {
-        let response = self
-            .http
-            .get(format!("{}/v1/auth", self.base))
-            .header("Switchboard-API-Key", key)
-            .header("Switchboard-API-Secret", secret)
-            .send()
-            .await
-            .unwrap();
-        let (status, body) = status_and_json(response).await;
-        assert_eq!(status, 200, "auth: {body}");
-        body["token"].as_str().unwrap().to_owned()
-    }
-
-    async fn sandbox_token(&self) -> String {
-        self.token(SANDBOX_KEY, SANDBOX_SECRET).await
-    }
-
-    async fn live_token(&self) -> String {
-        self.token(LIVE_KEY, LIVE_SECRET).await
-    }
-
-    async fn post_requests(&self, token: &str, body: &Value) -> (u16, Value) {
-        let response = self
-            .http
-            .post(format!("{}/v1/requests", self.base))
-            .bearer_auth(token)
-            .json(body)
-            .send()
-            .await
-            .unwrap();
-        status_and_json(response).await
-    }
-
-    /// Creates one request, which must answer 200: its id.
-    async fn create(&self, token: &str, item: &Value) -> String {
-        let (status, body) = self.post_requests(token, item).await;
-        assert_eq!(status, 200, "create: {body}");
-        body["requestId"].as_str().unwrap().to_owned()
-    }
-
-    async fn read(&self, token: &str, id: &str) -> Value {
-        let response = self
-            .http
-            .get(format!("{}/v1/requests/{id}", self.base))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap();
-        let (status, body) = status_and_json(response).await;
-        assert_eq!(status, 200, "read {id}: {body}");
-        body
-    }
-
-    /// Polls the single read until the request is terminal.
-    async fn wait_terminal(&self, token: &str, id: &str) -> Value {
-        let deadline = Instant::now() + LIMIT;
-        loop {
-            let body = self.read(token, id).await;
-            if TERMINAL.contains(&body["state"].as_str().unwrap_or_default()) {
-                return body;
-            }
-            assert!(Instant::now() < deadline, "{id} never terminal: {body}");
-            actix_web::rt::time::sleep(STEP).await;
-        }
-    }
-
+/// The delivery log of `/admin/v1/webhook-deliveries`, read and awaited through the test client.
+trait Deliveries {
     /// `GET /admin/v1/webhook-deliveries?requestId=id`.
-    async fn deliveries(&self, id: &str) -> Value {
-        let response = self
-            .http
-            .get(format!(
-                "{}/admin/v1/webhook-deliveries?requestId={id}",
-                self.base
-            ))
-            .bearer_auth(ADMIN_TOKEN)
-            .send()
-            .await
-            .unwrap();
-        let (status, body) = status_and_json(response).await;
-        assert_eq!(status, 200, "deliveries of {id}: {body}");
-        body
-    }
+    async fn deliveries(&self, id: &str) -> Value;
 
     /// Polls the delivery log until `until` holds.
     async fn wait_delivery(&self, id: &str, what: &str, until: impl Fn(&Value) -> bool) -> Value {
@@ -231,19 +130,18 @@ impl Api {
         self.wait_delivery(id, status, |log| log["status"] == status)
             .await
     }
+}
 
-    /// Moves the manual clock forward through the admin API.
-    async fn advance_clock(&self, seconds: i64) {
-        let response = self
-            .http
-            .post(format!("{}/admin/v1/clock", self.base))
-            .bearer_auth(ADMIN_TOKEN)
-            .json(&json!({ "advanceSeconds": seconds }))
-            .send()
-            .await
-            .unwrap();
-        let (status, body) = status_and_json(response).await;
-        assert_eq!(status, 200, "clock: {body}");
+impl Deliveries for Api {
+    async fn deliveries(&self, id: &str) -> Value {
+        let (status, body) = self
+            .get_json(
+                &format!("/admin/v1/webhook-deliveries?requestId={id}"),
+                ADMIN_TOKEN,
+            )
+            .await;
+        assert_eq!(status, 200, "deliveries of {id}: {body}");
+        body
     }
 }
 
@@ -253,7 +151,7 @@ impl Api {
 async fn the_payload_is_the_sorted_minimal_body_sent_once_after_the_request_is_terminal() {
     let receiver = Receiver::start().await;
     let app = spawn_app_with(&config()).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let token = api.sandbox_token().await;
     let url = receiver.url("/hook");
     let mut tagged = sandbox_to(&url);
@@ -283,7 +181,7 @@ async fn the_payload_is_the_sorted_minimal_body_sent_once_after_the_request_is_t
     for webhook in &got {
         let id = webhook.json()["requestId"].as_str().unwrap().to_owned();
         // Read at once: the request must already be terminal when its webhook arrives.
-        let request = api.read(&token, &id).await;
+        let request = api.read_request(&token, &id).await;
         assert_eq!(
             request["state"], "SUCCESS",
             "terminal before its webhook: {request}"
@@ -366,12 +264,14 @@ async fn sandbox_webhooks_are_signed_with_the_sandbox_key_and_production_ones_wi
         .demo_account()
         .insert("webhook_secret".into(), WEBHOOK_SECRET.into());
     let app = spawn_app_with(&config).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let url = receiver.url("/signed");
     let sandbox_token = api.sandbox_token().await;
     let live_token = api.live_token().await;
-    let sandbox = api.create(&sandbox_token, &sandbox_to(&url)).await;
-    let production = api.create(&live_token, &item(None, Some(&url))).await;
+    let sandbox = api.create_request(&sandbox_token, &sandbox_to(&url)).await;
+    let production = api
+        .create_request(&live_token, &item(None, Some(&url)))
+        .await;
 
     let got = receiver.wait_for(2, LIMIT).await;
     for webhook in &got {
@@ -380,7 +280,7 @@ async fn sandbox_webhooks_are_signed_with_the_sandbox_key_and_production_ones_wi
             assert_signed(webhook, SANDBOX_KEY, &[WEBHOOK_SECRET, LIVE_KEY]);
         } else {
             assert_eq!(body["requestId"], production.as_str());
-            let request = api.read(&live_token, &production).await;
+            let request = api.read_request(&live_token, &production).await;
             assert_eq!(body["state"], request["state"], "any terminal state");
             assert_signed(webhook, WEBHOOK_SECRET, &[LIVE_KEY, SANDBOX_KEY]);
         }
@@ -391,13 +291,13 @@ async fn sandbox_webhooks_are_signed_with_the_sandbox_key_and_production_ones_wi
 async fn without_a_webhook_secret_production_webhooks_are_signed_with_the_production_key() {
     let receiver = Receiver::start().await;
     let app = spawn_app_with(&config()).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let url = receiver.url("/signed");
     let sandbox = api
-        .create(&api.sandbox_token().await, &sandbox_to(&url))
+        .create_request(&api.sandbox_token().await, &sandbox_to(&url))
         .await;
     let production = api
-        .create(&api.live_token().await, &item(None, Some(&url)))
+        .create_request(&api.live_token().await, &item(None, Some(&url)))
         .await;
 
     let got = receiver.wait_for(2, LIMIT).await;
@@ -422,10 +322,14 @@ async fn a_per_request_webhook_url_wins_over_the_account_url_which_serves_reques
         .demo_account()
         .insert("webhook_url".into(), account.url("/account").into());
     let app = spawn_app_with(&config).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let token = api.sandbox_token().await;
-    let with_url = api.create(&token, &sandbox_to(&own.url("/own"))).await;
-    let without = api.create(&token, &item(Some("success"), None)).await;
+    let with_url = api
+        .create_request(&token, &sandbox_to(&own.url("/own")))
+        .await;
+    let without = api
+        .create_request(&token, &item(Some("success"), None))
+        .await;
 
     own.wait_for(1, LIMIT).await;
     account.wait_for(1, LIMIT).await;
@@ -450,17 +354,19 @@ async fn a_per_request_webhook_url_wins_over_the_account_url_which_serves_reques
 #[actix_web::test]
 async fn without_any_webhook_url_nothing_is_sent_and_no_error_is_raised() {
     let app = spawn_app_with(&config()).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let token = api.sandbox_token().await;
-    let id = api.create(&token, &item(Some("success"), None)).await;
-    let request = api.wait_terminal(&token, &id).await;
+    let id = api
+        .create_request(&token, &item(Some("success"), None))
+        .await;
+    let request = api.wait_terminal_within(&token, &id, LIMIT).await;
     assert_eq!(request["state"], "SUCCESS", "{request}");
     actix_web::rt::time::sleep(QUIET).await;
     let log = api.deliveries(&id).await;
     assert_eq!(log["status"], Value::Null, "{log}");
     assert_eq!(log["url"], Value::Null, "{log}");
     assert!(attempts(&log).is_empty(), "{log}");
-    assert_eq!(api.read(&token, &id).await["state"], "SUCCESS");
+    assert_eq!(api.read_request(&token, &id).await["state"], "SUCCESS");
 }
 
 // ---- 4. inline ladder -------------------------------------------------------------------------------
@@ -470,9 +376,9 @@ async fn a_5xx_is_retried_inline_after_each_configured_backoff_until_acknowledge
     let receiver = Receiver::start().await;
     receiver.respond_with(vec![Reply::Status(503), Reply::Status(500)]);
     let app = spawn_app_with(&config()).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let id = api
-        .create(
+        .create_request(
             &api.sandbox_token().await,
             &sandbox_to(&receiver.url("/hook")),
         )
@@ -510,15 +416,15 @@ async fn four_5xx_answers_end_round_zero_pending_the_first_delayed_round() {
     let receiver = Receiver::start().await;
     receiver.always(Reply::Status(503));
     let app = spawn_app_with(&config()).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let token = api.sandbox_token().await;
     let id = api
-        .create(&token, &sandbox_to(&receiver.url("/hook")))
+        .create_request(&token, &sandbox_to(&receiver.url("/hook")))
         .await;
 
     receiver.wait_for(4, LIMIT).await;
     let log = api.wait_pending_for(&id, 1).await;
-    let completed = instant(&api.read(&token, &id).await["completedAt"]);
+    let completed = instant(&api.read_request(&token, &id).await["completedAt"]);
     assert_eq!(
         instant(&log["nextAttemptAt"]),
         completed + chrono::Duration::seconds(ROUNDS_S[0]),
@@ -547,9 +453,9 @@ async fn the_default_inline_ladder_waits_half_a_second_then_one_then_two() {
         .dispatching()
         .set("webhooks.allow_private_targets", true);
     let app = spawn_app_with(&config).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let id = api
-        .create(
+        .create_request(
             &api.sandbox_token().await,
             &sandbox_to(&receiver.url("/hook")),
         )
@@ -578,13 +484,13 @@ async fn a_400_or_a_404_rejects_the_delivery_for_good_after_one_attempt() {
     let not_found = Receiver::start().await;
     not_found.always(Reply::Status(404));
     let app = spawn_app_with(&config()).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let token = api.sandbox_token().await;
     let rejected_400 = api
-        .create(&token, &sandbox_to(&bad_request.url("/hook")))
+        .create_request(&token, &sandbox_to(&bad_request.url("/hook")))
         .await;
     let rejected_404 = api
-        .create(&token, &sandbox_to(&not_found.url("/hook")))
+        .create_request(&token, &sandbox_to(&not_found.url("/hook")))
         .await;
 
     for (id, code) in [(&rejected_400, 400), (&rejected_404, 404)] {
@@ -616,9 +522,9 @@ async fn a_401_or_403_ends_the_round_without_inline_retries_and_the_next_round_r
     let receiver = Receiver::start().await;
     receiver.respond_with(vec![Reply::Status(401), Reply::Status(403)]);
     let app = spawn_app_with(&config()).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let id = api
-        .create(
+        .create_request(
             &api.sandbox_token().await,
             &sandbox_to(&receiver.url("/hook")),
         )
@@ -656,9 +562,9 @@ async fn a_redirect_is_not_followed_and_the_delivery_waits_for_its_next_round() 
     let receiver = Receiver::start().await;
     receiver.respond_with(vec![Reply::Redirect("/elsewhere")]);
     let app = spawn_app_with(&config()).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let id = api
-        .create(
+        .create_request(
             &api.sandbox_token().await,
             &sandbox_to(&receiver.url("/hook")),
         )
@@ -680,11 +586,11 @@ async fn an_endpoint_that_always_fails_gets_round_zero_and_three_delayed_rounds_
     let receiver = Receiver::start().await;
     receiver.always(Reply::Status(503));
     let app = spawn_app_with(&config()).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let token = api.sandbox_token().await;
     let url = receiver.url("/hook");
-    let id = api.create(&token, &sandbox_to(&url)).await;
-    let completed = instant(&api.wait_terminal(&token, &id).await["completedAt"]);
+    let id = api.create_request(&token, &sandbox_to(&url)).await;
+    let completed = instant(&api.wait_terminal_within(&token, &id, LIMIT).await["completedAt"]);
 
     receiver.wait_for(4, LIMIT).await;
     api.wait_pending_for(&id, 1).await;
@@ -743,9 +649,9 @@ async fn an_attempt_that_outlasts_the_timeout_is_logged_as_a_timeout_and_retried
     let mut config = config();
     config.set("webhooks.attempt_timeout_ms", 300);
     let app = spawn_app_with(&config).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let id = api
-        .create(
+        .create_request(
             &api.sandbox_token().await,
             &sandbox_to(&receiver.url("/slow")),
         )
@@ -777,10 +683,10 @@ async fn a_refused_connection_is_logged_and_retried_and_the_delivery_stays_pendi
         listener.local_addr().unwrap().port()
     };
     let app = spawn_app_with(&config()).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let url = format!("http://127.0.0.1:{closed_port}/hook");
     let id = api
-        .create(&api.sandbox_token().await, &sandbox_to(&url))
+        .create_request(&api.sandbox_token().await, &sandbox_to(&url))
         .await;
 
     let log = api.wait_pending_for(&id, 1).await;
@@ -806,7 +712,7 @@ async fn a_slow_endpoint_does_not_hold_up_webhooks_to_a_healthy_one() {
     slow.always(Reply::Delay(hold, 200));
     let fast = Receiver::start().await;
     let app = spawn_app_with(&config()).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let items: Vec<Value> = (0..10)
         .map(|n| {
             if n % 2 == 0 {
@@ -852,7 +758,7 @@ async fn a_backlog_for_a_slow_endpoint_does_not_starve_webhooks_to_a_healthy_one
         .demo_account()
         .insert("daily_call_capacity".into(), 2_000.into());
     let app = spawn_app_with(&config).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let token = api.sandbox_token().await;
     let mut batches = Vec::new();
     for _ in 0..BACKLOG / 300 {
@@ -917,7 +823,7 @@ async fn a_backlog_for_a_slow_endpoint_does_not_starve_webhooks_to_a_healthy_one
 #[actix_web::test]
 async fn private_loopback_metadata_and_non_http_webhook_urls_are_refused_at_creation() {
     let app = spawn_app_with(&TestConfig::default()).await;
-    let api = Api::of(&app);
+    let api = app.api.clone();
     let token = api.sandbox_token().await;
     for url in [
         "http://127.0.0.1:9/x",
@@ -969,9 +875,9 @@ async fn a_pending_delivery_survives_a_restart_and_its_next_round_runs_on_the_ne
     let config_path = write_config(config_dir.path(), &config());
 
     let first = BinaryServer::start(&config_path, data_dir.path());
-    let api = Api::at(&first.address);
+    let api = first.api.clone();
     let id = api
-        .create(
+        .create_request(
             &api.sandbox_token().await,
             &sandbox_to(&receiver.url("/hook")),
         )
@@ -981,7 +887,7 @@ async fn a_pending_delivery_survives_a_restart_and_its_next_round_runs_on_the_ne
     assert_eq!(first.terminate(), Some(0), "clean exit on SIGTERM");
 
     let second = BinaryServer::start(&config_path, data_dir.path());
-    let api = Api::at(&second.address);
+    let api = second.api.clone();
     let log = api.deliveries(&id).await;
     assert_eq!(log["status"], "pending", "{log}");
     assert_eq!(log["nextRound"], 1, "{log}");

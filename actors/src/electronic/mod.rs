@@ -78,6 +78,7 @@ impl ElectronicAnswer {
             transaction_id: self.transaction_id,
             sources: self.sources,
             outcome: Some(self.outcome),
+            closes_request: false,
         }
     }
 }
@@ -90,6 +91,13 @@ pub trait ElectronicChannel: Send + Sync {
 
     /// Tries to answer `job`; an answer that fills nothing is a normal outcome.
     fn inquire(&self, job: ElectronicJob) -> BoxFuture<'static, ElectronicAnswer>;
+
+    /// Whether the answer to `job`, when it fills anything, is the request's whole answer: no call follows,
+    /// even for required fields it leaves open (see `ElectronicRecord::closes_request`). A clearinghouse's
+    /// answer never is: the phone takes what it leaves open.
+    fn closes_request(&self, _job: &ElectronicJob) -> bool {
+        false
+    }
 }
 
 /// `[electronic] kind = "none"`: no clearinghouse; every request goes to the phone.

@@ -1,6 +1,12 @@
-//! The sandbox's electronic channel: the `digital` scenario fills every required field, `digital_plus_phone`
-//! part of them, other scenarios nothing. Whether the payer is electronic is not consulted: the sandbox
-//! scenario decides, and sandbox keys never reach a real clearinghouse.
+//! The sandbox's electronic channel: the `digital` scenario fills every field the schema maps to an
+//! electronic answer, `digital_plus_phone` part of them, other scenarios nothing. Like a real answer, it
+//! never fills a field only a call can answer (a representative's name, a call reference number).
+//!
+//! A `digital` answer closes the request: no call follows, and the request ends `digital_only` at data
+//! completeness `minimum`, without the fields only a call could give. A `digital_plus_phone` answer leaves
+//! the rest to one call. A schema that maps nothing gets nothing, so both run as `success` there. Whether
+//! the payer is electronic is not consulted: the sandbox scenario decides, and sandbox keys never reach a
+//! real clearinghouse.
 
 use futures::future::BoxFuture;
 
@@ -39,5 +45,10 @@ impl ElectronicChannel for SandboxElectronic {
             },
         };
         Box::pin(futures::future::ready(answer))
+    }
+
+    /// A `digital` answer closes the request: it ends `digital_only` at data completeness `minimum`.
+    fn closes_request(&self, job: &ElectronicJob) -> bool {
+        Scenario::from_inputs(&job.inputs) == Scenario::Digital
     }
 }

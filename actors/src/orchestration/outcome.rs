@@ -231,8 +231,12 @@ pub fn finish(run: &mut RunRecord, primary_required: &[String]) -> RequestState 
     });
     let primary_ok = match primary {
         Some(step) => step.state == StepState::Succeeded,
-        // No step: the electronic channel alone filled every required field.
-        None => primary_required.iter().all(|f| results.contains_key(f)),
+        // No step: the electronic channel alone filled every required field, or answered and closed the
+        // request with what it had (data completeness `minimum`).
+        None => {
+            (electronic_filled && run.electronic.as_ref().is_some_and(|e| e.closes_request))
+                || primary_required.iter().all(|f| results.contains_key(f))
+        }
     };
     if !primary_ok {
         run.error = Some(

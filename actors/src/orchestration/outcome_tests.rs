@@ -343,3 +343,25 @@ fn the_electronic_channel_sets_the_modality() {
     assert_eq!(mixed.modality, Some(Modality::DigitalPlusPhone));
     assert_eq!(mixed.result_sources, BTreeMap::from([("b".into(), 1)]));
 }
+
+#[test]
+fn an_electronic_answer_that_closes_the_request_succeeds_without_the_fields_it_left_open() {
+    let closing = |closes_request: bool| RunRecord {
+        electronic: Some(ElectronicRecord {
+            at: now(),
+            captured: [("a".to_owned(), "1".to_owned())].into(),
+            closes_request,
+            ..ElectronicRecord::default()
+        }),
+        ..RunRecord::default()
+    };
+    let mut closed = closing(true);
+    assert_eq!(finish(&mut closed, &required()), RequestState::Success);
+    assert_eq!(closed.modality, Some(Modality::DigitalOnly));
+    assert_eq!(closed.results, BTreeMap::from([("a".into(), "1".into())]));
+    assert!(closed.missing_fields.is_empty() && closed.error.is_none());
+
+    // Without the flag, an answer that leaves a required field open and no call is not a success.
+    let mut open = closing(false);
+    assert_eq!(finish(&mut open, &required()), RequestState::Failure);
+}

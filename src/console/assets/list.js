@@ -3,7 +3,8 @@
 
 import { consoleGet, session } from './api.js';
 import {
-  STATES, badge, beginView, day, empty, errorBox, every, h, hashLink, isCurrent, mono, shortId, show, time, title,
+  STATES, badge, beginView, copyButton, day, empty, errorBox, every, h, hashLink, isCurrent, mono, shortId, show, time,
+  title,
 } from './ui.js';
 
 const FILTERS = ['state', 'dateFrom', 'dateTo', 'schemaId', 'requestBatchId', 'internalId'];
@@ -120,10 +121,12 @@ export function requestTable(requests) {
     h('tbody', {}, requests.map((r) => {
       const href = `#/requests/${encodeURIComponent(r.requestId)}`;
       return h('tr', { 'data-testid': 'request-row', 'data-request-id': r.requestId, class: 'clickable', onclick: (event) => {
-        if (!event.target.closest('a')) location.hash = href;
+        if (!event.target.closest('a, button')) location.hash = href;
       } },
       h('td', { class: 'nowrap' }, time(r.dateCreated)),
-      h('td', { class: 'nowrap' }, h('a', { href, class: 'mono', title: r.requestId }, shortId(r.requestId))),
+      h('td', { class: 'nowrap id-cell' },
+        h('a', { href, class: 'mono', title: r.requestId, 'data-testid': 'request-id' }, shortId(r.requestId)),
+        copyButton(r.requestId, 'request id', { 'data-testid': 'copy-id' })),
       h('td', {}, badge(r.state)),
       h('td', { class: 'nowrap' }, r.schemaId),
       h('td', { class: 'nowrap' }, r.internalId ? mono(r.internalId) : h('span', { class: 'muted' }, '—')),

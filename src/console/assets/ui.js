@@ -118,7 +118,52 @@ export function phone(number) {
   return match ? `+1 (${match[1]}) ${match[2]}-${match[3]}` : number || '—';
 }
 
-export const shortId = (id) => (id && id.length > 13 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id);
+/**
+ * The part of a request id that tells requests apart. Ids are UUID v7: the first twelve hex digits are the
+ * creation time, so ids minted in the same minute share their start, and every single request ends in its
+ * batch place `0001`. The last group (32 random bits, then the four-digit place in its batch) differs between
+ * batches and between members of one batch, so that is what is shown. Other ids longer than 13 characters
+ * keep their last twelve.
+ */
+export function shortId(id) {
+  if (!id || id.length <= 13) return id;
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-([0-9a-f]{12})$/i.exec(id);
+  return `…${uuid ? uuid[1] : id.slice(-12)}`;
+}
+
+/** Puts `text` on the clipboard: the Clipboard API where the page is a secure context, else a selection. */
+export async function copyText(text) {
+  if (navigator.clipboard && window.isSecureContext) {
+    await navigator.clipboard.writeText(text);
+    return;
+  }
+  const area = h('textarea', { class: 'offscreen', readonly: true }, text);
+  document.body.append(area);
+  area.select();
+  const copied = document.execCommand('copy');
+  area.remove();
+  if (!copied) throw new Error('copy refused');
+}
+
+/** A small button that copies `text` and says so; its clicks stay out of the row that holds it. */
+export function copyButton(text, what, extra = {}) {
+  const button = h('button', {
+    type: 'button', class: 'button button-quiet button-small copy', title: `Copy ${what}`,
+    'aria-label': `Copy ${what} ${text}`, 'data-copy': text, ...extra,
+  }, 'Copy');
+  button.addEventListener('click', async (event) => {
+    event.stopPropagation();
+    let said = 'Copied';
+    try {
+      await copyText(text);
+    } catch {
+      said = 'Copy failed';
+    }
+    button.textContent = said;
+    setTimeout(() => { button.textContent = 'Copy'; }, 1500);
+  });
+  return button;
+}
 
 /** Spec 2.2 rule 2: an explicit non-answer, detected by prefix on any type. */
 export const isCannotAnswer = (value) => typeof value === 'string' && value.startsWith('CANNOT ANSWER');

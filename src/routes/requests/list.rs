@@ -32,13 +32,13 @@ pub struct ListQuery {
     params(
         ("dateFrom" = Option<String>, Query, format = Date, description = "First creation day (`YYYY-MM-DD`, UTC), inclusive. Default: today. Ignored with `requestBatchId`."),
         ("dateTo" = Option<String>, Query, format = Date, description = "Last creation day (`YYYY-MM-DD`, UTC), exclusive. Default: tomorrow. Ignored with `requestBatchId`."),
-        ("requestBatchId" = Option<String>, Query, description = "Only the requests of this batch."),
-        ("pageSize" = Option<u32>, Query, minimum = 1, maximum = 500, description = "Requests per page; default 100, at most 500 (larger values are capped)."),
+        ("requestBatchId" = Option<String>, Query, description = "Only the requests of this batch, whatever their dates. Without `pageSize` the whole batch comes in one page. Empty or blank: `400 INVALID_REQUEST`."),
+        ("pageSize" = Option<u32>, Query, minimum = 1, description = "Requests per page; default 100 (with `requestBatchId` and no `pageSize`: the whole batch in one page). At most 500 are served: a larger value is accepted and served as 500."),
         ("pageToken" = Option<String>, Query, description = "`nextPageToken` of the previous page of the same query."),
     ),
     responses(
         (status = 200, description = "A page of requests.", body = RequestListOut),
-        (status = 400, description = "`INVALID_REQUEST`: `dateFrom`/`dateTo` not a valid `YYYY-MM-DD`, `pageSize` not a positive integer, or `pageToken` invalid or from another query.", body = ErrorOut),
+        (status = 400, description = "`INVALID_REQUEST`: `dateFrom`/`dateTo` not a valid `YYYY-MM-DD`, `requestBatchId` empty, `pageSize` not a positive integer, or `pageToken` invalid or from another query.", body = ErrorOut),
     ))]
 #[tracing::instrument(name = "list_requests", skip_all, fields(account = %caller.account.id))]
 pub async fn list_requests(
@@ -46,26 +46,37 @@ pub async fn list_requests(
     caller: Caller,
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let page_size = match query.page_size.as_deref().map(str::trim) {
-        None | Some("") => DEFAULT_PAGE_SIZE,
+    let explicit_page_size = match query.page_size.as_deref().map(str::trim) {
+        None | Some("") => None,
         // Any positive count is accepted and capped; digits too many for a number are still a count
         // above the cap, not a malformed parameter.
         Some(raw) if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) => {
             match raw.parse::<usize>() {
                 Ok(0) => return Err(page_size_error(raw)),
-                Ok(n) => n.min(MAX_PAGE_SIZE),
-                Err(_) => MAX_PAGE_SIZE,
+                Ok(n) => Some(n.min(MAX_PAGE_SIZE)),
+                Err(_) => Some(MAX_PAGE_SIZE),
             }
         }
         Some(raw) => return Err(page_size_error(raw)),
     };
     let scope = Scope::new(caller.account.id.clone(), caller.environment);
-    let batch = query
-        .request_batch_id
-        .as_deref()
-        .map(str::trim)
-        .filter(|b| !b.is_empty())
-        .map(RequestBatchId::from);
+    // A blank batch id is a mistake, not a request for today's list (as a blank date is not).
+    let batch = match query.request_batch_id.as_deref().map(str::trim) {
+        None => None,
+        Some("") => {
+            return Err(ApiError::invalid_request(
+                "requestBatchId must not be empty or blank",
+            ))
+        }
+        Some(raw) => Some(RequestBatchId::from(raw)),
+    };
+    // Clients written against the hosted service list a batch without paging: the whole batch comes in
+    // one page unless the caller asks for pages. A batch is bounded by one POST's body, so the page is too.
+    let page_size = match (explicit_page_size, &batch) {
+        (Some(size), _) => size,
+        (None, Some(_)) => usize::MAX - 1,
+        (None, None) => DEFAULT_PAGE_SIZE,
+    };
     let scope_key = format!("{}:{}", scope.account_id, scope.environment.as_str());
     // A token is bound to the caller's scope and to the query as written, and carries the date window it
     // was computed for, so paging across midnight keeps the window of page one.

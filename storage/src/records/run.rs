@@ -248,6 +248,11 @@ pub struct ElectronicRecord {
     /// How the attempt went, in a few words (answered, rejected with its AAA code, timed out, ...).
     #[serde(default)]
     pub outcome: Option<String>,
+    /// No call follows this answer, even for required fields it leaves open: the request ends with what
+    /// it filled (`digital_only`, data completeness `minimum`). Only the sandbox `digital` scenario answers
+    /// so; a clearinghouse's answer leaves the open fields to the phone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub closes_request: bool,
 }
 
 /// How a result was obtained.

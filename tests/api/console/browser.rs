@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use serde_json::{json, Value};
 
-use super::{claim_inputs, create, create_scenario, wait_terminal, LEG, SCHEMA};
+use super::{claim_inputs, create, create_scenario, LEG, SCHEMA};
 use crate::helpers::{spawn_app_with, TestApp, TestConfig};
 use crate::receiver::Receiver;
 
@@ -279,10 +279,10 @@ async fn the_console_shows_the_call_flow_and_traces_each_result_to_its_call_in_h
         .collect();
     create(&app, &token, json!({ "requests": batch })).await;
 
-    let follow_up_read = wait_terminal(&app, &token, &follow_up).await;
-    let redial_read = wait_terminal(&app, &token, &redial).await;
+    let follow_up_read = app.wait_terminal(&token, &follow_up).await;
+    let redial_read = app.wait_terminal(&token, &redial).await;
     for id in &others {
-        wait_terminal(&app, &token, id).await;
+        app.wait_terminal(&token, id).await;
     }
     receiver.wait_for(1, Duration::from_secs(10)).await;
     assert_eq!(follow_up_read["state"], "SUCCESS", "{follow_up_read}");
@@ -384,7 +384,7 @@ async fn the_console_shows_the_call_flow_and_traces_each_result_to_its_call_in_h
         "one CANNOT ANSWER value is highlighted"
     );
     assert!(dom.contains(r#"class="row-cannot""#));
-    let partial_read = wait_terminal(&app, &token, partial).await;
+    let partial_read = app.wait_terminal(&token, partial).await;
     let dom = dump_dom(&browser, &detail_url(&app, partial, &token))
         .await
         .stdout;
@@ -456,4 +456,73 @@ async fn the_console_shows_the_call_flow_and_traces_each_result_to_its_call_in_h
     screenshot(&browser, &list, "console-requests.png", "1440,1100").await;
     let schedule = format!("{}/console/#/schedule?token={token}", app.address);
     screenshot(&browser, &schedule, "console-schedule.png", "1440,760").await;
+}
+
+#[actix_web::test]
+async fn the_request_list_shows_the_part_of_each_id_that_tells_requests_apart_with_hover_and_copy()
+{
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let mut config = TestConfig::default();
+    config.dispatching();
+    let app = spawn_app_with(&config).await;
+    let token = app.sandbox_token().await;
+    // Single requests created together share their time prefix and their batch place (`0001`); members of
+    // one batch share everything but their place.
+    let mut ids = Vec::new();
+    for n in 0..4 {
+        ids.push(create_scenario(&app, &token, "stuck", n).await);
+    }
+    let batch: Vec<Value> = (0..3)
+        .map(|n| json!({ "schemaId": SCHEMA, "inputs": claim_inputs("stuck", 10 + n) }))
+        .collect();
+    let created = create(&app, &token, json!({ "requests": batch })).await;
+    for entry in created["requests"].as_array().unwrap() {
+        ids.push(entry["requestId"].as_str().unwrap().to_owned());
+    }
+
+    let dom = dump_dom(
+        &browser,
+        &format!("{}/console/#/requests?token={token}", app.address),
+    )
+    .await
+    .stdout;
+
+    let mut shown = Vec::new();
+    for id in &ids {
+        let link = Regex::new(&format!(
+            r##"<a href="#/requests/{id}"[^>]*title="([^"]*)"[^>]*>([^<]*)</a>"##
+        ))
+        .unwrap();
+        let captures = link
+            .captures(&dom)
+            .unwrap_or_else(|| panic!("no link to {id} in the list: {dom}"));
+        assert_eq!(&captures[1], id, "the whole id on hover");
+        shown.push(captures[2].to_owned());
+    }
+    let distinct: std::collections::BTreeSet<&String> = shown.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        ids.len(),
+        "every request reads differently in the list: {shown:?} for {ids:?}"
+    );
+    for (text, id) in shown.iter().zip(&ids) {
+        let part = text.trim_start_matches('…');
+        assert!(
+            part.len() >= 8 && part.len() < id.len() && id.ends_with(part),
+            "{text:?} is the distinguishing end of {id}"
+        );
+    }
+    let mut copies: Vec<String> = elements(&dom, "copy-id")
+        .iter()
+        .map(|button| attr(button, "data-copy").to_owned())
+        .collect();
+    copies.sort();
+    let mut expected = ids.clone();
+    expected.sort();
+    assert_eq!(
+        copies, expected,
+        "one copy button per row, with its whole id"
+    );
 }

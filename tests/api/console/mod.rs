@@ -77,11 +77,6 @@ pub async fn create_scenario(app: &TestApp, token: &str, scenario: &str, n: usiz
     created["requestId"].as_str().unwrap().to_owned()
 }
 
-/// Polls the single read until the request is terminal; returns that read.
-pub async fn wait_terminal(app: &TestApp, token: &str, id: &str) -> Value {
-    app.wait_terminal(token, id).await
-}
-
 fn ids(list: &Value) -> Vec<String> {
     list["requests"]
         .as_array()
@@ -312,7 +307,7 @@ async fn the_list_filters_by_state_schema_internal_id_and_batch_counts_states_an
     .await;
     let vob = vob["requestId"].as_str().unwrap().to_owned();
     for id in [&success, &failure, &vob] {
-        wait_terminal(&app, &token, id).await;
+        app.wait_terminal(&token, id).await;
     }
 
     let (status, all) = console_get(&app, "/console/api/requests", &token).await;
@@ -441,7 +436,7 @@ async fn the_detail_is_the_single_read_with_the_schemas_behind_its_steps_and_the
     )
     .await;
     let id = created["requestId"].as_str().unwrap();
-    let read = wait_terminal(&app, &token, id).await;
+    let read = app.wait_terminal(&token, id).await;
     receiver.wait_for(1, Duration::from_secs(10)).await;
     let path = format!("/console/api/requests/{id}");
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -498,7 +493,7 @@ async fn the_detail_is_the_single_read_with_the_schemas_behind_its_steps_and_the
     .await;
     assert_eq!((status, &body["request"]["requestId"]), (200, &json!(id)));
     let quiet = create_scenario(&app, &token, "success", 2).await;
-    wait_terminal(&app, &token, &quiet).await;
+    app.wait_terminal(&token, &quiet).await;
     let (_, body) = console_get(&app, &format!("/console/api/requests/{quiet}"), &token).await;
     assert_eq!(body["webhook"], Value::Null, "{body}");
     assert_eq!(body["schemas"].as_object().unwrap().len(), 1);

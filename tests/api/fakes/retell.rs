@@ -227,7 +227,7 @@ impl FakeRetell {
     /// POSTs a raw event body with the given signature header; answers Switchboard's status and body.
     pub async fn post_event(&self, call: &Value, body: String, signature: &str) -> (u16, Value) {
         let webhook = self.webhook_url(call);
-        let answer = match reqwest::Client::new()
+        let answer = match crate::helpers::client()
             .post(&webhook)
             .header("Content-Type", "application/json")
             .header("x-retell-signature", signature)

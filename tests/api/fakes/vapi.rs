@@ -586,7 +586,7 @@ async fn post(
             .as_str()?
             .to_string()
     };
-    let mut request = reqwest::Client::new()
+    let mut request = crate::helpers::client()
         .post(url)
         .timeout(Duration::from_secs(20))
         .json(&body);

@@ -116,13 +116,13 @@ async fn run_every_path(format: LogFormat, stedi: Option<&FakeStedi>) -> String 
     }
     for (n, (schema, inputs)) in production.iter().enumerate() {
         let item = marker.item(schema, inputs.clone(), &format!("live-{n}"), &webhook_url);
-        ending.push((&live, api.create(&live, &item).await));
+        ending.push((&live, api.create_request(&live, &item).await));
     }
     // A replay of the first create: the idempotency path, with the same marked internalId.
     let (schema, inputs) = production[0].clone();
     let replay = marker.item(schema, inputs.clone(), "live-0", &webhook_url);
     assert_eq!(
-        api.create(&live, &replay).await,
+        api.create_request(&live, &replay).await,
         ending[0].1,
         "a reused internalId replays"
     );
@@ -133,7 +133,7 @@ async fn run_every_path(format: LogFormat, stedi: Option<&FakeStedi>) -> String 
         marker.item(schema, inputs, "batch-valid", &webhook_url),
         marker.item(schema, invalid, "batch-invalid", &webhook_url),
     ]});
-    let (status, body) = api.post(&live, &batch).await;
+    let (status, body) = api.post_requests(&live, &batch).await;
     assert_eq!(status, 207, "one entry created, one refused: {body}");
     let created = body["requests"][0]["requestId"].as_str().unwrap();
     ending.push((&live, created.to_owned()));
@@ -142,14 +142,19 @@ async fn run_every_path(format: LogFormat, stedi: Option<&FakeStedi>) -> String 
         let mut inputs = claim_inputs(&marker, "UHC");
         inputs["sandboxScenario"] = json!(scenario);
         let item = marker.item("claim-status-basic", inputs, scenario, &webhook_url);
-        ending.push((&sandbox, api.create(&sandbox, &item).await));
+        ending.push((&sandbox, api.create_request(&sandbox, &item).await));
     }
     let (_, stuck) = ending.pop().unwrap();
 
     refuse_marked_values(&api, &live, &marker).await;
     let mut reads: Vec<(&str, Value)> = Vec::new();
     for (token, id) in &ending {
-        reads.push((*token, api.wait_terminal(token, id).await));
+        reads.push((
+            *token,
+            // Tracing every crate slows the server down: a longer wait than the default.
+            api.wait_terminal_within(token, id, Duration::from_secs(30))
+                .await,
+        ));
     }
     let mut signatures = Vec::new();
     for (token, read) in &reads {

@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use super::server::Api;
+use crate::helpers::Api;
 use crate::helpers::{ADMIN_TOKEN, LIVE_KEY};
 
 /// A run-unique token of letters no validation rule objects to (none can spell `TEST`, `NULL` or `ABCD`),
@@ -124,7 +124,7 @@ pub async fn refuse_marked_values(api: &Api, live: &str, marker: &Marker) {
         ),
     ];
     for (body, expected) in refused {
-        let (status, answer) = api.post(live, &body).await;
+        let (status, answer) = api.post_requests(live, &body).await;
         assert_eq!(status, expected, "{body} -> {answer}");
     }
     let truncated = format!(

@@ -5,12 +5,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
 
-use reqwest::Method;
-use serde_json::Value;
-
-use crate::helpers::{binary, client, status_and_json, BinaryServer};
+use crate::helpers::{binary, Api, BinaryServer};
 
 /// Every level of Switchboard's crates and of the HTTP stack, everything else at debug. sled's own debug
 /// output is left out only because it slows the server down; its messages are about pages, not records.
@@ -72,7 +68,10 @@ impl LoggedServer {
             .strip_prefix("Switchboard listening on ")
             .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
             .to_owned();
-        let server = BinaryServer { child, address };
+        let server = BinaryServer {
+            child,
+            api: Api::at(address),
+        };
         server.wait_ready().await;
         LoggedServer {
             server,
@@ -81,11 +80,9 @@ impl LoggedServer {
         }
     }
 
+    /// The client of the server.
     pub fn api(&self) -> Api {
-        Api {
-            http: client(),
-            base: self.server.address.clone(),
-        }
+        self.server.api.clone()
     }
 
     /// SIGTERM, a clean exit, and everything the server wrote until then.
@@ -97,106 +94,5 @@ impl LoggedServer {
         }
         let log = self.log.lock().unwrap();
         log.clone()
-    }
-}
-
-/// Client calls on the server, answering status and body.
-pub struct Api {
-    http: reqwest::Client,
-    base: String,
-}
-
-impl Api {
-    pub async fn auth(&self, key: &str, secret: &str) -> (u16, Value) {
-        let response = self
-            .http
-            .get(format!("{}/v1/auth", self.base))
-            .header("Switchboard-API-Key", key)
-            .header("Switchboard-API-Secret", secret)
-            .send()
-            .await
-            .unwrap();
-        status_and_json(response).await
-    }
-
-    pub async fn token(&self, key: &str, secret: &str) -> String {
-        let (status, body) = self.auth(key, secret).await;
-        assert_eq!(status, 200, "{body}");
-        body["token"].as_str().unwrap().to_owned()
-    }
-
-    pub async fn send(
-        &self,
-        method: Method,
-        path: &str,
-        token: &str,
-        body: Option<&Value>,
-    ) -> (u16, Value) {
-        let mut request = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(token);
-        if let Some(body) = body {
-            request = request.json(body);
-        }
-        status_and_json(request.send().await.unwrap()).await
-    }
-
-    /// GET of a body that need not be JSON (metrics, recordings).
-    pub async fn text(&self, path: &str, token: &str) -> (u16, String) {
-        let response = self
-            .http
-            .get(format!("{}{path}", self.base))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        let bytes = response.bytes().await.unwrap();
-        (status, String::from_utf8_lossy(&bytes).into_owned())
-    }
-
-    /// A POST of a body that need not be valid JSON.
-    pub async fn raw_post(&self, token: &str, path: &str, body: String) -> (u16, String) {
-        let response = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .bearer_auth(token)
-            .header("Content-Type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        (status, response.text().await.unwrap())
-    }
-
-    pub async fn post(&self, token: &str, body: &Value) -> (u16, Value) {
-        self.send(Method::POST, "/v1/requests", token, Some(body))
-            .await
-    }
-
-    pub async fn create(&self, token: &str, item: &Value) -> String {
-        let (status, body) = self.post(token, item).await;
-        assert_eq!(status, 200, "{body}");
-        body["requestId"].as_str().unwrap().to_owned()
-    }
-
-    /// Polls the single read until the request leaves PROCESSING (at most 30 s).
-    pub async fn wait_terminal(&self, token: &str, id: &str) -> Value {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let path = format!("/v1/requests/{id}");
-            let (status, body) = self.send(Method::GET, &path, token, None).await;
-            assert_eq!(status, 200, "{body}");
-            if body["state"] != "PROCESSING" {
-                return body;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "request {id} not terminal: {body}"
-            );
-            actix_web::rt::time::sleep(Duration::from_millis(50)).await;
-        }
     }
 }

@@ -7,7 +7,7 @@ use std::process::Command;
 use base64::Engine;
 
 use super::markers::Markers;
-use super::{create, read, snapshot, stable};
+use super::{create, snapshot, stable};
 use crate::helpers::{binary, run_to_exit, write_config, BinaryServer, TestConfig};
 
 /// A new master key's base64 text.
@@ -65,13 +65,13 @@ pub(super) async fn serve(config: &Path, data_dir: &Path, env: &[(&str, &str)]) 
 async fn one_request(server: &BinaryServer) -> (String, serde_json::Value) {
     let token = server.live_token().await;
     let id = create(server, &token, &Markers::new().vob(1)).await;
-    let body = stable(read(server, &token, &id).await);
+    let body = stable(server.read_request(&token, &id).await);
     (id, body)
 }
 
 async fn reads_back(server: &BinaryServer, id: &str, body: &serde_json::Value) {
     let token = server.live_token().await;
-    assert_eq!(&stable(read(server, &token, id).await), body);
+    assert_eq!(&stable(server.read_request(&token, id).await), body);
 }
 
 #[actix_web::test]

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::keys::serve;
 use super::scan::scan;
-use super::{read, stable};
+use super::stable;
 use crate::helpers::{client, status_and_json, SANDBOX_KEY, SANDBOX_SECRET};
 
 /// The marker values the fixture's requests carry.
@@ -58,11 +58,13 @@ async fn a_plaintext_store_of_the_release_before_opens_reads_back_and_ends_up_se
     let sandbox = server.token(SANDBOX_KEY, SANDBOX_SECRET).await;
     let id = expected["sandboxId"].as_str().unwrap();
     assert_eq!(
-        stable(read(&server, &sandbox, id).await),
+        stable(server.read_request(&sandbox, id).await),
         expected["sandbox"]
     );
     let live = server.live_token().await;
-    let running = read(&server, &live, expected["liveId"].as_str().unwrap()).await;
+    let running = server
+        .read_request(&live, expected["liveId"].as_str().unwrap())
+        .await;
     assert_eq!(running["internalId"], "CLMPHIfixturegamma", "{running}");
 
     // The internal id, now a keyed hash in the store, still finds its request: a replay, not a new one.

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::markers::Markers;
 use super::scan::{files_under, holds_plain_riff, scan};
-use super::{create, read, stable, wait_terminal};
+use super::{create, stable};
 use crate::fakes::retell::{FakeRetell, Scenario, RECORDING};
 use crate::helpers::{client, write_config, BinaryServer, TestConfig, SANDBOX_KEY, SANDBOX_SECRET};
 use crate::voice_retell::retell_config;
@@ -55,7 +55,7 @@ async fn no_marker_and_no_audio_is_readable_anywhere_under_data_dir() {
     }
     for (id, key, body) in &mut finished {
         let token = if *key == "live" { &live } else { &sandbox };
-        *body = stable(wait_terminal(&server, token, id).await);
+        *body = stable(server.wait_terminal(token, id).await);
         assert_eq!(body["internalTag"], markers.internal_tag.as_str(), "{body}");
     }
     let electronic = finished
@@ -81,12 +81,14 @@ async fn no_marker_and_no_audio_is_readable_anywhere_under_data_dir() {
     let sandbox = server.token(SANDBOX_KEY, SANDBOX_SECRET).await;
     for (id, key, before) in &finished {
         let token = if *key == "live" { &live } else { &sandbox };
-        assert_eq!(&stable(read(&server, token, id).await), before);
+        assert_eq!(&stable(server.read_request(token, id).await), before);
     }
-    let stuck = read(&server, &sandbox, stuck.as_deref().unwrap()).await;
+    let stuck = server
+        .read_request(&sandbox, stuck.as_deref().unwrap())
+        .await;
     assert_eq!(stuck["internalId"], format!("{}-18", markers.internal_id));
     let id = create(&server, &live, &markers.vob(40)).await;
-    let done = wait_terminal(&server, &live, &id).await;
+    let done = server.wait_terminal(&live, &id).await;
     assert_eq!(done["state"], "SUCCESS", "{done}");
     let link = done["recordingDownloadUrl"].as_str().expect("a recording");
     let path = link.split_once("/v1/recordings/").unwrap().1;

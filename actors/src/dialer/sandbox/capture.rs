@@ -93,31 +93,68 @@ pub(crate) fn capture(
     }
 }
 
-/// What the electronic channel fills: every required field (`all`), or a part of them fixed by the dice
-/// (half, at least one and never all of them, so a call is still needed).
+/// What the electronic channel fills, following what a real clearinghouse answer can carry: only the
+/// fields the schema maps to an element of an electronic answer (a schema without a mapping gets nothing,
+/// as a real channel would not even ask). Fields that only a call can answer, such as a representative's
+/// name or a call reference number, are never filled here; the call asks them.
+///
+/// `all` (the `digital` scenario): every mapped field, conditional ones whose condition holds on what the
+/// answer filled. Otherwise (`digital_plus_phone`): part of the mapped required fields fixed by the dice
+/// (half, at least one), never all of the required fields, so a call is still needed.
 pub(crate) fn electronic_fields(
     schema: &SchemaDefinition,
     dice: &Dice,
     inputs: &BTreeMap<String, String>,
     all: bool,
 ) -> BTreeMap<String, String> {
-    let mut required: Vec<&FieldRecord> = schema.fields.iter().filter(|f| f.required).collect();
-    let take = if all {
-        required.len()
-    } else {
-        (required.len() / 2)
-            .max(1)
-            .min(required.len().saturating_sub(1))
-    };
-    required.sort_by_key(|f| {
-        (
-            dice.pick(&format!("electronic:{}", f.name), u64::MAX),
-            f.name.clone(),
-        )
-    });
-    required
-        .into_iter()
-        .take(take)
+    let carried = |f: &FieldRecord| schema.electronic.fields.contains_key(&f.name);
+    if !all {
+        let mut required: Vec<&FieldRecord> = schema
+            .fields
+            .iter()
+            .filter(|f| f.required && carried(f))
+            .collect();
+        let phone_only_required = schema.fields.iter().any(|f| f.required && !carried(f));
+        let most = match phone_only_required {
+            true => required.len(),
+            false => required.len().saturating_sub(1),
+        };
+        let take = (required.len() / 2).max(1).min(most);
+        required.sort_by_key(|f| {
+            (
+                dice.pick(&format!("electronic:{}", f.name), u64::MAX),
+                f.name.clone(),
+            )
+        });
+        return required
+            .into_iter()
+            .take(take)
+            .map(|f| (f.name.clone(), value_for(f, dice, inputs)))
+            .collect();
+    }
+    let mut filled: BTreeMap<String, String> = schema
+        .fields
+        .iter()
+        .filter(|f| f.when.is_none() && carried(f))
         .map(|f| (f.name.clone(), value_for(f, dice, inputs)))
-        .collect()
+        .collect();
+    // Conditions chain (a field can depend on a conditional one), so open fields until none is left.
+    loop {
+        let opened: Vec<&FieldRecord> = schema
+            .fields
+            .iter()
+            .filter(|f| carried(f) && !filled.contains_key(&f.name))
+            .filter(|f| {
+                f.when
+                    .as_ref()
+                    .is_some_and(|c| filled.get(&c.field) == Some(&c.equals))
+            })
+            .collect();
+        if opened.is_empty() {
+            return filled;
+        }
+        for field in opened {
+            filled.insert(field.name.clone(), value_for(field, dice, inputs));
+        }
+    }
 }

@@ -23,9 +23,9 @@ pub enum Scenario {
     Failure(FailureCode),
     /// `cannot_answer`: as `success`, but one required field holds `CANNOT ANSWER - <reason>`.
     CannotAnswer,
-    /// `digital`: the electronic channel fills every required field.
+    /// `digital`: the electronic channel fills every field the schema maps to an electronic answer.
     Digital,
-    /// `digital_plus_phone`: the electronic channel fills part of the required fields, a call the rest.
+    /// `digital_plus_phone`: the electronic channel fills part of the mapped required fields, a call the rest.
     DigitalPlusPhone,
     /// `stuck`: the call never ends.
     Stuck,

@@ -214,6 +214,7 @@ impl RequestActor {
     ) {
         let channel = self.shared.electronic(record.environment);
         let name = channel.name();
+        let closes_request = channel.closes_request(&job);
         // Futures polled by the actor's context run outside its span: the inquiry's own logs and the answer's
         // are put back under it, so they carry the request id.
         let inquiry = channel.inquire(job).instrument(self.span.clone());
@@ -229,7 +230,9 @@ impl RequestActor {
                 fields = answer.captured.len(),
                 "electronic channel tried"
             );
-            let electronic = Edge::Electronic(answer.into_record(name, at));
+            let mut electronic = answer.into_record(name, at);
+            electronic.closes_request = closes_request;
+            let electronic = Edge::Electronic(electronic);
             act.advance(ctx, None, Edges::of(electronic));
         }));
     }

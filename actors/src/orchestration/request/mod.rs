@@ -190,12 +190,14 @@ fn try_electronic(primary: Arc<SchemaVersionRecord>) -> Move {
     Move::TryElectronic { primary }
 }
 
-/// The electronic channel answered every required field: no call is needed.
+/// The electronic channel answered every required field, or answered and closed the request: no call is
+/// needed.
 fn electronic_filled(run: &RunRecord, primary: &SchemaVersionRecord) -> bool {
     run.electronic.as_ref().is_some_and(|electronic| {
-        required_fields(primary)
-            .iter()
-            .all(|f| electronic.captured.contains_key(f))
+        (electronic.closes_request && !electronic.captured.is_empty())
+            || required_fields(primary)
+                .iter()
+                .all(|f| electronic.captured.contains_key(f))
     })
 }
 

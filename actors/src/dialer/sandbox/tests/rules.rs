@@ -1,6 +1,7 @@
 //! Scenario names, the failure-code table, wall-time scaling and the electronic channel.
 
 use super::*;
+use switchboard_storage::{ClaimElement, ElectronicSource};
 
 #[test]
 fn failure_codes_map_to_their_categories() {
@@ -37,48 +38,92 @@ fn failure_codes_map_to_their_categories() {
 }
 
 #[tokio::test]
-async fn electronic_fills_all_part_or_none_of_the_required_fields() {
-    let electronic = |scenario: Option<&str>| ElectronicJob {
-        request_id: "req-1".to_string().into(),
-        schema: claim_status(),
-        inputs: inputs(scenario),
-        payer_electronic: true,
-        electronic_payer_id: None,
-        provider_name: None,
-        seed: 7,
-        today: chrono::NaiveDate::from_ymd_opt(2026, 3, 2).unwrap(),
+async fn electronic_fills_only_mapped_fields_all_part_or_none_of_them() {
+    // The claim-status answer carries the status, the billed amount and, for a paid claim, the paid amount;
+    // the representative's name and the call reference number only a call can give.
+    let mapped = {
+        let mut schema = (*claim_status()).clone();
+        schema.definition.electronic.fields = BTreeMap::from([
+            (
+                "claimStatus".to_string(),
+                ElectronicSource::Claim(ClaimElement::Status),
+            ),
+            (
+                "billedAmount".to_string(),
+                ElectronicSource::Claim(ClaimElement::SubmittedAmount),
+            ),
+            (
+                "paidAmount".to_string(),
+                ElectronicSource::Claim(ClaimElement::PaidAmount),
+            ),
+            // Mapped, but its condition is on `isAppealable`, which no electronic answer gives.
+            (
+                "appealDeadline".to_string(),
+                ElectronicSource::Claim(ClaimElement::PaidDate),
+            ),
+        ]);
+        Arc::new(schema)
     };
-    let required = claim_status()
-        .definition
-        .fields
-        .iter()
-        .filter(|f| f.required)
-        .count();
+    let electronic =
+        |schema: &Arc<SchemaVersionRecord>, scenario: Option<&str>, seed: u64| ElectronicJob {
+            request_id: "req-1".to_string().into(),
+            schema: schema.clone(),
+            inputs: inputs(scenario),
+            payer_electronic: true,
+            electronic_payer_id: None,
+            provider_name: None,
+            seed,
+            today: chrono::NaiveDate::from_ymd_opt(2026, 3, 2).unwrap(),
+        };
     let channel = SandboxElectronic;
-    let all = channel.inquire(electronic(Some("digital"))).await.captured;
-    assert_eq!(all.len(), required);
-    let part = channel
-        .inquire(electronic(Some("digital_plus_phone")))
-        .await
-        .captured;
-    assert_eq!(part.len(), required / 2);
-    let schema = claim_status();
-    for (name, value) in all.iter().chain(&part) {
-        let field = schema
-            .definition
-            .fields
-            .iter()
-            .find(|f| &f.name == name)
-            .unwrap();
-        assert!(field.required && typed(field, value), "{name} = {value}");
+    for seed in 0..20 {
+        let digital = electronic(&mapped, Some("digital"), seed);
+        assert!(
+            channel.closes_request(&digital),
+            "no call follows a digital answer"
+        );
+        let all = channel.inquire(digital).await.captured;
+        let mut expected = vec!["billedAmount", "claimStatus"];
+        if all.get("claimStatus").map(String::as_str) == Some("PAID") {
+            expected.push("paidAmount");
+        }
+        expected.sort();
+        assert_eq!(all.keys().collect::<Vec<_>>(), expected, "seed {seed}");
+        let part = electronic(&mapped, Some("digital_plus_phone"), seed);
+        assert!(!channel.closes_request(&part), "a call takes the rest");
+        let part = channel.inquire(part).await.captured;
+        assert_eq!(
+            part.len(),
+            1,
+            "half of the two mapped required fields: {part:?}"
+        );
+        for (name, value) in all.iter().chain(&part) {
+            let field = mapped
+                .definition
+                .fields
+                .iter()
+                .find(|f| &f.name == name)
+                .unwrap();
+            assert!(typed(field, value), "{name} = {value}");
+        }
+        for phone_only in ["representativeName", "callReferenceNumber"] {
+            assert!(!all.contains_key(phone_only) && !part.contains_key(phone_only));
+        }
     }
-    let call = place(job(Some("digital_plus_phone"), 0, 1, 7)).await;
-    assert!(part
-        .iter()
-        .all(|(name, value)| call.captured.get(name) == Some(value)));
-    assert!(channel.inquire(electronic(None)).await.captured.is_empty());
+    // A schema that maps nothing gets nothing, as a real channel would not be asked.
+    for scenario in ["digital", "digital_plus_phone"] {
+        let unmapped = channel
+            .inquire(electronic(&claim_status(), Some(scenario), 7))
+            .await;
+        assert!(unmapped.captured.is_empty(), "{scenario}: {unmapped:?}");
+    }
     assert!(channel
-        .inquire(electronic(Some("failure:IVR_FAILURE")))
+        .inquire(electronic(&mapped, None, 7))
+        .await
+        .captured
+        .is_empty());
+    assert!(channel
+        .inquire(electronic(&mapped, Some("failure:IVR_FAILURE"), 7))
         .await
         .captured
         .is_empty());

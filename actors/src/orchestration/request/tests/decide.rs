@@ -109,6 +109,37 @@ fn the_primary_step_asks_only_for_what_the_electronic_channel_left_open() {
 }
 
 #[test]
+fn an_electronic_answer_that_closes_the_request_finishes_without_a_step_even_with_fields_open() {
+    let mut closing = with_electronic(running(vec![], vec![]), &["a"]);
+    closing
+        .run
+        .as_mut()
+        .unwrap()
+        .electronic
+        .as_mut()
+        .unwrap()
+        .closes_request = true;
+    finishes_as_the_calls_decide(
+        decide_with(&closing, &[Feature::ElectronicChannels]),
+        "the answer closed the request",
+    );
+    // An answer that closes the request but filled nothing still leaves everything to the phone.
+    let mut empty = with_electronic(running(vec![], vec![]), &[]);
+    empty
+        .run
+        .as_mut()
+        .unwrap()
+        .electronic
+        .as_mut()
+        .unwrap()
+        .closes_request = true;
+    assert!(matches!(
+        decide_with(&empty, &[Feature::ElectronicChannels]),
+        Move::OpenStep(_)
+    ));
+}
+
+#[test]
 fn without_electronic_channels_the_primary_step_asks_for_every_required_field() {
     let Move::OpenStep(plan) = decide_with(&running(vec![], vec![]), &[]) else {
         panic!("expected the primary step to open");

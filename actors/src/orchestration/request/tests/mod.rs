@@ -192,6 +192,7 @@ fn with_electronic(mut record: RequestRecord, captured: &[&str]) -> RequestRecor
         transaction_id: Some("tx-9".into()),
         sources: BTreeMap::new(),
         outcome: Some("answered".into()),
+        closes_request: false,
     });
     record
 }
