@@ -5,12 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
-/// `POST /change/medicalnetwork/eligibility/v3` request.
+/// `POST /change/medicalnetwork/eligibility/v3` request. No `controlNumber`: Stedi deprecated it on its JSON
+/// endpoints (it makes the X12 interchange's own and ignores the field).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EligibilityRequest {
-    /// Nine digits, unique per inquiry.
-    pub control_number: String,
     /// The payer id.
     pub trading_partner_service_id: String,
     /// The requesting provider.

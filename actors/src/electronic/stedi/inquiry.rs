@@ -70,7 +70,6 @@ pub fn build(
     inputs: &BTreeMap<String, String>,
     payer_id: &str,
     provider_name: Option<&str>,
-    control_number: String,
     today: NaiveDate,
 ) -> Result<Inquiry, InvalidInquiry> {
     let mut bad = Vec::new();
@@ -133,7 +132,6 @@ pub fn build(
             let codes = service_type_codes(schema);
             (bad.is_empty()).then(|| {
                 Inquiry::Eligibility(EligibilityRequest {
-                    control_number,
                     trading_partner_service_id: payer_id.to_owned(),
                     provider: Provider {
                         npi: npi.unwrap_or_default().to_owned(),

@@ -74,7 +74,6 @@ fn an_eligibility_inquiry_carries_every_input_in_stedi_shapes() {
         &inputs(&[("groupNumber", "G-77")]),
         "60054",
         Some("Acme Clinic"),
-        "000000001".into(),
         today(),
     )
     .unwrap();
@@ -84,7 +83,6 @@ fn an_eligibility_inquiry_carries_every_input_in_stedi_shapes() {
     assert_eq!(
         serde_json::to_value(&request).unwrap(),
         serde_json::json!({
-            "controlNumber": "000000001",
             "tradingPartnerServiceId": "60054",
             "provider": { "npi": "1999999984", "organizationName": "Acme Clinic" },
             "subscriber": {
@@ -112,7 +110,6 @@ fn a_claim_status_inquiry_names_the_billing_provider_the_dates_and_the_claim() {
         ]),
         "87726",
         Some("Account Clinic"),
-        "123456789".into(),
         today(),
     )
     .unwrap();
@@ -168,7 +165,6 @@ fn inputs_the_clearinghouse_would_reject_send_nothing_and_say_which() {
             &inputs(extra),
             "60054",
             provider,
-            "000000001".into(),
             today(),
         )
         .unwrap_err();
@@ -186,7 +182,6 @@ fn a_claim_status_check_searches_a_week_each_side_of_the_date_of_service_never_p
             &inputs(extra),
             "87726",
             Some("Clinic"),
-            "123456789".into(),
             day(today),
         )
         .unwrap();
@@ -196,7 +191,7 @@ fn a_claim_status_check_searches_a_week_each_side_of_the_date_of_service_never_p
         let body = serde_json::to_value(&request).unwrap();
         assert!(
             body.get("controlNumber").is_none(),
-            "deprecated for claim status: {body}"
+            "deprecated by Stedi: {body}"
         );
         (
             body["encounter"]["beginningDateOfService"]

@@ -72,7 +72,6 @@ impl ElectronicChannel for StediChannel {
             &job.inputs,
             payer_id,
             job.provider_name.as_deref(),
-            control_number(),
             job.today,
         );
         let inquiry = match built {
@@ -150,9 +149,4 @@ impl ElectronicChannel for StediChannel {
             answer
         })
     }
-}
-
-/// A fresh nine-digit control number (Stedi's `controlNumber` is exactly nine characters).
-fn control_number() -> String {
-    format!("{:09}", uuid::Uuid::new_v4().as_u128() % 1_000_000_000)
 }
