@@ -10,10 +10,11 @@ use std::ops::Bound;
 
 use std::sync::Arc;
 
+use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
 use crate::durability::Lane;
 use crate::group::{Queued, Txn};
-use crate::{AttemptRecord, DeliveryRecord, DeliveryStatus, RequestId, StorageError, Store};
+use crate::{AttemptRecord, DeliveryRecord, RequestId, StorageError, Store};
 
 impl Store {
     /// Deliveries whose next round is due at `now`, oldest first, at most `limit`.
@@ -71,10 +72,11 @@ impl Store {
     }
 
     /// Replaces a delivery after a round and moves its queue entry (or removes it once settled), grouped
-    /// with every write waiting on the same flush; returns once it is durable.
+    /// with every write waiting on the same flush; returns once it is durable. `previous_queued_at` is
+    /// where the delivery stood in the queue when its round began ([`DeliveryRecord::queued_at`]).
     pub async fn commit_delivery(
         &self,
-        previous_next_at: DateTime<Utc>,
+        previous_queued_at: DateTime<Utc>,
         delivery: &DeliveryRecord,
     ) -> Result<(), StorageError> {
         let generation = self.sealer.generation();
@@ -86,10 +88,10 @@ impl Store {
             self.deliveries.clone(),
             encode(delivery),
         );
-        let (id, status, next_at) = (
+        let (id, queued, queued_at) = (
             delivery.request_id.clone(),
-            delivery.status,
-            delivery.next_at,
+            delivery.queued(),
+            delivery.queued_at(),
         );
         let (job, done) = Queued::job(move |txn: &Txn| {
             // A request purged while its round ran: its delivery is not written back.
@@ -102,15 +104,54 @@ impl Store {
             }
             txn.deliveries.insert(id.as_bytes(), encoded.as_slice())?;
             txn.delivery_queue
-                .remove(queue_key(previous_next_at, id.as_str()))?;
-            if status == DeliveryStatus::Pending {
+                .remove(queue_key(previous_queued_at, id.as_str()))?;
+            if queued {
                 txn.delivery_queue
-                    .insert(queue_key(next_at, id.as_str()), &[] as &[u8])?;
+                    .insert(queue_key(queued_at, id.as_str()), &[] as &[u8])?;
             }
             Ok(Ok(()))
         });
         self.submit(job, Lane::Background);
         done.await.map_err(|_| StorageError::Closed)?.into_result()
+    }
+
+    /// Asks for a request's webhook to be sent again at `at`, outside its rounds: the delivery is marked
+    /// (`redelivery_at`, one more `redeliveries`) and queued at `at`, with `event` audited in the same
+    /// transaction; returns once that is durable, so an acknowledged redelivery survives a crash. A
+    /// redelivery already waiting is kept as it is (one send answers both calls). `None`: the request has
+    /// no delivery (not terminal, no webhook URL, or purged).
+    pub async fn request_redelivery(
+        &self,
+        request_id: &RequestId,
+        at: DateTime<Utc>,
+        event: NewEvent,
+    ) -> Result<Option<DeliveryRecord>, StorageError> {
+        let id = request_id.as_bytes();
+        let marked = self.group.apply_one(|txn| {
+            let Some(bytes) = txn.deliveries.get(id)? else {
+                return Ok(Ok(None));
+            };
+            let mut delivery: DeliveryRecord = match self.deliveries.read(id, &bytes) {
+                Ok(delivery) => delivery,
+                Err(e) => return Ok(Err(e)),
+            };
+            if delivery.redelivery_at.is_none() {
+                if delivery.queued() {
+                    txn.delivery_queue
+                        .remove(queue_key(delivery.queued_at(), request_id.as_str()))?;
+                }
+                delivery.redelivery_at = Some(at);
+                delivery.redeliveries += 1;
+                txn.delivery_queue
+                    .insert(queue_key(at, request_id.as_str()), &[] as &[u8])?;
+                let stored = self.deliveries.store(id, encode(&delivery));
+                txn.deliveries.insert(id, stored)?;
+            }
+            txn.record(event.clone());
+            Ok(Ok(Some(delivery)))
+        })?;
+        self.durable().await?;
+        Ok(marked)
     }
 
     /// Appends an attempt to the delivery log.
@@ -143,7 +184,10 @@ pub struct QueuePosition(Vec<u8>);
 impl QueuePosition {
     /// The position of `delivery`'s queue entry.
     pub fn of(delivery: &DeliveryRecord) -> QueuePosition {
-        QueuePosition(queue_key(delivery.next_at, delivery.request_id.as_str()))
+        QueuePosition(queue_key(
+            delivery.queued_at(),
+            delivery.request_id.as_str(),
+        ))
     }
 }
 
@@ -191,6 +235,9 @@ mod tests {
             next_at: at,
             status: DeliveryStatus::Pending,
             attempts: 0,
+            redelivery_at: None,
+            redeliveries: 0,
+            traceparent: None,
         };
         let mut plain = vec![1u8];
         plain.extend_from_slice(&serde_json::to_vec(&old).unwrap());

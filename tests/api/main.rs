@@ -26,6 +26,7 @@ mod payer_lookup;
 mod phi_logs;
 mod purge;
 mod receiver;
+mod redelivery;
 mod requests_create;
 mod requests_read;
 mod scheduling;

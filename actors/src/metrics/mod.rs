@@ -54,6 +54,7 @@ pub struct Metrics {
     requests_running: IntGauge,
     calls: IntCounterVec,
     webhook_attempts: IntCounterVec,
+    webhook_redeliveries: IntCounter,
     actor_restarts: IntCounter,
     panics: IntCounter,
     request_actors_started: IntCounter,
@@ -153,6 +154,14 @@ impl Metrics {
                 &["outcome"],
             ),
         );
+        let webhook_redeliveries = register(
+            &registry,
+            IntCounter::new(
+                "switchboard_webhook_redeliveries_total",
+                "Webhook redeliveries an operator asked for that have run (their attempts also count in \
+                 switchboard_webhook_attempts_total)",
+            ),
+        );
         let actor_restarts = register(
             &registry,
             IntCounter::new(
@@ -240,6 +249,7 @@ impl Metrics {
             requests_running,
             calls,
             webhook_attempts,
+            webhook_redeliveries,
             actor_restarts,
             panics,
             request_actors_started,
@@ -315,6 +325,11 @@ impl Metrics {
         self.webhook_attempts
             .with_label_values(&[outcome.as_str()])
             .inc();
+    }
+
+    /// A redelivery an operator asked for is being sent.
+    pub fn webhook_redelivery(&self) {
+        self.webhook_redeliveries.inc();
     }
 
     /// A request actor started (a new run, a resumption or a restart).

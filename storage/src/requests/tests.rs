@@ -592,6 +592,9 @@ fn delivery(request_id: &RequestId, payload: &str) -> DeliveryRecord {
         next_at: at,
         status: crate::DeliveryStatus::Pending,
         attempts: 0,
+        redelivery_at: None,
+        redeliveries: 0,
+        traceparent: None,
     }
 }
 
