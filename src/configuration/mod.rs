@@ -24,7 +24,9 @@ use std::path::{Path, PathBuf};
 pub use dialer::{parse_hours, CallSettings, DialerSettings, RetellSettings, VapiSettings};
 pub use electronic::{ElectronicSettings, StediSettings, STEDI_BASE_URL};
 pub use raw::{DialerKind, ElectronicKind, InputType};
-pub use settings::{ClockSettings, ServerSettings, Settings, SimulationSettings, WebhookSettings};
+pub use settings::{
+    ClockSettings, ServerSettings, Settings, SimulationSettings, TelemetrySettings, WebhookSettings,
+};
 pub use tls::TlsSettings;
 
 /// The embedded demo configuration served by `cargo run --release`.

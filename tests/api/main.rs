@@ -35,6 +35,7 @@ mod sealing;
 mod shutdown;
 mod start_up;
 mod supervision;
+mod telemetry;
 mod tls;
 mod trace_cli;
 mod vapi;

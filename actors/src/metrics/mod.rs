@@ -390,7 +390,7 @@ where
 }
 
 /// The snake_case name a disposition has in storage and on the wire.
-fn disposition_label(disposition: Disposition) -> &'static str {
+pub(crate) fn disposition_label(disposition: Disposition) -> &'static str {
     match disposition {
         Disposition::Completed => "completed",
         Disposition::Voicemail => "voicemail",

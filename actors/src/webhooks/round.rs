@@ -73,6 +73,20 @@ pub(super) async fn run_round(
         attempt += 1;
         let at = clock.now();
         let started = Instant::now();
+        let otel = if crate::telemetry::enabled() && delivery.traceparent.is_some() {
+            let span = tracing::info_span!(
+                target: crate::telemetry::TARGET,
+                parent: None,
+                "webhook.delivery",
+                switchboard.attempt = attempt,
+                switchboard.round = round,
+                http.response.status_code = tracing::field::Empty,
+            );
+            crate::telemetry::adopt_traceparent(&span, delivery.traceparent.as_deref());
+            span
+        } else {
+            tracing::Span::none()
+        };
         let sent = client
             .post(&delivery.url)
             .header("Content-Type", "application/json")
@@ -83,9 +97,12 @@ pub(super) async fn run_round(
         };
         let sent = sent.body(delivery.payload.clone()).send().await;
         let latency_ms = started.elapsed().as_millis() as u64;
+        // The span ends with the attempt (before any inline wait).
+        let otel = otel;
         let verdict = match sent {
             Ok(response) => {
                 let status = response.status();
+                otel.record("http.response.status_code", status.as_u16());
                 log(attempt, Some(status.as_u16()), None, at, latency_ms);
                 metrics.webhook_attempt(WebhookAttempt::for_status(status.as_u16()));
                 if status.is_success() {
@@ -117,6 +134,7 @@ pub(super) async fn run_round(
                 Verdict::RetryInline
             }
         };
+        drop(otel);
         match verdict {
             Verdict::RetryInline => match config.inline_backoff.get(attempt as usize - 1) {
                 Some(wait) => tokio::time::sleep(*wait).await,

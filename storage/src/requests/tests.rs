@@ -67,6 +67,7 @@ fn record(
         due_at: day.and_hms_opt(5, 0, 0).unwrap().and_utc(),
         completed_at: None,
         run: None,
+        trace: None,
     }
 }
 

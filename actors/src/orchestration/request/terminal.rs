@@ -106,6 +106,6 @@ pub(crate) fn webhook_for(
         attempts: 0,
         redelivery_at: None,
         redeliveries: 0,
-        traceparent: None,
+        traceparent: record.trace.as_ref().map(crate::telemetry::traceparent),
     })
 }
