@@ -9,6 +9,7 @@ mod auth;
 mod backups;
 mod binary;
 mod console;
+mod deployment;
 mod dispatch;
 mod electronic_restart;
 mod electronic_stedi;
