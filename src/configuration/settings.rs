@@ -68,7 +68,7 @@ pub struct TelemetrySettings {
 }
 
 impl TelemetrySettings {
-    fn validate(
+    pub(super) fn validate(
         raw: super::raw::RawTelemetry,
         env_endpoint: Option<String>,
     ) -> Result<TelemetrySettings, SpecError> {
