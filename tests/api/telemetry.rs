@@ -119,6 +119,16 @@ async fn token(base: &str) -> String {
 }
 
 async fn create(base: &str, token: &str, webhook: &str, traceparent: Option<&str>) -> String {
+    create_scenario(base, token, webhook, traceparent, "success").await
+}
+
+async fn create_scenario(
+    base: &str,
+    token: &str,
+    webhook: &str,
+    traceparent: Option<&str>,
+    scenario: &str,
+) -> String {
     let mut request = client()
         .post(format!("{base}/v1/requests"))
         .bearer_auth(token)
@@ -128,7 +138,7 @@ async fn create(base: &str, token: &str, webhook: &str, traceparent: Option<&str
             "inputs": {
                 "payerName": "Aetna", "memberId": "W123456789", "patientFirstName": "Annabel",
                 "patientLastName": "Leequist", "patientDateOfBirth": "1980-01-02",
-                "billingProviderNpi": "1234567890", "sandboxScenario": "success"
+                "billingProviderNpi": "1234567890", "sandboxScenario": scenario
             }
         }));
     if let Some(traceparent) = traceparent {
@@ -270,6 +280,28 @@ async fn a_requests_life_is_one_trace_that_continues_the_callers_and_survives_a_
     assert_eq!(
         hook.header("traceparent"),
         Some(format!("00-{}-{}-01", hex(&root.trace_id), hex(&root.span_id)).as_str())
+    );
+
+    // An account with the electronic channel asks it first: an `electronic.inquiry` child.
+    let token_second = token(&second.address).await;
+    let digital = create_scenario(
+        &second.address,
+        &token_second,
+        &webhook,
+        None,
+        "digital_plus_phone",
+    )
+    .await;
+    let request = request_span(&collected, &digital).await;
+    assert_eq!(
+        attributes(&request)["switchboard.modality"],
+        "digital_plus_phone"
+    );
+    let found = wait_children(&collected, &request).await;
+    assert!(
+        found.contains_key("electronic.inquiry"),
+        "{:?}",
+        found.keys()
     );
 
     // Ids and states only: no input value reaches an exported attribute.
