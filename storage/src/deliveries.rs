@@ -251,4 +251,91 @@ mod tests {
         assert!(raw.len() < plain.len() / 2, "{} bytes", raw.len());
         assert_eq!(store.delivery(&"r1".into()).unwrap().unwrap(), old);
     }
+
+    #[tokio::test]
+    async fn a_redelivery_queues_the_delivery_now_once_and_its_round_puts_the_next_round_back() {
+        use crate::audit::{Actor, Target};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let terminal: DateTime<Utc> = "2026-11-23T14:00:00Z".parse().unwrap();
+        let next_round = terminal + chrono::Duration::minutes(15);
+        let pending = DeliveryRecord {
+            request_id: "r1".into(),
+            url: "https://client.example/hook".into(),
+            signing_secret: "whsec".into(),
+            payload: "{}".into(),
+            terminal_at: terminal,
+            next_round: 1,
+            next_at: next_round,
+            status: DeliveryStatus::Pending,
+            attempts: 4,
+            redelivery_at: None,
+            redeliveries: 0,
+            traceparent: None,
+        };
+        let stored = store.deliveries.store(b"r1", encode(&pending));
+        store.group.deliveries.insert("r1", stored).unwrap();
+        store
+            .group
+            .delivery_queue
+            .insert(queue_key(next_round, "r1"), &[] as &[u8])
+            .unwrap();
+        let now = terminal + chrono::Duration::minutes(1);
+        let event = || NewEvent {
+            at: now,
+            actor: Actor::operator("admin"),
+            action: "webhook.redeliver".into(),
+            target: Some(Target::new("request", "r1")),
+            outcome: "ok".into(),
+            ip: None,
+        };
+        let queued = |store: &Store| -> Vec<Vec<u8>> {
+            store
+                .group
+                .delivery_queue
+                .iter()
+                .keys()
+                .map(|k| k.unwrap().to_vec())
+                .collect()
+        };
+
+        let marked = store
+            .request_redelivery(&"r1".into(), now, event())
+            .await
+            .unwrap()
+            .expect("a delivery");
+        assert_eq!((marked.redelivery_at, marked.redeliveries), (Some(now), 1));
+        assert_eq!(queued(&store), vec![queue_key(now, "r1")], "moved to now");
+        assert_eq!(store.due_deliveries(now, 10).unwrap(), vec![marked.clone()]);
+
+        // Asked again before it ran: the same redelivery, still one entry.
+        let again = store
+            .request_redelivery(&"r1".into(), now, event())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(again, marked);
+        assert_eq!(queued(&store).len(), 1);
+
+        // Its round failed: the mark goes, the next scheduled round comes back.
+        let ran = DeliveryRecord {
+            redelivery_at: None,
+            attempts: 5,
+            ..marked.clone()
+        };
+        store
+            .commit_delivery(marked.queued_at(), &ran)
+            .await
+            .unwrap();
+        assert_eq!(queued(&store), vec![queue_key(next_round, "r1")]);
+        assert_eq!(store.delivery(&"r1".into()).unwrap().unwrap(), ran);
+
+        assert_eq!(
+            store
+                .request_redelivery(&"nobody".into(), now, event())
+                .await
+                .unwrap(),
+            None
+        );
+    }
 }
