@@ -334,3 +334,28 @@ async fn without_an_endpoint_webhooks_carry_no_traceparent() {
     let got = receiver.wait_for(1, LIMIT).await;
     assert_eq!(got[0].header("traceparent"), None);
 }
+
+#[actix_web::test]
+async fn a_graceful_stop_sends_the_spans_still_queued() {
+    let (collector, collected) = start_collector();
+    let receiver = Receiver::start().await;
+    let config_dir = tempfile::tempdir().unwrap();
+    let data_dir = tempfile::tempdir().unwrap();
+    let path = write_config(config_dir.path(), &config(false));
+    // Batches every ten minutes: only the stop can send these spans within the test.
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "600000"),
+    ];
+    let server = BinaryServer::start_with_env(&path, data_dir.path(), &env);
+    server.wait_ready().await;
+    let token = token(&server.address).await;
+    let id = create(&server.address, &token, &receiver.url("/hook"), None).await;
+    receiver.wait_for(1, LIMIT).await;
+    actix_web::rt::time::sleep(Duration::from_millis(300)).await;
+    assert!(collected.spans().is_empty(), "nothing sent before the stop");
+    assert_eq!(server.terminate(), Some(0), "clean exit on SIGTERM");
+    let request = request_span(&collected, &id).await;
+    let found = children(&collected, &request);
+    assert!(found.contains_key("call"), "{:?}", found.keys());
+}
