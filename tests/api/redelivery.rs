@@ -323,3 +323,26 @@ async fn an_acknowledged_redelivery_is_sent_after_a_kill_9_and_only_once() {
         "once after the restart, and not again"
     );
 }
+
+#[actix_web::test]
+async fn a_terminal_request_without_a_webhook_url_answers_409() {
+    let app = spawn_app_with(&config()).await;
+    let token = sandbox_token(&app.address).await;
+    let mut item = sandbox_to("http://unused.invalid/hook");
+    item.as_object_mut().unwrap().remove("webhookUrl");
+    let id = create(&app.address, &token, &item).await;
+    app.wait_terminal(&token, &id).await;
+    let (status, body) = call(
+        &app.address,
+        Method::POST,
+        &redeliver_path(&id),
+        ADMIN_TOKEN,
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["error"], "CONFLICT", "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("no webhook"),
+        "{body}"
+    );
+}
