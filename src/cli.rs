@@ -35,6 +35,16 @@ pub enum Command {
     /// Manage the master key that seals the store.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Exit 0 when the server on this machine answers `GET /readyz` with 200 (a container's HEALTHCHECK).
+    Healthcheck(HealthcheckArgs),
+}
+
+/// Options of `healthcheck`.
+#[derive(Debug, clap::Args)]
+pub struct HealthcheckArgs {
+    /// The address the server listens on (plain HTTP); a wildcard address is asked on loopback.
+    #[arg(long, env = "SWITCHBOARD_BIND", default_value = "127.0.0.1:8080")]
+    pub address: String,
 }
 
 /// Options of `backup`.

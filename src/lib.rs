@@ -12,6 +12,7 @@ pub mod domain;
 pub mod electronic;
 pub mod encryption;
 pub mod errors;
+pub mod healthcheck;
 mod http;
 mod http_metrics;
 pub mod intake;

@@ -38,6 +38,7 @@ fn main() -> ExitCode {
         Some(Command::Trace(args)) => return trace(args),
         Some(Command::Keys(command)) => return switchboard::keys::run(command),
         Some(Command::Backup(args)) => return switchboard::backup::run(args),
+        Some(Command::Healthcheck(args)) => return switchboard::healthcheck::run(&args.address),
         None => cli.serve,
     };
     let settings = match configuration::load(&args.overrides()) {
@@ -47,7 +48,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    telemetry::init_subscriber(std::io::stderr);
+    // Before the runtime: the OTLP exporter's client is a blocking one.
+    let traces = match telemetry::Traces::start(&settings.telemetry) {
+        Ok(traces) => traces,
+        Err(e) => {
+            eprintln!("switchboard: telemetry.otlp_endpoint: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    telemetry::init_subscriber_with(std::io::stderr, traces.as_ref());
     let (data_dir, cache_bytes) = (
         settings.server.data_dir.clone(),
         settings.storage_cache_bytes,
@@ -55,6 +64,9 @@ fn main() -> ExitCode {
     let system = actix_web::rt::System::new();
     let served = system.block_on(serve(settings));
     drop_in_runtime_context(system);
+    if let Some(traces) = traces {
+        traces.shutdown();
+    }
     match served {
         Ok(()) => {
             prepare_next_start(&data_dir, cache_bytes);

@@ -3,16 +3,68 @@
 //! HTTP requests get their root span in `http_metrics::record`. It has no per-call `request_id`: in
 //! Switchboard `request_id` means the extraction request's id, carried by the spans that work on one.
 //!
+//! With `[telemetry] otlp_endpoint` (or `OTEL_EXPORTER_OTLP_ENDPOINT`), [`Traces::start`] builds the OTLP/HTTP
+//! exporter and the tracer provider, and the subscriber gets one more layer: `tracing-opentelemetry`,
+//! fed only the spans of `switchboard_actors::telemetry::TARGET` (what the spans are is the actors'
+//! business). Without an endpoint neither exists.
+//!
 //! Besides the subscriber, this module owns two promises of operator contract section 1: a panic is
 //! written through the logger (so a JSON log stays JSON), and a client's malformed request is not logged
 //! as a server error.
 
 use std::io::IsTerminal;
 
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
+use opentelemetry_sdk::Resource;
+use switchboard_actors::telemetry::{FixedIds, SCOPE, TARGET as OTEL_TARGET};
 use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{fmt, fmt::MakeWriter, EnvFilter, Layer};
+
+use crate::configuration::TelemetrySettings;
+
+/// The OpenTelemetry export of one process: the tracer provider behind the exported spans.
+pub struct Traces {
+    provider: SdkTracerProvider,
+}
+
+impl Traces {
+    /// The exporter and provider for `settings`, or `None` without an endpoint. Call before any async
+    /// runtime starts (the exporter's HTTP client is a blocking one, run on the batch processor's thread).
+    pub fn start(settings: &TelemetrySettings) -> anyhow::Result<Option<Traces>> {
+        let Some(url) = settings.traces_url() else {
+            return Ok(None);
+        };
+        let exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+            .with_endpoint(url)
+            .build()?;
+        let resource = Resource::builder()
+            .with_service_name(settings.service_name.clone())
+            .build();
+        let provider = SdkTracerProvider::builder()
+            .with_batch_exporter(exporter)
+            .with_sampler(Sampler::AlwaysOn)
+            .with_id_generator(FixedIds::default())
+            .with_resource(resource)
+            .build();
+        opentelemetry::global::set_tracer_provider(provider.clone());
+        switchboard_actors::telemetry::enable();
+        Ok(Some(Traces { provider }))
+    }
+
+    /// Sends the spans still queued; at a graceful stop.
+    pub fn shutdown(self) {
+        if let Err(e) = self.provider.shutdown() {
+            tracing::warn!(error.message = %e, "traces not all exported at shutdown");
+        }
+    }
+}
 
 /// Installs the global subscriber: `RUST_LOG` filtering (default `info`), text or JSON lines
 /// (`SWITCHBOARD_LOG_FORMAT=json`), written to `writer`; then routes panics through it.
@@ -20,8 +72,39 @@ pub fn init_subscriber<W>(writer: W)
 where
     W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
 {
+    init_subscriber_with(writer, None)
+}
+
+/// [`init_subscriber`], exporting the spans of requests through `traces` when given.
+pub fn init_subscriber_with<W>(writer: W, traces: Option<&Traces>)
+where
+    W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
+{
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new("info,actix_server=warn"));
+    // The exported spans pass whatever `RUST_LOG` says; the lines below never show them.
+    let (filter, otel, lines_filter) = match traces {
+        Some(traces) => {
+            let directive = format!("{OTEL_TARGET}=info")
+                .parse()
+                .expect("a valid directive");
+            let layer = tracing_opentelemetry::layer()
+                .with_tracer(traces.provider.tracer(SCOPE))
+                .with_location(false)
+                .with_threads(false)
+                .with_tracked_inactivity(false)
+                .with_filter(Targets::new().with_target(OTEL_TARGET, Level::TRACE));
+            let lines_filter = Targets::new()
+                .with_default(Level::TRACE)
+                .with_target(OTEL_TARGET, LevelFilter::OFF);
+            (
+                filter.add_directive(directive),
+                Some(layer),
+                Some(lines_filter),
+            )
+        }
+        None => (filter, None, None),
+    };
     // Colour codes only for a person at a terminal (operator contract section 1): in a file or a log
     // collector they are noise, and they split a line where someone greps it.
     let lines = fmt::layer()
@@ -31,14 +114,15 @@ where
     let json =
         std::env::var("SWITCHBOARD_LOG_FORMAT").is_ok_and(|v| v.eq_ignore_ascii_case("json"));
     let lines = if json {
-        lines.json().boxed()
+        lines.json().with_filter(lines_filter).boxed()
     } else {
-        lines.boxed()
+        lines.with_filter(lines_filter).boxed()
     };
     let installed = tracing_subscriber::registry()
         .with(filter)
         .with(ClientStreamErrors)
         .with(lines)
+        .with(otel)
         .try_init();
     // A second init (tests, embedding) keeps the first subscriber, and the panic hook that goes with it.
     if installed.is_ok() {

@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod orchestration;
 pub mod scheduler;
 pub mod supervision;
+pub mod telemetry;
 pub mod webhooks;
 
 pub use clock::{Clock, ClockError};

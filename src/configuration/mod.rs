@@ -24,7 +24,9 @@ use std::path::{Path, PathBuf};
 pub use dialer::{parse_hours, CallSettings, DialerSettings, RetellSettings, VapiSettings};
 pub use electronic::{ElectronicSettings, StediSettings, STEDI_BASE_URL};
 pub use raw::{DialerKind, ElectronicKind, InputType};
-pub use settings::{ClockSettings, ServerSettings, Settings, SimulationSettings, WebhookSettings};
+pub use settings::{
+    ClockSettings, ServerSettings, Settings, SimulationSettings, TelemetrySettings, WebhookSettings,
+};
 pub use tls::TlsSettings;
 
 /// The embedded demo configuration served by `cargo run --release`.
@@ -193,6 +195,44 @@ pub fn is_default_file(path: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_otlp_endpoint_env_variable_wins_over_the_file_and_either_must_be_http() {
+        use super::raw::RawTelemetry;
+        use super::settings::TelemetrySettings;
+        let file = || RawTelemetry {
+            otlp_endpoint: Some("http://collector.internal:4318/".into()),
+            service_name: Some("sb".into()),
+        };
+        let from_file = TelemetrySettings::validate(file(), None).unwrap();
+        assert_eq!(
+            from_file.traces_url().as_deref(),
+            Some("http://collector.internal:4318/v1/traces")
+        );
+        assert_eq!(from_file.service_name, "sb");
+        let from_env =
+            TelemetrySettings::validate(file(), Some("http://127.0.0.1:4318".into())).unwrap();
+        assert_eq!(
+            from_env.traces_url().as_deref(),
+            Some("http://127.0.0.1:4318/v1/traces")
+        );
+        let off = TelemetrySettings::validate(RawTelemetry::default(), None).unwrap();
+        assert_eq!(off.traces_url(), None, "no endpoint, no traces");
+        assert_eq!(off.service_name, "switchboard");
+        let refused = RawTelemetry {
+            otlp_endpoint: Some("grpc://x:4317".into()),
+            service_name: None,
+        };
+        let error = TelemetrySettings::validate(refused, None)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("telemetry.otlp_endpoint"), "{error}");
+        let error = TelemetrySettings::validate(RawTelemetry::default(), Some("not a url".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("OTEL_EXPORTER_OTLP_ENDPOINT"), "{error}");
+    }
+
     use super::*;
 
     fn load_text(text: &str) -> Result<Settings, ConfigError> {

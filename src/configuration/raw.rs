@@ -22,6 +22,8 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub encryption: RawEncryption,
     #[serde(default)]
+    pub telemetry: RawTelemetry,
+    #[serde(default)]
     pub accounts: Vec<AccountSpec>,
     #[serde(default)]
     pub schemas: Vec<SchemaSpec>,
@@ -62,6 +64,14 @@ pub(crate) struct RawTls {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawEncryption {
     pub key_file: Option<String>,
+}
+
+/// `[telemetry]`: optional; no endpoint, no traces.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTelemetry {
+    pub otlp_endpoint: Option<String>,
+    pub service_name: Option<String>,
 }
 
 /// `[storage]`: optional; every key has a default.

@@ -41,6 +41,9 @@ pub struct WebhookAttemptOut {
     pub error: Option<String>,
     /// Time to the answer or the failure.
     pub latency_ms: u64,
+    /// The redelivery (from 1) an operator asked for that this attempt belongs to; absent for a round's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redelivery: Option<u32>,
 }
 
 impl From<&AttemptRecord> for WebhookAttemptOut {
@@ -53,6 +56,7 @@ impl From<&AttemptRecord> for WebhookAttemptOut {
             status_code: attempt.status_code,
             error: attempt.error.clone(),
             latency_ms: attempt.latency_ms,
+            redelivery: attempt.redelivery,
         }
     }
 }

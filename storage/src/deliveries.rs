@@ -10,10 +10,11 @@ use std::ops::Bound;
 
 use std::sync::Arc;
 
+use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
 use crate::durability::Lane;
 use crate::group::{Queued, Txn};
-use crate::{AttemptRecord, DeliveryRecord, DeliveryStatus, RequestId, StorageError, Store};
+use crate::{AttemptRecord, DeliveryRecord, RequestId, StorageError, Store};
 
 impl Store {
     /// Deliveries whose next round is due at `now`, oldest first, at most `limit`.
@@ -71,10 +72,11 @@ impl Store {
     }
 
     /// Replaces a delivery after a round and moves its queue entry (or removes it once settled), grouped
-    /// with every write waiting on the same flush; returns once it is durable.
+    /// with every write waiting on the same flush; returns once it is durable. `previous_queued_at` is
+    /// where the delivery stood in the queue when its round began ([`DeliveryRecord::queued_at`]).
     pub async fn commit_delivery(
         &self,
-        previous_next_at: DateTime<Utc>,
+        previous_queued_at: DateTime<Utc>,
         delivery: &DeliveryRecord,
     ) -> Result<(), StorageError> {
         let generation = self.sealer.generation();
@@ -86,10 +88,10 @@ impl Store {
             self.deliveries.clone(),
             encode(delivery),
         );
-        let (id, status, next_at) = (
+        let (id, queued, queued_at) = (
             delivery.request_id.clone(),
-            delivery.status,
-            delivery.next_at,
+            delivery.queued(),
+            delivery.queued_at(),
         );
         let (job, done) = Queued::job(move |txn: &Txn| {
             // A request purged while its round ran: its delivery is not written back.
@@ -102,15 +104,54 @@ impl Store {
             }
             txn.deliveries.insert(id.as_bytes(), encoded.as_slice())?;
             txn.delivery_queue
-                .remove(queue_key(previous_next_at, id.as_str()))?;
-            if status == DeliveryStatus::Pending {
+                .remove(queue_key(previous_queued_at, id.as_str()))?;
+            if queued {
                 txn.delivery_queue
-                    .insert(queue_key(next_at, id.as_str()), &[] as &[u8])?;
+                    .insert(queue_key(queued_at, id.as_str()), &[] as &[u8])?;
             }
             Ok(Ok(()))
         });
         self.submit(job, Lane::Background);
         done.await.map_err(|_| StorageError::Closed)?.into_result()
+    }
+
+    /// Asks for a request's webhook to be sent again at `at`, outside its rounds: the delivery is marked
+    /// (`redelivery_at`, one more `redeliveries`) and queued at `at`, with `event` audited in the same
+    /// transaction; returns once that is durable, so an acknowledged redelivery survives a crash. A
+    /// redelivery already waiting is kept as it is (one send answers both calls). `None`: the request has
+    /// no delivery (not terminal, no webhook URL, or purged).
+    pub async fn request_redelivery(
+        &self,
+        request_id: &RequestId,
+        at: DateTime<Utc>,
+        event: NewEvent,
+    ) -> Result<Option<DeliveryRecord>, StorageError> {
+        let id = request_id.as_bytes();
+        let marked = self.group.apply_one(|txn| {
+            let Some(bytes) = txn.deliveries.get(id)? else {
+                return Ok(Ok(None));
+            };
+            let mut delivery: DeliveryRecord = match self.deliveries.read(id, &bytes) {
+                Ok(delivery) => delivery,
+                Err(e) => return Ok(Err(e)),
+            };
+            if delivery.redelivery_at.is_none() {
+                if delivery.queued() {
+                    txn.delivery_queue
+                        .remove(queue_key(delivery.queued_at(), request_id.as_str()))?;
+                }
+                delivery.redelivery_at = Some(at);
+                delivery.redeliveries += 1;
+                txn.delivery_queue
+                    .insert(queue_key(at, request_id.as_str()), &[] as &[u8])?;
+                let stored = self.deliveries.store(id, encode(&delivery));
+                txn.deliveries.insert(id, stored)?;
+            }
+            txn.record(event.clone());
+            Ok(Ok(Some(delivery)))
+        })?;
+        self.durable().await?;
+        Ok(marked)
     }
 
     /// Appends an attempt to the delivery log.
@@ -143,7 +184,10 @@ pub struct QueuePosition(Vec<u8>);
 impl QueuePosition {
     /// The position of `delivery`'s queue entry.
     pub fn of(delivery: &DeliveryRecord) -> QueuePosition {
-        QueuePosition(queue_key(delivery.next_at, delivery.request_id.as_str()))
+        QueuePosition(queue_key(
+            delivery.queued_at(),
+            delivery.request_id.as_str(),
+        ))
     }
 }
 
@@ -191,6 +235,9 @@ mod tests {
             next_at: at,
             status: DeliveryStatus::Pending,
             attempts: 0,
+            redelivery_at: None,
+            redeliveries: 0,
+            traceparent: None,
         };
         let mut plain = vec![1u8];
         plain.extend_from_slice(&serde_json::to_vec(&old).unwrap());
@@ -203,5 +250,92 @@ mod tests {
         assert_eq!(raw[0], 2);
         assert!(raw.len() < plain.len() / 2, "{} bytes", raw.len());
         assert_eq!(store.delivery(&"r1".into()).unwrap().unwrap(), old);
+    }
+
+    #[tokio::test]
+    async fn a_redelivery_queues_the_delivery_now_once_and_its_round_puts_the_next_round_back() {
+        use crate::audit::{Actor, Target};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let terminal: DateTime<Utc> = "2026-11-23T14:00:00Z".parse().unwrap();
+        let next_round = terminal + chrono::Duration::minutes(15);
+        let pending = DeliveryRecord {
+            request_id: "r1".into(),
+            url: "https://client.example/hook".into(),
+            signing_secret: "whsec".into(),
+            payload: "{}".into(),
+            terminal_at: terminal,
+            next_round: 1,
+            next_at: next_round,
+            status: DeliveryStatus::Pending,
+            attempts: 4,
+            redelivery_at: None,
+            redeliveries: 0,
+            traceparent: None,
+        };
+        let stored = store.deliveries.store(b"r1", encode(&pending));
+        store.group.deliveries.insert("r1", stored).unwrap();
+        store
+            .group
+            .delivery_queue
+            .insert(queue_key(next_round, "r1"), &[] as &[u8])
+            .unwrap();
+        let now = terminal + chrono::Duration::minutes(1);
+        let event = || NewEvent {
+            at: now,
+            actor: Actor::operator("admin"),
+            action: "webhook.redeliver".into(),
+            target: Some(Target::new("request", "r1")),
+            outcome: "ok".into(),
+            ip: None,
+        };
+        let queued = |store: &Store| -> Vec<Vec<u8>> {
+            store
+                .group
+                .delivery_queue
+                .iter()
+                .keys()
+                .map(|k| k.unwrap().to_vec())
+                .collect()
+        };
+
+        let marked = store
+            .request_redelivery(&"r1".into(), now, event())
+            .await
+            .unwrap()
+            .expect("a delivery");
+        assert_eq!((marked.redelivery_at, marked.redeliveries), (Some(now), 1));
+        assert_eq!(queued(&store), vec![queue_key(now, "r1")], "moved to now");
+        assert_eq!(store.due_deliveries(now, 10).unwrap(), vec![marked.clone()]);
+
+        // Asked again before it ran: the same redelivery, still one entry.
+        let again = store
+            .request_redelivery(&"r1".into(), now, event())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(again, marked);
+        assert_eq!(queued(&store).len(), 1);
+
+        // Its round failed: the mark goes, the next scheduled round comes back.
+        let ran = DeliveryRecord {
+            redelivery_at: None,
+            attempts: 5,
+            ..marked.clone()
+        };
+        store
+            .commit_delivery(marked.queued_at(), &ran)
+            .await
+            .unwrap();
+        assert_eq!(queued(&store), vec![queue_key(next_round, "r1")]);
+        assert_eq!(store.delivery(&"r1".into()).unwrap().unwrap(), ran);
+
+        assert_eq!(
+            store
+                .request_redelivery(&"nobody".into(), now, event())
+                .await
+                .unwrap(),
+            None
+        );
     }
 }

@@ -45,7 +45,7 @@ pub async fn operator(app: &TestApp, name: &str, role: &str) -> String {
 }
 
 /// Who may: `A` admin only, `R` admin and support, `U` admin and auditor.
-const ROUTES: [(&str, &str, char); 21] = [
+const ROUTES: [(&str, &str, char); 22] = [
     ("GET", "/admin/v1/accounts", 'R'),
     ("GET", "/admin/v1/accounts/demo", 'R'),
     ("PUT", "/admin/v1/accounts/roles-probe", 'A'),
@@ -59,6 +59,7 @@ const ROUTES: [(&str, &str, char); 21] = [
     ("GET", "/admin/v1/clock", 'R'),
     ("POST", "/admin/v1/clock", 'A'),
     ("GET", "/admin/v1/webhook-deliveries?requestId=x", 'R'),
+    ("POST", "/admin/v1/webhook-deliveries/x/redeliver", 'A'),
     ("GET", "/admin/v1/orchestration", 'R'),
     ("GET", "/admin/v1/operators", 'A'),
     ("POST", "/admin/v1/operators", 'A'),

@@ -54,6 +54,7 @@ pub struct Metrics {
     requests_running: IntGauge,
     calls: IntCounterVec,
     webhook_attempts: IntCounterVec,
+    webhook_redeliveries: IntCounter,
     actor_restarts: IntCounter,
     panics: IntCounter,
     request_actors_started: IntCounter,
@@ -153,6 +154,14 @@ impl Metrics {
                 &["outcome"],
             ),
         );
+        let webhook_redeliveries = register(
+            &registry,
+            IntCounter::new(
+                "switchboard_webhook_redeliveries_total",
+                "Webhook redeliveries an operator asked for that have run (their attempts also count in \
+                 switchboard_webhook_attempts_total)",
+            ),
+        );
         let actor_restarts = register(
             &registry,
             IntCounter::new(
@@ -240,6 +249,7 @@ impl Metrics {
             requests_running,
             calls,
             webhook_attempts,
+            webhook_redeliveries,
             actor_restarts,
             panics,
             request_actors_started,
@@ -317,6 +327,11 @@ impl Metrics {
             .inc();
     }
 
+    /// A redelivery an operator asked for is being sent.
+    pub fn webhook_redelivery(&self) {
+        self.webhook_redeliveries.inc();
+    }
+
     /// A request actor started (a new run, a resumption or a restart).
     pub fn request_actor_started(&self) {
         self.request_actors_started.inc();
@@ -375,7 +390,7 @@ where
 }
 
 /// The snake_case name a disposition has in storage and on the wire.
-fn disposition_label(disposition: Disposition) -> &'static str {
+pub(crate) fn disposition_label(disposition: Disposition) -> &'static str {
     match disposition {
         Disposition::Completed => "completed",
         Disposition::Voicemail => "voicemail",

@@ -287,6 +287,7 @@ fn request_record() -> RequestRecord {
         due_at: now(),
         completed_at: None,
         run: None,
+        trace: None,
     }
 }
 

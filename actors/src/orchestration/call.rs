@@ -67,6 +67,19 @@ impl Actor for CallActor {
         // The dialer is foreign code (a simulator, a network agent): a panic in it must become a reported
         // crash, never a silent end of this actor.
         let clock = self.shared.clock.clone();
+        let trace = crate::telemetry::request_trace(&self.shared.store, &job.request_id);
+        let otel = crate::telemetry::child(trace.as_ref(), || {
+            tracing::info_span!(
+                target: crate::telemetry::TARGET,
+                parent: None,
+                "call",
+                switchboard.call_id = %job.call_id,
+                switchboard.disposition = tracing::field::Empty,
+                switchboard.platform = tracing::field::Empty,
+                switchboard.platform_call_id = tracing::field::Empty,
+            )
+        });
+        let request_id = job.request_id.clone();
         let run = async move {
             // A real call waits for the payer's hours and a free slot, holding the slot until it ends.
             let _slot = match limits {
@@ -87,6 +100,13 @@ impl Actor for CallActor {
                     let disposition = report.disposition;
                     shared.metrics.call_ended(disposition);
                     tracing::info!(?disposition, "call ended");
+                    crate::telemetry::call_ended(
+                        &otel,
+                        &shared.store,
+                        &request_id,
+                        &call_id,
+                        disposition,
+                    );
                     // Not written here: the step's next move writes it (the next call's placement, or the
                     // request's next write once the step closes), right away. A crash before that finds
                     // the call unfinished and runs it again under the same record, which re-attaches a
@@ -98,6 +118,7 @@ impl Actor for CallActor {
                 Err(panic) => {
                     shared.metrics.call_panicked();
                     let reason = panic_message(&panic);
+                    otel.record("switchboard.disposition", "panicked");
                     tracing::error!(reason = %reason, "call panicked");
                     report_crash(&parent, call_id, reason).await;
                 }

@@ -55,6 +55,8 @@ pub(crate) struct StepActor {
     job: StepJob,
     activity: Activity,
     span: tracing::Span,
+    /// The exported `step` span, ended when the actor goes.
+    _otel: tracing::Span,
 }
 
 /// What a step actor is doing between messages.
@@ -74,12 +76,18 @@ enum Activity {
 impl StepActor {
     pub(crate) fn new(shared: Shared, parent: StepParent, job: StepJob) -> StepActor {
         let span = tracing::info_span!("step", request_id = %job.request_id, step = %job.key);
+        let trace = crate::telemetry::request_trace(&shared.store, &job.request_id);
+        let otel = crate::telemetry::child(
+            trace.as_ref(),
+            || tracing::info_span!(target: crate::telemetry::TARGET, parent: None, "step", switchboard.step = %job.key),
+        );
         StepActor {
             shared,
             parent,
             job,
             activity: Activity::Idle,
             span,
+            _otel: otel,
         }
     }
 

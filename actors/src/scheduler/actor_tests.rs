@@ -113,6 +113,7 @@ fn creator(capacity: u32) -> Creator {
         timezone: chrono_tz::America::New_York,
         credential_id: "cred".into(),
         ip: None,
+        caller_span: None,
     }
 }
 

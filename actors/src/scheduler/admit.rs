@@ -32,6 +32,8 @@ pub struct Creator {
     pub credential_id: String,
     /// The client's address, for the audit log.
     pub ip: Option<std::net::IpAddr>,
+    /// The caller's span, from the POST's `traceparent`: the requests' traces continue it.
+    pub caller_span: Option<crate::telemetry::CallerSpan>,
 }
 
 /// Books `drafts` (one POST's new requests, none replaying an internal id as far as intake could see),
@@ -132,6 +134,7 @@ fn records(
                 due_at: day_start(day, creator.timezone),
                 completed_at: None,
                 run: None,
+                trace: crate::telemetry::new_trace(creator.caller_span.as_ref()),
             }
         })
         .collect()

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use switchboard_storage::{QueuePosition, RequestId, Store};
+use switchboard_storage::audit::NewEvent;
+use switchboard_storage::{DeliveryRecord, QueuePosition, RequestId, StorageError, Store};
 use tokio::sync::Semaphore;
 
 use super::round::run_round;
@@ -100,6 +101,51 @@ impl WebhookDispatcher {
         )
     }
 
+    /// Runs one round (or redelivery) of `delivery` as a task of its own, which saves the delivery and
+    /// reports [`RoundEnded`]. The caller has marked it in flight.
+    fn spawn_round(
+        &self,
+        ctx: &mut Context<Self>,
+        gate: Arc<Semaphore>,
+        delivery: DeliveryRecord,
+        first_round: bool,
+    ) {
+        let (store, clock, client, config, metrics) = (
+            self.store.clone(),
+            self.clock.clone(),
+            self.client.clone(),
+            Arc::clone(&self.config),
+            Arc::clone(&self.metrics),
+        );
+        let me = ctx.address();
+        let request_id = delivery.request_id.clone();
+        // Each round is its own task, not an item of this actor's context: actix polls every item of a
+        // context on each wake-up, so thousands of rounds waiting for a destination's slot would make
+        // every wake-up cost thousands of polls. Only the bookkeeping comes back, as a message; the
+        // address outlives restarts, so a round running across one still reports.
+        actix::spawn(async move {
+            // The delivery was enqueued by the terminal write's group, possibly read before that group's
+            // flush ended: no webhook may announce a state that a crash could still undo. Awaited
+            // before taking a slot of the destination, so a slot is held only over HTTP.
+            if first_round {
+                if let Err(e) = store.groups_durable().await {
+                    tracing::error!(error.message = %e, "cannot flush before a webhook");
+                    me.do_send(RoundEnded { request_id });
+                    return;
+                }
+            }
+            let previous_queued_at = delivery.queued_at();
+            let updated = {
+                let _permit = gate.acquire_owned().await;
+                run_round(&store, &clock, &client, &config, &metrics, delivery).await
+            };
+            if let Err(e) = store.commit_delivery(previous_queued_at, &updated).await {
+                tracing::error!(error.message = %e, request_id = %updated.request_id, "cannot save a webhook delivery");
+            }
+            me.do_send(RoundEnded { request_id });
+        });
+    }
+
     fn wake(&mut self, ctx: &mut Context<Self>) {
         // A stopped arbiter drops this actor outside any runtime, after one last poll that may still handle
         // a queued wake-up: a timer created then would panic. Nothing is lost: the next start rescans.
@@ -145,40 +191,8 @@ impl WebhookDispatcher {
                 continue;
             }
             let gate = self.destination(&delivery.url);
-            let (store, clock, client, config, metrics) = (
-                self.store.clone(),
-                self.clock.clone(),
-                self.client.clone(),
-                Arc::clone(&self.config),
-                Arc::clone(&self.metrics),
-            );
-            let me = ctx.address();
-            let request_id = delivery.request_id.clone();
-            // Each round is its own task, not an item of this actor's context: actix polls every item of a
-            // context on each wake-up, so thousands of rounds waiting for a destination's slot would make
-            // every wake-up cost thousands of polls. Only the bookkeeping comes back, as a message; the
-            // address outlives restarts, so a round running across one still reports.
-            actix::spawn(async move {
-                // The delivery was enqueued by the terminal write's group, possibly read before that group's
-                // flush ended: no webhook may announce a state that a crash could still undo. Awaited
-                // before taking a slot of the destination, so a slot is held only over HTTP.
-                if delivery.next_round == 0 {
-                    if let Err(e) = store.groups_durable().await {
-                        tracing::error!(error.message = %e, "cannot flush before a webhook");
-                        me.do_send(RoundEnded { request_id });
-                        return;
-                    }
-                }
-                let previous_next_at = delivery.next_at;
-                let updated = {
-                    let _permit = gate.acquire_owned().await;
-                    run_round(&store, &clock, &client, &config, &metrics, delivery).await
-                };
-                if let Err(e) = store.commit_delivery(previous_next_at, &updated).await {
-                    tracing::error!(error.message = %e, request_id = %updated.request_id, "cannot save a webhook delivery");
-                }
-                me.do_send(RoundEnded { request_id });
-            });
+            let first_round = delivery.next_round == 0 && delivery.redelivery_at.is_none();
+            self.spawn_round(ctx, gate, delivery, first_round);
         }
     }
 }
@@ -288,5 +302,80 @@ impl Handler<InjectPanic> for WebhookDispatcher {
 
     fn handle(&mut self, fault: InjectPanic, ctx: &mut Context<Self>) {
         guarded(self, ctx, |_, _| fault.panic(Self::NAME));
+    }
+}
+
+/// Sent by the admin API: send a terminal request's webhook again now, outside its rounds. The reply comes
+/// once the redelivery is durable (it then survives a crash and is sent once); the send follows at once.
+/// `event` is the audit event of the call, written with it.
+#[derive(Message)]
+#[rtype(result = "Result<Redelivery, StorageError>")]
+pub struct Redeliver {
+    /// The request whose webhook is sent again.
+    pub request_id: RequestId,
+    /// The call's audit event.
+    pub event: NewEvent,
+}
+
+/// What became of a [`Redeliver`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Redelivery {
+    /// Stored and being sent.
+    Accepted,
+    /// The request has no delivery: not terminal yet, no webhook URL, or gone.
+    NoDelivery,
+    /// A round of this delivery is running now; asking again once it ends is accepted.
+    RoundRunning,
+}
+
+impl Handler<Redeliver> for WebhookDispatcher {
+    type Result = ResponseFuture<Result<Redelivery, StorageError>>;
+
+    fn handle(&mut self, redeliver: Redeliver, ctx: &mut Context<Self>) -> Self::Result {
+        // Marked in flight before anything is written, so no round of the same delivery starts (and saves
+        // over the mark) between the write and the send.
+        if self.in_flight.contains(&redeliver.request_id) {
+            return Box::pin(async { Ok(Redelivery::RoundRunning) });
+        }
+        let url = match self.store.delivery(&redeliver.request_id) {
+            Ok(Some(delivery)) => delivery.url,
+            Ok(None) => return Box::pin(async { Ok(Redelivery::NoDelivery) }),
+            Err(e) => return Box::pin(async { Err(e) }),
+        };
+        self.in_flight.insert(redeliver.request_id.clone());
+        let gate = self.destination(&url);
+        let (store, now, me) = (self.store.clone(), self.clock.now(), ctx.address());
+        Box::pin(async move {
+            let Redeliver { request_id, event } = redeliver;
+            match store.request_redelivery(&request_id, now, event).await {
+                Ok(Some(marked)) => {
+                    me.do_send(RunRedelivery {
+                        gate,
+                        delivery: marked,
+                    });
+                    Ok(Redelivery::Accepted)
+                }
+                outcome => {
+                    me.do_send(RoundEnded { request_id });
+                    outcome.map(|_| Redelivery::NoDelivery)
+                }
+            }
+        })
+    }
+}
+
+/// A redelivery is durable: its send starts (the delivery is already in flight).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct RunRedelivery {
+    gate: Arc<Semaphore>,
+    delivery: DeliveryRecord,
+}
+
+impl Handler<RunRedelivery> for WebhookDispatcher {
+    type Result = ();
+
+    fn handle(&mut self, run: RunRedelivery, ctx: &mut Context<Self>) {
+        self.spawn_round(ctx, run.gate, run.delivery, false);
     }
 }

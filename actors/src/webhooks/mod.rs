@@ -16,7 +16,7 @@ pub mod target;
 
 use std::time::Duration;
 
-pub use dispatcher::WebhookDispatcher;
+pub use dispatcher::{Redeliver, Redelivery, WebhookDispatcher};
 pub use payload::{payload, signature};
 pub use target::{check_target, TargetError};
 

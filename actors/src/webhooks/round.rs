@@ -18,8 +18,13 @@ enum Verdict {
     EndRound,
 }
 
-/// Runs the delivery's next round and returns the delivery with its new status and schedule. Attempts are
-/// written to the log as they happen; the caller persists the delivery.
+/// Runs the delivery's next round, or the redelivery an operator asked for when one waits, and returns the
+/// delivery with its new status and schedule. Attempts are written to the log as they happen; the caller
+/// persists the delivery.
+///
+/// A redelivery is one attempt with its inline retries, outside the rounds: a 2xx marks the delivery
+/// delivered (any round still scheduled is dropped), a 400 or 404 rejected, and anything else leaves the
+/// delivery as it was (a pending one keeps its next round).
 pub(super) async fn run_round(
     store: &Store,
     clock: &Clock,
@@ -29,6 +34,10 @@ pub(super) async fn run_round(
     mut delivery: DeliveryRecord,
 ) -> DeliveryRecord {
     let round = delivery.next_round;
+    let redelivery = delivery.redelivery_at.take().map(|_| delivery.redeliveries);
+    if redelivery.is_some() {
+        metrics.webhook_redelivery();
+    }
     let log = |attempt: u32, status_code: Option<u16>, error: Option<String>, at, latency_ms| {
         let record = AttemptRecord {
             request_id: delivery.request_id.clone(),
@@ -39,6 +48,7 @@ pub(super) async fn run_round(
             status_code,
             error,
             latency_ms,
+            redelivery,
         };
         if let Err(e) = store.record_attempt(&record) {
             tracing::error!(error.message = %e, "cannot log a webhook attempt");
@@ -51,7 +61,9 @@ pub(super) async fn run_round(
         log(1, None, Some(refused.to_string()), clock.now(), 0);
         metrics.webhook_attempt(WebhookAttempt::TargetRefused);
         delivery.attempts += 1;
-        delivery.status = DeliveryStatus::Rejected;
+        if redelivery.is_none() {
+            delivery.status = DeliveryStatus::Rejected;
+        }
         tracing::warn!(request_id = %delivery.request_id, reason = refused.kind(), "webhook target refused");
         return delivery;
     }
@@ -61,17 +73,36 @@ pub(super) async fn run_round(
         attempt += 1;
         let at = clock.now();
         let started = Instant::now();
+        let otel = if crate::telemetry::enabled() && delivery.traceparent.is_some() {
+            let span = tracing::info_span!(
+                target: crate::telemetry::TARGET,
+                parent: None,
+                "webhook.delivery",
+                switchboard.attempt = attempt,
+                switchboard.round = round,
+                http.response.status_code = tracing::field::Empty,
+            );
+            crate::telemetry::adopt_traceparent(&span, delivery.traceparent.as_deref());
+            span
+        } else {
+            tracing::Span::none()
+        };
         let sent = client
             .post(&delivery.url)
             .header("Content-Type", "application/json")
-            .header("X-Webhook-Signature", &signed)
-            .body(delivery.payload.clone())
-            .send()
-            .await;
+            .header("X-Webhook-Signature", &signed);
+        let sent = match &delivery.traceparent {
+            Some(traceparent) => sent.header("traceparent", traceparent),
+            None => sent,
+        };
+        let sent = sent.body(delivery.payload.clone()).send().await;
         let latency_ms = started.elapsed().as_millis() as u64;
+        // The span ends with the attempt (before any inline wait).
+        let otel = otel;
         let verdict = match sent {
             Ok(response) => {
                 let status = response.status();
+                otel.record("http.response.status_code", status.as_u16());
                 log(attempt, Some(status.as_u16()), None, at, latency_ms);
                 metrics.webhook_attempt(WebhookAttempt::for_status(status.as_u16()));
                 if status.is_success() {
@@ -103,6 +134,7 @@ pub(super) async fn run_round(
                 Verdict::RetryInline
             }
         };
+        drop(otel);
         match verdict {
             Verdict::RetryInline => match config.inline_backoff.get(attempt as usize - 1) {
                 Some(wait) => tokio::time::sleep(*wait).await,
@@ -115,6 +147,7 @@ pub(super) async fn run_round(
     delivery.status = match outcome {
         Verdict::Acknowledged => DeliveryStatus::Delivered,
         Verdict::RejectedForGood => DeliveryStatus::Rejected,
+        Verdict::RetryInline | Verdict::EndRound if redelivery.is_some() => delivery.status,
         Verdict::RetryInline | Verdict::EndRound => match config.round_delays.get(round as usize) {
             Some(delay) => {
                 delivery.next_round = round + 1;
@@ -125,6 +158,6 @@ pub(super) async fn run_round(
             None => DeliveryStatus::Exhausted,
         },
     };
-    tracing::info!(request_id = %delivery.request_id, round, attempts = attempt, status = delivery.status.as_str(), "webhook round finished");
+    tracing::info!(request_id = %delivery.request_id, round, redelivery, attempts = attempt, status = delivery.status.as_str(), "webhook round finished");
     delivery
 }

@@ -76,6 +76,8 @@ async function request(method, path, { query, body, scoped } = {}) {
 export const consoleGet = (path, query) => request('GET', `/console/api/${path}`, { query, scoped: true });
 /** A client API read, exactly as a client makes it. */
 export const apiGet = (path, query) => request('GET', path, { query });
+/** An admin API write, with the admin token the console was opened with. */
+export const adminPost = (path, body) => request('POST', `/admin/v1/${path}`, { body });
 /** A client API write. */
 export const apiPost = (path, body) => request('POST', path, { body });
 

@@ -2,7 +2,7 @@
 // redials grouped in their step), the results table tracing each answer to its call, step and schema
 // (service-interface 2.6 rule 5), the payer lookup decision, the webhook delivery log and the inputs.
 
-import { consoleGet, localUrl, prefill, session } from './api.js';
+import { adminPost, consoleGet, localUrl, prefill, session } from './api.js';
 import {
   badge, beginView, duration, empty, errorBox, every, facts, h, isCannotAnswer, isCurrent, mono, phone, section,
   show, time, title,
@@ -77,7 +77,7 @@ function view({ request: r, schemas, webhook, voice, electronic }, openTranscrip
         requestFacts(r, schemas),
         payerLookup(r.payerLookup),
         voicePanel(voice),
-        webhookLog(webhook, r.state),
+        webhookLog(webhook, r),
         callNotes(r),
         inputs(r.inputs))));
 }
@@ -339,7 +339,27 @@ function payerLookup(lookup) {
     ]));
 }
 
-function webhookLog(webhook, state) {
+/** Operators (the admin token) can send a terminal request's webhook again, outside its rounds. */
+function redeliverButton(r) {
+  if (session().mode !== 'admin' || r.state === 'PROCESSING') return null;
+  const note = h('span', { class: 'muted small', 'data-testid': 'redeliver-note' });
+  const button = h('button', { type: 'button', class: 'button', 'data-testid': 'redeliver', onclick: async () => {
+    button.disabled = true;
+    note.textContent = ' Sending…';
+    try {
+      await adminPost(`webhook-deliveries/${encodeURIComponent(r.requestId)}/redeliver`);
+      note.textContent = ' Sent again; the attempt appears below.';
+      setTimeout(() => renderDetail(r.requestId), 1000);
+    } catch (error) {
+      note.textContent = ` ${error.message}`;
+      button.disabled = false;
+    }
+  } }, 'Send again');
+  return h('p', {}, button, note);
+}
+
+function webhookLog(webhook, r) {
+  const state = r.state;
   if (!webhook) {
     return section('Webhook', { 'data-testid': 'webhook' }, h('p', { class: 'muted small' }, state === 'PROCESSING'
       ? 'Sent when the request becomes terminal.'
@@ -351,11 +371,12 @@ function webhookLog(webhook, state) {
       ['URL', mono(webhook.url, { class: 'mono break' })],
       ['Next round', webhook.nextAttemptAt ? `${webhook.nextRound} at ${time(webhook.nextAttemptAt)}` : null],
     ]),
+    redeliverButton(r),
     webhook.attempts.length ? h('table', { class: 'table table-compact' },
       h('thead', {}, h('tr', {}, ['Time', 'Round', 'Result', 'Latency'].map((c) => h('th', {}, c)))),
       h('tbody', {}, webhook.attempts.map((a) => h('tr', { 'data-testid': 'webhook-attempt', 'data-status-code': a.statusCode ?? '' },
         h('td', { class: 'nowrap', title: `${time(a.at)} UTC` }, time(a.at).slice(11)),
-        h('td', { class: 'nowrap', title: 'round · attempt within the round' }, `${a.round} · ${a.attempt}`),
+        h('td', { class: 'nowrap', title: 'round · attempt within the round' }, a.redelivery ? `resent ${a.redelivery} · ${a.attempt}` : `${a.round} · ${a.attempt}`),
         h('td', {}, a.statusCode ? h('span', { class: `nowrap ${a.statusCode < 300 ? 'text-success' : 'text-failure'}` }, `HTTP ${a.statusCode}`) : h('span', { class: 'text-failure' }, a.error || 'error')),
         h('td', { class: 'nowrap' }, `${a.latencyMs} ms`))))) : h('p', { class: 'muted small' }, 'No attempt yet.'));
 }

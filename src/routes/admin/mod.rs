@@ -10,6 +10,7 @@ mod faults;
 mod operators;
 mod orchestration;
 mod payers;
+mod redeliver;
 mod requests;
 mod schemas;
 
@@ -54,6 +55,7 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig, fault_injection: bool) {
                 .post(clock::move_clock),
         )
         .service(admin("/webhook-deliveries").get(deliveries::list_deliveries))
+        .service(admin("/webhook-deliveries/{requestId}/redeliver").post(redeliver::redeliver))
         .service(admin("/orchestration").get(orchestration::get_stats))
         .service(
             admin("/operators")

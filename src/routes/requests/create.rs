@@ -42,8 +42,16 @@ use crate::wire::{
 pub async fn create_requests(
     state: web::Data<AppState>,
     caller: Caller,
+    request: actix_web::HttpRequest,
     body: web::Json<Value>,
 ) -> Result<HttpResponse, ApiError> {
+    // A `traceparent` makes the requests' traces continue the caller's (read only when traces are on).
+    let caller_span = switchboard_actors::telemetry::enabled()
+        .then(|| request.headers().get("traceparent"))
+        .flatten()
+        .and_then(|value| value.to_str().ok())
+        .and_then(switchboard_actors::telemetry::CallerSpan::parse);
+    let caller = Traced(&caller, caller_span);
     let body = body.into_inner();
     let Some(object) = body.as_object() else {
         return Err(ApiError::invalid_request(
@@ -62,9 +70,23 @@ pub async fn create_requests(
     }
 }
 
+/// The caller of a POST with the span its `traceparent` named.
+struct Traced<'a>(
+    &'a Caller,
+    Option<switchboard_actors::telemetry::CallerSpan>,
+);
+
+impl std::ops::Deref for Traced<'_> {
+    type Target = Caller;
+
+    fn deref(&self) -> &Caller {
+        self.0
+    }
+}
+
 async fn create_single(
     state: &AppState,
-    caller: &Caller,
+    caller: &Traced<'_>,
     item: &Value,
 ) -> Result<HttpResponse, ApiError> {
     let mut outcomes =
@@ -76,7 +98,7 @@ async fn create_single(
 
 async fn create_batch(
     state: &AppState,
-    caller: &Caller,
+    caller: &Traced<'_>,
     items: &[Value],
 ) -> Result<HttpResponse, ApiError> {
     let outcomes = admit_entries(state, caller, items, EntryMode::Batch).await?;
@@ -122,7 +144,7 @@ const ATTEMPTS: usize = 3;
 /// error. New requests are stored and flushed before this returns; rejected entries leave no trace.
 async fn admit_entries(
     state: &AppState,
-    caller: &Caller,
+    caller: &Traced<'_>,
     items: &[Value],
     mode: EntryMode,
 ) -> Result<Vec<Result<RequestRecord, ApiError>>, ApiError> {
@@ -254,7 +276,8 @@ fn entry_error(error: &ApiError) -> ErrorOut {
 }
 
 /// Who creates, for the scheduler.
-fn creator(caller: &Caller, scope: Scope) -> Result<Creator, ApiError> {
+fn creator(traced: &Traced<'_>, scope: Scope) -> Result<Creator, ApiError> {
+    let caller = traced.0;
     let timezone: Tz = caller.account.timezone.parse().map_err(|_| {
         ApiError::internal(anyhow::anyhow!(
             "account {} has an invalid time zone",
@@ -267,5 +290,6 @@ fn creator(caller: &Caller, scope: Scope) -> Result<Creator, ApiError> {
         timezone,
         credential_id: caller.credential_id.clone(),
         ip: caller.ip,
+        caller_span: traced.1.clone(),
     })
 }

@@ -165,7 +165,10 @@ impl Store {
                 .open(Sealed::Deliveries, id.as_bytes(), &bytes)
                 .and_then(|plain| decode(&plain))
                 .map_err(abort)?;
-            queue.remove(crate::deliveries::queue_key(delivery.next_at, id.as_str()))?;
+            queue.remove(crate::deliveries::queue_key(
+                delivery.queued_at(),
+                id.as_str(),
+            ))?;
         }
         if let Some(internal_id) = &record.internal_id {
             let key = idempotency_key(&self.sealer, &scope, internal_id);

@@ -25,6 +25,34 @@ pub struct DeliveryRecord {
     pub status: DeliveryStatus,
     /// Attempts made so far, over all rounds.
     pub attempts: u32,
+    /// When an operator asked for the webhook to be sent again and that redelivery has not run yet: its
+    /// queue entry is at this instant instead of `next_at` (see [`DeliveryRecord::queued_at`]). Absent in
+    /// records written before redelivery existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redelivery_at: Option<DateTime<Utc>>,
+    /// Redeliveries asked for so far; the attempts of the latest carry this number.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub redeliveries: u32,
+    /// The W3C `traceparent` of the request's trace, sent with every attempt; absent when the server
+    /// traced nothing (no telemetry endpoint) and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl DeliveryRecord {
+    /// Whether the delivery has an entry in the outbox queue: a round to run or a redelivery asked for.
+    pub fn queued(&self) -> bool {
+        self.status == DeliveryStatus::Pending || self.redelivery_at.is_some()
+    }
+
+    /// The instant of its outbox queue entry: a redelivery asked for goes before the next round.
+    pub fn queued_at(&self) -> DateTime<Utc> {
+        self.redelivery_at.unwrap_or(self.next_at)
+    }
 }
 
 impl Record for DeliveryRecord {
@@ -84,6 +112,9 @@ pub struct AttemptRecord {
     pub error: Option<String>,
     /// Wall time the attempt took.
     pub latency_ms: u64,
+    /// The redelivery (counted from 1) the attempt belongs to, outside the rounds; absent for a round's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redelivery: Option<u32>,
 }
 
 impl Record for AttemptRecord {

@@ -20,7 +20,9 @@ pub use electronic::{
 pub use failure::{FailureCategory, FailureCode, FailureRecord};
 pub use operator::{OperatorRecord, Role};
 pub use payer::{CallingHoursRecord, PayerRecord};
-pub use request::{DialTarget, NumberSource, PayerLookupRecord, RequestRecord, RequestState};
+pub use request::{
+    DialTarget, NumberSource, PayerLookupRecord, RequestRecord, RequestState, TraceRecord,
+};
 pub use run::{
     CallOutcomeRecord, CallRecord, CallReport, Disposition, ElectronicRecord, Modality,
     PlatformCallRecord, RunRecord, StepRecord, StepState,

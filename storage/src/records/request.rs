@@ -63,6 +63,23 @@ pub struct RequestRecord {
     /// Orchestration state, from the moment the request's day came.
     #[serde(default)]
     pub run: Option<super::RunRecord>,
+    /// Its OpenTelemetry trace, when the server that created it exported traces: spans written after a
+    /// restart join it. Absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceRecord>,
+}
+
+/// Where a request's spans belong: its trace, its own `request` span, and the caller's span when the
+/// create carried a `traceparent`. Ids only, lowercase hex as W3C Trace Context writes them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceRecord {
+    /// 32 hex digits.
+    pub trace_id: String,
+    /// The `request` span, 16 hex digits.
+    pub span_id: String,
+    /// The caller's span the `request` span continues, 16 hex digits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_span_id: Option<String>,
 }
 
 impl RequestRecord {

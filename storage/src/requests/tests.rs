@@ -67,6 +67,7 @@ fn record(
         due_at: day.and_hms_opt(5, 0, 0).unwrap().and_utc(),
         completed_at: None,
         run: None,
+        trace: None,
     }
 }
 
@@ -592,6 +593,9 @@ fn delivery(request_id: &RequestId, payload: &str) -> DeliveryRecord {
         next_at: at,
         status: crate::DeliveryStatus::Pending,
         attempts: 0,
+        redelivery_at: None,
+        redeliveries: 0,
+        traceparent: None,
     }
 }
 

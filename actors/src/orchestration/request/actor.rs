@@ -218,10 +218,15 @@ impl RequestActor {
         // Futures polled by the actor's context run outside its span: the inquiry's own logs and the answer's
         // are put back under it, so they carry the request id.
         let inquiry = channel.inquire(job).instrument(self.span.clone());
+        let otel = crate::telemetry::child(
+            record.trace.as_ref(),
+            || tracing::info_span!(target: crate::telemetry::TARGET, parent: None, "electronic.inquiry", switchboard.channel = name),
+        );
         self.activity = Activity::Inquiring;
         // Nothing is written before the answer: a restart during the inquiry asks again (an inquiry has no
         // side effect) and places no call, because the answer rides with the write that opens the step.
         ctx.wait(inquiry.into_actor(self).map(move |answer, act, ctx| {
+            drop(otel);
             act.activity = Activity::Idle;
             let at = act.shared.clock.now();
             tracing::info!(
@@ -255,6 +260,7 @@ impl RequestActor {
             "request finished"
         );
         let state = terminal.state;
+        let traced = terminal.trace.is_some().then(|| terminal.clone());
         // Nothing else writes a request that finishes (its step has ended, or is given up on), so the
         // stored record is the one finalized; a record already terminal is left as it is.
         let store = self.shared.store.clone();
@@ -263,6 +269,11 @@ impl RequestActor {
             async move { store.commit_final(terminal, delivery).await },
             move |act, ctx, ()| {
                 act.shared.metrics.request_finished(state);
+                if let Some(terminal) = traced {
+                    let modality = terminal.run.as_ref().and_then(|run| run.modality);
+                    let modality = modality.map(|m| m.as_str());
+                    crate::telemetry::finish_request(&terminal, modality, now);
+                }
                 act.end(ctx)
             },
         );

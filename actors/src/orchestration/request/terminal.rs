@@ -104,5 +104,8 @@ pub(crate) fn webhook_for(
         next_at: now,
         status: DeliveryStatus::Pending,
         attempts: 0,
+        redelivery_at: None,
+        redeliveries: 0,
+        traceparent: record.trace.as_ref().map(crate::telemetry::traceparent),
     })
 }

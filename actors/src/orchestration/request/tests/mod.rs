@@ -164,6 +164,7 @@ fn request() -> RequestRecord {
         due_at: seconds_ago(1_800),
         completed_at: None,
         run: None,
+        trace: None,
     }
 }
 

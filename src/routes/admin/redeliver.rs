@@ -1,0 +1,78 @@
+//! `POST /admin/v1/webhook-deliveries/{requestId}/redeliver`: send a terminal request's webhook again now.
+
+use actix_web::{web, HttpResponse};
+use serde::Serialize;
+use switchboard_actors::webhooks::{Redeliver, Redelivery};
+use switchboard_storage::{RequestId, RequestState};
+
+use crate::auth::Admin;
+use crate::errors::{ApiError, Code};
+use crate::state::AppState;
+
+/// The answer of an accepted redelivery.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RedeliveryOut<'a> {
+    request_id: &'a RequestId,
+    status: &'static str,
+}
+
+/// 202 once the redelivery is durable (the send follows at once, outside the scheduled rounds, and shows
+/// in the delivery log); 409 `CONFLICT` while the request is `PROCESSING`, when it has no webhook, or
+/// while a round of its delivery is running; 404 `REQUEST_NOT_FOUND` for an unknown or purged id.
+#[tracing::instrument(name = "admin_redeliver_webhook", skip_all, fields(request_id = %request_id))]
+pub async fn redeliver(
+    Admin(operator): Admin,
+    state: web::Data<AppState>,
+    request_id: web::Path<RequestId>,
+) -> Result<HttpResponse, ApiError> {
+    let request_id = request_id.into_inner();
+    let not_found = || {
+        ApiError::new(
+            Code::RequestNotFound,
+            format!("Request '{request_id}' was not found"),
+        )
+    };
+    let request = state
+        .store
+        .shared_request(&request_id)?
+        .ok_or_else(not_found)?;
+    if request.state == RequestState::Processing {
+        return Err(ApiError::new(
+            Code::Conflict,
+            "The request is still PROCESSING: its webhook is sent when it becomes terminal",
+        ));
+    }
+    let event = crate::audit::change(
+        &state,
+        &operator,
+        "webhook.redeliver",
+        "request",
+        request_id.as_str(),
+    );
+    let outcome = state
+        .dispatcher
+        .send(Redeliver {
+            request_id: request_id.clone(),
+            event,
+        })
+        .await
+        .map_err(ApiError::internal)??;
+    match outcome {
+        Redelivery::Accepted => Ok(HttpResponse::Accepted().json(RedeliveryOut {
+            request_id: &request_id,
+            status: "accepted",
+        })),
+        Redelivery::NoDelivery => match state.store.shared_request(&request_id)? {
+            None => Err(not_found()),
+            Some(_) => Err(ApiError::new(
+                Code::Conflict,
+                "The request has no webhook: neither it nor its account names a webhook URL",
+            )),
+        },
+        Redelivery::RoundRunning => Err(ApiError::new(
+            Code::Conflict,
+            "A delivery round of this webhook is running; ask again once it has ended",
+        )),
+    }
+}
