@@ -288,16 +288,14 @@ fn run(db: sled::Db, trees: GroupTrees, shared: Arc<Shared>) {
             if demand.requested <= demand.started && demand.is_idle() && !trees.chain.has_reads() {
                 break;
             }
-            // Only read events are due: they are appended now and reach the disk with the next flush
-            // (the next write, a `durable` call, or the stop). A flush of its own for them, twice a second
-            // on an idle store, deadlocked sled 0.34 against transactions of other stores in the process:
-            // its flush holds the process-wide lock for reading while it waits for the log.
+            // Only read events are due: they are appended now, and reach the disk through the read journal
+            // (`audit::journal`) until the next flush. A flush of its own for them, twice a second on an
+            // idle store, deadlocked sled 0.34 against transactions of other stores in the process: its
+            // flush holds the process-wide lock for reading while it waits for the log.
             if demand.requested <= demand.started && demand.is_idle() && !demand.shutdown {
                 drop(demand);
                 let _open = trees.gate.read().expect("write gate");
-                if let Err(e) = trees.apply(&mut Vec::new()) {
-                    tracing::error!(error.message = %e, "audit read events not appended");
-                }
+                trees.apply_reads_unflushed();
                 continue;
             }
             demand.started += 1;
@@ -321,6 +319,9 @@ fn run(db: sled::Db, trees: GroupTrees, shared: Arc<Shared>) {
         let began = Instant::now();
         let result = db.flush();
         record(&shared, began.elapsed());
+        if result.is_ok() {
+            trees.chain.flushed();
+        }
         shared.progress.send_modify(|p| match &result {
             Ok(_) => p.completed = epoch,
             Err(e) => {

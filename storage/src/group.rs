@@ -179,15 +179,24 @@ impl GroupTrees {
         } else {
             self.apply_jobs(jobs)
         };
+        self.append_reads(false);
+        result
+    }
+
+    /// Appends the read events waiting when no flush follows: they go to the read journal as well.
+    pub(crate) fn apply_reads_unflushed(&self) {
+        self.append_reads(true);
+    }
+
+    fn append_reads(&self, unflushed: bool) {
         let reads = self.chain.take_reads();
         if !reads.is_empty() {
             let count = reads.len();
             // A write that fails here fails the store's next flush too; the events are not kept twice.
-            if let Err(e) = audit::append_plain(&self.audit, &self.chain, reads) {
+            if let Err(e) = audit::append_plain(&self.audit, &self.chain, reads, unflushed) {
                 tracing::error!(error = %e, events = count, "audit read events could not be written");
             }
         }
-        result
     }
 
     fn apply_jobs(&self, jobs: &mut Vec<Box<dyn Job>>) -> Result<(), StorageError> {

@@ -16,7 +16,7 @@ impl Store {
         {
             let _open = self.group.gate.read().expect("write gate");
             self.payers.insert(payer.name.as_bytes(), encode(payer))?;
-            crate::audit::append_plain(&self.audit, &self.group.chain, events.to_vec())?;
+            crate::audit::append_plain(&self.audit, &self.group.chain, events.to_vec(), false)?;
         }
         self.durable().await
     }

@@ -89,6 +89,9 @@ impl Store {
             .overrides
             .load(&db.open_tree(trees::DATA_KEYS)?, &sealer.keyring)?;
         let group = GroupTrees::open(&db)?;
+        group
+            .chain
+            .keep_read_journal(&sled_dir(dir), &group.audit, &db)?;
         let sealed = |tree| Storing::Sealed(Arc::clone(&sealer), tree);
         let store = Store {
             accounts: db.open_tree(trees::ACCOUNTS)?,

@@ -8,7 +8,10 @@ use reqwest::Method;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::helpers::{create_vob, spawn_app, spawn_app_with, status_and_json, TestApp, TestConfig};
+use crate::helpers::{
+    create_vob, spawn_app, spawn_app_with, status_and_json, write_config, Api, BinaryServer,
+    TestApp, TestConfig,
+};
 use crate::operators::operator;
 
 /// Every event, paging through the log with the admin token.
@@ -272,4 +275,50 @@ async fn the_log_pages_and_filters_and_refuses_bad_parameters() {
             "{bad}: {body}"
         );
     }
+}
+
+/// The `auth.token` events the log holds, by the admin token.
+async fn token_exchanges(api: &Api) -> usize {
+    let response = api
+        .admin(
+            Method::GET,
+            "/admin/v1/audit?action=auth.token&pageSize=500",
+            None,
+        )
+        .await;
+    let (status, body) = status_and_json(response).await;
+    assert_eq!(status, 200, "{body}");
+    body["events"].as_array().unwrap().len()
+}
+
+#[actix_web::test]
+async fn reads_on_an_idle_server_are_on_disk_within_a_second_even_through_a_kill_9() {
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let config = write_config(work.path(), &TestConfig::default());
+    let server = BinaryServer::start_ready(&config, data.path()).await;
+    // Key/secret exchanges are logged as reads: nothing else is written meanwhile, so no flush of the
+    // store carries them to the disk.
+    for _ in 0..3 {
+        server.live_token().await;
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    server.kill_hard();
+
+    let restarted = BinaryServer::start_ready(&config, data.path()).await;
+    assert_eq!(
+        token_exchanges(&restarted).await,
+        3,
+        "every exchange made a second before the kill is in the log"
+    );
+    let (status, verified) = status_and_json(
+        restarted
+            .admin(Method::GET, "/admin/v1/audit/verify", None)
+            .await,
+    )
+    .await;
+    assert_eq!(
+        (status, verified["ok"].clone()),
+        (200, json!(true)),
+        "{verified}"
+    );
 }

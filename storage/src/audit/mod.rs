@@ -10,6 +10,7 @@
 //! per event cost sled more than the event itself: a busy reader appends tens of thousands a second.
 
 mod event;
+pub(crate) mod journal;
 mod query;
 
 pub use event::{Actor, AuditEvent, NewEvent, Target, GENESIS};
@@ -44,6 +45,9 @@ pub(crate) struct Head {
 pub(crate) struct AuditChain {
     head: Mutex<Head>,
     reads: Mutex<Reads>,
+    /// Where read events appended without a flush are made durable ([`journal`]); none in stores
+    /// opened for tests of the flusher alone.
+    journal: std::sync::OnceLock<journal::ReadJournal>,
 }
 
 #[derive(Default)]
@@ -72,7 +76,40 @@ impl AuditChain {
         Ok(AuditChain {
             head: Mutex::new(head),
             reads: Mutex::new(Reads::default()),
+            journal: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Puts back what the read journal in the sled directory `dir` holds beyond the head (a crash lost it
+    /// from sled), makes it durable, and keeps the journal open for the read events to come.
+    pub(crate) fn keep_read_journal(
+        &self,
+        dir: &std::path::Path,
+        tree: &sled::Tree,
+        db: &sled::Db,
+    ) -> Result<(), StorageError> {
+        let path = journal::path(dir);
+        let replayed = journal::replay(&path, tree, self)?;
+        if replayed > 0 {
+            tracing::info!(
+                events = replayed,
+                "audit read events put back from the read journal"
+            );
+            db.flush()?;
+        }
+        let opened = journal::ReadJournal::open(&path)?;
+        opened.clear_all()?;
+        let _ = self.journal.set(opened);
+        Ok(())
+    }
+
+    /// Empties the read journal once sled has flushed: what it held is on disk in sled.
+    pub(crate) fn flushed(&self) {
+        if let Some(journal) = self.journal.get() {
+            if let Err(e) = journal.clear() {
+                tracing::error!(error.message = %e, "the audit read journal could not be emptied");
+            }
+        }
     }
 
     /// The head, held while a transaction appends after it.
@@ -127,18 +164,25 @@ pub(crate) fn append(
 }
 
 /// Appends read events after the head with plain inserts, outside any transaction: reads change nothing,
-/// and a transaction per half second of reads would take sled's global write lock for nothing.
+/// and a transaction per half second of reads would take sled's global write lock for nothing. With
+/// `unflushed` (no sled flush follows), the blocks go to the read journal too, on disk before this returns.
 pub(crate) fn append_plain(
     audit: &sled::Tree,
     chain_state: &AuditChain,
     events: Vec<NewEvent>,
+    unflushed: bool,
 ) -> Result<(), StorageError> {
     let mut head = chain_state.head();
     let (next, blocks) = chain(&head, events);
-    for (first, block) in blocks {
-        audit.insert(first.to_be_bytes(), block)?;
+    for (first, block) in &blocks {
+        audit.insert(first.to_be_bytes(), block.as_slice())?;
     }
     *head = next;
+    if let (true, Some(journal)) = (unflushed, chain_state.journal.get()) {
+        journal
+            .write(&blocks)
+            .map_err(|e| StorageError::Engine(sled::Error::Io(e)))?;
+    }
     Ok(())
 }
 
