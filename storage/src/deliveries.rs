@@ -17,18 +17,9 @@ use crate::group::{Queued, Txn};
 use crate::{AttemptRecord, DeliveryRecord, RequestId, StorageError, Store};
 
 impl Store {
-    /// Deliveries whose next round is due at `now`, oldest first, at most `limit`.
-    pub fn due_deliveries(
-        &self,
-        now: DateTime<Utc>,
-        limit: usize,
-    ) -> Result<Vec<DeliveryRecord>, StorageError> {
-        self.due_deliveries_except(now, None, limit, |_| false)
-    }
-
-    /// Like [`Store::due_deliveries`], passing over the requests for which `skip` holds (rounds already
-    /// running) by their queue key alone, without reading their records; and, given `after`, starting
-    /// past that position instead of at the oldest entry.
+    /// Deliveries whose next round is due at `now`, oldest first, at most `limit`, passing over the
+    /// requests for which `skip` holds (rounds already running) by their queue key alone, without reading
+    /// their records; and, given `after`, starting past that position instead of at the oldest entry.
     pub fn due_deliveries_except(
         &self,
         now: DateTime<Utc>,
@@ -306,7 +297,12 @@ mod tests {
             .expect("a delivery");
         assert_eq!((marked.redelivery_at, marked.redeliveries), (Some(now), 1));
         assert_eq!(queued(&store), vec![queue_key(now, "r1")], "moved to now");
-        assert_eq!(store.due_deliveries(now, 10).unwrap(), vec![marked.clone()]);
+        assert_eq!(
+            store
+                .due_deliveries_except(now, None, 10, |_| false)
+                .unwrap(),
+            vec![marked.clone()]
+        );
 
         // Asked again before it ran: the same redelivery, still one entry.
         let again = store

@@ -126,8 +126,9 @@ impl Store {
         Ok(head)
     }
 
-    /// Writes raw bytes under a key of a tree; test support for corruption scenarios.
-    #[doc(hidden)]
+    /// Writes raw bytes under a key of a tree; test support for corruption scenarios, built only with the
+    /// `test-hooks` feature (which the black-box tests turn on).
+    #[cfg(feature = "test-hooks")]
     pub fn corrupt_schema_version_for_tests(
         &self,
         id: &str,

@@ -215,11 +215,6 @@ impl Store {
     pub fn generate_id(&self) -> Result<u64, StorageError> {
         Ok(self.db.generate_id()?)
     }
-
-    /// Bytes the store occupies on disk.
-    pub fn size_on_disk(&self) -> Result<u64, StorageError> {
-        Ok(self.db.size_on_disk()?)
-    }
 }
 
 /// Visibility flags of a schema.
