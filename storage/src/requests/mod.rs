@@ -7,26 +7,20 @@
 //! that inserts the request. Requests created before batches were stored whole have a record and an entry
 //! in each index of their own; every read takes both layouts.
 
+mod create;
 mod intake;
 
 pub(crate) use intake::{
     chunk_key as intake_chunk_key, chunks as intake_chunks, member_slot, stored_request,
     IntakeRecord, Stored,
 };
-use intake::{chunk_key, CHUNK};
 
-use std::collections::btree_map::Entry;
-use std::collections::{BTreeMap, HashSet};
-use std::future::Future;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use crate::audit::{Actor, NewEvent, Target};
-use crate::codec::{encode_as, encode_plain};
-use crate::durability::Lane;
-use crate::group::{Committed, Queued, Txn, Verdict};
-use crate::seal::{Sealed, Sealer};
+use crate::seal::Sealer;
 use crate::{Environment, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
 /// What one caller can see: one account in one environment. Sandbox and production never share a scope.
@@ -131,67 +125,6 @@ impl Store {
             booked.insert(day, read_count(&value)?);
         }
         Ok(booked)
-    }
-
-    /// Inserts new requests with their indexes, idempotency keys and bookings, grouped with every write
-    /// waiting on the same flush (one transaction and one fsync for all of them). Each request's id must be
-    /// its place in its batch ([`RequestBatchId::member`], places from 1 in `records` order); a record that
-    /// is not is declined as [`StorageError::NotABatchMember`] before anything is written. Whether an internal id
-    /// replays an earlier request is decided before booking (intake); this write is the last line of
-    /// defence against a concurrent create that claimed the same key in between: then nothing of it is
-    /// written and the outcome is [`StorageError::InternalIdClaimed`].
-    ///
-    /// The write is queued at once, not when the answer is first awaited, and happens even if the answer is
-    /// never awaited; the answer comes once the flush after its group is done. An `Ok` outcome means the
-    /// requests are stored, even when the flush then failed.
-    pub fn commit_requests(
-        &self,
-        records: Arc<Vec<RequestRecord>>,
-    ) -> impl Future<Output = Committed<()>> + 'static {
-        self.commit_requests_from(records, None)
-    }
-
-    /// [`Store::commit_requests`] for a client at address `ip`: each request's `request.create` audit
-    /// event, by its credential, is written in the same transaction.
-    pub fn commit_requests_from(
-        &self,
-        records: Arc<Vec<RequestRecord>>,
-        ip: Option<std::net::IpAddr>,
-    ) -> impl Future<Output = Committed<()>> + 'static {
-        let generation = self.sealer.generation();
-        let batches = batches(&self.sealer, &records);
-        let sealer = Arc::clone(&self.sealer);
-        let done = batches.map(|mut batches| {
-            let (job, done) = Queued::job(move |txn: &Txn| {
-                // Sealed before a purge replaced keys: sealed again now (the ids were checked already).
-                if sealer.generation() != generation {
-                    if let Ok(again) = self::batches(&sealer, &records) {
-                        batches = again;
-                    }
-                }
-                let written = write_new_requests(txn, &sealer, &records, &batches)?;
-                if written.is_ok() {
-                    for record in records.iter() {
-                        txn.record(created_event(record, ip));
-                    }
-                }
-                Ok(written)
-            });
-            self.submit(job, Lane::Client);
-            done
-        });
-        async move {
-            match done {
-                Ok(done) => done.await.unwrap_or(Committed {
-                    outcome: Err(StorageError::Closed),
-                    durable: Err(StorageError::Closed),
-                }),
-                Err(id) => Committed {
-                    outcome: Err(StorageError::NotABatchMember(id)),
-                    durable: Ok(()),
-                },
-            }
-        }
     }
 
     /// Requests of `scope` created in `[from, to)`, newest first, after `cursor`, at most `limit`.
@@ -308,145 +241,6 @@ impl Store {
     /// A request an index lists, by its id; `None` for a member of a batch purged since.
     fn listed(&self, id: &RequestId) -> Result<Option<RequestRecord>, StorageError> {
         Ok(self.shared_request(id)?.map(Arc::unwrap_or_clone))
-    }
-}
-
-/// One batch of a create, encoded before the write.
-struct NewBatch {
-    id: RequestBatchId,
-    /// Its scope's key prefix.
-    prefix: Vec<u8>,
-    created_at: DateTime<Utc>,
-    due_at: DateTime<Utc>,
-    count: u32,
-    /// The encoded [`IntakeRecord`] of each chunk, in order.
-    chunks: Vec<Vec<u8>>,
-}
-
-/// Groups `records` into their batches and encodes each whole, or names the first record whose id is not
-/// its place in its batch.
-fn batches(sealer: &Sealer, records: &[RequestRecord]) -> Result<Vec<NewBatch>, RequestId> {
-    let mut batches: Vec<(&RequestBatchId, Vec<&RequestRecord>)> = Vec::new();
-    for record in records {
-        match batches.iter_mut().find(|(id, _)| **id == record.batch_id) {
-            Some((_, members)) => members.push(record),
-            None => batches.push((&record.batch_id, vec![record])),
-        }
-    }
-    batches
-        .into_iter()
-        .map(|(id, members)| {
-            for (place, member) in members.iter().enumerate() {
-                if member.id.batch_place() != Some((id.clone(), place + 1)) {
-                    return Err(member.id.clone());
-                }
-            }
-            let first = members[0];
-            let count = members.len() as u32;
-            let plain = IntakeRecord::stored_plain(&members);
-            let chunks = members
-                .chunks(CHUNK)
-                .enumerate()
-                .map(|(place, chunk)| {
-                    let stored = IntakeOut {
-                        count,
-                        members: chunk,
-                    };
-                    let encoded = if plain {
-                        encode_plain::<IntakeRecord>(&stored)
-                    } else {
-                        encode_as::<IntakeRecord>(&stored, false)
-                    };
-                    sealer.seal(Sealed::Intake, &chunk_key(id, place), &encoded)
-                })
-                .collect();
-            Ok(NewBatch {
-                id: id.clone(),
-                prefix: Scope::new(first.account_id.clone(), first.environment).prefix(),
-                created_at: first.created_at,
-                due_at: first.due_at,
-                count,
-                chunks,
-            })
-        })
-        .collect()
-}
-
-/// An [`IntakeRecord`] encoded from borrowed members, byte for byte the same.
-#[derive(serde::Serialize)]
-struct IntakeOut<'a> {
-    count: u32,
-    members: &'a [&'a RequestRecord],
-}
-
-/// The creation write: every check (idempotency keys, booking counts) before the first write, so a declined
-/// create leaves nothing in a group it shares.
-fn write_new_requests(
-    txn: &Txn,
-    sealer: &Sealer,
-    records: &[RequestRecord],
-    batches: &[NewBatch],
-) -> Verdict<()> {
-    let mut claimed = HashSet::new();
-    let mut bookings: BTreeMap<Vec<u8>, u32> = BTreeMap::new();
-    for record in records {
-        let scope = Scope::new(record.account_id.clone(), record.environment);
-        if let Some(internal_id) = &record.internal_id {
-            let key = idempotency_key(sealer, &scope, internal_id);
-            if txn.idempotency.get(&key)?.is_some() || !claimed.insert(key) {
-                return Ok(Err(StorageError::InternalIdClaimed(internal_id.clone())));
-            }
-        }
-        let booking = booking_key(&scope, record.due_date);
-        if let Entry::Vacant(unread) = bookings.entry(booking) {
-            let count = match txn.bookings.get(unread.key())? {
-                Some(v) => match read_count(&v) {
-                    Ok(count) => count,
-                    Err(e) => return Ok(Err(e)),
-                },
-                None => 0,
-            };
-            unread.insert(count);
-        }
-    }
-    for record in records {
-        let scope = Scope::new(record.account_id.clone(), record.environment);
-        if let Some(internal_id) = &record.internal_id {
-            txn.idempotency.insert(
-                idempotency_key(sealer, &scope, internal_id),
-                record.id.as_bytes(),
-            )?;
-        }
-        *bookings
-            .get_mut(&booking_key(&scope, record.due_date))
-            .expect("every booking key was read above") += 1;
-    }
-    for batch in batches {
-        let id = batch.id.as_bytes();
-        let count = batch.count.to_be_bytes();
-        for (chunk, value) in batch.chunks.iter().enumerate() {
-            txn.intake
-                .insert(chunk_key(&batch.id, chunk), value.as_slice())?;
-        }
-        txn.request_index
-            .insert(created_key(&batch.prefix, batch.created_at, id), &count)?;
-        txn.due.insert(due_key(batch.due_at, id), &count)?;
-    }
-    for (key, count) in bookings {
-        txn.bookings.insert(key, &count.to_be_bytes())?;
-    }
-    Ok(Ok(()))
-}
-
-/// The `request.create` event of `record`.
-fn created_event(record: &RequestRecord, ip: Option<std::net::IpAddr>) -> NewEvent {
-    NewEvent {
-        at: record.created_at,
-        actor: Actor::api_key(record.credential_id.as_deref().unwrap_or("unknown")),
-        action: "request.create".into(),
-        target: Some(Target::new("request", record.id.as_str())),
-        outcome: "ok".into(),
-        ip,
     }
 }
 
