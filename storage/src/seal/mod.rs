@@ -19,6 +19,7 @@ mod keyring;
 mod master;
 mod migrate;
 pub(crate) mod overrides;
+mod owner;
 
 pub use keyring::FILE as KEYRING_FILE;
 pub use master::{KeySource, MasterKey, BESIDE_DATA};
@@ -26,6 +27,8 @@ pub use master::{KeySource, MasterKey, BESIDE_DATA};
 pub(crate) use keyring::{Key, Keyring, VAULT_BASE};
 pub(crate) use migrate::seal_plaintext_store;
 pub use migrate::Migrated;
+use owner::owner_of_request;
+pub(crate) use owner::{epoch_of, Sealed};
 
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -52,60 +55,6 @@ const TAG: usize = 16;
 const HEAD: usize = 1 + 4 + NONCE;
 /// Data keys kept derived before the map starts over.
 const DERIVED: usize = 4096;
-
-/// The trees whose values are sealed, each knowing which batch owns a key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Sealed {
-    /// `requests`: a request id.
-    Requests,
-    /// `intake`: a batch id and a chunk number (u16).
-    Intake,
-    /// `deliveries`: a request id.
-    Deliveries,
-    /// `meta`: process settings, sealed by the system key.
-    Meta,
-}
-
-impl Sealed {
-    fn name(self) -> &'static str {
-        match self {
-            Sealed::Requests => crate::trees::REQUESTS,
-            Sealed::Intake => crate::trees::INTAKE,
-            Sealed::Deliveries => crate::trees::DELIVERIES,
-            Sealed::Meta => crate::trees::META,
-        }
-    }
-
-    /// The owner of the key the value under `key` is sealed with: the batch, or the request itself when
-    /// its id names none (requests created before batches were stored whole).
-    fn owner(self, key: &[u8]) -> Vec<u8> {
-        match self {
-            Sealed::Intake => key[..key.len().saturating_sub(2)].to_vec(),
-            Sealed::Requests | Sealed::Deliveries => owner_of_request(key),
-            Sealed::Meta => Vec::new(),
-        }
-    }
-}
-
-fn owner_of_request(key: &[u8]) -> Vec<u8> {
-    let id = RequestId::from(String::from_utf8_lossy(key).into_owned());
-    match id.batch_place() {
-        Some((batch, _)) => batch.into_string().into_bytes(),
-        None => key.to_vec(),
-    }
-}
-
-/// The epoch an owner's key derives from: the hour (since 1970) of its UUID v7 timestamp, or 0 for an id
-/// that carries none.
-pub(crate) fn epoch_of(owner: &[u8]) -> u32 {
-    std::str::from_utf8(owner)
-        .ok()
-        .and_then(|text| uuid::Uuid::parse_str(text).ok())
-        .filter(|uuid| uuid.get_version_num() == 7)
-        .and_then(|uuid| uuid.get_timestamp())
-        .map(|stamp| (stamp.to_unix().0 / 3600) as u32)
-        .unwrap_or(0)
-}
 
 /// Seals and opens values; one per open store.
 pub(crate) struct Sealer {
