@@ -8,6 +8,7 @@
 //! The merged TOML is parsed strictly (`deny_unknown_fields`), then validated into typed settings; any
 //! failure names the file, the key and the problem.
 
+mod checks;
 mod dialer;
 mod electronic;
 pub mod electronic_mapping;
