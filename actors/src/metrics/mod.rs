@@ -6,7 +6,10 @@
 //! the `prometheus` crate's process-global one, so servers started side by side in one test process count
 //! apart. Counters count since start-up, as Prometheus counters do.
 
+mod disposition;
 mod webhook_attempt;
+
+pub(crate) use disposition::disposition_label;
 
 use std::time::Duration;
 
@@ -387,17 +390,6 @@ where
         .register(Box::new(metric.clone()))
         .expect("metric names are unique");
     metric
-}
-
-/// The snake_case name a disposition has in storage and on the wire.
-pub(crate) fn disposition_label(disposition: Disposition) -> &'static str {
-    match disposition {
-        Disposition::Completed => "completed",
-        Disposition::Voicemail => "voicemail",
-        Disposition::HoldTimeout => "hold_timeout",
-        Disposition::Referred => "referred",
-        Disposition::Failed => "failed",
-    }
 }
 
 #[cfg(test)]
