@@ -12,7 +12,7 @@ use switchboard_storage::{ElectronicSource, FieldRecord, SchemaDefinition};
 use super::stedi::mapping::source_label;
 use super::{ElectronicAnswer, ElectronicChannel, ElectronicJob};
 use crate::dialer::sandbox::dice::Dice;
-use crate::dialer::sandbox::values::value_for;
+use crate::dialer::sandbox::values::{fill_conditional, value_for};
 use crate::dialer::simulated::decide::chance;
 
 /// Words of field names a 271 eligibility response fills.
@@ -148,22 +148,6 @@ pub(crate) fn electronic_fields(
             filled.insert(field.name.clone(), value_for(field, dice, inputs));
         }
     }
-    loop {
-        let opened: Vec<&FieldRecord> = schema
-            .fields
-            .iter()
-            .filter(|f| carried(f) && !filled.contains_key(&f.name))
-            .filter(|f| {
-                f.when
-                    .as_ref()
-                    .is_some_and(|c| filled.get(&c.field) == Some(&c.equals))
-            })
-            .collect();
-        if opened.is_empty() {
-            return filled;
-        }
-        for field in opened {
-            filled.insert(field.name.clone(), value_for(field, dice, inputs));
-        }
-    }
+    fill_conditional(schema, carried, &mut filled, dice, inputs);
+    filled
 }

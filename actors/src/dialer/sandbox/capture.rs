@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use switchboard_storage::{FieldRecord, FieldType, SchemaDefinition};
 
 use super::dice::Dice;
-use super::values::value_for;
+use super::values::{fill_conditional, value_for};
 
 /// Prefix of an explicit non-answer (service-interface 2.2 rule 2).
 pub(super) const CANNOT_ANSWER: &str = "CANNOT ANSWER - ";
@@ -138,23 +138,6 @@ pub(crate) fn electronic_fields(
         .filter(|f| f.when.is_none() && carried(f))
         .map(|f| (f.name.clone(), value_for(f, dice, inputs)))
         .collect();
-    // Conditions chain (a field can depend on a conditional one), so open fields until none is left.
-    loop {
-        let opened: Vec<&FieldRecord> = schema
-            .fields
-            .iter()
-            .filter(|f| carried(f) && !filled.contains_key(&f.name))
-            .filter(|f| {
-                f.when
-                    .as_ref()
-                    .is_some_and(|c| filled.get(&c.field) == Some(&c.equals))
-            })
-            .collect();
-        if opened.is_empty() {
-            return filled;
-        }
-        for field in opened {
-            filled.insert(field.name.clone(), value_for(field, dice, inputs));
-        }
-    }
+    fill_conditional(schema, carried, &mut filled, dice, inputs);
+    filled
 }

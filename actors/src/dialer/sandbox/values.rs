@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{Days, NaiveDate};
-use switchboard_storage::{FieldRecord, FieldType};
+use switchboard_storage::{FieldRecord, FieldType, SchemaDefinition};
 
 use super::dice::{reference_number, representative_name, Dice, FIRST_NAMES, LAST_NAMES};
 
@@ -181,6 +181,36 @@ fn alphanumeric_value(name: &str, dice: &Dice) -> String {
         )
     } else {
         dice.code(name, 6)
+    }
+}
+
+/// Fills, with [`value_for`], the conditional fields of `schema` that `carried` admits and whose condition
+/// holds on what `filled` holds, again and again: a condition may rest on a conditional field, so a chain
+/// opens one link per round until nothing more opens.
+pub(crate) fn fill_conditional(
+    schema: &SchemaDefinition,
+    carried: impl Fn(&FieldRecord) -> bool,
+    filled: &mut BTreeMap<String, String>,
+    dice: &Dice,
+    inputs: &BTreeMap<String, String>,
+) {
+    loop {
+        let opened: Vec<&FieldRecord> = schema
+            .fields
+            .iter()
+            .filter(|f| carried(f) && !filled.contains_key(&f.name))
+            .filter(|f| {
+                f.when
+                    .as_ref()
+                    .is_some_and(|c| filled.get(&c.field) == Some(&c.equals))
+            })
+            .collect();
+        if opened.is_empty() {
+            return;
+        }
+        for field in opened {
+            filled.insert(field.name.clone(), value_for(field, dice, inputs));
+        }
     }
 }
 
