@@ -322,3 +322,30 @@ async fn reads_on_an_idle_server_are_on_disk_within_a_second_even_through_a_kill
         "{verified}"
     );
 }
+
+#[actix_web::test]
+async fn verify_names_the_first_event_that_no_longer_matches_its_hash() {
+    let app = spawn_app().await;
+    let created = create_vob(&app.api, &app.live_token().await).await;
+    let event = wait_for(&app, "request.create", &created).await;
+    let (status, verified) =
+        status_and_json(app.admin(Method::GET, "/admin/v1/audit/verify", None).await).await;
+    assert_eq!(status, 200);
+    assert_eq!(verified["ok"], json!(true), "{verified}");
+
+    // The create event's target changed in the store: the chain breaks at that event and no earlier.
+    let tampered = app
+        .state
+        .store
+        .tamper_audit_for_tests(&format!("\"{created}\""), "\"someone-else\"")
+        .unwrap();
+    assert!(tampered, "the create event is stored");
+    let (status, verified) =
+        status_and_json(app.admin(Method::GET, "/admin/v1/audit/verify", None).await).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        verified,
+        json!({"ok": false, "firstBadSeq": event["seq"]}),
+        "the whole answer"
+    );
+}

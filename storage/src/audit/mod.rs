@@ -227,6 +227,26 @@ impl Store {
         self.group.chain.push_read(event);
     }
 
+    /// Rewrites the first stored block whose lines hold `from`, with `to` in its place, as plain lines:
+    /// test support for a tampered log, built only with the `test-hooks` feature.
+    #[cfg(feature = "test-hooks")]
+    pub fn tamper_audit_for_tests(&self, from: &str, to: &str) -> Result<bool, StorageError> {
+        for block in self.audit.iter() {
+            let (key, block) = block?;
+            let lines = match block.first() {
+                Some(b'{') => block.to_vec(),
+                _ => crate::codec::decompress("audit block", &block)?,
+            };
+            let text = String::from_utf8_lossy(&lines);
+            if text.contains(from) {
+                self.audit
+                    .insert(key, text.replacen(from, to, 1).as_bytes())?;
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// Records `events` now, in a transaction of their own, and waits until they are durable: for changes
     /// whose own write cannot carry them (a backup, a denied call).
     pub async fn audit_now(&self, events: Vec<NewEvent>) -> Result<(), StorageError> {
