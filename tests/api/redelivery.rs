@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 use sha2::Sha256;
 
 use crate::helpers::{
-    client, create_vob, spawn_app, spawn_app_with, status_and_json, write_config, BinaryServer,
-    TestApp, TestConfig, ADMIN_TOKEN, SANDBOX_KEY, SANDBOX_SECRET,
+    create_vob, spawn_app, spawn_app_with, status_and_json, write_config, Api, BinaryServer,
+    TestApp, TestConfig, ADMIN_TOKEN, SANDBOX_KEY,
 };
 use crate::receiver::{Receiver, Reply};
 
@@ -48,59 +48,24 @@ fn redeliver_path(id: &str) -> String {
     format!("/admin/v1/webhook-deliveries/{id}/redeliver")
 }
 
-async fn call(base: &str, method: Method, path: &str, token: &str) -> (u16, Value) {
-    let response = client()
-        .request(method, format!("{base}{path}"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
-    status_and_json(response).await
-}
-
-async fn sandbox_token(base: &str) -> String {
-    let response = client()
-        .get(format!("{base}/v1/auth"))
-        .header("Switchboard-API-Key", SANDBOX_KEY)
-        .header("Switchboard-API-Secret", SANDBOX_SECRET)
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = status_and_json(response).await;
-    assert_eq!(status, 200, "{body}");
-    body["token"].as_str().unwrap().to_owned()
-}
-
-async fn create(base: &str, token: &str, item: &Value) -> String {
-    let response = client()
-        .post(format!("{base}/v1/requests"))
-        .bearer_auth(token)
-        .json(item)
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = status_and_json(response).await;
-    assert_eq!(status, 200, "{body}");
-    body["requestId"].as_str().unwrap().to_owned()
-}
-
-async fn deliveries(base: &str, id: &str) -> Value {
-    let (status, log) = call(
-        base,
-        Method::GET,
-        &format!("/admin/v1/webhook-deliveries?requestId={id}"),
-        ADMIN_TOKEN,
-    )
-    .await;
+async fn deliveries(api: &Api, id: &str) -> Value {
+    let (status, log) = api
+        .send(
+            Method::GET,
+            &format!("/admin/v1/webhook-deliveries?requestId={id}"),
+            ADMIN_TOKEN,
+            None,
+        )
+        .await;
     assert_eq!(status, 200, "{log}");
     log
 }
 
 /// Polls the delivery log until `until` holds.
-async fn wait_log(base: &str, id: &str, until: impl Fn(&Value) -> bool) -> Value {
+async fn wait_log(api: &Api, id: &str, until: impl Fn(&Value) -> bool) -> Value {
     let deadline = std::time::Instant::now() + LIMIT;
     loop {
-        let log = deliveries(base, id).await;
+        let log = deliveries(api, id).await;
         if until(&log) {
             return log;
         }
@@ -137,19 +102,17 @@ async fn redeliveries_counted(app: &TestApp) -> u64 {
 async fn a_delivered_webhook_is_sent_again_signed_as_usual_logged_counted_and_audited() {
     let receiver = Receiver::start().await;
     let app = spawn_app_with(&config()).await;
-    let token = sandbox_token(&app.address).await;
-    let id = create(&app.address, &token, &sandbox_to(&receiver.url("/hook"))).await;
+    let token = app.sandbox_token().await;
+    let id = app
+        .create_request(&token, &sandbox_to(&receiver.url("/hook")))
+        .await;
     receiver.wait_for(1, LIMIT).await;
-    wait_log(&app.address, &id, |log| log["status"] == "delivered").await;
+    wait_log(&app, &id, |log| log["status"] == "delivered").await;
     assert_eq!(redeliveries_counted(&app).await, 0);
 
-    let (status, body) = call(
-        &app.address,
-        Method::POST,
-        &redeliver_path(&id),
-        ADMIN_TOKEN,
-    )
-    .await;
+    let (status, body) = app
+        .send(Method::POST, &redeliver_path(&id), ADMIN_TOKEN, None)
+        .await;
     assert_eq!(status, 202, "{body}");
     assert_eq!(body, json!({ "requestId": id, "status": "accepted" }));
 
@@ -160,7 +123,7 @@ async fn a_delivered_webhook_is_sent_again_signed_as_usual_logged_counted_and_au
         Some(hmac_hex(SANDBOX_KEY, &got[1].body).as_str()),
         "signed with the sandbox key, as the first delivery"
     );
-    let log = wait_log(&app.address, &id, |log| {
+    let log = wait_log(&app, &id, |log| {
         log["deliveries"].as_array().is_some_and(|a| a.len() == 2)
     })
     .await;
@@ -176,13 +139,14 @@ async fn a_delivered_webhook_is_sent_again_signed_as_usual_logged_counted_and_au
     actix_web::rt::time::sleep(QUIET).await;
     assert_eq!(receiver.received().len(), 2, "sent once per call");
 
-    let (status, audit) = call(
-        &app.address,
-        Method::GET,
-        "/admin/v1/audit?action=webhook.redeliver",
-        ADMIN_TOKEN,
-    )
-    .await;
+    let (status, audit) = app
+        .send(
+            Method::GET,
+            "/admin/v1/audit?action=webhook.redeliver",
+            ADMIN_TOKEN,
+            None,
+        )
+        .await;
     assert_eq!(status, 200, "{audit}");
     let events = audit["events"].as_array().unwrap();
     assert_eq!(events.len(), 1, "{audit}");
@@ -200,19 +164,17 @@ async fn a_rejected_delivery_sent_again_and_acknowledged_reads_delivered() {
     // A 404 rejects the delivery for good after one attempt.
     receiver.respond_with(vec![Reply::Status(404)]);
     let app = spawn_app_with(&config()).await;
-    let token = sandbox_token(&app.address).await;
-    let id = create(&app.address, &token, &sandbox_to(&receiver.url("/hook"))).await;
-    wait_log(&app.address, &id, |log| log["status"] == "rejected").await;
+    let token = app.sandbox_token().await;
+    let id = app
+        .create_request(&token, &sandbox_to(&receiver.url("/hook")))
+        .await;
+    wait_log(&app, &id, |log| log["status"] == "rejected").await;
 
-    let (status, body) = call(
-        &app.address,
-        Method::POST,
-        &redeliver_path(&id),
-        ADMIN_TOKEN,
-    )
-    .await;
+    let (status, body) = app
+        .send(Method::POST, &redeliver_path(&id), ADMIN_TOKEN, None)
+        .await;
     assert_eq!(status, 202, "{body}");
-    let log = wait_log(&app.address, &id, |log| log["status"] == "delivered").await;
+    let log = wait_log(&app, &id, |log| log["status"] == "delivered").await;
     assert_eq!(log["deliveries"].as_array().unwrap().len(), 2, "{log}");
     assert_eq!(receiver.wait_for(2, LIMIT).await.len(), 2);
 }
@@ -223,24 +185,16 @@ async fn redelivery_answers_409_while_processing_404_for_an_unknown_id_and_403_t
     let token = app.live_token().await;
     // Dispatch is paused: the request stays PROCESSING.
     let id = create_vob(&app, &token).await;
-    let (status, body) = call(
-        &app.address,
-        Method::POST,
-        &redeliver_path(&id),
-        ADMIN_TOKEN,
-    )
-    .await;
+    let (status, body) = app
+        .send(Method::POST, &redeliver_path(&id), ADMIN_TOKEN, None)
+        .await;
     assert_eq!(status, 409, "{body}");
     assert_eq!(body["error"], "CONFLICT", "{body}");
 
     let unknown = "01890a5d-ac96-774b-bcce-b302099a8057";
-    let (status, body) = call(
-        &app.address,
-        Method::POST,
-        &redeliver_path(unknown),
-        ADMIN_TOKEN,
-    )
-    .await;
+    let (status, body) = app
+        .send(Method::POST, &redeliver_path(unknown), ADMIN_TOKEN, None)
+        .await;
     assert_eq!(status, 404, "{body}");
     assert_eq!(body["error"], "REQUEST_NOT_FOUND", "{body}");
 
@@ -255,7 +209,9 @@ async fn redelivery_answers_409_while_processing_404_for_an_unknown_id_and_403_t
     .await;
     assert_eq!(status, 201, "{created}");
     let support = created["token"].as_str().unwrap();
-    let (status, body) = call(&app.address, Method::POST, &redeliver_path(&id), support).await;
+    let (status, body) = app
+        .send(Method::POST, &redeliver_path(&id), support, None)
+        .await;
     assert_eq!((status, body), (403, json!({ "error": "FORBIDDEN" })));
 }
 
@@ -263,20 +219,18 @@ async fn redelivery_answers_409_while_processing_404_for_an_unknown_id_and_403_t
 async fn a_purged_request_answers_404() {
     let receiver = Receiver::start().await;
     let app = spawn_app_with(&config()).await;
-    let token = sandbox_token(&app.address).await;
-    let id = create(&app.address, &token, &sandbox_to(&receiver.url("/hook"))).await;
-    wait_log(&app.address, &id, |log| log["status"] == "delivered").await;
+    let token = app.sandbox_token().await;
+    let id = app
+        .create_request(&token, &sandbox_to(&receiver.url("/hook")))
+        .await;
+    wait_log(&app, &id, |log| log["status"] == "delivered").await;
     let purged = app
         .admin(Method::DELETE, &format!("/admin/v1/requests/{id}"), None)
         .await;
     assert_eq!(purged.status(), 204);
-    let (status, body) = call(
-        &app.address,
-        Method::POST,
-        &redeliver_path(&id),
-        ADMIN_TOKEN,
-    )
-    .await;
+    let (status, body) = app
+        .send(Method::POST, &redeliver_path(&id), ADMIN_TOKEN, None)
+        .await;
     assert_eq!(status, 404, "{body}");
 }
 
@@ -287,26 +241,24 @@ async fn an_acknowledged_redelivery_is_sent_after_a_kill_9_and_only_once() {
     let data_dir = tempfile::tempdir().unwrap();
     let config_path = write_config(config_dir.path(), &config());
     let first = BinaryServer::start_ready(&config_path, data_dir.path()).await;
-    let token = sandbox_token(&first.address).await;
-    let id = create(&first.address, &token, &sandbox_to(&receiver.url("/hook"))).await;
+    let token = first.sandbox_token().await;
+    let id = first
+        .create_request(&token, &sandbox_to(&receiver.url("/hook")))
+        .await;
     receiver.wait_for(1, LIMIT).await;
-    wait_log(&first.address, &id, |log| log["status"] == "delivered").await;
+    wait_log(&first, &id, |log| log["status"] == "delivered").await;
 
     // The redelivery's attempt hangs at the receiver, so the server dies before it can record it.
     receiver.respond_with(vec![Reply::Delay(Duration::from_secs(30), 200)]);
-    let (status, body) = call(
-        &first.address,
-        Method::POST,
-        &redeliver_path(&id),
-        ADMIN_TOKEN,
-    )
-    .await;
+    let (status, body) = first
+        .send(Method::POST, &redeliver_path(&id), ADMIN_TOKEN, None)
+        .await;
     assert_eq!(status, 202, "{body}");
     first.kill_hard();
     let before = receiver.received().len();
 
     let second = BinaryServer::start_ready(&config_path, data_dir.path()).await;
-    let log = wait_log(&second.address, &id, |log| {
+    let log = wait_log(&second, &id, |log| {
         log["deliveries"].as_array().is_some_and(|a| {
             a.iter()
                 .any(|d| d["redelivery"] == 1 && d["statusCode"] == 200)
@@ -327,18 +279,14 @@ async fn an_acknowledged_redelivery_is_sent_after_a_kill_9_and_only_once() {
 #[actix_web::test]
 async fn a_terminal_request_without_a_webhook_url_answers_409() {
     let app = spawn_app_with(&config()).await;
-    let token = sandbox_token(&app.address).await;
+    let token = app.sandbox_token().await;
     let mut item = sandbox_to("http://unused.invalid/hook");
     item.as_object_mut().unwrap().remove("webhookUrl");
-    let id = create(&app.address, &token, &item).await;
+    let id = app.create_request(&token, &item).await;
     app.wait_terminal(&token, &id).await;
-    let (status, body) = call(
-        &app.address,
-        Method::POST,
-        &redeliver_path(&id),
-        ADMIN_TOKEN,
-    )
-    .await;
+    let (status, body) = app
+        .send(Method::POST, &redeliver_path(&id), ADMIN_TOKEN, None)
+        .await;
     assert_eq!(status, 409, "{body}");
     assert_eq!(body["error"], "CONFLICT", "{body}");
     assert!(
