@@ -55,17 +55,11 @@ async fn a_purged_request_is_gone_for_clients_and_its_superseded_bytes_no_longer
     let token = server.token(SANDBOX_KEY, SANDBOX_SECRET).await;
     let (alone, kept) = (Markers::new(), Markers::new());
     // A request alone in its batch, one in a batch of three, and neighbours created in the same hour.
-    let (_, created) = call(
-        &base,
-        Method::POST,
-        "/v1/requests",
-        &token,
-        Some(alone.claim(1, Some("success"))),
-    )
-    .await;
-    let lone = created["requestId"].as_str().unwrap().to_owned();
+    let lone = base
+        .create_request(&token, &alone.claim(1, Some("success")))
+        .await;
     let batch = json!({ "requests": [kept.claim(2, Some("success")), alone.claim(3, Some("success")), kept.claim(4, Some("redial"))] });
-    let (status, created) = call(&base, Method::POST, "/v1/requests", &token, Some(batch)).await;
+    let (status, created) = base.post_requests(&token, &batch).await;
     assert_eq!(status, 200, "{created}");
     let members: Vec<String> = created["requests"]
         .as_array()
@@ -73,15 +67,9 @@ async fn a_purged_request_is_gone_for_clients_and_its_superseded_bytes_no_longer
         .iter()
         .map(|r| r["requestId"].as_str().unwrap().to_owned())
         .collect();
-    let (_, created) = call(
-        &base,
-        Method::POST,
-        "/v1/requests",
-        &token,
-        Some(kept.claim(5, Some("success"))),
-    )
-    .await;
-    let neighbour = created["requestId"].as_str().unwrap().to_owned();
+    let neighbour = base
+        .create_request(&token, &kept.claim(5, Some("success")))
+        .await;
     let mut before = Vec::new();
     for id in [&lone, &members[0], &members[1], &members[2], &neighbour] {
         before.push(server.wait_terminal(&token, id).await);
