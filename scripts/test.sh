@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: sets up what the tests need on a fresh machine, then runs every test of the workspace.
 # The console's browser test needs Debian's headless Chromium; it is installed when missing and apt is
-# usable (root). Elsewhere, install `chromium` yourself or set SWITCHBOARD_SKIP_BROWSER=1 to skip that test.
+# usable (root). So is Debian's postgresql, whose server runs a private cluster for the PostgreSQL engine's
+# tests (scripts/postgres.sh). Elsewhere, install `chromium` yourself or set SWITCHBOARD_SKIP_BROWSER=1 to skip that test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,5 +10,9 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v a
   echo "--- installing Debian's chromium for the console browser test"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
+
+# The PostgreSQL engine's tests need a server: a private cluster, stopped when this script ends.
+source scripts/postgres.sh
+start_test_postgres
 
 cargo test --workspace --locked "$@"

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use sled::transaction::{ConflictableTransactionError, TransactionalTree};
+use crate::engine::TxTree;
+use sled::transaction::ConflictableTransactionError;
 
 use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
@@ -121,7 +122,7 @@ impl Store {
     }
 }
 
-fn claim_key(keys: &TransactionalTree, api_key: &str, account_id: &str) -> TxResult<()> {
+fn claim_key(keys: &TxTree, api_key: &str, account_id: &str) -> TxResult<()> {
     if let Some(owner) = keys.get(api_key.as_bytes())? {
         if owner.as_ref() != account_id.as_bytes() {
             return Err(ConflictableTransactionError::Abort(

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use sled::IVec;
+use crate::engine::Bytes;
 
 use crate::codec::{Record, Storing};
 use crate::StorageError;
@@ -20,7 +20,7 @@ use crate::StorageError;
 const CAPACITY: usize = 4096;
 
 pub(crate) struct Decoded<R> {
-    entries: RwLock<HashMap<IVec, (IVec, Arc<R>)>>,
+    entries: RwLock<HashMap<Bytes, (Bytes, Arc<R>)>>,
     capacity: usize,
     /// How the tree's values are stored (sealed for request data).
     storing: Storing,
@@ -41,7 +41,7 @@ impl<R: Record> Decoded<R> {
     }
 
     /// The record stored under `key`, decoded from `bytes` unless those bytes were decoded before.
-    pub(crate) fn get(&self, key: &[u8], bytes: IVec) -> Result<Arc<R>, StorageError> {
+    pub(crate) fn get(&self, key: &[u8], bytes: Bytes) -> Result<Arc<R>, StorageError> {
         if let Some(record) = self.seen(key, &bytes) {
             return Ok(record);
         }
@@ -52,7 +52,7 @@ impl<R: Record> Decoded<R> {
 
     /// [`Decoded::get`] for a write about to replace the record: a fresh decode is not remembered, since
     /// the write puts what it stores instead.
-    pub(crate) fn peek(&self, key: &[u8], bytes: &IVec) -> Result<Arc<R>, StorageError> {
+    pub(crate) fn peek(&self, key: &[u8], bytes: &Bytes) -> Result<Arc<R>, StorageError> {
         match self.seen(key, bytes) {
             Some(record) => Ok(record),
             None => Ok(Arc::new(self.storing.read::<R>(key, bytes)?)),
@@ -62,7 +62,7 @@ impl<R: Record> Decoded<R> {
     /// The record stored under `key` as a value of its own, for a write that changes it: the decoded copy
     /// is taken out of the map when it matches `bytes` (copied only if a reader still holds it), else
     /// `bytes` are decoded.
-    pub(crate) fn take(&self, key: &[u8], bytes: &IVec) -> Result<R, StorageError>
+    pub(crate) fn take(&self, key: &[u8], bytes: &Bytes) -> Result<R, StorageError>
     where
         R: Clone,
     {
@@ -83,15 +83,15 @@ impl<R: Record> Decoded<R> {
 
     /// Records that `record` is what `bytes`, just written under `key`, decode to: the next read of those
     /// bytes (or the next write over them) skips decoding.
-    pub(crate) fn put(&self, key: &[u8], bytes: IVec, record: Arc<R>) {
+    pub(crate) fn put(&self, key: &[u8], bytes: Bytes, record: Arc<R>) {
         let mut entries = self.entries.write().expect("decoded lock");
         if entries.len() >= self.capacity {
             entries.clear();
         }
-        entries.insert(IVec::from(key), (bytes, record));
+        entries.insert(Bytes::from(key), (bytes, record));
     }
 
-    fn seen(&self, key: &[u8], bytes: &IVec) -> Option<Arc<R>> {
+    fn seen(&self, key: &[u8], bytes: &Bytes) -> Option<Arc<R>> {
         let entries = self.entries.read().expect("decoded lock");
         let (seen, record) = entries.get(key)?;
         same(seen, bytes).then(|| Arc::clone(record))
@@ -102,7 +102,7 @@ impl<R: Record> Decoded<R> {
 /// unchanged record is usually the very allocation kept in `seen`; that allocation stays alive while
 /// `seen` holds it, so no other value can sit at its address. Otherwise (a page read back from disk) the
 /// bytes are compared.
-fn same(seen: &IVec, read: &IVec) -> bool {
+fn same(seen: &Bytes, read: &Bytes) -> bool {
     (seen.as_ptr() == read.as_ptr() && seen.len() == read.len()) || seen == read
 }
 
@@ -123,8 +123,8 @@ mod tests {
         const VERSION: u8 = 1;
     }
 
-    fn bytes(name: &str) -> IVec {
-        IVec::from(encode(&Sample { name: name.into() }))
+    fn bytes(name: &str) -> Bytes {
+        Bytes::from(encode(&Sample { name: name.into() }))
     }
 
     #[test]

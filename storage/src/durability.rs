@@ -133,7 +133,7 @@ pub(crate) struct Flusher {
 }
 
 impl Flusher {
-    pub(crate) fn start(db: sled::Db, trees: GroupTrees) -> Flusher {
+    pub(crate) fn start(db: crate::engine::Db, trees: GroupTrees) -> Flusher {
         let (progress, _) = watch::channel(Progress::default());
         let shared = Arc::new(Shared {
             demand: Mutex::new(Demand::default()),
@@ -264,7 +264,7 @@ fn settle(outcome: &Progress, target: u64) -> Result<(), StorageError> {
     }
 }
 
-fn run(db: sled::Db, trees: GroupTrees, shared: Arc<Shared>) {
+fn run(db: crate::engine::Db, trees: GroupTrees, shared: Arc<Shared>) {
     let mut shared_group = false;
     loop {
         let (epoch, last, mut jobs) = {
@@ -450,7 +450,11 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn concurrent_writers_share_flushes_and_all_become_durable() {
         let (_dir, db) = temporary_db();
-        let flusher = Arc::new(Flusher::start(db.clone(), GroupTrees::open(&db).unwrap()));
+        let engine = crate::engine::Db::Sled(db.clone());
+        let flusher = Arc::new(Flusher::start(
+            engine.clone(),
+            GroupTrees::open(&engine).unwrap(),
+        ));
         let mut tasks = Vec::new();
         for i in 0..200u32 {
             let db = db.clone();
@@ -482,7 +486,8 @@ mod tests {
     #[test]
     fn after_a_shared_group_a_write_queued_while_the_flusher_lingers_joins_the_next_group() {
         let (_dir, db) = temporary_db();
-        let flusher = Flusher::start(db.clone(), GroupTrees::open(&db).unwrap());
+        let engine = crate::engine::Db::Sled(db.clone());
+        let flusher = Flusher::start(engine.clone(), GroupTrees::open(&engine).unwrap());
         let log = Arc::new(Mutex::new(Vec::new()));
         {
             let mut demand = flusher.shared.demand.lock().unwrap();
@@ -507,7 +512,8 @@ mod tests {
     #[test]
     fn the_blocking_wait_returns_after_a_flush() {
         let (_dir, db) = temporary_db();
-        let flusher = Flusher::start(db.clone(), GroupTrees::open(&db).unwrap());
+        let engine = crate::engine::Db::Sled(db.clone());
+        let flusher = Flusher::start(engine.clone(), GroupTrees::open(&engine).unwrap());
         db.insert(b"k", b"v").unwrap();
         flusher.durable_blocking().unwrap();
         assert_eq!(flusher.stats().flushes, 1);
@@ -517,7 +523,8 @@ mod tests {
     #[test]
     fn waiting_after_shutdown_reports_closed() {
         let (_dir, db) = temporary_db();
-        let flusher = Flusher::start(db.clone(), GroupTrees::open(&db).unwrap());
+        let engine = crate::engine::Db::Sled(db.clone());
+        let flusher = Flusher::start(engine.clone(), GroupTrees::open(&engine).unwrap());
         flusher.shutdown();
         assert!(matches!(
             flusher.durable_blocking(),

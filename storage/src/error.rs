@@ -62,6 +62,9 @@ pub enum StorageError {
     /// The keyring file could not be read or written.
     #[error("keyring: {0}")]
     Keyring(String),
+    /// The PostgreSQL database could not be reached, or its schema is not this binary's.
+    #[error("{0}")]
+    Database(String),
     /// A value names an epoch whose key was destroyed: what it sealed is gone for good.
     #[error("the key of epoch {0} was destroyed")]
     KeyDestroyed(u32),

@@ -14,9 +14,10 @@ use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use sled::transaction::{
-    ConflictableTransactionError, TransactionError, TransactionalTree, UnabortableTransactionError,
+    ConflictableTransactionError, TransactionError, UnabortableTransactionError,
 };
-use sled::Transactional;
+
+use crate::engine::TxTree;
 use tokio::sync::oneshot;
 
 use std::sync::Arc;
@@ -27,16 +28,16 @@ use crate::{trees, StorageError};
 
 /// The trees a grouped write may touch, as views inside the group's transaction.
 pub(crate) struct Txn {
-    pub(crate) requests: TransactionalTree,
-    pub(crate) intake: TransactionalTree,
-    pub(crate) request_index: TransactionalTree,
-    pub(crate) idempotency: TransactionalTree,
-    pub(crate) bookings: TransactionalTree,
-    pub(crate) due: TransactionalTree,
-    pub(crate) active: TransactionalTree,
-    pub(crate) deliveries: TransactionalTree,
-    pub(crate) delivery_queue: TransactionalTree,
-    pub(crate) audit: TransactionalTree,
+    pub(crate) requests: TxTree,
+    pub(crate) intake: TxTree,
+    pub(crate) request_index: TxTree,
+    pub(crate) idempotency: TxTree,
+    pub(crate) bookings: TxTree,
+    pub(crate) due: TxTree,
+    pub(crate) active: TxTree,
+    pub(crate) deliveries: TxTree,
+    pub(crate) delivery_queue: TxTree,
+    pub(crate) audit: TxTree,
     /// Audit events of the changes made in this transaction, appended with them.
     events: RefCell<Vec<NewEvent>>,
 }
@@ -51,18 +52,18 @@ impl Txn {
 /// The same trees outside any transaction, owned by whoever runs groups.
 #[derive(Clone)]
 pub(crate) struct GroupTrees {
-    pub(crate) requests: sled::Tree,
-    pub(crate) intake: sled::Tree,
-    pub(crate) request_index: sled::Tree,
+    pub(crate) requests: crate::engine::Tree,
+    pub(crate) intake: crate::engine::Tree,
+    pub(crate) request_index: crate::engine::Tree,
     /// Read only: the index of batches created before batches were stored whole.
-    pub(crate) batch_index: sled::Tree,
-    pub(crate) idempotency: sled::Tree,
-    pub(crate) bookings: sled::Tree,
-    pub(crate) due: sled::Tree,
-    pub(crate) active: sled::Tree,
-    pub(crate) deliveries: sled::Tree,
-    pub(crate) delivery_queue: sled::Tree,
-    pub(crate) audit: sled::Tree,
+    pub(crate) batch_index: crate::engine::Tree,
+    pub(crate) idempotency: crate::engine::Tree,
+    pub(crate) bookings: crate::engine::Tree,
+    pub(crate) due: crate::engine::Tree,
+    pub(crate) active: crate::engine::Tree,
+    pub(crate) deliveries: crate::engine::Tree,
+    pub(crate) delivery_queue: crate::engine::Tree,
+    pub(crate) audit: crate::engine::Tree,
     /// The audit log's head and waiting read events.
     pub(crate) chain: Arc<AuditChain>,
     /// Held for reading by every write, for writing by a backup ([`crate::backup`]).
@@ -150,7 +151,7 @@ where
 
 impl GroupTrees {
     /// Opens (or creates) the trees in `db`.
-    pub(crate) fn open(db: &sled::Db) -> Result<GroupTrees, StorageError> {
+    pub(crate) fn open(db: &crate::engine::Db) -> Result<GroupTrees, StorageError> {
         let audit = db.open_tree(trees::AUDIT)?;
         Ok(GroupTrees {
             chain: Arc::new(AuditChain::load(&audit)?),
@@ -250,7 +251,7 @@ impl GroupTrees {
         let appended = RefCell::new(None);
         // sled wants an `Fn`; the body runs on this thread only, one run at a time.
         let body = RefCell::new(body);
-        let trees = (
+        let trees = [
             &self.requests,
             &self.intake,
             &self.request_index,
@@ -261,19 +262,19 @@ impl GroupTrees {
             &self.deliveries,
             &self.delivery_queue,
             &self.audit,
-        );
-        let result = trees.transaction(|views| {
+        ];
+        let result = crate::engine::transaction(&trees, |views| {
             let txn = Txn {
-                requests: views.0.clone(),
-                intake: views.1.clone(),
-                request_index: views.2.clone(),
-                idempotency: views.3.clone(),
-                bookings: views.4.clone(),
-                due: views.5.clone(),
-                active: views.6.clone(),
-                deliveries: views.7.clone(),
-                delivery_queue: views.8.clone(),
-                audit: views.9.clone(),
+                requests: views[0].clone(),
+                intake: views[1].clone(),
+                request_index: views[2].clone(),
+                idempotency: views[3].clone(),
+                bookings: views[4].clone(),
+                due: views[5].clone(),
+                active: views[6].clone(),
+                deliveries: views[7].clone(),
+                delivery_queue: views[8].clone(),
+                audit: views[9].clone(),
                 events: RefCell::new(Vec::new()),
             };
             (body.borrow_mut())(&txn)?;

@@ -19,6 +19,7 @@ mod codec;
 mod decoded;
 mod deliveries;
 mod durability;
+mod engine;
 mod error;
 mod group;
 mod ids;
@@ -39,6 +40,12 @@ mod trees;
 pub use backup::Backup;
 pub use deliveries::QueuePosition;
 pub use durability::FlushStats;
+pub use engine::postgres::{
+    migrate as migrate_postgres, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION,
+};
+#[cfg(any(test, feature = "test-hooks"))]
+pub use engine::testing::{fresh_postgres_database, TestEngine, POSTGRES_URL_VARIABLE};
+pub use engine::EngineChoice;
 pub use error::StorageError;
 pub use group::Committed;
 pub use ids::{CallId, RequestBatchId, RequestId, StepKey, BATCH_CAPACITY};

@@ -3,8 +3,8 @@
 
 use std::cell::RefCell;
 
-use sled::transaction::{ConflictableTransactionError, TransactionalTree};
-use sled::Transactional;
+use crate::engine::TxTree;
+use sled::transaction::ConflictableTransactionError;
 
 use crate::audit::{self, NewEvent};
 use crate::codec::{decode, encode};
@@ -92,9 +92,9 @@ impl Store {
     /// change and its record are written together or not at all. Not durable until [`Store::durable`].
     pub(crate) fn audited<T>(
         &self,
-        trees: &[&sled::Tree],
+        trees: &[&crate::engine::Tree],
         events: &[NewEvent],
-        body: impl Fn(&[TransactionalTree]) -> Result<T, ConflictableTransactionError<StorageError>>,
+        body: impl Fn(&[TxTree]) -> Result<T, ConflictableTransactionError<StorageError>>,
     ) -> Result<T, StorageError> {
         self.audited_if_changed(trees, events, |views| Ok((body(views)?, true)))
     }
@@ -103,19 +103,17 @@ impl Store {
     /// appended only with a change.
     pub(crate) fn audited_if_changed<T>(
         &self,
-        trees: &[&sled::Tree],
+        trees: &[&crate::engine::Tree],
         events: &[NewEvent],
-        body: impl Fn(
-            &[TransactionalTree],
-        ) -> Result<(T, bool), ConflictableTransactionError<StorageError>>,
+        body: impl Fn(&[TxTree]) -> Result<(T, bool), ConflictableTransactionError<StorageError>>,
     ) -> Result<T, StorageError> {
         let _open = self.group.gate.read().expect("write gate");
-        let mut all: Vec<&sled::Tree> = trees.to_vec();
+        let mut all: Vec<&crate::engine::Tree> = trees.to_vec();
         all.push(&self.audit);
         // Held until the transaction has committed, so the chain grows one transaction at a time.
         let mut head = self.group.chain.head();
         let appended = RefCell::new(None);
-        let value = all.as_slice().transaction(|views| {
+        let value = crate::engine::transaction(&all, |views| {
             let (audit_view, rest) = views.split_last().expect("the audit tree is last");
             let (value, changed) = body(rest)?;
             *appended.borrow_mut() = if changed {

@@ -10,13 +10,13 @@ use crate::codec::encode;
 use crate::decoded::Decoded;
 use crate::deliveries::enqueue_first_round;
 use crate::durability::Lane;
+use crate::engine::Bytes;
 use crate::group::{Committed, Job, Queued, Txn, Verdict};
 use crate::requests::{due_key, read_count, stored_request, IntakeRecord, Stored};
 use crate::seal::{Sealed, Sealer};
 use crate::{DeliveryRecord, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 use chrono::{DateTime, Utc};
 use sled::transaction::UnabortableTransactionError;
-use sled::IVec;
 use tokio::sync::oneshot;
 
 /// A booked request whose day has come.
@@ -119,7 +119,7 @@ impl Store {
         let sealer = Arc::clone(&self.sealer);
         let storing = self.deliveries.clone();
         let plain_delivery = delivery.as_ref().map(encode);
-        let mut encoded = IVec::from(self.sealer.seal(
+        let mut encoded = Bytes::from(self.sealer.seal(
             Sealed::Requests,
             id.as_bytes(),
             &encode(&record),
@@ -150,7 +150,7 @@ impl Store {
             // Sealed before a purge replaced keys: sealed again now.
             if sealer.generation() != generation {
                 encoded =
-                    IVec::from(sealer.seal(Sealed::Requests, id.as_bytes(), &encode(&*record)));
+                    Bytes::from(sealer.seal(Sealed::Requests, id.as_bytes(), &encode(&*record)));
                 if let (Some((_, stored)), Some(plain)) =
                     (delivery.as_mut(), plain_delivery.as_ref())
                 {
@@ -242,7 +242,7 @@ fn write_request_update(
     };
     let before = Standing::of(&record);
     change(&mut record);
-    let encoded = IVec::from(sealer.seal(Sealed::Requests, id.as_bytes(), &encode(&record)));
+    let encoded = Bytes::from(sealer.seal(Sealed::Requests, id.as_bytes(), &encode(&record)));
     let record = Arc::new(record);
     store_written(txn, decoded, id, before, &record, encoded)?;
     Ok(Ok(record))
@@ -256,7 +256,7 @@ fn store_written(
     id: &RequestId,
     before: Standing,
     record: &Arc<RequestRecord>,
-    encoded: IVec,
+    encoded: Bytes,
 ) -> Result<(), UnabortableTransactionError> {
     txn.requests.insert(id.as_bytes(), encoded.clone())?;
     reindex(txn, id, before, Standing::of(record))?;

@@ -7,6 +7,8 @@ use std::time::Duration;
 use crate::codec::Storing;
 use crate::decoded::Decoded;
 use crate::durability::{FlushStats, Flusher, Lane};
+use crate::engine::postgres::Pg;
+use crate::engine::{Db, EngineChoice};
 use crate::group::{GroupTrees, Job};
 use crate::opening::{open_db_when_released, sled_dir, unlock, RELEASE_WAIT};
 use crate::requests::IntakeRecord;
@@ -31,21 +33,21 @@ pub(crate) const DECODED_CHUNKS: usize = 64;
 /// Handle on the open store; cheap to clone, shared by every layer above.
 #[derive(Clone)]
 pub struct Store {
-    db: sled::Db,
-    pub(crate) accounts: sled::Tree,
-    pub(crate) credential_keys: sled::Tree,
-    pub(crate) schema_heads: sled::Tree,
-    pub(crate) schema_versions: sled::Tree,
-    pub(crate) payers: sled::Tree,
-    pub(crate) delivery_attempts: sled::Tree,
-    pub(crate) meta: sled::Tree,
+    db: Db,
+    pub(crate) accounts: crate::engine::Tree,
+    pub(crate) credential_keys: crate::engine::Tree,
+    pub(crate) schema_heads: crate::engine::Tree,
+    pub(crate) schema_versions: crate::engine::Tree,
+    pub(crate) payers: crate::engine::Tree,
+    pub(crate) delivery_attempts: crate::engine::Tree,
+    pub(crate) meta: crate::engine::Tree,
     /// The audit log (also reachable through `group`, which appends to it).
-    pub(crate) audit: sled::Tree,
-    pub(crate) operators: sled::Tree,
-    pub(crate) data_keys: sled::Tree,
-    pub(crate) shreds: sled::Tree,
-    pub(crate) purged_calls: sled::Tree,
-    pub(crate) operator_tokens: sled::Tree,
+    pub(crate) audit: crate::engine::Tree,
+    pub(crate) operators: crate::engine::Tree,
+    pub(crate) data_keys: crate::engine::Tree,
+    pub(crate) shreds: crate::engine::Tree,
+    pub(crate) purged_calls: crate::engine::Tree,
+    pub(crate) operator_tokens: crate::engine::Tree,
     /// The request and delivery trees, which grouped writes touch (and writes that run alone, through
     /// [`GroupTrees::apply_one`]).
     pub(crate) group: GroupTrees,
@@ -81,17 +83,36 @@ impl Store {
         cache_bytes: u64,
         key: &KeySource,
     ) -> Result<Store, StorageError> {
+        Store::open_on(dir, cache_bytes, key, &EngineChoice::Sled)
+    }
+
+    /// [`Store::open_sealed`] on the engine `engine`. With PostgreSQL, `dir` keeps the keyring (and the
+    /// master key when it is kept beside the data); the records live in the database.
+    pub fn open_on(
+        dir: &Path,
+        cache_bytes: u64,
+        key: &KeySource,
+        engine: &EngineChoice,
+    ) -> Result<Store, StorageError> {
         let (_, keyring) = unlock(dir, key)?;
         let sealer = Arc::new(Sealer::new(keyring));
-        let migrated = crate::seal::seal_plaintext_store(dir, &sealer, cache_bytes)?.map(Arc::new);
-        let db = open_db_when_released(&sled_dir(dir), cache_bytes, RELEASE_WAIT)?;
+        let (db, migrated) = match engine {
+            EngineChoice::Sled => {
+                let migrated = crate::seal::seal_plaintext_store(dir, &sealer, cache_bytes)?;
+                let db = open_db_when_released(&sled_dir(dir), cache_bytes, RELEASE_WAIT)?;
+                (Db::Sled(db), migrated.map(Arc::new))
+            }
+            EngineChoice::Postgres { url } => (Db::Postgres(Pg::open(url)?), None),
+        };
         sealer
             .overrides
             .load(&db.open_tree(trees::DATA_KEYS)?, &sealer.keyring)?;
         let group = GroupTrees::open(&db)?;
-        group
-            .chain
-            .keep_read_journal(&sled_dir(dir), &group.audit, &db)?;
+        if !db.commits_are_durable() {
+            group
+                .chain
+                .keep_read_journal(&sled_dir(dir), &group.audit, &db)?;
+        }
         let sealed = |tree| Storing::Sealed(Arc::clone(&sealer), tree);
         let store = Store {
             accounts: db.open_tree(trees::ACCOUNTS)?,

@@ -87,7 +87,7 @@ pub(crate) fn path(dir: &Path) -> PathBuf {
 /// from it; answers how many events came back. The caller flushes before the journal is emptied.
 pub(crate) fn replay(
     path: &Path,
-    tree: &sled::Tree,
+    tree: &crate::engine::Tree,
     chain: &AuditChain,
 ) -> Result<u64, StorageError> {
     let mut bytes = Vec::new();

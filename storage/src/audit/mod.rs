@@ -21,7 +21,8 @@ pub use query::{AuditFilter, AuditPage, Verified};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use sled::transaction::{TransactionalTree, UnabortableTransactionError};
+use crate::engine::TxTree;
+use sled::transaction::UnabortableTransactionError;
 
 use crate::{StorageError, Store};
 
@@ -58,7 +59,7 @@ struct Reads {
 
 impl AuditChain {
     /// The chain as `tree` holds it.
-    pub(crate) fn load(tree: &sled::Tree) -> Result<AuditChain, StorageError> {
+    pub(crate) fn load(tree: &crate::engine::Tree) -> Result<AuditChain, StorageError> {
         let head = match tree.last()? {
             Some((_, block)) => {
                 let events = query::decode_block(&block)?;
@@ -85,8 +86,8 @@ impl AuditChain {
     pub(crate) fn keep_read_journal(
         &self,
         dir: &std::path::Path,
-        tree: &sled::Tree,
-        db: &sled::Db,
+        tree: &crate::engine::Tree,
+        db: &crate::engine::Db,
     ) -> Result<(), StorageError> {
         let path = journal::path(dir);
         let replayed = journal::replay(&path, tree, self)?;
@@ -152,7 +153,7 @@ impl AuditChain {
 /// Appends `events` after `head` in blocks in `audit` (inside a transaction); answers the new head. The
 /// caller stores it once the transaction has committed.
 pub(crate) fn append(
-    audit: &TransactionalTree,
+    audit: &TxTree,
     head: &Head,
     events: impl IntoIterator<Item = NewEvent>,
 ) -> Result<Head, UnabortableTransactionError> {
@@ -167,7 +168,7 @@ pub(crate) fn append(
 /// and a transaction per half second of reads would take sled's global write lock for nothing. With
 /// `unflushed` (no sled flush follows), the blocks go to the read journal too, on disk before this returns.
 pub(crate) fn append_plain(
-    audit: &sled::Tree,
+    audit: &crate::engine::Tree,
     chain_state: &AuditChain,
     events: Vec<NewEvent>,
     unflushed: bool,

@@ -74,7 +74,7 @@ async fn many_events_of_one_transaction_are_stored_in_bounded_blocks_and_chain_a
         .collect();
     store.audit_now(events).await.unwrap();
     assert_eq!(
-        store.audit.len(),
+        store.audit.iter().count(),
         10,
         "nine blocks of 256 events and one of 196"
     );

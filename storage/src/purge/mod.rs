@@ -10,8 +10,9 @@
 mod shred;
 mod test_hooks;
 
+use crate::engine::TxTree;
 use chrono::{DateTime, Utc};
-use sled::transaction::{ConflictableTransactionError, TransactionalTree};
+use sled::transaction::ConflictableTransactionError;
 
 use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
@@ -89,7 +90,7 @@ impl Store {
     }
 
     /// Inside the purge's transaction: removes what is stored for `id` and marks its key for replacing.
-    fn remove_request(&self, t: &[TransactionalTree], id: &RequestId) -> Tx<Option<RequestRecord>> {
+    fn remove_request(&self, t: &[TxTree], id: &RequestId) -> Tx<Option<RequestRecord>> {
         let (
             requests,
             intake,
@@ -185,8 +186,8 @@ impl Store {
     /// Members of `batch` other than `purged` that are still stored.
     fn live_members(
         &self,
-        requests: &TransactionalTree,
-        intake: &TransactionalTree,
+        requests: &TxTree,
+        intake: &TxTree,
         batch: &RequestBatchId,
         purged: &RequestId,
     ) -> Result<u32, StorageError> {
@@ -211,11 +212,7 @@ impl Store {
         Ok(live)
     }
 
-    fn still_in_batch(
-        &self,
-        intake: &TransactionalTree,
-        id: &RequestId,
-    ) -> Result<bool, StorageError> {
+    fn still_in_batch(&self, intake: &TxTree, id: &RequestId) -> Result<bool, StorageError> {
         let Some((key, index)) = member_slot(id) else {
             return Ok(false);
         };
@@ -229,9 +226,9 @@ impl Store {
     /// Removes a batch none of whose members is left: its chunks, listing entry and due entry.
     fn remove_batch(
         &self,
-        intake: &TransactionalTree,
-        index: &TransactionalTree,
-        due: &TransactionalTree,
+        intake: &TxTree,
+        index: &TxTree,
+        due: &TxTree,
         batch: &RequestBatchId,
         record: &RequestRecord,
     ) -> Result<(), StorageError> {
@@ -318,7 +315,7 @@ impl Store {
 }
 
 /// Records that `owner`'s key is to be replaced (and, with `rekey`, its other members sealed again).
-fn mark_for_shred(shreds: &TransactionalTree, owner: &[u8], rekey: bool) -> Tx<()> {
+fn mark_for_shred(shreds: &TxTree, owner: &[u8], rekey: bool) -> Tx<()> {
     shreds.insert(owner, vec![u8::from(rekey)])?;
     Ok(())
 }

@@ -31,7 +31,7 @@ impl Store {
     }
 
     pub(crate) fn complete_shreds(&self) -> Result<(), StorageError> {
-        if self.shreds.is_empty() {
+        if self.shreds.is_empty()? {
             return Ok(());
         }
         let _held = self.group.gate.write().expect("write gate");
@@ -77,7 +77,7 @@ impl Store {
                 }
             }
         }
-        let mut kept = sled::Batch::default();
+        let mut kept = crate::engine::Batch::default();
         for (other, key) in survivors {
             kept.insert(
                 other.clone(),
@@ -151,7 +151,7 @@ impl Store {
             let sealed = self
                 .sealer
                 .seal_under(tree, &stored_key, &plain, vault, &key);
-            let into: &mut sled::Batch = match tree {
+            let into: &mut crate::engine::Batch = match tree {
                 Sealed::Intake => &mut intake,
                 Sealed::Requests => &mut requests,
                 _ => &mut deliveries,

@@ -10,9 +10,9 @@
 
 use std::sync::Arc;
 
+use crate::engine::Bytes;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sled::IVec;
 
 use super::due_key;
 use crate::codec::{encode, Record};
@@ -204,7 +204,7 @@ impl Store {
 /// own (whose bytes are given, for the decoded copies).
 pub(crate) enum Stored {
     /// `requests` holds the record: these bytes.
-    Own(IVec),
+    Own(Bytes),
     /// Only its batch holds it, as created.
     InBatch(Arc<RequestRecord>),
 }

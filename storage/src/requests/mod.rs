@@ -185,7 +185,7 @@ impl Store {
     /// deep it is.
     fn page(
         &self,
-        index: &sled::Tree,
+        index: &crate::engine::Tree,
         prefix: &[u8],
         window: Option<(DateTime<Utc>, DateTime<Utc>)>,
         cursor: Option<&Cursor>,

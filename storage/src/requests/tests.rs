@@ -4,14 +4,32 @@
 use super::*;
 use crate::codec::{decode, encode};
 use crate::seal::Sealed;
-use crate::{DeliveryRecord, DueEntry, RequestState};
+use crate::{DeliveryRecord, DueEntry, RequestState, TestEngine};
 use intake::{chunk_key, CHUNK};
 
 fn open() -> (tempfile::TempDir, Store) {
+    open_on(TestEngine::Sled)
+}
+
+fn open_on(engine: TestEngine) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = engine.open(dir.path()).unwrap();
     (dir, store)
 }
+
+// The tests that hold for any engine, each run on sled and on PostgreSQL.
+crate::on_both_engines!(
+    a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing,
+    listing_is_newest_first_within_the_window_and_pages_by_keyset,
+    only_requests_whose_day_has_begun_are_due,
+    a_batch_lists_regardless_of_dates_newest_first_and_pages_inside_it,
+    a_request_not_named_by_its_place_in_its_batch_is_declined_whole,
+    concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_nothing,
+    a_grouped_update_is_durable_and_a_missing_request_is_declined,
+    a_final_record_replaces_the_running_one_once_and_leaves_the_active_index,
+    a_batch_larger_than_a_chunk_reads_lists_and_retires_whole,
+    a_batch_member_gets_a_record_of_its_own_at_its_first_change_and_the_batch_retires_after_the_last,
+);
 
 /// The batch a test request named `name` is stored in alone: a UUID v7 drawn from the name, so the same
 /// name always names the same request.
@@ -84,9 +102,8 @@ fn scope(environment: Environment) -> Scope {
     Scope::new("acme", environment)
 }
 
-#[tokio::test]
-async fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing() {
-    let (_dir, store) = open();
+async fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing(engine: TestEngine) {
+    let (_dir, store) = open_on(engine);
     let first = record("r1", Environment::Production, Some("key"), 1_000);
     let sandbox = record("r3", Environment::Sandbox, Some("key"), 3_000);
     stored(&store, vec![first.clone(), sandbox]).await;
@@ -142,9 +159,8 @@ fn a_request_written_before_compression_reads_the_same() {
     assert_eq!(store.request(&"old".into()).unwrap().unwrap(), old);
 }
 
-#[tokio::test]
-async fn listing_is_newest_first_within_the_window_and_pages_by_keyset() {
-    let (_dir, store) = open();
+async fn listing_is_newest_first_within_the_window_and_pages_by_keyset(engine: TestEngine) {
+    let (_dir, store) = open_on(engine);
     let records: Vec<RequestRecord> = (0..25)
         .map(|i| {
             record(
@@ -192,9 +208,8 @@ async fn listing_is_newest_first_within_the_window_and_pages_by_keyset() {
         .is_empty());
 }
 
-#[tokio::test]
-async fn only_requests_whose_day_has_begun_are_due() {
-    let (_dir, store) = open();
+async fn only_requests_whose_day_has_begun_are_due(engine: TestEngine) {
+    let (_dir, store) = open_on(engine);
     let mut today = record("today", Environment::Production, None, 1);
     today.due_at = "2026-11-23T05:00:00Z".parse().unwrap();
     let mut tomorrow = record("tomorrow", Environment::Production, None, 2);
@@ -229,9 +244,8 @@ fn ids_of(records: &[RequestRecord]) -> Vec<RequestId> {
     records.iter().map(|r| r.id.clone()).collect()
 }
 
-#[tokio::test]
-async fn a_batch_lists_regardless_of_dates_newest_first_and_pages_inside_it() {
-    let (_dir, store) = open();
+async fn a_batch_lists_regardless_of_dates_newest_first_and_pages_inside_it(engine: TestEngine) {
+    let (_dir, store) = open_on(engine);
     let members = batch(5, 1);
     let other = batch(2, 5);
     stored(&store, members.iter().chain(&other).cloned().collect()).await;
@@ -344,15 +358,15 @@ fn store_old_layout(store: &Store, record: &RequestRecord) {
         .unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_member_gets_a_record_of_its_own_at_its_first_change_and_the_batch_retires_after_the_last(
+    engine: TestEngine,
 ) {
-    let (_dir, store) = open();
+    let (_dir, store) = open_on(engine);
     let members = batch(3, 1_000);
     stored(&store, members.clone()).await;
     let (due_at, batch_id) = (members[0].due_at, members[0].batch_id.clone());
     assert!(
-        store.group.requests.is_empty(),
+        store.group.requests.is_empty().unwrap(),
         "created whole, not one by one"
     );
     assert_eq!(store.request(&members[1].id).unwrap().unwrap(), members[1]);
@@ -413,16 +427,17 @@ async fn a_batch_member_gets_a_record_of_its_own_at_its_first_change_and_the_bat
     assert_eq!(listed[1], started);
 }
 
-#[tokio::test]
-async fn a_request_not_named_by_its_place_in_its_batch_is_declined_whole() {
-    let (_dir, store) = open();
+async fn a_request_not_named_by_its_place_in_its_batch_is_declined_whole(engine: TestEngine) {
+    let (_dir, store) = open_on(engine);
     let mut members = batch(2, 1_000);
     members.swap(0, 1);
     let committed = store.commit_requests(Arc::new(members.clone())).await;
     assert!(
         matches!(committed.outcome, Err(StorageError::NotABatchMember(id)) if id == members[0].id)
     );
-    assert!(store.group.intake.is_empty() && store.group.request_index.is_empty());
+    assert!(
+        store.group.intake.is_empty().unwrap() && store.group.request_index.is_empty().unwrap()
+    );
     let day = members[0].due_date;
     assert!(store
         .bookings(&scope(Environment::Production), day, day)
@@ -430,9 +445,10 @@ async fn a_request_not_named_by_its_place_in_its_batch_is_declined_whole() {
         .is_empty());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_nothing() {
-    let (_dir, store) = open();
+async fn concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_nothing(
+    engine: TestEngine,
+) {
+    let (_dir, store) = open_on(engine);
     let mut tasks = Vec::new();
     for i in 0..100 {
         let store = store.clone();
@@ -491,9 +507,8 @@ async fn concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_noth
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_grouped_update_is_durable_and_a_missing_request_is_declined() {
-    let (_dir, store) = open();
+async fn a_grouped_update_is_durable_and_a_missing_request_is_declined(engine: TestEngine) {
+    let (_dir, store) = open_on(engine);
     stored(
         &store,
         vec![record("r1", Environment::Production, None, 1_000)],
@@ -599,9 +614,10 @@ fn delivery(request_id: &RequestId, payload: &str) -> DeliveryRecord {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_index() {
-    let (_dir, store) = open();
+async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_index(
+    engine: TestEngine,
+) {
+    let (_dir, store) = open_on(engine);
     let created = record("r1", Environment::Production, None, 1_000);
     stored(&store, vec![created.clone()]).await;
     let running = store
@@ -693,13 +709,12 @@ async fn a_lone_request_and_a_batch_booked_for_today_are_stored_plain_and_others
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_batch_larger_than_a_chunk_reads_lists_and_retires_whole() {
-    let (_dir, store) = open();
+async fn a_batch_larger_than_a_chunk_reads_lists_and_retires_whole(engine: TestEngine) {
+    let (_dir, store) = open_on(engine);
     let members = batch(2 * CHUNK + 3, 1_000);
     stored(&store, members.clone()).await;
     let batch_id = members[0].batch_id.clone();
-    assert_eq!(store.group.intake.len(), 3, "three chunks");
+    assert_eq!(store.group.intake.iter().count(), 3, "three chunks");
     for member in [
         &members[0],
         &members[CHUNK - 1],
@@ -732,7 +747,7 @@ async fn a_batch_larger_than_a_chunk_reads_lists_and_retires_whole() {
     }
     let retire = [(members[0].due_at, batch_id.clone())];
     assert_eq!(store.retire_batches(&retire).unwrap(), 1);
-    assert_eq!(store.group.intake.len(), 1, "only the count stays");
+    assert_eq!(store.group.intake.iter().count(), 1, "only the count stays");
     assert_eq!(
         ids_of(
             &store

@@ -37,7 +37,11 @@ pub(crate) struct Overrides {
 
 impl Overrides {
     /// Loads every entry of `tree`.
-    pub(crate) fn load(&self, tree: &sled::Tree, keyring: &Keyring) -> Result<(), StorageError> {
+    pub(crate) fn load(
+        &self,
+        tree: &crate::engine::Tree,
+        keyring: &Keyring,
+    ) -> Result<(), StorageError> {
         let mut kept = self.kept.write().expect("overrides");
         kept.clear();
         for entry in tree.iter() {

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Sourced by scripts/test.sh: starts a private PostgreSQL cluster for the tests of the PostgreSQL engine and
+# exports SWITCHBOARD_TEST_POSTGRES_URL, the URL of a superuser that may create a database per test. The
+# cluster lives in a temporary directory, listens on 127.0.0.1 on a free port, and is stopped and removed
+# when the sourcing shell exits. Debian's `postgresql` package is installed when no server is found and
+# apt is usable (root). With SWITCHBOARD_TEST_POSTGRES_URL already set, nothing is started: the tests use
+# that server.
+
+postgres_bin() {
+  ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
+}
+
+start_test_postgres() {
+  if [ -n "${SWITCHBOARD_TEST_POSTGRES_URL:-}" ]; then
+    return
+  fi
+  if [ -z "$(postgres_bin)" ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "--- installing Debian's postgresql for the PostgreSQL engine's tests"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  fi
+  local bin
+  bin="$(postgres_bin)"
+  if [ -z "$bin" ]; then
+    echo "PostgreSQL is not installed: install Debian's postgresql package, or set SWITCHBOARD_TEST_POSTGRES_URL" >&2
+    exit 1
+  fi
+  PG_TEST_DIR="$(mktemp -d /tmp/switchboard-postgres.XXXXXX)"
+  # initdb and the server refuse to run as root: as root they run as the package's `postgres` user.
+  local as=()
+  if [ "$(id -u)" = "0" ]; then
+    chown postgres "$PG_TEST_DIR"
+    as=(runuser -u postgres --)
+  fi
+  local port
+  port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  "${as[@]}" "$bin/initdb" -D "$PG_TEST_DIR/data" -U switchboard --auth=trust --no-sync >/dev/null
+  "${as[@]}" "$bin/pg_ctl" -D "$PG_TEST_DIR/data" -l "$PG_TEST_DIR/server.log" -w \
+    -o "-p $port -k $PG_TEST_DIR -c listen_addresses=127.0.0.1 -c max_connections=400" start >/dev/null
+  PG_TEST_STOP=("${as[@]}" "$bin/pg_ctl" -D "$PG_TEST_DIR/data" -m fast -w stop)
+  trap stop_test_postgres EXIT
+  export SWITCHBOARD_TEST_POSTGRES_URL="postgres://switchboard@127.0.0.1:$port/postgres"
+  echo "--- PostgreSQL $("$bin/postgres" --version | awk '{print $3}') for the tests at 127.0.0.1:$port"
+}
+
+stop_test_postgres() {
+  "${PG_TEST_STOP[@]}" >/dev/null 2>&1 || true
+  rm -rf "$PG_TEST_DIR"
+}

@@ -1,0 +1,322 @@
+//! The engines under the store: ordered key/value trees with transactions across trees. Every operation of
+//! the store (sealing, the audit chain, the layouts of `trees`) is written once against this surface, so
+//! the embedded sled store and PostgreSQL keep the same invariants by running the same code.
+//!
+//! The surface is sled's own (a tree per kind of record, keys compared as bytes, a transaction that may run
+//! its body again), since sled is the engine the store was built on. PostgreSQL maps it onto one table of
+//! `(tree, key, value)` rows and serializable transactions, which retry exactly where sled's do (see
+//! [`postgres`]). The error vocabulary is sled's too: a PostgreSQL failure arrives as an I/O error.
+
+mod iter;
+pub(crate) mod postgres;
+#[cfg(any(test, feature = "test-hooks"))]
+pub mod testing;
+
+use std::ops::{Bound, RangeBounds};
+
+use sled::transaction::{
+    ConflictableTransactionError, TransactionError, TransactionalTree, UnabortableTransactionError,
+};
+use sled::{CompareAndSwapError, Transactional};
+
+pub(crate) use iter::Iter;
+
+/// A stored key or value: a cheaply cloned byte buffer.
+pub(crate) type Bytes = sled::IVec;
+
+/// Which engine a store runs on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum EngineChoice {
+    /// sled in `{data_dir}/store`, the default.
+    #[default]
+    Sled,
+    /// A PostgreSQL database, its schema made by `switchboard migrate`.
+    Postgres {
+        /// `postgres://user:password@host:port/database`.
+        url: String,
+    },
+}
+
+impl EngineChoice {
+    /// `sled` or `postgres`, for logs and errors.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EngineChoice::Sled => "sled",
+            EngineChoice::Postgres { .. } => "postgres",
+        }
+    }
+}
+
+/// An open engine.
+#[derive(Clone)]
+pub(crate) enum Db {
+    Sled(sled::Db),
+    Postgres(postgres::Pg),
+}
+
+impl Db {
+    pub(crate) fn open_tree(&self, name: &str) -> sled::Result<Tree> {
+        Ok(match self {
+            Db::Sled(db) => Tree::Sled(db.open_tree(name)?),
+            Db::Postgres(pg) => Tree::Postgres(pg.tree(name)),
+        })
+    }
+
+    /// Makes every write so far durable. A PostgreSQL commit already is.
+    pub(crate) fn flush(&self) -> sled::Result<()> {
+        match self {
+            Db::Sled(db) => db.flush().map(drop),
+            Db::Postgres(_) => Ok(()),
+        }
+    }
+
+    /// A unique, increasing number.
+    pub(crate) fn generate_id(&self) -> sled::Result<u64> {
+        match self {
+            Db::Sled(db) => db.generate_id(),
+            Db::Postgres(pg) => pg.generate_id(),
+        }
+    }
+
+    /// Whether commits are durable when they return, so no flush needs to follow them.
+    pub(crate) fn commits_are_durable(&self) -> bool {
+        matches!(self, Db::Postgres(_))
+    }
+}
+
+/// One tree: keys in byte order.
+#[derive(Clone)]
+pub(crate) enum Tree {
+    Sled(sled::Tree),
+    Postgres(postgres::PgTree),
+}
+
+impl Tree {
+    pub(crate) fn get(&self, key: impl AsRef<[u8]>) -> sled::Result<Option<Bytes>> {
+        match self {
+            Tree::Sled(tree) => tree.get(key),
+            Tree::Postgres(tree) => tree.get(key.as_ref()),
+        }
+    }
+
+    pub(crate) fn contains_key(&self, key: impl AsRef<[u8]>) -> sled::Result<bool> {
+        Ok(self.get(key)?.is_some())
+    }
+
+    /// Writes `value` under `key`, answering what it replaced.
+    pub(crate) fn insert(
+        &self,
+        key: impl AsRef<[u8]>,
+        value: impl Into<Bytes>,
+    ) -> sled::Result<Option<Bytes>> {
+        match self {
+            Tree::Sled(tree) => tree.insert(key, value),
+            Tree::Postgres(tree) => tree.insert(key.as_ref(), &value.into()),
+        }
+    }
+
+    /// Removes `key`, answering what it held.
+    pub(crate) fn remove(&self, key: impl AsRef<[u8]>) -> sled::Result<Option<Bytes>> {
+        match self {
+            Tree::Sled(tree) => tree.remove(key),
+            Tree::Postgres(tree) => tree.remove(key.as_ref()),
+        }
+    }
+
+    pub(crate) fn first(&self) -> sled::Result<Option<(Bytes, Bytes)>> {
+        self.iter().next().transpose()
+    }
+
+    pub(crate) fn last(&self) -> sled::Result<Option<(Bytes, Bytes)>> {
+        self.iter().next_back().transpose()
+    }
+
+    pub(crate) fn iter(&self) -> Iter {
+        self.range::<&[u8], _>(..)
+    }
+
+    pub(crate) fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
+        match self {
+            Tree::Sled(tree) => Iter::Sled(tree.range(range)),
+            Tree::Postgres(tree) => Iter::Postgres(tree.range(
+                bound_bytes(range.start_bound()),
+                bound_bytes(range.end_bound()),
+            )),
+        }
+    }
+
+    pub(crate) fn scan_prefix(&self, prefix: impl AsRef<[u8]>) -> Iter {
+        match self {
+            Tree::Sled(tree) => Iter::Sled(tree.scan_prefix(prefix)),
+            Tree::Postgres(tree) => {
+                let start = prefix.as_ref().to_vec();
+                let end = prefix_end(&start);
+                let end = match &end {
+                    Some(end) => Bound::Excluded(end.clone()),
+                    None => Bound::Unbounded,
+                };
+                Iter::Postgres(tree.range(Bound::Included(start), end))
+            }
+        }
+    }
+
+    /// Applies every write of `batch` atomically.
+    pub(crate) fn apply_batch(&self, batch: Batch) -> sled::Result<()> {
+        match self {
+            Tree::Sled(tree) => {
+                let mut sled_batch = sled::Batch::default();
+                for (key, value) in batch.0 {
+                    match value {
+                        Some(value) => sled_batch.insert(key, value),
+                        None => sled_batch.remove(key),
+                    }
+                }
+                tree.apply_batch(sled_batch)
+            }
+            Tree::Postgres(tree) => tree.apply_batch(batch.0),
+        }
+    }
+
+    /// Writes `new` under `key` only if it holds `old` now (`None`: absent).
+    pub(crate) fn compare_and_swap(
+        &self,
+        key: impl AsRef<[u8]>,
+        old: Option<&[u8]>,
+        new: Option<&[u8]>,
+    ) -> sled::Result<Result<(), CompareAndSwapError>> {
+        match self {
+            Tree::Sled(tree) => tree.compare_and_swap(key, old, new),
+            Tree::Postgres(tree) => tree.compare_and_swap(key.as_ref(), old, new),
+        }
+    }
+
+    /// Replaces the value under `key` with what `change` makes of it, atomically.
+    pub(crate) fn update_and_fetch(
+        &self,
+        key: impl AsRef<[u8]>,
+        change: impl FnMut(Option<&[u8]>) -> Option<Vec<u8>>,
+    ) -> sled::Result<Option<Bytes>> {
+        match self {
+            Tree::Sled(tree) => tree.update_and_fetch(key, change),
+            Tree::Postgres(tree) => tree.update_and_fetch(key.as_ref(), change),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> sled::Result<bool> {
+        Ok(self.first()?.is_none())
+    }
+}
+
+/// Writes applied together by [`Tree::apply_batch`].
+#[derive(Default)]
+pub(crate) struct Batch(Vec<(Bytes, Option<Bytes>)>);
+
+impl Batch {
+    pub(crate) fn insert(&mut self, key: impl Into<Bytes>, value: impl Into<Bytes>) {
+        self.0.push((key.into(), Some(value.into())));
+    }
+}
+
+/// A tree inside a transaction.
+#[derive(Clone)]
+pub(crate) enum TxTree {
+    Sled(TransactionalTree),
+    Postgres(postgres::PgTxTree),
+}
+
+/// What a transaction's read or write may fail with: a conflict (the body runs again) or the engine.
+pub(crate) type TxResult<T> = Result<T, UnabortableTransactionError>;
+
+impl TxTree {
+    pub(crate) fn get(&self, key: impl AsRef<[u8]>) -> TxResult<Option<Bytes>> {
+        match self {
+            TxTree::Sled(tree) => tree.get(key),
+            TxTree::Postgres(tree) => tree.get(key.as_ref()),
+        }
+    }
+
+    pub(crate) fn insert(
+        &self,
+        key: impl AsRef<[u8]> + Into<Bytes>,
+        value: impl Into<Bytes>,
+    ) -> TxResult<Option<Bytes>> {
+        match self {
+            TxTree::Sled(tree) => tree.insert(key, value),
+            TxTree::Postgres(tree) => tree.insert(key.as_ref(), &value.into()),
+        }
+    }
+
+    pub(crate) fn remove(&self, key: impl AsRef<[u8]> + Into<Bytes>) -> TxResult<Option<Bytes>> {
+        match self {
+            TxTree::Sled(tree) => tree.remove(key),
+            TxTree::Postgres(tree) => tree.remove(key.as_ref()),
+        }
+    }
+}
+
+/// Runs `body` in one transaction over `trees` (all of one engine), from scratch again whenever the engine
+/// reports a conflict; its writes are visible together or not at all.
+pub(crate) fn transaction<T, E>(
+    trees: &[&Tree],
+    body: impl Fn(&[TxTree]) -> Result<T, ConflictableTransactionError<E>>,
+) -> Result<T, TransactionError<E>> {
+    match trees.first() {
+        Some(Tree::Postgres(first)) => {
+            let names: Vec<&str> = trees
+                .iter()
+                .map(|tree| match tree {
+                    Tree::Postgres(tree) => tree.name(),
+                    Tree::Sled(_) => unreachable!("a transaction spans one engine"),
+                })
+                .collect();
+            first.pg().transaction(&names, body)
+        }
+        _ => {
+            let sled_trees: Vec<&sled::Tree> = trees
+                .iter()
+                .map(|tree| match tree {
+                    Tree::Sled(tree) => tree,
+                    Tree::Postgres(_) => unreachable!("a transaction spans one engine"),
+                })
+                .collect();
+            sled_trees.as_slice().transaction(|views| {
+                let views: Vec<TxTree> = views.iter().cloned().map(TxTree::Sled).collect();
+                body(&views)
+            })
+        }
+    }
+}
+
+/// The bound as owned bytes.
+fn bound_bytes<K: AsRef<[u8]>>(bound: Bound<&K>) -> Bound<Vec<u8>> {
+    match bound {
+        Bound::Included(key) => Bound::Included(key.as_ref().to_vec()),
+        Bound::Excluded(key) => Bound::Excluded(key.as_ref().to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// The first key after every key that starts with `prefix`; `None` when no key is (all `0xff`).
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < u8::MAX {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_end_of_a_prefix_is_the_first_key_past_all_it_starts() {
+        assert_eq!(prefix_end(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_end(&[1, 0xff]), Some(vec![2]));
+        assert_eq!(prefix_end(&[0xff, 0xff]), None);
+        assert_eq!(prefix_end(b""), None);
+    }
+}
