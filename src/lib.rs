@@ -19,6 +19,7 @@ pub mod intake;
 pub mod keys;
 pub mod memo;
 mod middleware;
+pub mod migrate;
 mod openapi;
 pub mod payers;
 pub mod provisioning;

@@ -38,6 +38,7 @@ fn main() -> ExitCode {
         Some(Command::Trace(args)) => return trace(args),
         Some(Command::Keys(command)) => return switchboard::keys::run(command),
         Some(Command::Backup(args)) => return switchboard::backup::run(args),
+        Some(Command::Migrate(args)) => return switchboard::migrate::run(&args),
         Some(Command::Healthcheck(args)) => return switchboard::healthcheck::run(&args.address),
         None => cli.serve,
     };

@@ -247,16 +247,24 @@ impl Application {
 /// sled's lock error names a lock file and an OS error, not what the operator should do about it.
 fn open_store(settings: &Settings, key: &KeySource) -> anyhow::Result<Store> {
     let data_dir = &settings.server.data_dir;
-    match Store::open_sealed(data_dir, settings.storage_cache_bytes, key) {
+    match Store::open_on(
+        data_dir,
+        settings.storage_cache_bytes,
+        key,
+        &settings.storage_engine,
+    ) {
         Ok(store) => Ok(store),
         Err(e) if e.is_held_elsewhere() => Err(anyhow::anyhow!(
             "another Switchboard holds the data directory {}: stop it first, or give this server \
              another data_dir",
             data_dir.display()
         )),
-        Err(e) => {
-            Err(e).with_context(|| format!("cannot open the store in {}", data_dir.display()))
-        }
+        Err(e) => Err(e).with_context(|| match &settings.storage_engine {
+            switchboard_storage::EngineChoice::Sled => {
+                format!("cannot open the store in {}", data_dir.display())
+            }
+            engine => format!("cannot open the store on {engine:?}"),
+        }),
     }
 }
 

@@ -79,6 +79,17 @@ pub(crate) struct RawTelemetry {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawStorage {
     pub cache_capacity_mb: Option<u64>,
+    pub kind: Option<StorageKind>,
+    /// The database's URL, password included: kept out of logs like every secret.
+    pub url: Option<Secret>,
+}
+
+/// `[storage] kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum StorageKind {
+    Sled,
+    Postgres,
 }
 
 #[derive(Debug, Deserialize)]

@@ -45,6 +45,8 @@ pub struct Settings {
     /// `[storage] cache_capacity_mb`, in bytes: the store's page cache. Bounds resident memory whatever
     /// the number of stored requests.
     pub storage_cache_bytes: u64,
+    /// `[storage] kind` and `url`: the engine the store runs on.
+    pub storage_engine: switchboard_storage::EngineChoice,
     /// `[encryption] key_file`: the master key's file, unless `SWITCHBOARD_MASTER_KEY` gives the key
     /// itself; with neither, the key is kept beside the data.
     pub master_key_file: Option<PathBuf>,
@@ -274,6 +276,7 @@ impl Settings {
             Some(mb) => mb.saturating_mul(1 << 20),
             None => switchboard_storage::DEFAULT_CACHE_BYTES,
         };
+        let storage_engine = validate_engine(&raw.storage)?;
         let master_key_file = match raw.encryption.key_file {
             Some(path) if path.trim().is_empty() => {
                 return Err(SpecError::new(
@@ -323,6 +326,7 @@ impl Settings {
             webhooks,
             electronic,
             storage_cache_bytes,
+            storage_engine,
             master_key_file,
             telemetry,
             accounts,
@@ -337,5 +341,35 @@ impl Settings {
     /// The settings of the dialer of `kind`, when production requests may go to it.
     pub fn dialer_of(&self, kind: DialerKind) -> Option<&DialerSettings> {
         self.dialers.iter().find(|d| d.kind() == kind)
+    }
+}
+
+/// `[storage] kind` and `url`: sled unless PostgreSQL is named, and a URL exactly when it is.
+fn validate_engine(
+    storage: &super::raw::RawStorage,
+) -> Result<switchboard_storage::EngineChoice, SpecError> {
+    use super::raw::StorageKind;
+    match (storage.kind.unwrap_or(StorageKind::Sled), &storage.url) {
+        (StorageKind::Sled, None) => Ok(switchboard_storage::EngineChoice::Sled),
+        (StorageKind::Sled, Some(_)) => Err(SpecError::new(
+            "storage.url",
+            "applies to kind = \"postgres\" only; set kind = \"postgres\" or remove it",
+        )),
+        (StorageKind::Postgres, None) => Err(SpecError::new(
+            "storage.url",
+            "is required with kind = \"postgres\" (postgres://user:password@host:port/database)",
+        )),
+        (StorageKind::Postgres, Some(url)) => {
+            let url = url.expose().trim();
+            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                return Err(SpecError::new(
+                    "storage.url",
+                    "must be a postgres:// or postgresql:// URL",
+                ));
+            }
+            Ok(switchboard_storage::EngineChoice::Postgres {
+                url: url.to_owned(),
+            })
+        }
     }
 }

@@ -60,7 +60,19 @@ struct Inner {
     pool: Mutex<Vec<Arc<Conn>>>,
     returned: Condvar,
     /// Drives every connection's task; declared last, so it is dropped after the clients.
-    _runtime: tokio::runtime::Runtime,
+    _runtime: IoRuntime,
+}
+
+/// The connections' runtime, shut down without waiting when dropped: the store may be closed, or fail to
+/// open, on a thread of another runtime, where a plain drop of a runtime panics.
+struct IoRuntime(Option<tokio::runtime::Runtime>);
+
+impl Drop for IoRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 /// A connection and its prepared statements.
@@ -110,6 +122,7 @@ impl Pg {
             .enable_all()
             .build()
             .map_err(|e| StorageError::Database(format!("cannot start its I/O thread: {e}")))?;
+        let runtime = IoRuntime(Some(runtime));
         let shared = connect(&runtime, url)?;
         check_schema(&shared.client)?;
         let pool = (0..TRANSACTION_CONNECTIONS)
@@ -225,7 +238,8 @@ fn run_transaction<T, E>(
     }
 }
 
-fn connect(runtime: &tokio::runtime::Runtime, url: &str) -> Result<Arc<Conn>, StorageError> {
+fn connect(runtime: &IoRuntime, url: &str) -> Result<Arc<Conn>, StorageError> {
+    let runtime = runtime.0.as_ref().expect("the runtime runs until dropped");
     let url = url.to_owned();
     let unreachable = |e: tokio_postgres::Error| {
         StorageError::Database(format!("cannot connect to the database: {e}"))
