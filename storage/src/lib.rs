@@ -44,7 +44,9 @@ pub use engine::postgres::{
     migrate as migrate_postgres, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION,
 };
 #[cfg(any(test, feature = "test-hooks"))]
-pub use engine::testing::{fresh_postgres_database, TestEngine, POSTGRES_URL_VARIABLE};
+pub use engine::testing::{
+    empty_postgres_database, fresh_postgres_database, TestEngine, POSTGRES_URL_VARIABLE,
+};
 pub use engine::EngineChoice;
 pub use error::StorageError;
 pub use group::Committed;

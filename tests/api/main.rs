@@ -26,6 +26,7 @@ mod operators;
 mod orchestration;
 mod payer_lookup;
 mod phi_logs;
+mod postgres;
 mod purge;
 mod receiver;
 mod redelivery;

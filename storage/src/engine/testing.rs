@@ -11,6 +11,13 @@ pub const POSTGRES_URL_VARIABLE: &str = "SWITCHBOARD_TEST_POSTGRES_URL";
 
 /// A new, migrated database of its own on the test server, by URL.
 pub fn fresh_postgres_database() -> String {
+    let url = empty_postgres_database();
+    crate::migrate_postgres(&url).expect("the test database migrates");
+    url
+}
+
+/// A new database of its own on the test server, without Switchboard's schema, by URL.
+pub fn empty_postgres_database() -> String {
     let admin = std::env::var(POSTGRES_URL_VARIABLE).unwrap_or_else(|_| {
         panic!(
             "{POSTGRES_URL_VARIABLE} is not set: run the tests with scripts/test.sh, which starts \
@@ -41,9 +48,7 @@ pub fn fresh_postgres_database() -> String {
     .join()
     .expect("the test database is created");
     let (server, _) = admin.rsplit_once('/').expect("a URL that names a database");
-    let url = format!("{server}/{name}");
-    crate::migrate_postgres(&url).expect("the test database migrates");
-    url
+    format!("{server}/{name}")
 }
 
 /// The engine a test runs on.

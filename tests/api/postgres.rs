@@ -1,0 +1,168 @@
+//! The binary on PostgreSQL (`[storage] kind = "postgres"`): the schema made by `switchboard migrate` and
+//! refused by `serve` until then, requests run to their end, and everything acknowledged read back after a
+//! kill -9. Each test gets a database of its own on the server `scripts/test.sh` starts.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+use switchboard_storage::{empty_postgres_database, fresh_postgres_database};
+
+use crate::helpers::{binary, run_to_exit, write_config, BinaryServer, TestConfig};
+
+fn on_postgres(url: &str) -> TestConfig {
+    let mut config = TestConfig::default();
+    config
+        .dispatching()
+        .set("storage.kind", "postgres")
+        .set("storage.url", url);
+    config
+}
+
+/// Runs `switchboard <subcommand> --config PATH` to its exit: exit code and stderr.
+fn run(subcommand: &str, config: &Path, data_dir: &Path) -> (Option<i32>, String) {
+    let mut command = Command::new(binary());
+    command
+        .args([subcommand, "--config"])
+        .arg(config)
+        .env_remove("SWITCHBOARD_MASTER_KEY")
+        .env("SWITCHBOARD_BIND", "127.0.0.1:0")
+        .env("SWITCHBOARD_DATA_DIR", data_dir);
+    let output = run_to_exit(command);
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[actix_web::test]
+async fn serve_refuses_a_database_without_the_schema_until_migrate_makes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().join("data");
+    let config = write_config(dir.path(), &on_postgres(&empty_postgres_database()));
+
+    let (code, stderr) = run("serve", &config, &data_dir);
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("has no Switchboard schema") && stderr.contains("switchboard migrate"),
+        "{stderr}"
+    );
+
+    let (code, stderr) = run("migrate", &config, &data_dir);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("from nothing to version 1"), "{stderr}");
+    let (code, stderr) = run("migrate", &config, &data_dir);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("at version 1 already"), "{stderr}");
+
+    let server = BinaryServer::start_ready(&config, &data_dir).await;
+    let token = server.sandbox_token().await;
+    let (status, _) = server.get_json("/v1/schemas", &token).await;
+    assert_eq!(status, 200);
+}
+
+#[actix_web::test]
+async fn migrate_on_the_embedded_store_says_it_needs_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &TestConfig::default());
+    let (code, stderr) = run("migrate", &config, &dir.path().join("data"));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("needs no migration"), "{stderr}");
+}
+
+#[actix_web::test]
+async fn a_storage_section_that_does_not_add_up_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "sled",
+            Some("postgres://x@127.0.0.1/db"),
+            "applies to kind = \"postgres\" only",
+        ),
+        ("postgres", None, "is required with kind = \"postgres\""),
+        (
+            "postgres",
+            Some("mysql://x@127.0.0.1/db"),
+            "must be a postgres:// or postgresql:// URL",
+        ),
+    ];
+    for (kind, url, message) in cases {
+        let mut config = TestConfig::default();
+        config.set("storage.kind", kind);
+        if let Some(url) = url {
+            config.set("storage.url", url);
+        }
+        let path = write_config(dir.path(), &config);
+        let (code, stderr) = run("serve", &path, &dir.path().join("data"));
+        assert_eq!(code, Some(2), "{kind} {url:?}: {stderr}");
+        assert!(
+            stderr.contains("storage.") && stderr.contains(message),
+            "{kind} {url:?}: {stderr}"
+        );
+        assert!(!stderr.contains("x@127"), "the URL is not echoed: {stderr}");
+    }
+}
+
+/// A request of the demo's claim-status schema, production or sandbox by the token that creates it.
+fn claim(internal_id: &str) -> Value {
+    json!({
+        "schemaId": "claim-status-basic", "internalId": internal_id,
+        "inputs": {"payerName": "UHC", "memberId": "W123456789", "groupNumber": "G100",
+                   "patientFirstName": "Ann", "patientLastName": "Lee", "patientDateOfBirth": "1980-01-02",
+                   "dateOfService": "2026-10-01", "billingProviderNpi": "1234567890",
+                   "billingProviderTaxId": "12-3456789"}
+    })
+}
+
+#[actix_web::test]
+async fn requests_run_to_their_end_and_read_back_after_a_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().join("data");
+    let config = write_config(dir.path(), &on_postgres(&fresh_postgres_database()));
+
+    let server = BinaryServer::start_ready(&config, &data_dir).await;
+    let live = server.live_token().await;
+    let sandbox = server.sandbox_token().await;
+    let production = server.create_request(&live, &claim("pg-live-1")).await;
+    let simulated = server
+        .create_request(&sandbox, &claim("pg-sandbox-1"))
+        .await;
+    let production_done = server.wait_terminal(&live, &production).await;
+    let sandbox_done = server.wait_terminal(&sandbox, &simulated).await;
+    assert_eq!(production_done["state"], "SUCCESS", "{production_done}");
+    assert_eq!(sandbox_done["state"], "SUCCESS", "{sandbox_done}");
+    assert!(
+        production_done["callSteps"][0]["numContributingCalls"].as_u64() >= Some(1),
+        "answered by a call through the simulator: {production_done}"
+    );
+    server.kill_hard();
+
+    let server = BinaryServer::start_ready(&config, &data_dir).await;
+    let live = server.live_token().await;
+    let sandbox = server.sandbox_token().await;
+    assert_eq!(
+        server.read_request(&live, &production).await,
+        production_done
+    );
+    assert_eq!(
+        server.read_request(&sandbox, &simulated).await,
+        sandbox_done
+    );
+    // The idempotency key survived: the same internalId answers the same request.
+    let (status, replay) = server.post_requests(&live, &claim("pg-live-1")).await;
+    assert_eq!(status, 200, "{replay}");
+    assert_eq!(replay["requestId"], production.as_str());
+    let (status, page) = server.get_json("/v1/requests?pageSize=10", &live).await;
+    assert_eq!(status, 200);
+    let listed: Vec<&str> = page["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["requestId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        listed,
+        [production.as_str()],
+        "the sandbox's request is the sandbox's"
+    );
+}
