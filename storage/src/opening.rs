@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::seal::{KeySource, Keyring, MasterKey};
+use crate::seal::{Home, KeySource, Keyring, MasterKey};
 use crate::StorageError;
 
 /// sled's directory inside `data_dir`.
@@ -24,11 +24,16 @@ pub(crate) fn holds_plaintext_store(dir: &Path) -> bool {
     dir.join("db").is_file() && dir.join("conf").is_file()
 }
 
-/// The master key of the store in `dir`, checked against its keyring; a store without one (new, or of the
-/// plaintext layout) gets a keyring. Nothing in `dir` is written before the key is known to be right: a
-/// wrong key is refused, and a missing one too when the store is already sealed.
-pub(crate) fn unlock(dir: &Path, source: &KeySource) -> Result<(MasterKey, Keyring), StorageError> {
-    let sealed = Keyring::exists(dir);
+/// The master key of the store whose keyring is in `home`, checked against that keyring; a store without
+/// one (new, or of the plaintext layout) gets a keyring. A key kept beside the data is in `dir`. Nothing is
+/// written before the key is known to be right: a wrong key is refused, and a missing one too when the
+/// store is already sealed.
+pub(crate) fn unlock(
+    dir: &Path,
+    home: &Home,
+    source: &KeySource,
+) -> Result<(MasterKey, Keyring), StorageError> {
+    let sealed = Keyring::exists(home)?;
     let (key, generate) = match source {
         KeySource::Given { key, .. } => (key.clone(), false),
         KeySource::BesideData => {
@@ -43,7 +48,7 @@ pub(crate) fn unlock(dir: &Path, source: &KeySource) -> Result<(MasterKey, Keyri
         }
     };
     if sealed {
-        let keyring = Keyring::open(dir, &key)?;
+        let keyring = Keyring::open(home, &key)?;
         return Ok((key, keyring));
     }
     std::fs::create_dir_all(dir)
@@ -51,7 +56,7 @@ pub(crate) fn unlock(dir: &Path, source: &KeySource) -> Result<(MasterKey, Keyri
     if generate {
         key.write_new_file(&KeySource::beside_data_path(dir))?;
     }
-    let keyring = Keyring::create(dir, &key)?;
+    let keyring = Keyring::create(home, &key)?;
     Ok((key, keyring))
 }
 

@@ -12,7 +12,7 @@ use crate::engine::{Db, EngineChoice};
 use crate::group::{GroupTrees, Job};
 use crate::opening::{open_db_when_released, sled_dir, unlock, RELEASE_WAIT};
 use crate::requests::IntakeRecord;
-use crate::seal::{KeySource, Migrated, Sealed, Sealer};
+use crate::seal::{Home, KeySource, Migrated, Sealed, Sealer};
 use crate::trees;
 use crate::{AccountRecord, RequestRecord, SchemaVersionRecord, StorageError};
 
@@ -94,15 +94,20 @@ impl Store {
         key: &KeySource,
         engine: &EngineChoice,
     ) -> Result<Store, StorageError> {
-        let (_, keyring) = unlock(dir, key)?;
-        let sealer = Arc::new(Sealer::new(keyring));
-        let (db, migrated) = match engine {
+        let (db, sealer, migrated) = match engine {
             EngineChoice::Sled => {
+                let (_, keyring) = unlock(dir, &Home::Dir(dir.to_path_buf()), key)?;
+                let sealer = Arc::new(Sealer::new(keyring));
                 let migrated = crate::seal::seal_plaintext_store(dir, &sealer, cache_bytes)?;
                 let db = open_db_when_released(&sled_dir(dir), cache_bytes, RELEASE_WAIT)?;
-                (Db::Sled(db), migrated.map(Arc::new))
+                (Db::Sled(db), sealer, migrated.map(Arc::new))
             }
-            EngineChoice::Postgres { url } => (Db::Postgres(Pg::open(url)?), None),
+            EngineChoice::Postgres { url } => {
+                let db = Db::Postgres(Pg::open(url)?);
+                let home = Home::Database(db.open_tree(trees::KEYRING)?);
+                let (_, keyring) = unlock(dir, &home, key)?;
+                (db, Arc::new(Sealer::new(keyring)), None)
+            }
         };
         sealer
             .overrides

@@ -55,6 +55,9 @@ pub(crate) const DATA_KEYS: &str = "data_keys";
 pub(crate) const SHREDS: &str = "shreds";
 /// `call id -> ()`: calls of purged requests, whose recording links answer 404 from then on.
 pub(crate) const PURGED_CALLS: &str = "purged_calls";
+/// `header`, and `e` then epoch (u32 BE) `-> slot`: the keyring, on PostgreSQL only (sled's store keeps
+/// it in a file of its own, see `seal::keyring_home`).
+pub(crate) const KEYRING: &str = "keyring";
 /// `name -> raw bytes`: process-wide settings such as the generated token secret.
 pub(crate) const META: &str = "meta";
 

@@ -1,7 +1,7 @@
-//! The keyring: `{data_dir}/keyring`, a file of its own beside sled's, holding every key of the store
-//! wrapped by the master key.
+//! The keyring: every key of the store wrapped by the master key, kept where [`Home`] says:
+//! `{data_dir}/keyring` beside sled, or the database's rows on PostgreSQL.
 //!
-//! It lives outside sled on purpose. sled appends every write to its log and reuses a segment only when
+//! With sled it lives outside sled's files on purpose. sled appends every write to its log and reuses a segment only when
 //! it is free, so a value removed from a tree stays readable in the files for as long as the segment lives.
 //! A key destroyed here is overwritten in place and synced: gone from `data_dir`, and with it everything
 //! it sealed, in whatever old log segment that may still sit.
@@ -13,9 +13,6 @@
 //! - one slot per epoch key: the epoch number, live or destroyed, and the key wrapped by the master key.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
 
@@ -24,11 +21,11 @@ use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use rand::RngCore;
 use zeroize::Zeroizing;
 
+use super::keyring_home::{Home, Slots};
 use super::master::MasterKey;
 use crate::StorageError;
 
-/// The keyring's file name in `data_dir`.
-pub const FILE: &str = "keyring";
+pub use super::keyring_home::FILE;
 const MAGIC: &[u8; 8] = b"SBKEYS01";
 const CHECK_TEXT: &[u8; 32] = b"switchboard keyring check value!";
 pub(crate) const KEY: usize = 32;
@@ -56,53 +53,41 @@ pub(crate) struct Keyring {
     master: XChaCha20Poly1305,
     system: Key,
     epochs: RwLock<HashMap<u32, Epoch>>,
-    /// The open file and where each epoch's slot lies; held while a slot is written.
+    /// Where slots are written; held while one is.
     slots: Mutex<Slots>,
 }
 
-struct Slots {
-    file: File,
-    place: HashMap<u32, u64>,
-    next: u64,
-}
-
 impl Keyring {
-    /// Whether `dir` holds a keyring.
-    pub(crate) fn exists(dir: &Path) -> bool {
-        dir.join(FILE).exists()
+    /// Whether `home` holds a keyring.
+    pub(crate) fn exists(home: &Home) -> Result<bool, StorageError> {
+        home.exists()
     }
 
-    /// A new keyring in `dir` with a fresh system key and no epochs, written whole before it appears
-    /// under its name.
-    pub(crate) fn create(dir: &Path, master: &MasterKey) -> Result<Keyring, StorageError> {
+    /// A new keyring in `home` with a fresh system key and no epochs, written whole before it appears.
+    /// In a database another node may have created one first: that one is opened instead.
+    pub(crate) fn create(home: &Home, master: &MasterKey) -> Result<Keyring, StorageError> {
         let mut system = Zeroizing::new([0u8; KEY]);
         rand::rngs::OsRng.fill_bytes(system.as_mut());
-        write_whole(dir, &header(&master.cipher(), &system), &[])?;
-        Keyring::open(dir, master)
+        home.create(&header(&master.cipher(), &system))?;
+        Keyring::open(home, master)
     }
 
-    /// The keyring in `dir`, opened with `master`. A key that does not open the check value is refused
+    /// The keyring in `home`, opened with `master`. A key that does not open the check value is refused
     /// before anything else is read.
-    pub(crate) fn open(dir: &Path, master: &MasterKey) -> Result<Keyring, StorageError> {
-        let path = dir.join(FILE);
-        let bytes = std::fs::read(&path).map_err(|e| io("read", &path, e))?;
-        let (master, system, epochs) = parse(&bytes, master, dir)?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| io("open", &path, e))?;
-        let place = epochs
-            .iter()
-            .map(|(epoch, (slot, _))| (*epoch, *slot))
-            .collect();
-        // A slot cut short by a crash was never synced, so nothing was sealed under it: written over.
-        let next = ((bytes.len() - HEADER) / SLOT) as u64;
+    pub(crate) fn open(home: &Home, master: &MasterKey) -> Result<Keyring, StorageError> {
+        let bytes = home.read()?;
+        let (master, system, epochs) = parse(&bytes, master, home)?;
+        let mut order: Vec<(u64, u32)> = epochs.iter().map(|(e, (slot, _))| (*slot, *e)).collect();
+        order.sort_unstable();
+        let order: Vec<u32> = order.into_iter().map(|(_, epoch)| epoch).collect();
+        // In the file, a slot cut short by a crash was never synced, so nothing was sealed under it: the
+        // next slot written goes over it.
+        let slots = home.slots(&order)?;
         Ok(Keyring {
             master,
             system,
             epochs: RwLock::new(epochs.into_iter().map(|(e, (_, k))| (e, k)).collect()),
-            slots: Mutex::new(Slots { file, place, next }),
+            slots: Mutex::new(slots),
         })
     }
 
@@ -123,10 +108,13 @@ impl Keyring {
         }
         let mut key = Zeroizing::new([0u8; KEY]);
         rand::rngs::OsRng.fill_bytes(key.as_mut());
-        let slot = slots.next;
-        slots.write(slot, &slot_bytes(&self.master, epoch, Some(&key)))?;
-        slots.next += 1;
-        slots.place.insert(epoch, slot);
+        if let Some(theirs) = slots.mint(epoch, &slot_bytes(&self.master, epoch, Some(&key)), HEADER)? {
+            // Another node minted this epoch first: its key is the epoch's.
+            key = match parse_slot(&self.master, &theirs)? {
+                (_, Epoch::Live(key)) => key,
+                (_, Epoch::Destroyed) => return Err(StorageError::KeyDestroyed(epoch)),
+            };
+        }
         self.epochs
             .write()
             .expect("keyring lock")
@@ -141,16 +129,7 @@ impl Keyring {
         let mut slots = self.slots.lock().expect("keyring slots");
         let mut key = Zeroizing::new([0u8; KEY]);
         rand::rngs::OsRng.fill_bytes(key.as_mut());
-        let slot = match slots.place.get(&epoch) {
-            Some(slot) => *slot,
-            None => {
-                let slot = slots.next;
-                slots.next += 1;
-                slots.place.insert(epoch, slot);
-                slot
-            }
-        };
-        slots.write(slot, &slot_bytes(&self.master, epoch, Some(&key)))?;
+        slots.overwrite(epoch, &slot_bytes(&self.master, epoch, Some(&key)), HEADER)?;
         self.epochs
             .write()
             .expect("keyring lock")
@@ -179,16 +158,7 @@ impl Keyring {
     /// opened again, from this store or from any copy of `data_dir` taken afterwards.
     pub(crate) fn destroy(&self, epoch: u32) -> Result<(), StorageError> {
         let mut slots = self.slots.lock().expect("keyring slots");
-        let slot = match slots.place.get(&epoch) {
-            Some(slot) => *slot,
-            None => {
-                let slot = slots.next;
-                slots.next += 1;
-                slots.place.insert(epoch, slot);
-                slot
-            }
-        };
-        slots.write(slot, &slot_bytes(&self.master, epoch, None))?;
+        slots.overwrite(epoch, &slot_bytes(&self.master, epoch, None), HEADER)?;
         self.epochs
             .write()
             .expect("keyring lock")
@@ -198,24 +168,25 @@ impl Keyring {
 
     /// Copies the keyring file of `dir` to `target` while no key is minted or destroyed (a backup).
     pub(crate) fn copy_to(&self, dir: &Path, target: &Path) -> std::io::Result<u64> {
-        let _slots = self.slots.lock().expect("keyring slots");
-        std::fs::copy(dir.join(FILE), target)
+        self.slots
+            .lock()
+            .expect("keyring slots")
+            .copy_file(dir, target)
     }
 
-    /// Wraps every key of the keyring in `dir` under `new` instead of `old`, replacing the file in one
-    /// rename: afterwards `new` opens the store and `old` is refused. Answers the live epochs re-wrapped.
+    /// Wraps every key of the keyring in `home` under `new` instead of `old`, replacing it whole at once:
+    /// afterwards `new` opens the store and `old` is refused. Answers the live epochs re-wrapped.
     pub(crate) fn rewrap(
-        dir: &Path,
+        home: &Home,
         old: &MasterKey,
         new: &MasterKey,
     ) -> Result<usize, StorageError> {
-        let path = dir.join(FILE);
-        let bytes = std::fs::read(&path).map_err(|e| io("read", &path, e))?;
-        let (_, system, epochs) = parse(&bytes, old, dir)?;
+        let bytes = home.read()?;
+        let (_, system, epochs) = parse(&bytes, old, home)?;
         let cipher = new.cipher();
         let mut ordered: Vec<_> = epochs.into_iter().collect();
         ordered.sort_by_key(|(_, (slot, _))| *slot);
-        let mut body = Vec::with_capacity(ordered.len() * SLOT);
+        let mut slots = Vec::with_capacity(ordered.len());
         let mut live = 0;
         for (epoch, (_, key)) in &ordered {
             let key = match key {
@@ -225,20 +196,10 @@ impl Keyring {
                 }
                 Epoch::Destroyed => None,
             };
-            body.extend_from_slice(&slot_bytes(&cipher, *epoch, key));
+            slots.push((*epoch, slot_bytes(&cipher, *epoch, key)));
         }
-        write_whole(dir, &header(&cipher, &system), &body)?;
+        home.write_whole(&header(&cipher, &system), &slots)?;
         Ok(live)
-    }
-}
-
-impl Slots {
-    fn write(&mut self, slot: u64, bytes: &[u8]) -> Result<(), StorageError> {
-        let at = HEADER as u64 + slot * SLOT as u64;
-        self.file
-            .write_all_at(bytes, at)
-            .and_then(|()| self.file.sync_data())
-            .map_err(|e| StorageError::Keyring(format!("cannot write the keyring: {e}")))
     }
 }
 
@@ -251,38 +212,53 @@ fn live(epoch: Epoch, number: u32) -> Result<Key, StorageError> {
 
 type Parsed = (XChaCha20Poly1305, Key, HashMap<u32, (u64, Epoch)>);
 
-fn parse(bytes: &[u8], master: &MasterKey, dir: &Path) -> Result<Parsed, StorageError> {
+fn parse(bytes: &[u8], master: &MasterKey, home: &Home) -> Result<Parsed, StorageError> {
     if bytes.len() < HEADER || &bytes[..MAGIC.len()] != MAGIC {
         return Err(StorageError::Keyring(format!(
             "{} is not a Switchboard keyring",
-            dir.join(FILE).display()
+            home.describe()
         )));
     }
     let cipher = master.cipher();
     let check = &bytes[MAGIC.len()..MAGIC.len() + WRAPPED];
     match unwrap(&cipher, b"check", 0, check) {
         Some(text) if text.as_slice() == CHECK_TEXT => {}
-        _ => return Err(StorageError::KeyRefused(dir.to_path_buf())),
+        _ => {
+            let place = match home {
+                Home::Dir(dir) => dir.clone(),
+                Home::Database(_) => PathBuf::from("the database"),
+            };
+            return Err(StorageError::KeyRefused(place));
+        }
     }
     let system = unwrap(&cipher, b"system", 0, &bytes[MAGIC.len() + WRAPPED..HEADER])
         .and_then(|k| to_key(&k))
         .ok_or_else(|| StorageError::Keyring("the system key does not open".into()))?;
     let mut epochs = HashMap::new();
     for (slot, chunk) in bytes[HEADER..].chunks_exact(SLOT).enumerate() {
-        let epoch = u32::from_be_bytes(chunk[..4].try_into().expect("4 bytes"));
-        let state = match chunk[4] {
-            LIVE => Epoch::Live(
-                unwrap(&cipher, b"epoch", epoch, &chunk[5..])
-                    .and_then(|k| to_key(&k))
-                    .ok_or_else(|| {
-                        StorageError::Keyring(format!("the key of epoch {epoch} does not open"))
-                    })?,
-            ),
-            _ => Epoch::Destroyed,
-        };
+        let (epoch, state) = parse_slot(&cipher, chunk)?;
         epochs.insert(epoch, (slot as u64, state));
     }
     Ok((cipher, system, epochs))
+}
+
+/// One slot: its epoch and key.
+fn parse_slot(cipher: &XChaCha20Poly1305, chunk: &[u8]) -> Result<(u32, Epoch), StorageError> {
+    if chunk.len() != SLOT {
+        return Err(StorageError::Keyring("a keyring slot of the wrong size".into()));
+    }
+    let epoch = u32::from_be_bytes(chunk[..4].try_into().expect("4 bytes"));
+    let state = match chunk[4] {
+        LIVE => Epoch::Live(
+            unwrap(cipher, b"epoch", epoch, &chunk[5..])
+                .and_then(|k| to_key(&k))
+                .ok_or_else(|| {
+                    StorageError::Keyring(format!("the key of epoch {epoch} does not open"))
+                })?,
+        ),
+        _ => Epoch::Destroyed,
+    };
+    Ok((epoch, state))
 }
 
 fn header(cipher: &XChaCha20Poly1305, system: &Key) -> Vec<u8> {
@@ -359,24 +335,6 @@ fn to_key(bytes: &[u8]) -> Option<Key> {
     Some(Zeroizing::new(array))
 }
 
-/// Writes the keyring whole beside its name, syncs it, renames it into place and syncs the directory.
-fn write_whole(dir: &Path, header: &[u8], body: &[u8]) -> Result<(), StorageError> {
-    let path = dir.join(FILE);
-    let partial: PathBuf = dir.join(format!("{FILE}.new"));
-    let written = (|| {
-        let mut file = File::create(&partial)?;
-        file.write_all(header)?;
-        file.write_all(body)?;
-        file.sync_all()?;
-        std::fs::rename(&partial, &path)?;
-        File::open(dir)?.sync_all()
-    })();
-    written.map_err(|e| io("write", &path, e))
-}
-
-fn io(what: &str, path: &Path, e: std::io::Error) -> StorageError {
-    StorageError::Keyring(format!("cannot {what} {}: {e}", path.display()))
-}
 
 #[cfg(test)]
 mod tests {
@@ -386,19 +344,19 @@ mod tests {
     fn epochs_survive_reopening_a_wrong_key_is_refused_and_a_destroyed_epoch_stays_gone() {
         let dir = tempfile::tempdir().unwrap();
         let master = MasterKey::generate();
-        let ring = Keyring::create(dir.path(), &master).unwrap();
+        let ring = Keyring::create(&Home::Dir(dir.path().into()), &master).unwrap();
         let first = ring.epoch(7).unwrap();
         let second = ring.epoch(8).unwrap();
         assert_ne!(first.as_ref(), second.as_ref());
         ring.destroy(7).unwrap();
         drop(ring);
 
-        let err = Keyring::open(dir.path(), &MasterKey::generate())
+        let err = Keyring::open(&Home::Dir(dir.path().into()), &MasterKey::generate())
             .err()
             .expect("a wrong key is refused");
         assert!(matches!(err, StorageError::KeyRefused(_)), "{err}");
 
-        let ring = Keyring::open(dir.path(), &master).unwrap();
+        let ring = Keyring::open(&Home::Dir(dir.path().into()), &master).unwrap();
         assert_eq!(ring.epoch(8).unwrap().as_ref(), second.as_ref());
         assert!(matches!(ring.epoch(7), Err(StorageError::KeyDestroyed(7))));
         // The destroyed key's bytes are nowhere in the file any more.
@@ -410,16 +368,16 @@ mod tests {
     fn rewrapping_moves_every_key_to_the_new_master_and_refuses_the_old() {
         let dir = tempfile::tempdir().unwrap();
         let (old, new) = (MasterKey::generate(), MasterKey::generate());
-        let ring = Keyring::create(dir.path(), &old).unwrap();
+        let ring = Keyring::create(&Home::Dir(dir.path().into()), &old).unwrap();
         let key = ring.epoch(3).unwrap();
         let system = ring.system().clone();
         drop(ring);
-        assert_eq!(Keyring::rewrap(dir.path(), &old, &new).unwrap(), 1);
+        assert_eq!(Keyring::rewrap(&Home::Dir(dir.path().into()), &old, &new).unwrap(), 1);
         assert!(matches!(
-            Keyring::open(dir.path(), &old),
+            Keyring::open(&Home::Dir(dir.path().into()), &old),
             Err(StorageError::KeyRefused(_))
         ));
-        let ring = Keyring::open(dir.path(), &new).unwrap();
+        let ring = Keyring::open(&Home::Dir(dir.path().into()), &new).unwrap();
         assert_eq!(ring.epoch(3).unwrap().as_ref(), key.as_ref());
         assert_eq!(ring.system().as_ref(), system.as_ref());
     }

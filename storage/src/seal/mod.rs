@@ -16,6 +16,7 @@
 //! tree, the key it is stored under and the format, so a value copied under another key does not open.
 
 mod keyring;
+mod keyring_home;
 mod master;
 mod migrate;
 pub(crate) mod overrides;
@@ -25,6 +26,7 @@ pub use keyring::FILE as KEYRING_FILE;
 pub use master::{KeySource, MasterKey, BESIDE_DATA};
 
 pub(crate) use keyring::{Key, Keyring, VAULT_BASE};
+pub(crate) use keyring_home::Home;
 pub(crate) use migrate::seal_plaintext_store;
 pub use migrate::Migrated;
 use owner::owner_of_request;
