@@ -34,8 +34,7 @@ fn rotate(args: RotateArgs) -> anyhow::Result<String> {
     let data_dir = &settings.server.data_dir;
     let current = crate::encryption::key_source(&settings)?;
     let new = MasterKey::read_file(&args.new_key_file)?;
-    let rewrapped =
-        Store::rotate_master_key(data_dir, &current, &new, &settings.storage_engine)?;
+    let rewrapped = Store::rotate_master_key(data_dir, &current, &new, &settings.storage_engine)?;
     let mut message = format!(
         "re-wrapped {rewrapped} epoch keys and the system key of {} under the new master key; \
          the old key no longer opens the store. Start the server with [encryption] key_file = {:?} \

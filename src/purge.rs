@@ -27,8 +27,7 @@ pub async fn purge(
         outcome: "ok".into(),
         ip,
     };
-    let recordings = crate::voice::recordings_dir(&state.settings);
-    let Some(purged) = state.store.purge_request(id, event, &recordings).await? else {
+    let Some(purged) = state.store.purge_request(id, event).await? else {
         return Ok(None);
     };
     if purged.was_running {

@@ -120,7 +120,6 @@ fn build(
         PlatformOptions {
             poll_interval: calls.poll_interval,
             call_timeout: calls.call_timeout,
-            recordings_dir: recordings_dir(settings),
         },
     )
     .context("cannot build the platform HTTP client")?;
@@ -139,9 +138,4 @@ pub fn event_url(settings: &Settings, platform: &str) -> String {
         "{}/dialers/{platform}/events",
         settings.server.public_url.as_str().trim_end_matches('/')
     )
-}
-
-/// Where downloaded recordings are kept: `{data_dir}/recordings`.
-pub fn recordings_dir(settings: &Settings) -> std::path::PathBuf {
-    settings.server.data_dir.join("recordings")
 }

@@ -106,7 +106,7 @@ pub async fn download(
 /// A recording to serve: its file name, content type and audio.
 type Recording = (String, &'static str, Vec<u8>);
 
-/// The downloaded recording of `call_id` under `{data_dir}/recordings`, with its content type. A file that
+/// The downloaded recording of `call_id`, with its content type. A file that
 /// does not open with its key is an error, never taken for a simulated call's missing one.
 fn stored_recording(state: &AppState, call_id: &CallId) -> Result<Option<Recording>, ApiError> {
     // Call ids are ours (UUIDs); anything else never names a file.
@@ -118,7 +118,6 @@ fn stored_recording(state: &AppState, call_id: &CallId) -> Result<Option<Recordi
     {
         return Ok(None);
     }
-    let dir = crate::voice::recordings_dir(&state.settings);
     [
         ("wav", "audio/wav"),
         ("mp3", "audio/mpeg"),
@@ -128,12 +127,11 @@ fn stored_recording(state: &AppState, call_id: &CallId) -> Result<Option<Recordi
     .into_iter()
     .find_map(|(ext, content_type)| {
         let name = format!("{call_id}.{ext}");
-        let file = std::fs::read(dir.join(&name)).ok()?;
         // Opened only now, to be served.
-        Some(match state.store.open_recording(&name, &file) {
-            Ok(audio) => Ok((name, content_type, audio)),
-            Err(e) => Err(ApiError::internal(e)),
-        })
+        match state.store.recording(&name) {
+            Ok(audio) => audio.map(|audio| Ok((name, content_type, audio))),
+            Err(e) => Some(Err(ApiError::internal(e))),
+        }
     })
     .transpose()
 }

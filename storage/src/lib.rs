@@ -28,6 +28,7 @@ mod opening;
 mod operators;
 mod payers;
 mod purge;
+mod recordings;
 pub mod records;
 mod requests;
 mod runs;

@@ -1,4 +1,4 @@
-//! What the layers above ask of sealing: recording files, and rotating the master key of a stopped store.
+//! Rotating the master key of a stopped store.
 
 use std::path::Path;
 use std::time::Duration;
@@ -7,19 +7,9 @@ use crate::engine::postgres::Pg;
 use crate::engine::{Db, EngineChoice};
 use crate::opening::{open_db_when_released, sled_dir, unlock};
 use crate::seal::{Home, KeySource, Keyring, MasterKey};
-use crate::{trees, RequestId, StorageError, Store};
+use crate::{trees, StorageError, Store};
 
 impl Store {
-    /// The bytes of the recording file `name` of a call of request `owner`, sealed for that file.
-    pub fn seal_recording(&self, owner: &RequestId, name: &str, bytes: &[u8]) -> Vec<u8> {
-        self.sealer.seal_file(owner, name, bytes)
-    }
-
-    /// The audio of the sealed recording file `name`.
-    pub fn open_recording(&self, name: &str, file: &[u8]) -> Result<Vec<u8>, StorageError> {
-        self.sealer.open_file(name, file)
-    }
-
     /// Wraps every key of the stopped store in `dir` (on `engine`) under `new` instead of the key
     /// `current` names; afterwards `new` opens the store and the old key is refused. With sled it is
     /// refused while a server holds the store (sled's lock tells); with PostgreSQL every node must be
@@ -55,14 +45,15 @@ fn rotate_sled(dir: &Path, current: &KeySource, new: &MasterKey) -> Result<usize
     }
     let (old, _) = unlock(dir, &home, current)?;
     // Held while the keyring is rewritten, so no server can start on it meanwhile.
-    let _held = open_db_when_released(&sled_dir(dir), 1 << 20, Duration::ZERO).map_err(|e| match e {
-        StorageError::Engine(sled::Error::Io(io)) if io.to_string().contains("lock") => {
-            StorageError::Keyring(format!(
-                "the store in {} is in use: stop the server before rotating its key",
-                dir.display()
-            ))
-        }
-        other => other,
-    })?;
+    let _held =
+        open_db_when_released(&sled_dir(dir), 1 << 20, Duration::ZERO).map_err(|e| match e {
+            StorageError::Engine(sled::Error::Io(io)) if io.to_string().contains("lock") => {
+                StorageError::Keyring(format!(
+                    "the store in {} is in use: stop the server before rotating its key",
+                    dir.display()
+                ))
+            }
+            other => other,
+        })?;
     Keyring::rewrap(&home, &old, new)
 }

@@ -11,6 +11,7 @@ use crate::engine::postgres::Pg;
 use crate::engine::{Db, EngineChoice};
 use crate::group::{GroupTrees, Job};
 use crate::opening::{open_db_when_released, sled_dir, unlock, RELEASE_WAIT};
+use crate::recordings::{recordings_dir, Recordings};
 use crate::requests::IntakeRecord;
 use crate::seal::{Home, KeySource, Migrated, Sealed, Sealer};
 use crate::trees;
@@ -63,6 +64,8 @@ pub struct Store {
     pub(crate) deliveries: Storing,
     /// Seals and opens what carries request data.
     pub(crate) sealer: Arc<Sealer>,
+    /// Where recordings are kept.
+    pub(crate) recordings: Recordings,
     /// What the opening found to seal in a store of the plaintext layout.
     migrated: Option<Arc<Migrated>>,
 }
@@ -118,6 +121,10 @@ impl Store {
                 .chain
                 .keep_read_journal(&sled_dir(dir), &group.audit, &db)?;
         }
+        let recordings = match &db {
+            Db::Sled(_) => Recordings::Files(recordings_dir(dir)),
+            Db::Postgres(_) => Recordings::Rows(db.open_tree(trees::RECORDINGS)?),
+        };
         let sealed = |tree| Storing::Sealed(Arc::clone(&sealer), tree);
         let store = Store {
             accounts: db.open_tree(trees::ACCOUNTS)?,
@@ -148,6 +155,7 @@ impl Store {
             deliveries: sealed(Sealed::Deliveries),
             sealer,
             migrated,
+            recordings,
             group,
             db,
         };

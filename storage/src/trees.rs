@@ -58,6 +58,9 @@ pub(crate) const PURGED_CALLS: &str = "purged_calls";
 /// `header`, and `e` then epoch (u32 BE) `-> slot`: the keyring, on PostgreSQL only (sled's store keeps
 /// it in a file of its own, see `seal::keyring_home`).
 pub(crate) const KEYRING: &str = "keyring";
+/// `{callId}.{ext} -> sealed audio`: recordings, on PostgreSQL only (sled's store keeps them as files
+/// under `{data_dir}/recordings`).
+pub(crate) const RECORDINGS: &str = "recordings";
 /// `name -> raw bytes`: process-wide settings such as the generated token secret.
 pub(crate) const META: &str = "meta";
 

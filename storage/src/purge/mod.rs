@@ -28,7 +28,7 @@ use crate::{RequestBatchId, RequestId, RequestRecord, RequestState, StorageError
 pub struct Purged {
     /// The request.
     pub request_id: RequestId,
-    /// Its recording files under `{data_dir}/recordings`, already removed.
+    /// The names of its recordings, already removed.
     pub recordings: Vec<String>,
     /// Whether its run had started and not ended.
     pub was_running: bool,
@@ -40,14 +40,13 @@ type Tx<T> = Result<T, ConflictableTransactionError<StorageError>>;
 
 impl Store {
     /// Purges request `id` with `event` (its `request.purge`), durably; `None` when there is no such
-    /// request (or it was purged already). `recordings_dir` is where its recording files are removed from.
+    /// request (or it was purged already). Its recordings are removed.
     /// Its keys are replaced by [`Store::finish_purges`], once its work has stopped (or at the next
     /// opening).
     pub async fn purge_request(
         &self,
         id: &RequestId,
         event: NewEvent,
-        recordings_dir: &std::path::Path,
     ) -> Result<Option<Purged>, StorageError> {
         let g = &self.group;
         let trees = [
@@ -75,11 +74,7 @@ impl Store {
         self.remove_attempts(id)?;
         let recordings = recording_files(&record);
         for name in &recordings {
-            match std::fs::remove_file(recordings_dir.join(name)) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(sled::Error::from(e).into()),
-            }
+            self.remove_recording(name)?;
         }
         Ok(Some(Purged {
             request_id: id.clone(),

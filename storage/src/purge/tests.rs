@@ -32,9 +32,8 @@ async fn purging_one_request_keeps_its_batch_mates_and_its_hours_neighbours_read
         .commit_update(&three[0].id, |r| r.internal_tag = Some("own".into()))
         .await
         .unwrap();
-    let recordings = dir.path().join("recordings");
     store
-        .purge_request(&lone[0].id, event(&lone[0].id), &recordings)
+        .purge_request(&lone[0].id, event(&lone[0].id))
         .await
         .unwrap()
         .unwrap();
@@ -46,7 +45,7 @@ async fn purging_one_request_keeps_its_batch_mates_and_its_hours_neighbours_read
         );
     }
     store
-        .purge_request(&three[1].id, event(&three[1].id), &recordings)
+        .purge_request(&three[1].id, event(&three[1].id))
         .await
         .unwrap()
         .unwrap();

@@ -108,7 +108,9 @@ impl Keyring {
         }
         let mut key = Zeroizing::new([0u8; KEY]);
         rand::rngs::OsRng.fill_bytes(key.as_mut());
-        if let Some(theirs) = slots.mint(epoch, &slot_bytes(&self.master, epoch, Some(&key)), HEADER)? {
+        if let Some(theirs) =
+            slots.mint(epoch, &slot_bytes(&self.master, epoch, Some(&key)), HEADER)?
+        {
             // Another node minted this epoch first: its key is the epoch's.
             key = match parse_slot(&self.master, &theirs)? {
                 (_, Epoch::Live(key)) => key,
@@ -245,7 +247,9 @@ fn parse(bytes: &[u8], master: &MasterKey, home: &Home) -> Result<Parsed, Storag
 /// One slot: its epoch and key.
 fn parse_slot(cipher: &XChaCha20Poly1305, chunk: &[u8]) -> Result<(u32, Epoch), StorageError> {
     if chunk.len() != SLOT {
-        return Err(StorageError::Keyring("a keyring slot of the wrong size".into()));
+        return Err(StorageError::Keyring(
+            "a keyring slot of the wrong size".into(),
+        ));
     }
     let epoch = u32::from_be_bytes(chunk[..4].try_into().expect("4 bytes"));
     let state = match chunk[4] {
@@ -335,7 +339,6 @@ fn to_key(bytes: &[u8]) -> Option<Key> {
     Some(Zeroizing::new(array))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,7 +375,10 @@ mod tests {
         let key = ring.epoch(3).unwrap();
         let system = ring.system().clone();
         drop(ring);
-        assert_eq!(Keyring::rewrap(&Home::Dir(dir.path().into()), &old, &new).unwrap(), 1);
+        assert_eq!(
+            Keyring::rewrap(&Home::Dir(dir.path().into()), &old, &new).unwrap(),
+            1
+        );
         assert!(matches!(
             Keyring::open(&Home::Dir(dir.path().into()), &old),
             Err(StorageError::KeyRefused(_))

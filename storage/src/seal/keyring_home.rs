@@ -53,9 +53,9 @@ impl Home {
                 std::fs::read(&path).map_err(|e| io("read", &path, e))
             }
             Home::Database(tree) => {
-                let header = tree.get(HEADER_ROW)?.ok_or_else(|| {
-                    StorageError::Keyring("the database holds no keyring".into())
-                })?;
+                let header = tree
+                    .get(HEADER_ROW)?
+                    .ok_or_else(|| StorageError::Keyring("the database holds no keyring".into()))?;
                 let mut bytes = header.to_vec();
                 for slot in tree.scan_prefix(b"e").values() {
                     bytes.extend_from_slice(&slot?);
@@ -78,7 +78,11 @@ impl Home {
     }
 
     /// Replaces the whole keyring at once: a new one, or one re-wrapped under another master key.
-    pub(crate) fn write_whole(&self, header: &[u8], slots: &[(u32, Vec<u8>)]) -> Result<(), StorageError> {
+    pub(crate) fn write_whole(
+        &self,
+        header: &[u8],
+        slots: &[(u32, Vec<u8>)],
+    ) -> Result<(), StorageError> {
         match self {
             Home::Dir(dir) => {
                 let path = dir.join(FILE);
@@ -144,7 +148,12 @@ pub(crate) enum Slots {
 impl Slots {
     /// Writes a new epoch's slot, unless one was written for it already (by another node): then answers
     /// that one, to be used instead.
-    pub(crate) fn mint(&mut self, epoch: u32, bytes: &[u8], header: usize) -> Result<Option<Vec<u8>>, StorageError> {
+    pub(crate) fn mint(
+        &mut self,
+        epoch: u32,
+        bytes: &[u8],
+        header: usize,
+    ) -> Result<Option<Vec<u8>>, StorageError> {
         match self {
             Slots::Rows(tree) => {
                 match tree.compare_and_swap(slot_row(epoch), None, Some(bytes))? {
@@ -160,7 +169,12 @@ impl Slots {
     }
 
     /// Writes `epoch`'s slot over what it held (a new slot if it had none), durably.
-    pub(crate) fn overwrite(&mut self, epoch: u32, bytes: &[u8], header: usize) -> Result<(), StorageError> {
+    pub(crate) fn overwrite(
+        &mut self,
+        epoch: u32,
+        bytes: &[u8],
+        header: usize,
+    ) -> Result<(), StorageError> {
         match self {
             Slots::Rows(tree) => {
                 tree.insert(slot_row(epoch), bytes)?;

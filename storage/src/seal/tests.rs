@@ -2,7 +2,8 @@ use super::*;
 
 fn sealer() -> (tempfile::TempDir, Sealer) {
     let dir = tempfile::tempdir().unwrap();
-    let ring = Keyring::create(&super::Home::Dir(dir.path().into()), &MasterKey::generate()).unwrap();
+    let ring =
+        Keyring::create(&super::Home::Dir(dir.path().into()), &MasterKey::generate()).unwrap();
     (dir, Sealer::new(ring))
 }
 

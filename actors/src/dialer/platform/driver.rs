@@ -40,8 +40,6 @@ pub struct PlatformOptions {
     pub poll_interval: Duration,
     /// Longest wait for a call to end before it counts as a hold timeout.
     pub call_timeout: Duration,
-    /// Where recordings are kept (`{data_dir}/recordings`).
-    pub recordings_dir: std::path::PathBuf,
 }
 
 /// Runs calls through one [`PlatformAdapter`]; implements [`Dialer`].
@@ -297,14 +295,11 @@ impl Inner {
         let mut report = mapping::report(job, result);
         let mut recording_file = stored.recording_file;
         if let (None, Some(url)) = (&recording_file, recording_url) {
-            recording_file = recording::download(
-                &self.client,
-                &url,
-                &self.options.recordings_dir,
-                &job.call_id,
-                |name, audio| self.store.seal_recording(&job.request_id, name, audio),
-            )
-            .await;
+            recording_file =
+                recording::download(&self.client, &url, &job.call_id, |name, audio| {
+                    self.store.keep_recording(&job.request_id, name, audio)
+                })
+                .await;
             if let Some(file) = &recording_file {
                 self.update(job, |p| p.recording_file = Some(file.clone()))
                     .await?;

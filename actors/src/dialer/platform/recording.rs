@@ -1,39 +1,29 @@
-//! Keeping a platform's recording: downloaded into the data directory at the end of the call (a bounded
-//! number of tries), so it outlives the platform's retention and its URL never leaves the server. The
-//! audio is PHI: it is sealed before it touches the disk.
+//! Keeping a platform's recording: downloaded into the store at the end of the call (a bounded number of
+//! tries), so it outlives the platform's retention and its URL never leaves the server. The audio is PHI:
+//! the store seals it before it touches a disk.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use switchboard_storage::CallId;
+use switchboard_storage::{CallId, StorageError};
 
 /// Tries of one download before the call is reported without a recording.
 const ATTEMPTS: u32 = 3;
 
-/// Downloads `url` into `dir/{call_id}.{ext}`, as `seal` turns the file name and audio into the file's
-/// bytes; answers the file name, or `None` after [`ATTEMPTS`] failures.
+/// Downloads `url` and hands it to `keep` as `{call_id}.{ext}`; answers that name, or `None` after
+/// [`ATTEMPTS`] failures.
 pub(super) async fn download(
     client: &reqwest::Client,
     url: &str,
-    dir: &Path,
     call_id: &CallId,
-    seal: impl Fn(&str, &[u8]) -> Vec<u8>,
+    keep: impl Fn(&str, &[u8]) -> Result<(), StorageError>,
 ) -> Option<String> {
     let name = format!("{call_id}.{}", extension(url));
-    let target: PathBuf = dir.join(&name);
     for attempt in 1..=ATTEMPTS {
         match fetch(client, url).await {
-            Ok(audio) => {
-                let bytes = seal(&name, &audio);
-                // Write beside the target and rename, so a crash never leaves half a file under the name.
-                let partial = dir.join(format!("{name}.part"));
-                let written =
-                    tokio_write(&partial, &bytes).and_then(|()| std::fs::rename(&partial, &target));
-                match written {
-                    Ok(()) => return Some(name),
-                    Err(e) => tracing::warn!(%call_id, error = %e, "cannot store the recording"),
-                }
-            }
+            Ok(audio) => match keep(&name, &audio) {
+                Ok(()) => return Some(name),
+                Err(e) => tracing::warn!(%call_id, error = %e, "cannot store the recording"),
+            },
             Err(reason) => {
                 tracing::warn!(%call_id, attempt, reason = %reason, "recording download failed")
             }
@@ -70,13 +60,6 @@ async fn fetch(client: &reqwest::Client, url: &str) -> Result<Vec<u8>, FetchErro
         .await
         .map_err(reqwest::Error::without_url)?;
     Ok(bytes.to_vec())
-}
-
-fn tokio_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(path, bytes)
 }
 
 /// The file extension a recording URL implies (`wav` unless the path says `mp3`, `ogg` or `m4a`).

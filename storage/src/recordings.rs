@@ -1,0 +1,81 @@
+//! Recordings of calls, sealed like every record: files under `{data_dir}/recordings` with sled (a purged
+//! recording's file is removed, and its key replaced), rows of the database with PostgreSQL, where every
+//! node serves what any node downloaded.
+
+use std::path::{Path, PathBuf};
+
+use crate::engine::Tree;
+use crate::{RequestId, StorageError, Store};
+
+/// Where recordings are kept.
+#[derive(Clone)]
+pub(crate) enum Recordings {
+    /// `{data_dir}/recordings`, a file per recording.
+    Files(PathBuf),
+    /// The `recordings` tree: file name -> sealed audio.
+    Rows(Tree),
+}
+
+/// The directory of recording files in `data_dir`.
+pub(crate) fn recordings_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("recordings")
+}
+
+impl Store {
+    /// Keeps the audio of a call of request `owner` under `name` (`{callId}.{ext}`), sealed, durably: a
+    /// file is written beside its name and renamed, so a crash never leaves half of one.
+    pub fn keep_recording(
+        &self,
+        owner: &RequestId,
+        name: &str,
+        audio: &[u8],
+    ) -> Result<(), StorageError> {
+        let sealed = self.sealer.seal_file(owner, name, audio);
+        match &self.recordings {
+            Recordings::Files(dir) => {
+                let target = dir.join(name);
+                let partial = dir.join(format!("{name}.part"));
+                std::fs::create_dir_all(dir)
+                    .and_then(|()| std::fs::write(&partial, &sealed))
+                    .and_then(|()| std::fs::rename(&partial, &target))
+                    .map_err(|e| StorageError::Engine(sled::Error::Io(e)))
+            }
+            Recordings::Rows(tree) => {
+                tree.insert(name, sealed)?;
+                Ok(())
+            }
+        }
+    }
+
+    /// The audio kept under `name`, opened; `None` when there is none. Audio that does not open with its
+    /// key is an error.
+    pub fn recording(&self, name: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        let sealed = match &self.recordings {
+            Recordings::Files(dir) => match std::fs::read(dir.join(name)) {
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(StorageError::Engine(sled::Error::Io(e))),
+            },
+            Recordings::Rows(tree) => match tree.get(name)? {
+                Some(bytes) => bytes.to_vec(),
+                None => return Ok(None),
+            },
+        };
+        self.sealer.open_file(name, &sealed).map(Some)
+    }
+
+    /// Removes the recording kept under `name`, if there is one.
+    pub(crate) fn remove_recording(&self, name: &str) -> Result<(), StorageError> {
+        match &self.recordings {
+            Recordings::Files(dir) => match std::fs::remove_file(dir.join(name)) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(StorageError::Engine(sled::Error::Io(e))),
+            },
+            Recordings::Rows(tree) => {
+                tree.remove(name)?;
+                Ok(())
+            }
+        }
+    }
+}
