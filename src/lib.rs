@@ -17,6 +17,7 @@ mod http;
 mod http_metrics;
 pub mod intake;
 pub mod keys;
+pub mod lease;
 pub mod memo;
 mod middleware;
 pub mod migrate;

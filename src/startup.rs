@@ -17,7 +17,7 @@ use switchboard_actors::scheduler::Scheduler;
 use switchboard_actors::webhooks::{WebhookConfig, WebhookDispatcher};
 use switchboard_actors::{Clock, Metrics};
 use switchboard_storage::seal::KeySource;
-use switchboard_storage::Store;
+use switchboard_storage::{EngineChoice, NodeLease, Store};
 
 use crate::configuration::{ClockSettings, Settings};
 use crate::errors::{json_config, path_config, query_config};
@@ -38,6 +38,8 @@ pub struct Application {
     /// The threads of the capacity scheduler and the webhook dispatcher, stopped and joined before the
     /// store closes.
     actor_threads: Vec<(&'static str, Arbiter)>,
+    /// On PostgreSQL: the lease under which this node runs requests, released when it stops.
+    lease: Option<NodeLease>,
 }
 
 impl Application {
@@ -58,6 +60,11 @@ impl Application {
         std::fs::create_dir_all(data_dir)
             .with_context(|| format!("cannot create data_dir {}", data_dir.display()))?;
         let key = crate::encryption::key_source(&settings)?;
+        // On PostgreSQL one node runs requests at a time: the others wait here, before they open anything.
+        let lease = match &settings.storage_engine {
+            EngineChoice::Postgres { url } => Some(crate::lease::take(url).await?),
+            EngineChoice::Sled => None,
+        };
         let store = open_store(&settings, &key)?;
         // Bound after the store is open, so that a second server started with the same command is told
         // the data directory is held rather than that the port is taken; and before anything hands out
@@ -200,6 +207,7 @@ impl Application {
                 ("capacity scheduler", scheduler_thread),
                 ("webhook", webhook_thread),
             ],
+            lease,
         })
     }
 
@@ -238,6 +246,9 @@ impl Application {
             .store
             .close()
             .context("final flush of the store failed")?;
+        if let Some(lease) = self.lease {
+            lease.release();
+        }
         tracing::info!("switchboard stopped");
         Ok(())
     }

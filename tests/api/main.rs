@@ -35,6 +35,7 @@ mod requests_read;
 mod scheduling;
 mod schemas;
 mod sealing;
+mod several_nodes;
 mod shutdown;
 mod start_up;
 mod supervision;

@@ -8,6 +8,7 @@
 //! [`postgres`]). The error vocabulary is sled's too: a PostgreSQL failure arrives as an I/O error.
 
 mod iter;
+pub(crate) mod lease;
 pub(crate) mod postgres;
 #[cfg(any(test, feature = "test-hooks"))]
 pub mod testing;

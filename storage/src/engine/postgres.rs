@@ -38,6 +38,10 @@ const MIGRATIONS: &[&str] = &[
         value bytea NOT NULL,
         PRIMARY KEY (tree, key))",
     "CREATE SEQUENCE IF NOT EXISTS switchboard_ids",
+    "CREATE TABLE IF NOT EXISTS switchboard_lease (
+        name text PRIMARY KEY,
+        holder text NOT NULL,
+        expires_at timestamptz NOT NULL)",
 ];
 
 /// Connections kept for transactions, beside the one shared by single statements. Transactions come from

@@ -1,0 +1,196 @@
+//! The orchestrator lease of a PostgreSQL database: one node at a time runs requests, webhooks and the
+//! other singletons; the others stand by and take over when the holder stops renewing.
+//!
+//! The lease is a row, `switchboard_lease`, whose expiry is set and compared with the database's own clock,
+//! so nodes' clocks never matter. The holder renews it every [`RENEW_EVERY`]; a holder that could not
+//! renew for [`FENCE_AFTER`] stops itself ([`NodeLease::acquire`]'s `lost`), well before the row expires
+//! after [`LEASE_TTL`] and a standby may take it, so two nodes never run requests at once.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_postgres::NoTls;
+
+use crate::StorageError;
+
+/// How long the lease lasts after its last renewal: the longest a standby waits after the holder died.
+pub const LEASE_TTL: Duration = Duration::from_secs(5);
+/// How often the holder renews, and how often a standby asks.
+pub const RENEW_EVERY: Duration = Duration::from_secs(1);
+/// How long the holder goes on without a renewal before it stops itself: the lease it last renewed is
+/// then still valid for two seconds, the time the process has to end.
+pub const FENCE_AFTER: Duration = Duration::from_secs(3);
+
+const TAKE: &str = "INSERT INTO switchboard_lease (name, holder, expires_at) \
+     VALUES ('orchestrator', $1, now() + make_interval(secs => $2)) \
+     ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at \
+     WHERE switchboard_lease.holder = EXCLUDED.holder OR switchboard_lease.expires_at < now() \
+     RETURNING holder";
+const HOLDER: &str =
+    "SELECT holder FROM switchboard_lease WHERE name = 'orchestrator' AND expires_at >= now()";
+const RELEASE: &str = "DELETE FROM switchboard_lease WHERE name = 'orchestrator' AND holder = $1";
+
+/// The lease, held by this process until it is released or the process ends.
+pub struct NodeLease {
+    holder: String,
+    url: String,
+    stop: Arc<AtomicBool>,
+    renewer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl NodeLease {
+    /// Waits until this node holds the lease, telling `waiting` (once) which node holds it meanwhile; then
+    /// renews it on a thread of its own, which calls `lost` if the lease cannot be kept.
+    pub async fn acquire(
+        url: &str,
+        holder: String,
+        waiting: impl FnOnce(&str) + Send + 'static,
+        lost: impl FnOnce(&str) + Send + 'static,
+    ) -> Result<NodeLease, StorageError> {
+        let (acquired, taken) = tokio::sync::oneshot::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (thread_url, thread_holder, thread_stop) =
+            (url.to_owned(), holder.clone(), Arc::clone(&stop));
+        let renewer = std::thread::Builder::new()
+            .name("lease".into())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("the lease's runtime");
+                runtime.block_on(hold(
+                    thread_url,
+                    thread_holder,
+                    thread_stop,
+                    acquired,
+                    waiting,
+                    lost,
+                ));
+            })
+            .map_err(|e| StorageError::Database(format!("cannot start the lease thread: {e}")))?;
+        match taken.await {
+            Ok(Ok(())) => Ok(NodeLease {
+                holder,
+                url: url.to_owned(),
+                stop,
+                renewer: Some(renewer),
+            }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(StorageError::Database("the lease thread ended".into())),
+        }
+    }
+
+    /// This node's name in the lease.
+    pub fn holder(&self) -> &str {
+        &self.holder
+    }
+
+    /// Gives the lease up at once, so a standby need not wait for it to expire.
+    pub fn release(mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(renewer) = self.renewer.take() {
+            let _ = renewer.join();
+        }
+        let (url, holder) = (self.url.clone(), self.holder.clone());
+        let released = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            runtime.block_on(async {
+                let (client, connection) = tokio_postgres::connect(&url, NoTls).await.ok()?;
+                tokio::spawn(connection);
+                client.execute(RELEASE, &[&holder]).await.ok()
+            })
+        })
+        .join();
+        if !matches!(released, Ok(Some(_))) {
+            tracing::warn!("the orchestrator lease could not be released: a standby takes over when it expires");
+        }
+    }
+}
+
+impl Drop for NodeLease {
+    /// Stops renewing; the lease then expires by itself, unless [`NodeLease::release`] gave it up.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// The lease thread: takes the lease (waiting as long as another node holds it), answers `acquired`, then
+/// renews until stopped or lost.
+async fn hold(
+    url: String,
+    holder: String,
+    stop: Arc<AtomicBool>,
+    acquired: tokio::sync::oneshot::Sender<Result<(), StorageError>>,
+    waiting: impl FnOnce(&str),
+    lost: impl FnOnce(&str),
+) {
+    let connected = tokio_postgres::connect(&url, NoTls).await;
+    let (client, connection) = match connected {
+        Ok(pair) => pair,
+        Err(e) => {
+            let _ = acquired.send(Err(StorageError::Database(format!(
+                "cannot connect to the database: {e}"
+            ))));
+            return;
+        }
+    };
+    tokio::spawn(connection);
+    let ttl = LEASE_TTL.as_secs_f64();
+    let mut waiting = Some(waiting);
+    loop {
+        match client.query_opt(TAKE, &[&holder, &ttl]).await {
+            Ok(Some(_)) => break,
+            Ok(None) => {
+                if let Some(waiting) = waiting.take() {
+                    let current = client
+                        .query_opt(HOLDER, &[])
+                        .await
+                        .ok()
+                        .flatten()
+                        .map(|row| row.get::<_, String>(0))
+                        .unwrap_or_else(|| "another node".to_owned());
+                    waiting(&current);
+                }
+            }
+            Err(e) => {
+                let _ = acquired.send(Err(StorageError::Database(format!(
+                    "cannot take the orchestrator lease: {e}"
+                ))));
+                return;
+            }
+        }
+        tokio::time::sleep(RENEW_EVERY).await;
+    }
+    if acquired.send(Ok(())).is_err() {
+        return;
+    }
+    let mut renewed = Instant::now();
+    while !stop.load(Ordering::SeqCst) {
+        tokio::time::sleep(RENEW_EVERY).await;
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        let asked = Instant::now();
+        let outcome =
+            tokio::time::timeout(FENCE_AFTER, client.query_opt(TAKE, &[&holder, &ttl])).await;
+        match outcome {
+            Ok(Ok(Some(_))) => renewed = asked,
+            Ok(Ok(None)) => {
+                lost("another node holds the orchestrator lease now");
+                return;
+            }
+            Ok(Err(_)) | Err(_) if renewed.elapsed() >= FENCE_AFTER => {
+                lost("the orchestrator lease could not be renewed in time");
+                return;
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "the orchestrator lease was not renewed; retrying")
+            }
+            Err(_) => tracing::warn!("renewing the orchestrator lease timed out; retrying"),
+        }
+    }
+}
