@@ -4,10 +4,11 @@
 use switchboard_storage::{NodeLease, FENCE_AFTER, LEASE_TTL};
 
 /// Takes the lease, standing by for as long as another node holds it.
-pub async fn take(url: &str) -> anyhow::Result<NodeLease> {
+pub async fn take(url: &str, ca_file: Option<&std::path::Path>) -> anyhow::Result<NodeLease> {
     let holder = node_name();
     let lease = NodeLease::acquire(
         url,
+        ca_file,
         holder.clone(),
         |current| {
             tracing::info!(

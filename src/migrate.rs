@@ -16,14 +16,14 @@ pub fn run(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let EngineChoice::Postgres { url } = &settings.storage_engine else {
+    let EngineChoice::Postgres { url, ca_file } = &settings.storage_engine else {
         eprintln!(
             "switchboard migrate: [storage] kind is \"sled\", which needs no migration: the embedded \
              store upgrades itself when it opens"
         );
         return ExitCode::from(2);
     };
-    match switchboard_storage::migrate_postgres(url) {
+    match switchboard_storage::migrate_postgres(url, ca_file.as_deref()) {
         Ok(Some(found)) if found == POSTGRES_SCHEMA_VERSION => {
             eprintln!("switchboard migrate: the schema is at version {found} already");
             ExitCode::SUCCESS

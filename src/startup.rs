@@ -62,7 +62,9 @@ impl Application {
         let key = crate::encryption::key_source(&settings)?;
         // On PostgreSQL one node runs requests at a time: the others wait here, before they open anything.
         let lease = match &settings.storage_engine {
-            EngineChoice::Postgres { url } => Some(crate::lease::take(url).await?),
+            EngineChoice::Postgres { url, ca_file } => {
+                Some(crate::lease::take(url, ca_file.as_deref()).await?)
+            }
             EngineChoice::Sled => None,
         };
         let store = open_store(&settings, &key)?;

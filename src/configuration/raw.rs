@@ -82,6 +82,8 @@ pub(crate) struct RawStorage {
     pub kind: Option<StorageKind>,
     /// The database's URL, password included: kept out of logs like every secret.
     pub url: Option<Secret>,
+    /// A CA certificate (PEM) the database's TLS certificate is signed by.
+    pub ca_file: Option<String>,
 }
 
 /// `[storage] kind`.

@@ -349,7 +349,14 @@ fn validate_engine(
     storage: &super::raw::RawStorage,
 ) -> Result<switchboard_storage::EngineChoice, SpecError> {
     use super::raw::StorageKind;
-    match (storage.kind.unwrap_or(StorageKind::Sled), &storage.url) {
+    let kind = storage.kind.unwrap_or(StorageKind::Sled);
+    if kind == StorageKind::Sled && storage.ca_file.is_some() {
+        return Err(SpecError::new(
+            "storage.ca_file",
+            "applies to kind = \"postgres\" only; set kind = \"postgres\" or remove it",
+        ));
+    }
+    match (kind, &storage.url) {
         (StorageKind::Sled, None) => Ok(switchboard_storage::EngineChoice::Sled),
         (StorageKind::Sled, Some(_)) => Err(SpecError::new(
             "storage.url",
@@ -369,6 +376,7 @@ fn validate_engine(
             }
             Ok(switchboard_storage::EngineChoice::Postgres {
                 url: url.to_owned(),
+                ca_file: storage.ca_file.as_deref().map(std::path::PathBuf::from),
             })
         }
     }

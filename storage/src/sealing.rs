@@ -20,10 +20,10 @@ impl Store {
         new: &MasterKey,
         engine: &EngineChoice,
     ) -> Result<usize, StorageError> {
-        let EngineChoice::Postgres { url } = engine else {
+        let EngineChoice::Postgres { url, ca_file } = engine else {
             return rotate_sled(dir, current, new);
         };
-        let db = Db::Postgres(Pg::open(url)?);
+        let db = Db::Postgres(Pg::open(url, ca_file.as_deref())?);
         let home = Home::Database(db.open_tree(trees::KEYRING)?);
         if !Keyring::exists(&home)? {
             return Err(StorageError::Keyring(

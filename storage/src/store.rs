@@ -105,8 +105,8 @@ impl Store {
                 let db = open_db_when_released(&sled_dir(dir), cache_bytes, RELEASE_WAIT)?;
                 (Db::Sled(db), sealer, migrated.map(Arc::new))
             }
-            EngineChoice::Postgres { url } => {
-                let db = Db::Postgres(Pg::open(url)?);
+            EngineChoice::Postgres { url, ca_file } => {
+                let db = Db::Postgres(Pg::open(url, ca_file.as_deref())?);
                 let home = Home::Database(db.open_tree(trees::KEYRING)?);
                 let (_, keyring) = unlock(dir, &home, key)?;
                 (db, Arc::new(Sealer::new(keyring)), None)

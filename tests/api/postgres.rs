@@ -152,6 +152,19 @@ async fn requests_run_to_their_end_and_read_back_after_a_kill_9() {
     let (status, replay) = server.post_requests(&live, &claim("pg-live-1")).await;
     assert_eq!(status, 200, "{replay}");
     assert_eq!(replay["requestId"], production.as_str());
+    let backup = server
+        .admin(
+            reqwest::Method::POST,
+            "/admin/v1/backups",
+            Some(json!({"path": dir.path().join("copy").display().to_string()})),
+        )
+        .await;
+    assert_eq!(
+        backup.status(),
+        409,
+        "the database is backed up by its own tools"
+    );
+    assert!(!dir.path().join("copy").exists());
     let (status, page) = server.get_json("/v1/requests?pageSize=10", &live).await;
     assert_eq!(status, 200);
     let listed: Vec<&str> = page["requests"]
@@ -165,4 +178,79 @@ async fn requests_run_to_their_end_and_read_back_after_a_kill_9() {
         [production.as_str()],
         "the sandbox's request is the sandbox's"
     );
+}
+
+/// The URL of a fresh database, asking for TLS.
+fn over_tls() -> String {
+    let url = fresh_postgres_database();
+    let base = url.split_once('?').map_or(url.as_str(), |(base, _)| base);
+    format!("{base}?sslmode=require")
+}
+
+#[actix_web::test]
+async fn the_database_is_reached_over_tls_checked_against_the_configured_ca() {
+    let ca = std::env::var("SWITCHBOARD_TEST_POSTGRES_CA")
+        .expect("SWITCHBOARD_TEST_POSTGRES_CA: scripts/test.sh starts PostgreSQL with TLS");
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().join("data");
+
+    // A certificate from a CA the server was not told of is refused, whatever the link.
+    let config = write_config(dir.path(), &on_postgres(&over_tls()));
+    let (code, stderr) = run("serve", &config, &data_dir);
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("cannot connect to the database"),
+        "{stderr}"
+    );
+
+    let url = over_tls();
+    let mut config = on_postgres(&url);
+    config.set("storage.ca_file", ca.as_str());
+    let config = write_config(dir.path(), &config);
+    let server = BinaryServer::start_ready(&config, &data_dir).await;
+    let token = server.live_token().await;
+    let id = server.create_request(&token, &claim("pg-tls-1")).await;
+    assert_eq!(server.wait_terminal(&token, &id).await["state"], "SUCCESS");
+    let database = url
+        .rsplit_once('/')
+        .unwrap()
+        .1
+        .split_once('?')
+        .unwrap()
+        .0
+        .to_owned();
+    let (encrypted, plain) = connections_by_tls(&database).await;
+    assert!(encrypted > 0, "the server's connections use TLS");
+    assert_eq!(plain, 0, "no connection of the server is in the clear");
+}
+
+/// The server's connections to `database`: how many use TLS, and how many do not (this query's own
+/// connection left out).
+async fn connections_by_tls(database: &str) -> (i64, i64) {
+    let admin = std::env::var(switchboard_storage::POSTGRES_URL_VARIABLE).unwrap();
+    let database = database.to_owned();
+    actix_web::rt::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(connection);
+            let row = client
+                .query_one(
+                    "SELECT count(*) FILTER (WHERE s.ssl), count(*) FILTER (WHERE NOT s.ssl) \
+                     FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) \
+                     WHERE a.datname = $1 AND a.pid <> pg_backend_pid()",
+                    &[&database],
+                )
+                .await
+                .unwrap();
+            (row.get(0), row.get(1))
+        })
+    })
+    .await
+    .unwrap()
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
+use switchboard_storage::EngineChoice;
 
 use super::AdminJson;
 use crate::auth::Admin;
@@ -24,6 +25,13 @@ pub async fn create_backup(
     state: web::Data<AppState>,
     body: AdminJson<BackupIn>,
 ) -> Result<HttpResponse, ApiError> {
+    if !matches!(state.settings.storage_engine, EngineChoice::Sled) {
+        return Err(ApiError::new(
+            Code::Conflict,
+            "this server keeps its store in PostgreSQL: back the database up with its own tools \
+             (pg_dump, or the provider's snapshots) together with the master key",
+        ));
+    }
     let target = PathBuf::from(body.path.trim());
     if !target.is_absolute() {
         return Err(ApiError::invalid_request(

@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio_postgres::NoTls;
+use std::path::{Path, PathBuf};
+
+use tokio_postgres::error::SqlState;
 
 use crate::StorageError;
 
@@ -35,6 +37,7 @@ const RELEASE: &str = "DELETE FROM switchboard_lease WHERE name = 'orchestrator'
 pub struct NodeLease {
     holder: String,
     url: String,
+    ca_file: Option<PathBuf>,
     stop: Arc<AtomicBool>,
     renewer: Option<std::thread::JoinHandle<()>>,
 }
@@ -44,12 +47,14 @@ impl NodeLease {
     /// renews it on a thread of its own, which calls `lost` if the lease cannot be kept.
     pub async fn acquire(
         url: &str,
+        ca_file: Option<&Path>,
         holder: String,
         waiting: impl FnOnce(&str) + Send + 'static,
         lost: impl FnOnce(&str) + Send + 'static,
     ) -> Result<NodeLease, StorageError> {
         let (acquired, taken) = tokio::sync::oneshot::channel();
         let stop = Arc::new(AtomicBool::new(false));
+        let tls = super::connect::tls(ca_file)?;
         let (thread_url, thread_holder, thread_stop) =
             (url.to_owned(), holder.clone(), Arc::clone(&stop));
         let renewer = std::thread::Builder::new()
@@ -61,6 +66,7 @@ impl NodeLease {
                     .expect("the lease's runtime");
                 runtime.block_on(hold(
                     thread_url,
+                    tls,
                     thread_holder,
                     thread_stop,
                     acquired,
@@ -73,6 +79,7 @@ impl NodeLease {
             Ok(Ok(())) => Ok(NodeLease {
                 holder,
                 url: url.to_owned(),
+                ca_file: ca_file.map(Path::to_path_buf),
                 stop,
                 renewer: Some(renewer),
             }),
@@ -93,14 +100,16 @@ impl NodeLease {
             let _ = renewer.join();
         }
         let (url, holder) = (self.url.clone(), self.holder.clone());
+        let Ok(tls) = super::connect::tls(self.ca_file.as_deref()) else {
+            return;
+        };
         let released = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .ok()?;
             runtime.block_on(async {
-                let (client, connection) = tokio_postgres::connect(&url, NoTls).await.ok()?;
-                tokio::spawn(connection);
+                let client = super::connect::connect(&url, tls).await.ok()?;
                 client.execute(RELEASE, &[&holder]).await.ok()
             })
         })
@@ -122,23 +131,23 @@ impl Drop for NodeLease {
 /// renews until stopped or lost.
 async fn hold(
     url: String,
+    tls: tokio_postgres_rustls::MakeRustlsConnect,
     holder: String,
     stop: Arc<AtomicBool>,
     acquired: tokio::sync::oneshot::Sender<Result<(), StorageError>>,
     waiting: impl FnOnce(&str),
     lost: impl FnOnce(&str),
 ) {
-    let connected = tokio_postgres::connect(&url, NoTls).await;
-    let (client, connection) = match connected {
-        Ok(pair) => pair,
+    let client = match super::connect::connect(&url, tls).await {
+        Ok(client) => client,
         Err(e) => {
             let _ = acquired.send(Err(StorageError::Database(format!(
-                "cannot connect to the database: {e}"
+                "cannot connect to the database: {}",
+                super::postgres::describe(&e)
             ))));
             return;
         }
     };
-    tokio::spawn(connection);
     let ttl = LEASE_TTL.as_secs_f64();
     let mut waiting = Some(waiting);
     loop {
@@ -157,9 +166,15 @@ async fn hold(
                 }
             }
             Err(e) => {
-                let _ = acquired.send(Err(StorageError::Database(format!(
-                    "cannot take the orchestrator lease: {e}"
-                ))));
+                let refusal = if e.code() == Some(&SqlState::UNDEFINED_TABLE) {
+                    super::postgres::outdated(None)
+                } else {
+                    StorageError::Database(format!(
+                        "cannot take the orchestrator lease: {}",
+                        super::postgres::describe(&e)
+                    ))
+                };
+                let _ = acquired.send(Err(refusal));
                 return;
             }
         }

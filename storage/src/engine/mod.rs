@@ -7,6 +7,7 @@
 //! `(tree, key, value)` rows and serializable transactions, which retry exactly where sled's do (see
 //! [`postgres`]). The error vocabulary is sled's too: a PostgreSQL failure arrives as an I/O error.
 
+mod connect;
 mod iter;
 pub(crate) mod lease;
 pub(crate) mod postgres;
@@ -33,8 +34,10 @@ pub enum EngineChoice {
     Sled,
     /// A PostgreSQL database, its schema made by `switchboard migrate`.
     Postgres {
-        /// `postgres://user:password@host:port/database`.
+        /// `postgres://user:password@host:port/database`, with `?sslmode=require` for TLS.
         url: String,
+        /// A CA the database's certificate is signed by, beside the public roots.
+        ca_file: Option<std::path::PathBuf>,
     },
 }
 

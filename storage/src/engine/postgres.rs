@@ -20,8 +20,10 @@ use std::time::Duration;
 
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 use sled::CompareAndSwapError;
+use std::path::Path;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{Client, NoTls, Statement};
+
+use tokio_postgres::{Client, Statement};
 
 use super::{Bytes, TxResult, TxTree};
 use crate::StorageError;
@@ -94,7 +96,18 @@ pub(crate) struct Conn {
 
 /// A failure of the database, in the engines' shared vocabulary.
 fn engine_error(e: tokio_postgres::Error) -> sled::Error {
-    sled::Error::Io(std::io::Error::other(format!("postgresql: {e}")))
+    sled::Error::Io(std::io::Error::other(format!(
+        "postgresql: {}",
+        describe(&e)
+    )))
+}
+
+/// What went wrong: the server's own message when it sent one (tokio-postgres shows only "db error").
+pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => e.to_string(),
+    }
 }
 
 /// Whether `e` means "run the transaction again": SERIALIZABLE found a conflict, or a deadlock was broken.
@@ -119,7 +132,7 @@ fn wait<F: Future>(future: F) -> F::Output {
 
 impl Pg {
     /// Connects to `url` and checks that its schema is the one this binary needs.
-    pub(crate) fn open(url: &str) -> Result<Pg, StorageError> {
+    pub(crate) fn open(url: &str, ca_file: Option<&Path>) -> Result<Pg, StorageError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("postgres-io")
@@ -127,10 +140,10 @@ impl Pg {
             .build()
             .map_err(|e| StorageError::Database(format!("cannot start its I/O thread: {e}")))?;
         let runtime = IoRuntime(Some(runtime));
-        let shared = connect(&runtime, url)?;
+        let shared = connect(&runtime, url, ca_file)?;
         check_schema(&shared.client)?;
         let pool = (0..TRANSACTION_CONNECTIONS)
-            .map(|_| connect(&runtime, url))
+            .map(|_| connect(&runtime, url, ca_file))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Pg(Arc::new(Inner {
             _runtime: runtime,
@@ -242,26 +255,23 @@ fn run_transaction<T, E>(
     }
 }
 
-fn connect(runtime: &IoRuntime, url: &str) -> Result<Arc<Conn>, StorageError> {
+fn connect(
+    runtime: &IoRuntime,
+    url: &str,
+    ca_file: Option<&Path>,
+) -> Result<Arc<Conn>, StorageError> {
     let runtime = runtime.0.as_ref().expect("the runtime runs until dropped");
     let url = url.to_owned();
+    let tls = super::connect::tls(ca_file)?;
     let unreachable = |e: tokio_postgres::Error| {
-        StorageError::Database(format!("cannot connect to the database: {e}"))
+        StorageError::Database(format!("cannot connect to the database: {}", describe(&e)))
     };
-    let connected = runtime.spawn(async move {
-        let (client, connection) = tokio_postgres::connect(&url, NoTls).await?;
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::error!(error = %e, "the connection to PostgreSQL ended");
-            }
-        });
-        Ok::<_, tokio_postgres::Error>(client)
-    });
+    let connected = runtime.spawn(async move { super::connect::connect(&url, tls).await });
     let client = wait(connected)
         .map_err(|e| StorageError::Database(format!("cannot connect to the database: {e}")))?
         .map_err(unreachable)?;
     let failed = |e: tokio_postgres::Error| {
-        StorageError::Database(format!("cannot prepare a statement: {e}"))
+        StorageError::Database(format!("cannot prepare a statement: {}", describe(&e)))
     };
     wait(client.batch_execute(
         "SET default_transaction_isolation TO serializable; SET statement_timeout TO 0",
@@ -303,12 +313,12 @@ fn schema_exists(client: &Client) -> Result<bool, StorageError> {
         "SELECT to_regclass('switchboard_schema') IS NOT NULL AND to_regclass('switchboard_kv') IS NOT NULL",
         &[],
     ))
-    .map_err(|e| StorageError::Database(format!("cannot read the schema: {e}")))?;
+    .map_err(|e| StorageError::Database(format!("cannot read the schema: {}", describe(&e))))?;
     Ok(row.get(0))
 }
 
 /// The refusal of a database whose schema is not [`SCHEMA_VERSION`]'s.
-fn outdated(found: Option<i32>) -> StorageError {
+pub(crate) fn outdated(found: Option<i32>) -> StorageError {
     let found = match found {
         Some(version) => format!("is at version {version}"),
         None => "has no Switchboard schema".to_owned(),
@@ -320,8 +330,9 @@ fn outdated(found: Option<i32>) -> StorageError {
 }
 
 fn check_schema(client: &Client) -> Result<(), StorageError> {
-    let row = wait(client.query_opt("SELECT max(version) FROM switchboard_schema", &[]))
-        .map_err(|e| StorageError::Database(format!("cannot read the schema version: {e}")))?;
+    let row = wait(client.query_opt("SELECT max(version) FROM switchboard_schema", &[])).map_err(
+        |e| StorageError::Database(format!("cannot read the schema version: {}", describe(&e))),
+    )?;
     let found: Option<i32> = row.and_then(|row| row.get(0));
     match found {
         Some(SCHEMA_VERSION) => Ok(()),
@@ -335,26 +346,30 @@ fn check_schema(client: &Client) -> Result<(), StorageError> {
 
 /// Creates the schema in the database at `url`, or upgrades it to [`SCHEMA_VERSION`]; answers the version
 /// it found (`None`: none).
-pub fn migrate(url: &str) -> Result<Option<i32>, StorageError> {
+pub fn migrate(url: &str, ca_file: Option<&Path>) -> Result<Option<i32>, StorageError> {
     // On a thread of its own: a caller inside a runtime could not block on another one.
     let url = url.to_owned();
-    std::thread::spawn(move || migrate_now(&url))
+    let tls = super::connect::tls(ca_file)?;
+    std::thread::spawn(move || migrate_now(&url, tls))
         .join()
         .unwrap_or_else(|_| Err(StorageError::Database("the migration panicked".into())))
 }
 
-fn migrate_now(url: &str) -> Result<Option<i32>, StorageError> {
+fn migrate_now(
+    url: &str,
+    tls: tokio_postgres_rustls::MakeRustlsConnect,
+) -> Result<Option<i32>, StorageError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| StorageError::Database(format!("cannot start: {e}")))?;
-    let failed =
-        |e: tokio_postgres::Error| StorageError::Database(format!("migration failed: {e}"));
+    let failed = |e: tokio_postgres::Error| {
+        StorageError::Database(format!("migration failed: {}", describe(&e)))
+    };
     runtime.block_on(async {
-        let (mut client, connection) = tokio_postgres::connect(url, NoTls)
+        let mut client = super::connect::connect(url, tls)
             .await
             .map_err(|e| StorageError::Database(format!("cannot connect to the database: {e}")))?;
-        let connection = tokio::spawn(connection);
         let transaction = client.transaction().await.map_err(failed)?;
         // One migration at a time, whichever node runs it.
         transaction
@@ -386,8 +401,6 @@ fn migrate_now(url: &str) -> Result<Option<i32>, StorageError> {
             .await
             .map_err(failed)?;
         transaction.commit().await.map_err(failed)?;
-        drop(client);
-        let _ = connection.await;
         Ok(found)
     })
 }

@@ -12,7 +12,7 @@ pub const POSTGRES_URL_VARIABLE: &str = "SWITCHBOARD_TEST_POSTGRES_URL";
 /// A new, migrated database of its own on the test server, by URL.
 pub fn fresh_postgres_database() -> String {
     let url = empty_postgres_database();
-    crate::migrate_postgres(&url).expect("the test database migrates");
+    crate::migrate_postgres(&url, None).expect("the test database migrates");
     url
 }
 
@@ -47,8 +47,12 @@ pub fn empty_postgres_database() -> String {
     })
     .join()
     .expect("the test database is created");
-    let (server, _) = admin.rsplit_once('/').expect("a URL that names a database");
-    format!("{server}/{name}")
+    let (base, options) = admin.split_once('?').unwrap_or((&admin, ""));
+    let (server, _) = base.rsplit_once('/').expect("a URL that names a database");
+    match options {
+        "" => format!("{server}/{name}"),
+        options => format!("{server}/{name}?{options}"),
+    }
 }
 
 /// The engine a test runs on.
@@ -67,6 +71,7 @@ impl TestEngine {
             TestEngine::Sled => EngineChoice::Sled,
             TestEngine::Postgres => EngineChoice::Postgres {
                 url: fresh_postgres_database(),
+                ca_file: None,
             },
         }
     }
