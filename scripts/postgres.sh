@@ -51,7 +51,6 @@ start_test_postgres() {
   "${as[@]}" "$bin/pg_ctl" -D "$PG_TEST_DIR/data" -l "$PG_TEST_DIR/server.log" -w \
     -o "-p $port -k $PG_TEST_DIR -c listen_addresses=127.0.0.1 -c max_connections=400 -c ssl=on \
         -c ssl_cert_file=$PG_TEST_DIR/server.crt -c ssl_key_file=$PG_TEST_DIR/server.key" start >/dev/null
-  PG_TEST_STOP=("${as[@]}" "$bin/pg_ctl" -D "$PG_TEST_DIR/data" -m fast -w stop)
   trap stop_test_postgres EXIT
   # Plain by default (a loopback link); the TLS tests ask for `sslmode=require` themselves.
   export SWITCHBOARD_TEST_POSTGRES_URL="postgres://switchboard@127.0.0.1:$port/postgres?sslmode=disable"
@@ -59,7 +58,12 @@ start_test_postgres() {
   echo "--- PostgreSQL $("$bin/postgres" --version | awk '{print $3}') for the tests at 127.0.0.1:$port"
 }
 
+# Stops the cluster in PG_TEST_DIR and removes it (scripts/bench-postgres.py calls it on its own cluster).
 stop_test_postgres() {
-  "${PG_TEST_STOP[@]}" >/dev/null 2>&1 || true
+  local as=()
+  if [ "$(id -u)" = "0" ]; then
+    as=(runuser -u postgres --)
+  fi
+  "${as[@]}" "$(postgres_bin)/pg_ctl" -D "$PG_TEST_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
   rm -rf "$PG_TEST_DIR"
 }

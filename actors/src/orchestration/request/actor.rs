@@ -20,9 +20,7 @@ use super::{
 use crate::calendar::local_date;
 use crate::electronic::ElectronicJob;
 use crate::orchestration::edges::{Edge, Edges};
-use crate::orchestration::messages::{
-    Advance, RequestEnded, StepCrashed, StepEnded, StepParent, StopForPurge,
-};
+use crate::orchestration::messages::{RequestEnded, StepParent};
 use crate::orchestration::orchestrator::Orchestrator;
 use crate::orchestration::step::{StepActor, StepJob};
 use crate::orchestration::Shared;
@@ -30,22 +28,22 @@ use crate::orchestration::Shared;
 /// One running request, under an actix `Supervisor`: stopping after a fault restarts it, and a restart
 /// resumes from the store.
 pub(crate) struct RequestActor {
-    shared: Shared,
+    pub(super) shared: Shared,
     orchestrator: Addr<Orchestrator>,
     request_id: RequestId,
     schemas: StoreSchemas,
-    activity: Activity,
+    pub(super) activity: Activity,
     /// Step actors started so far by this actor, across its restarts: the next step's incarnation.
     steps_started: u64,
-    span: tracing::Span,
+    pub(super) span: tracing::Span,
     /// The request was purged: nothing more is decided or written, across restarts; the actor idles until
     /// its children let go of it.
-    purged: bool,
+    pub(super) purged: bool,
 }
 
 /// What the actor is doing between messages. Only `Idle` decides; every other activity ends in a
 /// continuation (or a child's report) that moves it on.
-enum Activity {
+pub(super) enum Activity {
     /// Nothing under way: the next advance reads the record and decides.
     Idle,
     /// A transition is written; its flush is awaited before anything else happens.
@@ -87,7 +85,12 @@ impl RequestActor {
     /// nothing else can have written it since (no step runs): as this actor last wrote it, or with an edge
     /// it has just taken; otherwise the record is read and `edges` applied to it. Record-only moves are
     /// added to `edges`, which ride along with the next write that must happen anyway (see [`Edges`]).
-    fn advance(&mut self, ctx: &mut Context<Self>, known: Option<RequestRecord>, mut edges: Edges) {
+    pub(super) fn advance(
+        &mut self,
+        ctx: &mut Context<Self>,
+        known: Option<RequestRecord>,
+        mut edges: Edges,
+    ) {
         if self.purged || !matches!(self.activity, Activity::Idle) {
             return;
         }
@@ -281,7 +284,7 @@ impl RequestActor {
 
     /// Records a fault and restarts through the supervisor, or ends the request once the restart intensity
     /// is exceeded.
-    fn fault(&mut self, ctx: &mut Context<Self>, reason: String) {
+    pub(super) fn fault(&mut self, ctx: &mut Context<Self>, reason: String) {
         if self.purged {
             return;
         }
@@ -350,72 +353,4 @@ fn zone(account: Option<&AccountRecord>) -> Tz {
     account
         .and_then(|a| a.timezone.parse().ok())
         .unwrap_or(chrono_tz::America::New_York)
-}
-
-impl Actor for RequestActor {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        self.shared.metrics.request_actor_started();
-        ctx.notify(Advance);
-    }
-}
-
-impl Supervised for RequestActor {
-    fn restarting(&mut self, _: &mut Context<Self>) {
-        if self.purged {
-            return;
-        }
-        tracing::warn!(parent: &self.span, "request actor restarting; reloading from the store");
-        self.activity = Activity::Idle;
-    }
-}
-
-impl Handler<StopForPurge> for RequestActor {
-    type Result = ();
-
-    fn handle(&mut self, _: StopForPurge, _: &mut Context<Self>) {
-        tracing::info!(parent: &self.span, "request purged; its work stops");
-        // Stopped, a supervised actor would be restarted for as long as its step holds its address;
-        // ending instead drops the step, ignores its reports, and lets the actor go once nothing holds it.
-        self.purged = true;
-        self.activity = Activity::Ending;
-    }
-}
-
-impl Handler<Advance> for RequestActor {
-    type Result = ();
-
-    fn handle(&mut self, _: Advance, ctx: &mut Context<Self>) {
-        self.advance(ctx, None, Edges::default());
-    }
-}
-
-impl Handler<StepEnded> for RequestActor {
-    type Result = ();
-
-    fn handle(&mut self, ended: StepEnded, ctx: &mut Context<Self>) {
-        if matches!(&self.activity, Activity::InStep { incarnation, .. } if *incarnation == ended.incarnation)
-        {
-            tracing::debug!(parent: &self.span, step = %ended.key, "step ended");
-            self.activity = Activity::Idle;
-            self.advance(ctx, None, ended.edges);
-        }
-    }
-}
-
-impl Handler<StepCrashed> for RequestActor {
-    type Result = ();
-
-    fn handle(&mut self, crashed: StepCrashed, ctx: &mut Context<Self>) {
-        let span = self.span.clone();
-        let _entered = span.enter();
-        if matches!(&self.activity, Activity::InStep { incarnation, .. } if *incarnation == crashed.incarnation)
-        {
-            self.fault(
-                ctx,
-                format!("step {} crashed: {}", crashed.key, crashed.reason),
-            );
-        }
-    }
 }

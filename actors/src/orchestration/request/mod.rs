@@ -11,6 +11,7 @@
 //! change and awaits its flush, and only then starts what the move asks for.
 
 mod actor;
+mod mailbox;
 mod restarts;
 mod schemas;
 mod terminal;

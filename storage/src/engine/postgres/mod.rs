@@ -1,0 +1,290 @@
+//! The PostgreSQL engine: every tree is a set of rows of one table, `switchboard_kv (tree, key, value)`,
+//! keys compared as bytes (PostgreSQL orders `bytea` the way sled orders keys).
+//!
+//! Transactions are SERIALIZABLE, and a serialization failure or a deadlock runs the body again from
+//! scratch: sled's optimistic transactions retry the same way, so every invariant a sled transaction keeps
+//! (a request with its indexes, its idempotency key and its booking; a terminal record with its webhook)
+//! holds here too, also between several processes on one database. A commit is durable when it returns:
+//! PostgreSQL's WAL and its own group commit stand where sled's flusher does.
+//!
+//! The store's operations are synchronous, and many run on an actix worker, inside a tokio runtime that a
+//! blocking client could not nest in. So the connections of tokio-postgres run on a runtime of their own
+//! (one thread, `postgres-io`), and a caller blocks on the client's future, which needs no runtime: it only
+//! exchanges messages with its connection's task.
+
+mod range;
+mod schema;
+mod tree;
+
+use std::future::Future;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use sled::transaction::{ConflictableTransactionError, TransactionError};
+use tokio_postgres::error::SqlState;
+
+use tokio_postgres::{Client, Statement};
+
+pub(crate) use range::PgIter;
+pub(crate) use schema::outdated;
+use schema::{check_schema, schema_exists};
+pub use schema::{migrate, SCHEMA_VERSION};
+pub(crate) use tree::{PgTree, PgTxTree};
+
+use super::TxTree;
+use crate::StorageError;
+
+/// Connections kept for transactions, beside the one shared by single statements. Transactions come from
+/// the flusher's groups and the admin's changes, a few at a time.
+const TRANSACTION_CONNECTIONS: usize = 8;
+
+/// An open PostgreSQL engine; cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Pg(Arc<Inner>);
+
+struct Inner {
+    /// Single statements, pipelined by the client from any number of threads.
+    shared: Arc<Conn>,
+    /// Connections free for a transaction.
+    pool: Mutex<Vec<Arc<Conn>>>,
+    returned: Condvar,
+    /// Drives every connection's task; declared last, so it is dropped after the clients.
+    _runtime: IoRuntime,
+}
+
+/// The connections' runtime, shut down without waiting when dropped: the store may be closed, or fail to
+/// open, on a thread of another runtime, where a plain drop of a runtime panics.
+struct IoRuntime(Option<tokio::runtime::Runtime>);
+
+impl Drop for IoRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// A connection and its prepared statements.
+pub(crate) struct Conn {
+    client: Client,
+    get: Statement,
+    upsert: Statement,
+    delete: Statement,
+    forward: Statement,
+    forward_open: Statement,
+    backward: Statement,
+    backward_open: Statement,
+    next_id: Statement,
+}
+
+/// A failure of the database, in the engines' shared vocabulary.
+fn engine_error(e: tokio_postgres::Error) -> sled::Error {
+    sled::Error::Io(std::io::Error::other(format!(
+        "postgresql: {}",
+        describe(&e)
+    )))
+}
+
+/// What went wrong: the server's own message when it sent one (tokio-postgres shows only "db error").
+pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => e.to_string(),
+    }
+}
+
+/// Whether `e` means "run the transaction again": SERIALIZABLE found a conflict, or a deadlock was broken.
+fn is_conflict(e: &tokio_postgres::Error) -> bool {
+    matches!(
+        e.code(),
+        Some(&SqlState::T_R_SERIALIZATION_FAILURE) | Some(&SqlState::T_R_DEADLOCK_DETECTED)
+    )
+}
+
+fn tx_error(e: tokio_postgres::Error) -> sled::transaction::UnabortableTransactionError {
+    if is_conflict(&e) {
+        sled::transaction::UnabortableTransactionError::Conflict
+    } else {
+        sled::transaction::UnabortableTransactionError::Storage(engine_error(e))
+    }
+}
+
+fn wait<F: Future>(future: F) -> F::Output {
+    futures::executor::block_on(future)
+}
+
+impl Pg {
+    /// Connects to `url` and checks that its schema is the one this binary needs.
+    pub(crate) fn open(url: &str, ca_file: Option<&Path>) -> Result<Pg, StorageError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("postgres-io")
+            .enable_all()
+            .build()
+            .map_err(|e| StorageError::Database(format!("cannot start its I/O thread: {e}")))?;
+        let runtime = IoRuntime(Some(runtime));
+        let shared = connect(&runtime, url, ca_file)?;
+        check_schema(&shared.client)?;
+        let pool = (0..TRANSACTION_CONNECTIONS)
+            .map(|_| connect(&runtime, url, ca_file))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Pg(Arc::new(Inner {
+            _runtime: runtime,
+            shared,
+            pool: Mutex::new(pool),
+            returned: Condvar::new(),
+        })))
+    }
+
+    pub(crate) fn tree(&self, name: &str) -> PgTree {
+        PgTree::new(self.clone(), name)
+    }
+
+    pub(crate) fn generate_id(&self) -> sled::Result<u64> {
+        let row = wait(self.0.shared.client.query_one(&self.0.shared.next_id, &[]))
+            .map_err(engine_error)?;
+        Ok(row.get::<_, i64>(0) as u64)
+    }
+
+    /// Runs `body` in a SERIALIZABLE transaction over the trees `names`, again from scratch after each
+    /// conflict.
+    pub(crate) fn transaction<T, E>(
+        &self,
+        names: &[&str],
+        body: impl Fn(&[TxTree]) -> Result<T, ConflictableTransactionError<E>>,
+    ) -> Result<T, TransactionError<E>> {
+        let conn = self.checkout();
+        let result = run_transaction(&conn.0, names, body);
+        drop(conn);
+        result
+    }
+
+    fn checkout(&self) -> Checkout<'_> {
+        let mut pool = self.0.pool.lock().expect("postgres pool");
+        loop {
+            if let Some(conn) = pool.pop() {
+                return Checkout(conn, self);
+            }
+            pool = self.0.returned.wait(pool).expect("postgres pool");
+        }
+    }
+}
+
+/// A connection taken for one transaction, returned when dropped.
+struct Checkout<'a>(Arc<Conn>, &'a Pg);
+
+impl Drop for Checkout<'_> {
+    fn drop(&mut self) {
+        let inner = &self.1 .0;
+        inner
+            .pool
+            .lock()
+            .expect("postgres pool")
+            .push(Arc::clone(&self.0));
+        inner.returned.notify_one();
+    }
+}
+
+fn run_transaction<T, E>(
+    conn: &Arc<Conn>,
+    names: &[&str],
+    body: impl Fn(&[TxTree]) -> Result<T, ConflictableTransactionError<E>>,
+) -> Result<T, TransactionError<E>> {
+    let views: Vec<TxTree> = names
+        .iter()
+        .map(|name| {
+            TxTree::Postgres(PgTxTree {
+                conn: Arc::clone(conn),
+                name: Arc::from(*name),
+            })
+        })
+        .collect();
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        if attempt > 3 {
+            // Conflicts that keep coming are between transactions that keep meeting: let the others pass.
+            std::thread::sleep(Duration::from_millis(u64::from(attempt.min(20))));
+        }
+        let storage = |e| TransactionError::Storage(engine_error(e));
+        wait(
+            conn.client
+                .batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE"),
+        )
+        .map_err(storage)?;
+        let outcome = body(&views);
+        let rollback = || wait(conn.client.batch_execute("ROLLBACK")).map_err(storage);
+        match outcome {
+            Ok(value) => match wait(conn.client.batch_execute("COMMIT")) {
+                Ok(()) => return Ok(value),
+                Err(e) if is_conflict(&e) => continue,
+                Err(e) => return Err(storage(e)),
+            },
+            Err(ConflictableTransactionError::Conflict) => {
+                rollback()?;
+            }
+            Err(ConflictableTransactionError::Abort(e)) => {
+                rollback()?;
+                return Err(TransactionError::Abort(e));
+            }
+            Err(ConflictableTransactionError::Storage(e)) => {
+                rollback()?;
+                return Err(TransactionError::Storage(e));
+            }
+        }
+    }
+}
+
+fn connect(
+    runtime: &IoRuntime,
+    url: &str,
+    ca_file: Option<&Path>,
+) -> Result<Arc<Conn>, StorageError> {
+    let runtime = runtime.0.as_ref().expect("the runtime runs until dropped");
+    let url = url.to_owned();
+    let tls = super::connect::tls(ca_file)?;
+    let unreachable = |e: tokio_postgres::Error| {
+        StorageError::Database(format!("cannot connect to the database: {}", describe(&e)))
+    };
+    let connected = runtime.spawn(async move { super::connect::connect(&url, tls).await });
+    let client = wait(connected)
+        .map_err(|e| StorageError::Database(format!("cannot connect to the database: {e}")))?
+        .map_err(unreachable)?;
+    let failed = |e: tokio_postgres::Error| {
+        StorageError::Database(format!("cannot prepare a statement: {}", describe(&e)))
+    };
+    wait(client.batch_execute(
+        "SET default_transaction_isolation TO serializable; SET statement_timeout TO 0",
+    ))
+    .map_err(failed)?;
+    let prepare = |sql: &str| wait(client.prepare(sql)).map_err(failed);
+    // A missing table means an unmigrated database; `check_schema` says so before any statement runs.
+    if !schema_exists(&client)? {
+        return Err(outdated(None));
+    }
+    let range = |order: &str, bounded: bool| {
+        let upper = if bounded { "AND key < $3" } else { "" };
+        let limit = if bounded { "$4" } else { "$3" };
+        format!(
+            "SELECT key, value FROM switchboard_kv WHERE tree = $1 AND key >= $2 {upper} \
+             ORDER BY key {order} LIMIT {limit}"
+        )
+    };
+    Ok(Arc::new(Conn {
+        get: prepare("SELECT value FROM switchboard_kv WHERE tree = $1 AND key = $2")?,
+        upsert: prepare(
+            "WITH old AS (SELECT value FROM switchboard_kv WHERE tree = $1 AND key = $2), \
+             new AS (INSERT INTO switchboard_kv (tree, key, value) VALUES ($1, $2, $3) \
+             ON CONFLICT (tree, key) DO UPDATE SET value = EXCLUDED.value) \
+             SELECT value FROM old",
+        )?,
+        delete: prepare("DELETE FROM switchboard_kv WHERE tree = $1 AND key = $2 RETURNING value")?,
+        forward: prepare(&range("ASC", true))?,
+        forward_open: prepare(&range("ASC", false))?,
+        backward: prepare(&range("DESC", true))?,
+        backward_open: prepare(&range("DESC", false))?,
+        next_id: prepare("SELECT nextval('switchboard_ids')")?,
+        client,
+    }))
+}

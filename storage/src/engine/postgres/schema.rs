@@ -1,0 +1,124 @@
+//! The schema of the PostgreSQL engine: what `switchboard migrate` creates, and the check that `serve`
+//! makes before it uses a database.
+
+use std::path::Path;
+
+use tokio_postgres::Client;
+
+use super::{describe, wait};
+use crate::StorageError;
+
+/// The schema this binary reads and writes; `switchboard migrate` brings a database up to it.
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// The statements that create (or upgrade to) [`SCHEMA_VERSION`], each idempotent.
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS switchboard_schema (version integer NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS switchboard_kv (
+        tree text NOT NULL,
+        key bytea NOT NULL,
+        value bytea NOT NULL,
+        PRIMARY KEY (tree, key))",
+    "CREATE SEQUENCE IF NOT EXISTS switchboard_ids",
+    "CREATE TABLE IF NOT EXISTS switchboard_lease (
+        name text PRIMARY KEY,
+        holder text NOT NULL,
+        expires_at timestamptz NOT NULL)",
+];
+
+pub(super) fn schema_exists(client: &Client) -> Result<bool, StorageError> {
+    let row = wait(client.query_one(
+        "SELECT to_regclass('switchboard_schema') IS NOT NULL AND to_regclass('switchboard_kv') IS NOT NULL",
+        &[],
+    ))
+    .map_err(|e| StorageError::Database(format!("cannot read the schema: {}", describe(&e))))?;
+    Ok(row.get(0))
+}
+
+/// The refusal of a database whose schema is not [`SCHEMA_VERSION`]'s.
+pub(crate) fn outdated(found: Option<i32>) -> StorageError {
+    let found = match found {
+        Some(version) => format!("is at version {version}"),
+        None => "has no Switchboard schema".to_owned(),
+    };
+    StorageError::Database(format!(
+        "the database {found} and this Switchboard needs version {SCHEMA_VERSION}: \
+         run `switchboard migrate --config PATH` first"
+    ))
+}
+
+pub(super) fn check_schema(client: &Client) -> Result<(), StorageError> {
+    let row = wait(client.query_opt("SELECT max(version) FROM switchboard_schema", &[])).map_err(
+        |e| StorageError::Database(format!("cannot read the schema version: {}", describe(&e))),
+    )?;
+    let found: Option<i32> = row.and_then(|row| row.get(0));
+    match found {
+        Some(SCHEMA_VERSION) => Ok(()),
+        Some(newer) if newer > SCHEMA_VERSION => Err(StorageError::Database(format!(
+            "the database is at schema version {newer}, newer than this Switchboard's \
+             {SCHEMA_VERSION}: run the release that migrated it"
+        ))),
+        older => Err(outdated(older)),
+    }
+}
+
+/// Creates the schema in the database at `url`, or upgrades it to [`SCHEMA_VERSION`]; answers the version
+/// it found (`None`: none).
+pub fn migrate(url: &str, ca_file: Option<&Path>) -> Result<Option<i32>, StorageError> {
+    // On a thread of its own: a caller inside a runtime could not block on another one.
+    let url = url.to_owned();
+    let tls = crate::engine::connect::tls(ca_file)?;
+    std::thread::spawn(move || migrate_now(&url, tls))
+        .join()
+        .unwrap_or_else(|_| Err(StorageError::Database("the migration panicked".into())))
+}
+
+fn migrate_now(
+    url: &str,
+    tls: tokio_postgres_rustls::MakeRustlsConnect,
+) -> Result<Option<i32>, StorageError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| StorageError::Database(format!("cannot start: {e}")))?;
+    let failed = |e: tokio_postgres::Error| {
+        StorageError::Database(format!("migration failed: {}", describe(&e)))
+    };
+    runtime.block_on(async {
+        let mut client = crate::engine::connect::connect(url, tls)
+            .await
+            .map_err(|e| StorageError::Database(format!("cannot connect to the database: {e}")))?;
+        let transaction = client.transaction().await.map_err(failed)?;
+        // One migration at a time, whichever node runs it.
+        transaction
+            .batch_execute("SELECT pg_advisory_xact_lock(7465737)")
+            .await
+            .map_err(failed)?;
+        for statement in MIGRATIONS {
+            transaction.batch_execute(statement).await.map_err(failed)?;
+        }
+        let found: Option<i32> = transaction
+            .query_one("SELECT max(version) FROM switchboard_schema", &[])
+            .await
+            .map_err(failed)?
+            .get(0);
+        if let Some(newer) = found.filter(|found| *found > SCHEMA_VERSION) {
+            return Err(StorageError::Database(format!(
+                "the database is at schema version {newer}, newer than this Switchboard's {SCHEMA_VERSION}"
+            )));
+        }
+        transaction
+            .execute("DELETE FROM switchboard_schema", &[])
+            .await
+            .map_err(failed)?;
+        transaction
+            .execute(
+                "INSERT INTO switchboard_schema (version) VALUES ($1)",
+                &[&SCHEMA_VERSION],
+            )
+            .await
+            .map_err(failed)?;
+        transaction.commit().await.map_err(failed)?;
+        Ok(found)
+    })
+}
