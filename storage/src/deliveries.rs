@@ -93,12 +93,12 @@ impl Store {
             if sealer.generation() != generation {
                 encoded = storing.store(id.as_bytes(), plain.clone());
             }
-            txn.deliveries.insert(id.as_bytes(), encoded.as_slice())?;
+            txn.deliveries.put(id.as_bytes(), encoded.as_slice())?;
             txn.delivery_queue
                 .remove(queue_key(previous_queued_at, id.as_str()))?;
             if queued {
                 txn.delivery_queue
-                    .insert(queue_key(queued_at, id.as_str()), &[] as &[u8])?;
+                    .put(queue_key(queued_at, id.as_str()), &[] as &[u8])?;
             }
             Ok(Ok(()))
         });
@@ -134,9 +134,9 @@ impl Store {
                 delivery.redelivery_at = Some(at);
                 delivery.redeliveries += 1;
                 txn.delivery_queue
-                    .insert(queue_key(at, request_id.as_str()), &[] as &[u8])?;
+                    .put(queue_key(at, request_id.as_str()), &[] as &[u8])?;
                 let stored = self.deliveries.store(id, encode(&delivery));
-                txn.deliveries.insert(id, stored)?;
+                txn.deliveries.put(id, stored)?;
             }
             txn.record(event.clone());
             Ok(Ok(Some(delivery)))
@@ -192,9 +192,9 @@ pub(crate) fn enqueue_first_round(
     stored: &[u8],
 ) -> Result<(), UnabortableTransactionError> {
     if txn.deliveries.get(id.as_bytes())?.is_none() {
-        txn.deliveries.insert(id.as_bytes(), stored)?;
+        txn.deliveries.put(id.as_bytes(), stored)?;
         txn.delivery_queue
-            .insert(queue_key(next_at, id.as_str()), &[] as &[u8])?;
+            .put(queue_key(next_at, id.as_str()), &[] as &[u8])?;
     }
     Ok(())
 }

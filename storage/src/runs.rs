@@ -258,7 +258,7 @@ fn store_written(
     record: &Arc<RequestRecord>,
     encoded: Bytes,
 ) -> Result<(), UnabortableTransactionError> {
-    txn.requests.insert(id.as_bytes(), encoded.clone())?;
+    txn.requests.put(id.as_bytes(), encoded.clone())?;
     reindex(txn, id, before, Standing::of(record))?;
     decoded.put(id.as_bytes(), encoded, Arc::clone(record));
     Ok(())
@@ -297,7 +297,7 @@ fn reindex(
         txn.due.remove(due_key(after.due_at, id.as_bytes()))?;
     }
     match (before.active, after.active) {
-        (false, true) => txn.active.insert(id.as_bytes(), &[] as &[u8]).map(drop)?,
+        (false, true) => txn.active.put(id.as_bytes(), &[] as &[u8])?,
         (true, false) => txn.active.remove(id.as_bytes()).map(drop)?,
         _ => {}
     }

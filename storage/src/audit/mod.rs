@@ -159,7 +159,7 @@ pub(crate) fn append(
 ) -> Result<Head, UnabortableTransactionError> {
     let (next, blocks) = chain(head, events);
     for (first, block) in blocks {
-        audit.insert(&first.to_be_bytes(), block)?;
+        audit.put(&first.to_be_bytes(), block)?;
     }
     Ok(next)
 }

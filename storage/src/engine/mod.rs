@@ -253,7 +253,31 @@ impl TxTree {
     ) -> TxResult<Option<Bytes>> {
         match self {
             TxTree::Sled(tree) => tree.insert(key, value),
-            TxTree::Postgres(tree) => tree.insert(key.as_ref(), &value.into()),
+            TxTree::Postgres(tree) => tree.insert(key.as_ref(), value.into()),
+        }
+    }
+
+    /// The values of `keys`, in their order: on PostgreSQL in one round trip.
+    pub(crate) fn get_many(&self, keys: &[&[u8]]) -> TxResult<Vec<Option<Bytes>>> {
+        match self {
+            TxTree::Sled(tree) => keys.iter().map(|key| tree.get(key)).collect(),
+            TxTree::Postgres(tree) => tree.get_many(keys),
+        }
+    }
+
+    /// [`TxTree::insert`] without the value it replaces: on PostgreSQL the write is sent with the
+    /// transaction's others, without a read of its own.
+    pub(crate) fn put(
+        &self,
+        key: impl AsRef<[u8]> + Into<Bytes>,
+        value: impl Into<Bytes>,
+    ) -> TxResult<()> {
+        match self {
+            TxTree::Sled(tree) => tree.insert(key, value).map(drop),
+            TxTree::Postgres(tree) => {
+                tree.put(key.as_ref(), value.into());
+                Ok(())
+            }
         }
     }
 
@@ -320,7 +344,10 @@ fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
 }
 
 #[cfg(test)]
-mod tests {
+mod tests;
+
+#[cfg(test)]
+mod prefix_tests {
     use super::*;
 
     #[test]

@@ -18,6 +18,7 @@ mod tree;
 
 use std::future::Future;
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -71,6 +72,9 @@ pub(crate) struct Conn {
     get: Statement,
     upsert: Statement,
     delete: Statement,
+    upsert_many: Statement,
+    get_many: Statement,
+    delete_many: Statement,
     forward: Statement,
     forward_open: Statement,
     backward: Statement,
@@ -191,12 +195,14 @@ fn run_transaction<T, E>(
     names: &[&str],
     body: impl Fn(&[TxTree]) -> Result<T, ConflictableTransactionError<E>>,
 ) -> Result<T, TransactionError<E>> {
+    let writes = tree::Writes::default();
     let views: Vec<TxTree> = names
         .iter()
         .map(|name| {
             TxTree::Postgres(PgTxTree {
                 conn: Arc::clone(conn),
                 name: Arc::from(*name),
+                writes: Rc::clone(&writes),
             })
         })
         .collect();
@@ -213,14 +219,26 @@ fn run_transaction<T, E>(
                 .batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE"),
         )
         .map_err(storage)?;
+        // What an attempt that met a conflict buffered is not the next attempt's.
+        writes.borrow_mut().clear();
         let outcome = body(&views);
         let rollback = || wait(conn.client.batch_execute("ROLLBACK")).map_err(storage);
         match outcome {
-            Ok(value) => match wait(conn.client.batch_execute("COMMIT")) {
-                Ok(()) => return Ok(value),
-                Err(e) if is_conflict(&e) => continue,
-                Err(e) => return Err(storage(e)),
-            },
+            Ok(value) => {
+                let committed = tree::send_writes(conn, &writes)
+                    .and_then(|()| wait(conn.client.batch_execute("COMMIT")));
+                match committed {
+                    Ok(()) => return Ok(value),
+                    Err(e) if is_conflict(&e) => {
+                        rollback()?;
+                        continue;
+                    }
+                    Err(e) => {
+                        rollback()?;
+                        return Err(storage(e));
+                    }
+                }
+            }
             Err(ConflictableTransactionError::Conflict) => {
                 rollback()?;
             }
@@ -254,8 +272,12 @@ fn connect(
     let failed = |e: tokio_postgres::Error| {
         StorageError::Database(format!("cannot prepare a statement: {}", describe(&e)))
     };
+    // Every statement of ours finds rows by the primary key (a key, some keys, or a range of one tree). A
+    // plan that scans more (the planner's choice on a small table) would take SERIALIZABLE's predicate
+    // locks on all it read, and concurrent creates would fail each other for nothing.
     wait(client.batch_execute(
-        "SET default_transaction_isolation TO serializable; SET statement_timeout TO 0",
+        "SET default_transaction_isolation TO serializable; SET statement_timeout TO 0; \
+         SET enable_seqscan TO off; SET enable_bitmapscan TO off",
     ))
     .map_err(failed)?;
     let prepare = |sql: &str| wait(client.prepare(sql)).map_err(failed);
@@ -280,6 +302,18 @@ fn connect(
              SELECT value FROM old",
         )?,
         delete: prepare("DELETE FROM switchboard_kv WHERE tree = $1 AND key = $2 RETURNING value")?,
+        get_many: prepare(
+            "SELECT key, value FROM switchboard_kv WHERE tree = $1 AND key = ANY($2::bytea[])",
+        )?,
+        upsert_many: prepare(
+            "INSERT INTO switchboard_kv (tree, key, value) \
+             SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[]) \
+             ON CONFLICT (tree, key) DO UPDATE SET value = EXCLUDED.value",
+        )?,
+        delete_many: prepare(
+            "DELETE FROM switchboard_kv WHERE (tree, key) IN \
+             (SELECT * FROM unnest($1::text[], $2::bytea[]))",
+        )?,
         forward: prepare(&range("ASC", true))?,
         forward_open: prepare(&range("ASC", false))?,
         backward: prepare(&range("DESC", true))?,

@@ -1,0 +1,73 @@
+//! The engine surface itself, on both engines: a transaction sees its own writes, the last write of a key
+//! wins, a removal reads what it removes, and concurrent read-modify-write transactions lose no update
+//! (PostgreSQL's serialization failures are run again, as sled's conflicts are).
+
+use sled::transaction::ConflictableTransactionError;
+
+use super::transaction;
+use crate::TestEngine;
+
+type Body = Result<(), ConflictableTransactionError<()>>;
+
+async fn a_transaction_reads_its_own_writes_and_the_last_write_of_a_key_wins(engine: TestEngine) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = engine.open(dir.path()).unwrap();
+    let tree = &store.meta;
+    tree.insert(b"gone", b"before".to_vec()).unwrap();
+    transaction(&[tree], |t| -> Body {
+        t[0].put(&b"k"[..], b"one".to_vec())?;
+        assert_eq!(t[0].get(b"k")?.as_deref(), Some(&b"one"[..]));
+        assert_eq!(
+            t[0].insert(&b"k"[..], b"two".to_vec())?.as_deref(),
+            Some(&b"one"[..])
+        );
+        assert_eq!(t[0].remove(&b"gone"[..])?.as_deref(), Some(&b"before"[..]));
+        assert_eq!(t[0].get(b"gone")?, None);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(tree.get(b"k").unwrap().as_deref(), Some(&b"two"[..]));
+    assert_eq!(tree.get(b"gone").unwrap(), None);
+    let aborted = transaction(&[tree], |t| -> Body {
+        t[0].put(&b"k"[..], b"three".to_vec())?;
+        Err(ConflictableTransactionError::Abort(()))
+    });
+    assert!(aborted.is_err());
+    assert_eq!(
+        tree.get(b"k").unwrap().as_deref(),
+        Some(&b"two"[..]),
+        "an aborted transaction writes nothing"
+    );
+}
+
+async fn concurrent_increments_lose_no_update(engine: TestEngine) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = engine.open(dir.path()).unwrap();
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let tree = store.meta.clone();
+            std::thread::spawn(move || {
+                for _ in 0..25 {
+                    transaction(&[&tree], |t| -> Body {
+                        let count = t[0]
+                            .get(b"count")?
+                            .map_or(0, |v| u32::from_be_bytes(v[..].try_into().unwrap()));
+                        t[0].put(&b"count"[..], (count + 1).to_be_bytes().to_vec())?;
+                        Ok(())
+                    })
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    let count = store.meta.get(b"count").unwrap().unwrap();
+    assert_eq!(u32::from_be_bytes(count[..].try_into().unwrap()), 100);
+}
+
+crate::on_both_engines!(
+    a_transaction_reads_its_own_writes_and_the_last_write_of_a_key_wins,
+    concurrent_increments_lose_no_update,
+);
