@@ -32,8 +32,21 @@ start_test_postgres() {
     chown postgres "$PG_TEST_DIR"
     as=(runuser -u postgres --)
   fi
-  local port
-  port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  if ! command -v openssl >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
+  fi
+  # A port nothing listens on (bash's /dev/tcp connects, or fails when the port is free).
+  local port=""
+  for candidate in $(shuf -i 20000-60000 -n 50); do
+    if ! (echo >"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then
+      port="$candidate"
+      break
+    fi
+  done
+  if [ -z "$port" ]; then
+    echo "no free port found for PostgreSQL" >&2
+    exit 1
+  fi
   "${as[@]}" "$bin/initdb" -D "$PG_TEST_DIR/data" -U switchboard --auth=trust --no-sync >/dev/null
   # TLS as a managed database serves it: a certificate for 127.0.0.1 signed by a CA of the cluster's own,
   # which the tests of `sslmode=require` name as `[storage] ca_file`.
