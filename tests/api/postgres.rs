@@ -4,6 +4,7 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use switchboard_storage::{empty_postgres_database, fresh_postgres_database};
@@ -249,6 +250,76 @@ async fn connections_by_tls(database: &str) -> (i64, i64) {
                 .await
                 .unwrap();
             (row.get(0), row.get(1))
+        })
+    })
+    .await
+    .unwrap()
+}
+
+#[actix_web::test]
+async fn a_server_whose_database_connections_are_cut_connects_again_and_keeps_its_lease() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().join("data");
+    let url = fresh_postgres_database();
+    let config = write_config(dir.path(), &on_postgres(&url));
+    let mut server = BinaryServer::start_ready(&config, &data_dir).await;
+    let token = server.live_token().await;
+    let before = server.create_request(&token, &claim("pg-cut-1")).await;
+    server.wait_terminal(&token, &before).await;
+
+    let database = url
+        .rsplit_once('/')
+        .unwrap()
+        .1
+        .split_once('?')
+        .unwrap()
+        .0
+        .to_owned();
+    let cut = terminate_connections(&database).await;
+    assert!(cut >= 2, "the server's connections were cut ({cut})");
+    // Past the time a node that cannot renew its lease takes to stop itself.
+    actix_web::rt::time::sleep(switchboard_storage::FENCE_AFTER + Duration::from_secs(1)).await;
+    assert!(
+        server.child.try_wait().unwrap().is_none(),
+        "the node kept its lease"
+    );
+
+    assert_eq!(
+        server.read_request(&token, &before).await["state"],
+        "SUCCESS"
+    );
+    let after = server.create_request(&token, &claim("pg-cut-2")).await;
+    assert_eq!(
+        server.wait_terminal(&token, &after).await["state"],
+        "SUCCESS"
+    );
+    assert_eq!(server.terminate(), Some(0));
+}
+
+/// Ends every connection to `database` but this one, as a restart or failover of the database does;
+/// answers how many.
+async fn terminate_connections(database: &str) -> i64 {
+    let admin = std::env::var(switchboard_storage::POSTGRES_URL_VARIABLE).unwrap();
+    let database = database.to_owned();
+    actix_web::rt::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(connection);
+            client
+                .query_one(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                     WHERE datname = $1 AND pid <> pg_backend_pid()",
+                    &[&database],
+                )
+                .await
+                .unwrap()
+                .get(0)
         })
     })
     .await

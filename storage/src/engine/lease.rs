@@ -138,7 +138,7 @@ async fn hold(
     waiting: impl FnOnce(&str),
     lost: impl FnOnce(&str),
 ) {
-    let client = match super::connect::connect(&url, tls).await {
+    let mut client = match super::connect::connect(&url, tls.clone()).await {
         Ok(client) => client,
         Err(e) => {
             let _ = acquired.send(Err(StorageError::Database(format!(
@@ -188,6 +188,15 @@ async fn hold(
         tokio::time::sleep(RENEW_EVERY).await;
         if stop.load(Ordering::SeqCst) {
             return;
+        }
+        if client.is_closed() {
+            // The database restarted or failed over: a new connection keeps the lease if it comes in time.
+            match super::connect::connect(&url, tls.clone()).await {
+                Ok(fresh) => client = fresh,
+                Err(e) => {
+                    tracing::warn!(error = %super::postgres::describe(&e), "cannot reach PostgreSQL to renew the lease")
+                }
+            }
         }
         let asked = Instant::now();
         let outcome =

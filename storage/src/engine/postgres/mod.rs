@@ -45,8 +45,12 @@ const TRANSACTION_CONNECTIONS: usize = 8;
 pub(crate) struct Pg(Arc<Inner>);
 
 struct Inner {
+    /// Where to connect again when a connection was lost (the database restarted or failed over, a
+    /// proxy closed it).
+    url: String,
+    ca_file: Option<std::path::PathBuf>,
     /// Single statements, pipelined by the client from any number of threads.
-    shared: Arc<Conn>,
+    shared: Mutex<Arc<Conn>>,
     /// Connections free for a transaction.
     pool: Mutex<Vec<Arc<Conn>>>,
     returned: Condvar,
@@ -134,8 +138,10 @@ impl Pg {
             .map(|_| connect(&runtime, url, ca_file))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Pg(Arc::new(Inner {
+            url: url.to_owned(),
+            ca_file: ca_file.map(Path::to_path_buf),
             _runtime: runtime,
-            shared,
+            shared: Mutex::new(shared),
             pool: Mutex::new(pool),
             returned: Condvar::new(),
         })))
@@ -146,8 +152,8 @@ impl Pg {
     }
 
     pub(crate) fn generate_id(&self) -> sled::Result<u64> {
-        let row = wait(self.0.shared.client.query_one(&self.0.shared.next_id, &[]))
-            .map_err(engine_error)?;
+        let shared = self.shared();
+        let row = wait(shared.client.query_one(&shared.next_id, &[])).map_err(engine_error)?;
         Ok(row.get::<_, i64>(0) as u64)
     }
 
@@ -168,9 +174,37 @@ impl Pg {
         let mut pool = self.0.pool.lock().expect("postgres pool");
         loop {
             if let Some(conn) = pool.pop() {
-                return Checkout(conn, self);
+                drop(pool);
+                return Checkout(self.alive(conn), self);
             }
             pool = self.0.returned.wait(pool).expect("postgres pool");
+        }
+    }
+
+    /// The connection for single statements, connected again if it was lost.
+    pub(super) fn shared(&self) -> Arc<Conn> {
+        let mut shared = self.0.shared.lock().expect("postgres shared connection");
+        if shared.client.is_closed() {
+            *shared = self.alive(Arc::clone(&shared));
+        }
+        Arc::clone(&shared)
+    }
+
+    /// `conn`, or a new connection in its place when it was closed. A failed attempt keeps the closed one:
+    /// its statements fail with the cause, and the next use tries again.
+    fn alive(&self, conn: Arc<Conn>) -> Arc<Conn> {
+        if !conn.client.is_closed() {
+            return conn;
+        }
+        match connect(&self.0._runtime, &self.0.url, self.0.ca_file.as_deref()) {
+            Ok(fresh) => {
+                tracing::warn!("a connection to PostgreSQL was lost and is connected again");
+                fresh
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "a connection to PostgreSQL was lost and cannot be made again");
+                conn
+            }
         }
     }
 }

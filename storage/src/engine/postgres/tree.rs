@@ -37,18 +37,21 @@ impl PgTree {
         &self.pg
     }
 
-    fn conn(&self) -> &Conn {
-        &self.pg.0.shared
+    fn conn(&self) -> Arc<Conn> {
+        self.pg.shared()
     }
 
-    /// Runs a statement, again after a conflict with a transaction.
+    /// Runs a statement, again after a conflict with a transaction, and once more on a new connection
+    /// when it met a connection that had just been lost.
     fn retried<T>(
         &self,
         run: impl Fn(&Conn) -> Result<T, tokio_postgres::Error>,
     ) -> sled::Result<T> {
+        let mut reconnected = false;
         loop {
-            match run(self.conn()) {
+            match run(&self.conn()) {
                 Err(e) if is_conflict(&e) => std::thread::sleep(Duration::from_millis(1)),
+                Err(e) if e.is_closed() && !reconnected => reconnected = true,
                 other => return other.map_err(engine_error),
             }
         }
