@@ -17,7 +17,9 @@ use switchboard::state::AppState;
 use tempfile::TempDir;
 
 mod api;
+mod database;
 pub use api::{Api, TERMINAL, WAIT_LIMIT};
+pub use database::{admin_query, database_name};
 
 pub const LIVE_KEY: &str = "sk_live_demo_7Qh2m9XcP4";
 pub const LIVE_SECRET: &str = "demo-live-secret-change-me";

@@ -9,7 +9,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use switchboard_storage::{empty_postgres_database, fresh_postgres_database};
 
-use crate::helpers::{binary, run_to_exit, write_config, BinaryServer, TestConfig};
+use crate::helpers::{
+    admin_query, binary, database_name, run_to_exit, write_config, BinaryServer, TestConfig,
+};
 
 fn on_postgres(url: &str) -> TestConfig {
     let mut config = TestConfig::default();
@@ -212,48 +214,17 @@ async fn the_database_is_reached_over_tls_checked_against_the_configured_ca() {
     let token = server.live_token().await;
     let id = server.create_request(&token, &claim("pg-tls-1")).await;
     assert_eq!(server.wait_terminal(&token, &id).await["state"], "SUCCESS");
-    let database = url
-        .rsplit_once('/')
-        .unwrap()
-        .1
-        .split_once('?')
-        .unwrap()
-        .0
-        .to_owned();
-    let (encrypted, plain) = connections_by_tls(&database).await;
+    let rows = admin_query(
+        None,
+        "SELECT count(*) FILTER (WHERE s.ssl), count(*) FILTER (WHERE NOT s.ssl) \
+         FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) \
+         WHERE a.datname = $1 AND a.pid <> pg_backend_pid()",
+        &[&database_name(&url)],
+    )
+    .await;
+    let (encrypted, plain): (i64, i64) = (rows[0].get(0), rows[0].get(1));
     assert!(encrypted > 0, "the server's connections use TLS");
     assert_eq!(plain, 0, "no connection of the server is in the clear");
-}
-
-/// The server's connections to `database`: how many use TLS, and how many do not (this query's own
-/// connection left out).
-async fn connections_by_tls(database: &str) -> (i64, i64) {
-    let admin = std::env::var(switchboard_storage::POSTGRES_URL_VARIABLE).unwrap();
-    let database = database.to_owned();
-    actix_web::rt::task::spawn_blocking(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
-                .await
-                .unwrap();
-            tokio::spawn(connection);
-            let row = client
-                .query_one(
-                    "SELECT count(*) FILTER (WHERE s.ssl), count(*) FILTER (WHERE NOT s.ssl) \
-                     FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) \
-                     WHERE a.datname = $1 AND a.pid <> pg_backend_pid()",
-                    &[&database],
-                )
-                .await
-                .unwrap();
-            (row.get(0), row.get(1))
-        })
-    })
-    .await
-    .unwrap()
 }
 
 #[actix_web::test]
@@ -267,15 +238,15 @@ async fn a_server_whose_database_connections_are_cut_connects_again_and_keeps_it
     let before = server.create_request(&token, &claim("pg-cut-1")).await;
     server.wait_terminal(&token, &before).await;
 
-    let database = url
-        .rsplit_once('/')
-        .unwrap()
-        .1
-        .split_once('?')
-        .unwrap()
-        .0
-        .to_owned();
-    let cut = terminate_connections(&database).await;
+    // As a restart or failover of the database does.
+    let rows = admin_query(
+        None,
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+         WHERE datname = $1 AND pid <> pg_backend_pid()",
+        &[&database_name(&url)],
+    )
+    .await;
+    let cut: i64 = rows[0].get(0);
     assert!(cut >= 2, "the server's connections were cut ({cut})");
     // Past the time a node that cannot renew its lease takes to stop itself.
     actix_web::rt::time::sleep(switchboard_storage::FENCE_AFTER + Duration::from_secs(1)).await;
@@ -294,34 +265,4 @@ async fn a_server_whose_database_connections_are_cut_connects_again_and_keeps_it
         "SUCCESS"
     );
     assert_eq!(server.terminate(), Some(0));
-}
-
-/// Ends every connection to `database` but this one, as a restart or failover of the database does;
-/// answers how many.
-async fn terminate_connections(database: &str) -> i64 {
-    let admin = std::env::var(switchboard_storage::POSTGRES_URL_VARIABLE).unwrap();
-    let database = database.to_owned();
-    actix_web::rt::task::spawn_blocking(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
-                .await
-                .unwrap();
-            tokio::spawn(connection);
-            client
-                .query_one(
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
-                     WHERE datname = $1 AND pid <> pg_backend_pid()",
-                    &[&database],
-                )
-                .await
-                .unwrap()
-                .get(0)
-        })
-    })
-    .await
-    .unwrap()
 }

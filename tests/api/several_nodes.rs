@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use switchboard_storage::{fresh_postgres_database, LEASE_TTL};
 
 use crate::fakes::retell::{FakeRetell, Scenario};
-use crate::helpers::{binary, create_vob, run_to_exit, write_config, BinaryServer, TestConfig};
+use crate::helpers::{
+    admin_query, binary, create_vob, run_to_exit, write_config, BinaryServer, TestConfig,
+};
 use crate::receiver::Receiver;
 use crate::voice_retell::retell_config;
 
@@ -57,6 +59,44 @@ impl Node {
     }
 }
 
+/// The standby once it took over and is ready (with its node, whose data directory it uses).
+async fn took_over(standby: std::thread::JoinHandle<(BinaryServer, Node)>) -> (BinaryServer, Node) {
+    let (server, node) = actix_web::rt::task::spawn_blocking(move || standby.join().unwrap())
+        .await
+        .unwrap();
+    server.wait_ready().await;
+    (server, node)
+}
+
+/// What the nodes of a test share: the Retell fake, the webhook receiver, the configuration (a fresh
+/// database) and the master key.
+struct Nodes {
+    fake: FakeRetell,
+    receiver: Receiver,
+    config: PathBuf,
+    key: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Nodes {
+    async fn new() -> Nodes {
+        let fake = FakeRetell::start().await;
+        let receiver = Receiver::start().await;
+        let dir = tempfile::tempdir().unwrap();
+        Nodes {
+            config: config(dir.path(), &fake, &receiver),
+            key: shared_master_key(dir.path()),
+            fake,
+            receiver,
+            _dir: dir,
+        }
+    }
+
+    fn node(&self) -> Node {
+        Node::new(&self.config, &self.key)
+    }
+}
+
 fn config(dir: &Path, fake: &FakeRetell, receiver: &Receiver) -> PathBuf {
     let mut config = TestConfig::default();
     retell_config(&mut config, fake);
@@ -72,17 +112,14 @@ fn config(dir: &Path, fake: &FakeRetell, receiver: &Receiver) -> PathBuf {
 
 #[actix_web::test]
 async fn a_standby_takes_over_after_kill_9_and_finishes_the_live_calls_without_placing_any_again() {
-    let fake = FakeRetell::start().await;
+    let nodes = Nodes::new().await;
+    let (fake, receiver) = (&nodes.fake, &nodes.receiver);
     fake.hold_calls(true);
     fake.force(&[Scenario::Answered, Scenario::Answered, Scenario::Answered]);
-    let receiver = Receiver::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = config(dir.path(), &fake, &receiver);
-    let key = shared_master_key(dir.path());
 
-    let first = Node::new(&config, &key).start();
+    let first = nodes.node().start();
     first.wait_ready().await;
-    let standby = Node::new(&config, &key).start_standby();
+    let standby = nodes.node().start_standby();
     fake.deliver_to(&first.url(""));
     let token = first.live_token().await;
     let mut ids = Vec::new();
@@ -102,10 +139,7 @@ async fn a_standby_takes_over_after_kill_9_and_finishes_the_live_calls_without_p
     let killed = Instant::now();
     first.kill_hard();
 
-    let (second, _node) = actix_web::rt::task::spawn_blocking(move || standby.join().unwrap())
-        .await
-        .unwrap();
-    second.wait_ready().await;
+    let (second, _node) = took_over(standby).await;
     let takeover = killed.elapsed();
     assert!(
         takeover < LEASE_TTL + Duration::from_secs(5),
@@ -136,22 +170,15 @@ async fn a_standby_takes_over_after_kill_9_and_finishes_the_live_calls_without_p
 
 #[actix_web::test]
 async fn a_standby_takes_over_at_once_when_the_holder_stops_gracefully() {
-    let fake = FakeRetell::start().await;
-    let receiver = Receiver::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = config(dir.path(), &fake, &receiver);
-    let key = shared_master_key(dir.path());
+    let nodes = Nodes::new().await;
 
-    let first = Node::new(&config, &key).start();
+    let first = nodes.node().start();
     first.wait_ready().await;
-    let standby = Node::new(&config, &key).start_standby();
+    let standby = nodes.node().start_standby();
     actix_web::rt::time::sleep(Duration::from_millis(500)).await;
     let stopped = Instant::now();
     assert_eq!(first.terminate(), Some(0));
-    let (second, _node) = actix_web::rt::task::spawn_blocking(move || standby.join().unwrap())
-        .await
-        .unwrap();
-    second.wait_ready().await;
+    let (second, _node) = took_over(standby).await;
     assert!(
         stopped.elapsed() < LEASE_TTL,
         "the lease was released, not left to expire: {:?}",
@@ -162,47 +189,27 @@ async fn a_standby_takes_over_at_once_when_the_holder_stops_gracefully() {
 
 #[actix_web::test]
 async fn a_node_whose_lease_another_took_stops_at_once() {
-    let fake = FakeRetell::start().await;
-    let receiver = Receiver::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = config(dir.path(), &fake, &receiver);
-    let key = shared_master_key(dir.path());
-    let node = Node::new(&config, &key);
+    let nodes = Nodes::new().await;
+    let node = nodes.node();
     let mut server = node.start();
     server.wait_ready().await;
 
-    let url: String = toml::from_str::<toml::Table>(&std::fs::read_to_string(&config).unwrap())
-        .unwrap()["storage"]["url"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    take_lease_away(&url).await;
+    let url: String =
+        toml::from_str::<toml::Table>(&std::fs::read_to_string(&nodes.config).unwrap()).unwrap()
+            ["storage"]["url"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+    // As a standby takes an expired lease.
+    let moved = admin_query(
+        Some(&url),
+        "UPDATE switchboard_lease SET holder = 'elsewhere' RETURNING holder",
+        &[],
+    )
+    .await;
+    assert_eq!(moved.len(), 1);
     let exited = wait_exit(&mut server, Duration::from_secs(5));
     assert_eq!(exited, Some(1), "the node stops when its lease is gone");
-}
-
-/// Gives the lease to a node that does not exist, as a standby would take an expired one.
-async fn take_lease_away(url: &str) {
-    let url = url.to_owned();
-    actix_web::rt::task::spawn_blocking(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-                .await
-                .unwrap();
-            tokio::spawn(connection);
-            let moved = client
-                .execute("UPDATE switchboard_lease SET holder = 'elsewhere'", &[])
-                .await
-                .unwrap();
-            assert_eq!(moved, 1);
-        })
-    })
-    .await
-    .unwrap();
 }
 
 fn wait_exit(server: &mut BinaryServer, limit: Duration) -> Option<i32> {
