@@ -128,7 +128,7 @@ async fn a_standby_takes_over_after_kill_9_and_finishes_the_live_calls_without_p
     }
     let created = fake.wait_creates(3).await;
     for call in &created {
-        crate::voice_retell::wait_platform_call(&fake, call).await;
+        crate::voice_retell::wait_platform_call(fake, call).await;
     }
     // The platform's ids are stored before anything waits on them; give the commits a moment, then crash.
     actix_web::rt::time::sleep(Duration::from_millis(300)).await;
