@@ -257,14 +257,6 @@ impl TxTree {
         }
     }
 
-    /// The values of `keys`, in their order: on PostgreSQL in one round trip.
-    pub(crate) fn get_many(&self, keys: &[&[u8]]) -> TxResult<Vec<Option<Bytes>>> {
-        match self {
-            TxTree::Sled(tree) => keys.iter().map(|key| tree.get(key)).collect(),
-            TxTree::Postgres(tree) => tree.get_many(keys),
-        }
-    }
-
     /// [`TxTree::insert`] without the value it replaces: on PostgreSQL the write is sent with the
     /// transaction's others, without a read of its own.
     pub(crate) fn put(

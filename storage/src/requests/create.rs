@@ -1,6 +1,7 @@
 //! Creating requests: a POST's batches encoded and sealed, then written in one grouped transaction with
 //! their indexes, idempotency keys, bookings and `request.create` events.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
 use std::sync::Arc;
@@ -155,35 +156,26 @@ fn write_new_requests(
     records: &[RequestRecord],
     batches: &[NewBatch],
 ) -> Verdict<()> {
-    // Every key this create reads, read at once: on PostgreSQL each read is a round trip.
     let mut claimed = HashSet::new();
-    let mut claims = Vec::new();
     let mut bookings: BTreeMap<Vec<u8>, u32> = BTreeMap::new();
     for record in records {
         let scope = Scope::new(record.account_id.clone(), record.environment);
         if let Some(internal_id) = &record.internal_id {
             let key = idempotency_key(sealer, &scope, internal_id);
-            if !claimed.insert(key.clone()) {
+            if txn.idempotency.get(&key)?.is_some() || !claimed.insert(key) {
                 return Ok(Err(StorageError::InternalIdClaimed(internal_id.clone())));
             }
-            claims.push((key, internal_id));
         }
-        bookings.insert(booking_key(&scope, record.due_date), 0);
-    }
-    let keys: Vec<&[u8]> = claims.iter().map(|(key, _)| key.as_slice()).collect();
-    for (stored, (_, internal_id)) in txn.idempotency.get_many(&keys)?.iter().zip(&claims) {
-        if stored.is_some() {
-            return Ok(Err(StorageError::InternalIdClaimed((*internal_id).clone())));
-        }
-    }
-    let keys: Vec<&[u8]> = bookings.keys().map(Vec::as_slice).collect();
-    let counts = txn.bookings.get_many(&keys)?;
-    for (count, stored) in bookings.values_mut().zip(counts) {
-        if let Some(stored) = stored {
-            match read_count(&stored) {
-                Ok(stored) => *count = stored,
-                Err(e) => return Ok(Err(e)),
-            }
+        let booking = booking_key(&scope, record.due_date);
+        if let Entry::Vacant(unread) = bookings.entry(booking) {
+            let count = match txn.bookings.get(unread.key())? {
+                Some(v) => match read_count(&v) {
+                    Ok(count) => count,
+                    Err(e) => return Ok(Err(e)),
+                },
+                None => 0,
+            };
+            unread.insert(count);
         }
     }
     for record in records {

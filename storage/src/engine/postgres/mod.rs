@@ -77,8 +77,6 @@ pub(crate) struct Conn {
     upsert: Statement,
     delete: Statement,
     upsert_many: Statement,
-    get_many: Statement,
-    delete_many: Statement,
     forward: Statement,
     forward_open: Statement,
     backward: Statement,
@@ -336,17 +334,10 @@ fn connect(
              SELECT value FROM old",
         )?,
         delete: prepare("DELETE FROM switchboard_kv WHERE tree = $1 AND key = $2 RETURNING value")?,
-        get_many: prepare(
-            "SELECT key, value FROM switchboard_kv WHERE tree = $1 AND key = ANY($2::bytea[])",
-        )?,
         upsert_many: prepare(
             "INSERT INTO switchboard_kv (tree, key, value) \
              SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[]) \
              ON CONFLICT (tree, key) DO UPDATE SET value = EXCLUDED.value",
-        )?,
-        delete_many: prepare(
-            "DELETE FROM switchboard_kv WHERE (tree, key) IN \
-             (SELECT * FROM unnest($1::text[], $2::bytea[]))",
         )?,
         forward: prepare(&range("ASC", true))?,
         forward_open: prepare(&range("ASC", false))?,

@@ -214,7 +214,7 @@ pub(crate) struct PgTxTree {
 /// round trip per key; the transaction's own reads see them first.
 pub(crate) type Writes = Rc<RefCell<BTreeMap<(Arc<str>, Bytes), Option<Bytes>>>>;
 
-/// Sends the buffered `writes` on `conn`: one statement for the values, one for the removals.
+/// Sends the buffered `writes` on `conn`: one statement for every value, one per removal.
 pub(super) fn send_writes(conn: &Conn, writes: &Writes) -> Result<(), tokio_postgres::Error> {
     let writes = std::mem::take(&mut *writes.borrow_mut());
     let (mut put_trees, mut put_keys, mut put_values) = (Vec::new(), Vec::new(), Vec::new());
@@ -238,11 +238,10 @@ pub(super) fn send_writes(conn: &Conn, writes: &Writes) -> Result<(), tokio_post
                 .execute(&conn.upsert_many, &[&put_trees, &put_keys, &put_values]),
         )?;
     }
-    if !del_keys.is_empty() {
-        wait(
-            conn.client
-                .execute(&conn.delete_many, &[&del_trees, &del_keys]),
-        )?;
+    // A statement per removal: removals are few (a run's end, a batch retired), and a plan over an array
+    // of keys was seen reading a whole tree per call (a lookup of several keys at once, since taken out).
+    for (tree, key) in del_trees.iter().zip(&del_keys) {
+        wait(conn.client.execute(&conn.delete, &[tree, key]))?;
     }
     Ok(())
 }
@@ -260,41 +259,6 @@ impl PgTxTree {
         let row =
             wait(conn.client.query_opt(&conn.get, &[&&*self.name, &key])).map_err(tx_error)?;
         Ok(row.map(|row| Bytes::from(row.get::<_, &[u8]>(0))))
-    }
-
-    /// The values of `keys`, in their order, in one round trip for those the transaction did not write.
-    pub(crate) fn get_many(&self, keys: &[&[u8]]) -> TxResult<Vec<Option<Bytes>>> {
-        let mut found: Vec<Option<Option<Bytes>>> = {
-            let writes = self.writes.borrow();
-            keys.iter()
-                .map(|key| {
-                    writes
-                        .get(&(Arc::clone(&self.name), Bytes::from(*key)))
-                        .cloned()
-                })
-                .collect()
-        };
-        let unread: Vec<&[u8]> = keys
-            .iter()
-            .zip(&found)
-            .filter(|(_, written)| written.is_none())
-            .map(|(key, _)| *key)
-            .collect();
-        if !unread.is_empty() {
-            let conn = &self.conn;
-            let rows = wait(conn.client.query(&conn.get_many, &[&&*self.name, &unread]))
-                .map_err(tx_error)?;
-            let stored: BTreeMap<&[u8], Bytes> = rows
-                .iter()
-                .map(|row| (row.get::<_, &[u8]>(0), Bytes::from(row.get::<_, &[u8]>(1))))
-                .collect();
-            for (key, slot) in keys.iter().zip(found.iter_mut()) {
-                if slot.is_none() {
-                    *slot = Some(stored.get(key).cloned());
-                }
-            }
-        }
-        Ok(found.into_iter().map(Option::flatten).collect())
     }
 
     /// Writes `value` under `key` with the transaction, answering what it replaces (which takes a read).
