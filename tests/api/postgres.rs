@@ -181,6 +181,45 @@ async fn requests_run_to_their_end_and_read_back_after_a_kill_9() {
         [production.as_str()],
         "the sandbox's request is the sandbox's"
     );
+
+    // Purge and the audit log's hash chain are the same on PostgreSQL, across the kill.
+    let purged = server
+        .admin(
+            reqwest::Method::DELETE,
+            &format!("/admin/v1/requests/{simulated}"),
+            None,
+        )
+        .await;
+    assert_eq!(purged.status(), 204);
+    let (status, gone) = server
+        .get_json(&format!("/v1/requests/{simulated}"), &sandbox)
+        .await;
+    assert_eq!(
+        (status, gone["error"].as_str()),
+        (404, Some("REQUEST_NOT_FOUND"))
+    );
+    let purge_event: Value = server
+        .admin(
+            reqwest::Method::GET,
+            &format!("/admin/v1/audit?action=request.purge&targetId={simulated}"),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        purge_event["events"].as_array().unwrap().len(),
+        1,
+        "{purge_event}"
+    );
+    let verified: Value = server
+        .admin(reqwest::Method::GET, "/admin/v1/audit/verify", None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(verified["ok"], true, "{verified}");
 }
 
 /// The URL of a fresh database, asking for TLS.
