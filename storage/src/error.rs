@@ -37,6 +37,10 @@ pub enum StorageError {
     /// claim and record numbers there, and this error can reach a log.
     #[error("an internal id was claimed by a concurrent create")]
     InternalIdClaimed(String),
+    /// A day would end with more requests booked than the account's capacity: another process booked the
+    /// places this create was given since its ledger was read. Nothing was written.
+    #[error("a day's capacity was taken by a concurrent create")]
+    CapacityTaken,
     /// A new request's id is not its place in its batch ([`crate::RequestBatchId::member`]), which is how a
     /// request stored with its batch is found; nothing of the create was written.
     #[error("request {0} is not named by its place in its batch")]

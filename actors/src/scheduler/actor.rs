@@ -118,6 +118,12 @@ impl Scheduler {
         Scheduler { desk, clock, actor }
     }
 
+    /// Drops the desk's ledgers, to be read again from the store at the next booking: another process
+    /// booked on the same database since they were read.
+    pub(crate) fn forget_ledgers(&self) {
+        self.desk.forget_ledgers();
+    }
+
     /// The actor, for fault injection.
     pub fn actor(&self) -> &Addr<CapacityScheduler> {
         &self.actor

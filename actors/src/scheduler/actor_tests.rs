@@ -221,3 +221,55 @@ async fn concurrent_first_bookings_of_a_scope_share_one_ledger() {
         ]
     );
 }
+
+/// Two processes on one database (several nodes on PostgreSQL): each books from a ledger it read before
+/// the other booked. The second write finds the day full in the store, so it is booked again from the
+/// store's counts, on the next day, instead of overbooking.
+async fn two_processes_never_overbook_a_day(engine: switchboard_storage::TestEngine) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = engine.open(dir.path()).unwrap();
+    let (first, metrics) = scheduler(&store);
+    let (second, _) = scheduler(&store);
+    // Both read their ledgers while Monday is empty.
+    drop(first.reserve(book(1)).await.unwrap());
+    drop(second.reserve(book(1)).await.unwrap());
+
+    let monday = admit(
+        &first,
+        &store,
+        &metrics,
+        &creator(2),
+        vec![draft(), draft()],
+    )
+    .await
+    .unwrap();
+    assert!(monday.iter().all(|r| r.due_date == day("2026-11-23")));
+    let later = admit(&second, &store, &metrics, &creator(2), vec![draft()])
+        .await
+        .unwrap();
+    assert_eq!(
+        later[0].due_date,
+        day("2026-11-24"),
+        "booked again, not over"
+    );
+    let scope = Scope::new("acme", Environment::Production);
+    let booked = store
+        .bookings(&scope, day("2026-11-23"), day("2026-11-24"))
+        .unwrap();
+    assert_eq!(
+        (booked[&day("2026-11-23")], booked[&day("2026-11-24")]),
+        (2, 1)
+    );
+}
+
+mod two_processes_never_overbook_a_day {
+    #[actix::test]
+    async fn sled() {
+        super::two_processes_never_overbook_a_day(switchboard_storage::TestEngine::Sled).await
+    }
+
+    #[actix::test]
+    async fn postgres() {
+        super::two_processes_never_overbook_a_day(switchboard_storage::TestEngine::Postgres).await
+    }
+}

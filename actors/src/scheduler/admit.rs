@@ -36,10 +36,16 @@ pub struct Creator {
     pub caller_span: Option<crate::telemetry::CallerSpan>,
 }
 
+/// How often a create is booked again after another process took its places (several nodes on one
+/// PostgreSQL database): each time the ledgers are read again, so a second refusal needs a third booker.
+const REBOOKINGS: usize = 3;
+
 /// Books `drafts` (one POST's new requests, none replaying an internal id as far as intake could see),
 /// stores them in one transaction and returns them once durable, in order. On any error nothing is stored
 /// and the places are given back; [`switchboard_storage::StorageError::InternalIdClaimed`] means a
-/// concurrent POST claimed one of the keys first, and the caller decides the replays again.
+/// concurrent POST claimed one of the keys first, and the caller decides the replays again. Places that
+/// another process booked meanwhile ([`StorageError::CapacityTaken`]) are booked again from the store's
+/// counts.
 pub async fn admit(
     scheduler: &Scheduler,
     store: &Store,
@@ -47,6 +53,30 @@ pub async fn admit(
     creator: &Creator,
     drafts: Vec<RequestDraft>,
 ) -> Result<Vec<RequestRecord>, BookingError> {
+    let mut drafts = drafts;
+    let mut rebooked = 0;
+    loop {
+        match admit_once(scheduler, store, metrics, creator, drafts).await {
+            Err((BookingError::Storage(StorageError::CapacityTaken), records))
+                if rebooked < REBOOKINGS =>
+            {
+                rebooked += 1;
+                scheduler.forget_ledgers();
+                drafts = records.into_iter().map(draft_of).collect();
+            }
+            outcome => return outcome.map_err(|(error, _)| error),
+        }
+    }
+}
+
+/// One booking and write; an error hands the records back, for a booking again.
+async fn admit_once(
+    scheduler: &Scheduler,
+    store: &Store,
+    metrics: &Arc<Metrics>,
+    creator: &Creator,
+    drafts: Vec<RequestDraft>,
+) -> Result<Vec<RequestRecord>, (BookingError, Vec<RequestRecord>)> {
     if drafts.is_empty() {
         return Ok(Vec::new());
     }
@@ -57,13 +87,14 @@ pub async fn admit(
             timezone: creator.timezone,
             count: drafts.len(),
         })
-        .await?;
+        .await
+        .map_err(|e| (e, Vec::new()))?;
     // Shared with the write, which keys its indexes from them, instead of copied into it.
     let records = Arc::new(records(creator, drafts, reservation.placement()));
     // Queued now; the settlement runs in a task of its own: the write happens even if this POST is
     // abandoned (its client hangs up), and its places must then stay booked, or the ledger would count
     // fewer requests than the store holds.
-    let write = store.commit_requests_from(Arc::clone(&records), creator.ip);
+    let write = store.commit_requests_from(Arc::clone(&records), creator.ip, creator.capacity);
     let (settled, outcome) = oneshot::channel();
     let metrics = Arc::clone(metrics);
     actix::spawn(
@@ -83,10 +114,33 @@ pub async fn admit(
         }
         .instrument(tracing::Span::current()),
     );
-    let (committed, records) = outcome.await.map_err(|_| StorageError::Closed)?;
-    committed.outcome?;
-    committed.durable?;
-    Ok(Arc::unwrap_or_clone(records))
+    let (committed, records) = outcome
+        .await
+        .map_err(|_| (StorageError::Closed.into(), Vec::new()))?;
+    let records = Arc::unwrap_or_clone(records);
+    if let Err(e) = committed.outcome.and(committed.durable) {
+        return Err((e.into(), records));
+    }
+    Ok(records)
+}
+
+/// The draft a record was made from, to be booked again.
+fn draft_of(record: RequestRecord) -> RequestDraft {
+    RequestDraft {
+        schema_id: record.schema_id,
+        schema_version: record.schema_version,
+        request_type: record.request_type,
+        inputs: record.inputs,
+        internal_id: record.internal_id,
+        internal_tag: record.internal_tag,
+        webhook_url: record.webhook_url,
+        ai_only: record.ai_only,
+        onshore_only: record.onshore_only,
+        payer_lookup: record.payer_lookup,
+        dial: record.dial,
+        payer_electronic: record.payer_electronic,
+        electronic_payer_id: record.electronic_payer_id,
+    }
 }
 
 /// The stored form of the drafts on their days: one batch id per day, and each request named by its place

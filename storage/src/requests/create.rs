@@ -33,15 +33,19 @@ impl Store {
         &self,
         records: Arc<Vec<RequestRecord>>,
     ) -> impl Future<Output = Committed<()>> + 'static {
-        self.commit_requests_from(records, None)
+        self.commit_requests_from(records, None, u32::MAX)
     }
 
     /// [`Store::commit_requests`] for a client at address `ip`: each request's `request.create` audit
-    /// event, by its credential, is written in the same transaction.
+    /// event, by its credential, is written in the same transaction. No day may end with more than
+    /// `capacity` requests booked: the counts are read in the transaction, so a create that another
+    /// process booked the same places for is declined as [`StorageError::CapacityTaken`], with nothing
+    /// written.
     pub fn commit_requests_from(
         &self,
         records: Arc<Vec<RequestRecord>>,
         ip: Option<std::net::IpAddr>,
+        capacity: u32,
     ) -> impl Future<Output = Committed<()>> + 'static {
         let generation = self.sealer.generation();
         let batches = batches(&self.sealer, &records);
@@ -54,7 +58,7 @@ impl Store {
                         batches = again;
                     }
                 }
-                let written = write_new_requests(txn, &sealer, &records, &batches)?;
+                let written = write_new_requests(txn, &sealer, &records, &batches, capacity)?;
                 if written.is_ok() {
                     for record in records.iter() {
                         txn.record(created_event(record, ip));
@@ -155,6 +159,7 @@ fn write_new_requests(
     sealer: &Sealer,
     records: &[RequestRecord],
     batches: &[NewBatch],
+    capacity: u32,
 ) -> Verdict<()> {
     let mut claimed = HashSet::new();
     let mut bookings: BTreeMap<Vec<u8>, u32> = BTreeMap::new();
@@ -180,15 +185,23 @@ fn write_new_requests(
     }
     for record in records {
         let scope = Scope::new(record.account_id.clone(), record.environment);
+        *bookings
+            .get_mut(&booking_key(&scope, record.due_date))
+            .expect("every booking key was read above") += 1;
+    }
+    // The booking desk of this process placed them; another process on the same database may have
+    // booked the same places since its ledger was read.
+    if bookings.values().any(|count| *count > capacity) {
+        return Ok(Err(StorageError::CapacityTaken));
+    }
+    for record in records {
         if let Some(internal_id) = &record.internal_id {
+            let scope = Scope::new(record.account_id.clone(), record.environment);
             txn.idempotency.put(
                 idempotency_key(sealer, &scope, internal_id),
                 record.id.as_bytes(),
             )?;
         }
-        *bookings
-            .get_mut(&booking_key(&scope, record.due_date))
-            .expect("every booking key was read above") += 1;
     }
     for batch in batches {
         let id = batch.id.as_bytes();
