@@ -6,11 +6,10 @@
 //! renew for [`FENCE_AFTER`] stops itself ([`NodeLease::acquire`]'s `lost`), well before the row expires
 //! after [`LEASE_TTL`] and a standby may take it, so two nodes never run requests at once.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-use std::path::{Path, PathBuf};
 
 use tokio_postgres::error::SqlState;
 
