@@ -305,3 +305,61 @@ async fn a_server_whose_database_connections_are_cut_connects_again_and_keeps_it
     );
     assert_eq!(server.terminate(), Some(0));
 }
+
+/// A master key as `keys generate` writes it, in `dir`: its path and its text.
+fn generated_key(dir: &Path, name: &str) -> (std::path::PathBuf, String) {
+    let path = dir.join(name);
+    let mut command = Command::new(binary());
+    command.args(["keys", "generate", "--out"]).arg(&path);
+    assert!(run_to_exit(command).status.success());
+    let text = std::fs::read_to_string(&path).unwrap().trim().to_owned();
+    (path, text)
+}
+
+#[actix_web::test]
+async fn rotation_rewraps_the_keyring_in_the_database_and_the_old_key_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().join("data");
+    let config = write_config(dir.path(), &on_postgres(&fresh_postgres_database()));
+    let (_, old) = generated_key(dir.path(), "old.key");
+    let (new_file, new) = generated_key(dir.path(), "new.key");
+
+    let server =
+        BinaryServer::start_with_env(&config, &data_dir, &[("SWITCHBOARD_MASTER_KEY", &old)]);
+    server.wait_ready().await;
+    let token = server.live_token().await;
+    let id = server.create_request(&token, &claim("pg-rotate-1")).await;
+    let before = server.wait_terminal(&token, &id).await;
+    assert_eq!(server.terminate(), Some(0));
+
+    let mut rotate = Command::new(binary());
+    rotate
+        .args(["keys", "rotate", "--config"])
+        .arg(&config)
+        .arg("--new-key-file")
+        .arg(&new_file)
+        .env("SWITCHBOARD_MASTER_KEY", &old)
+        .env("SWITCHBOARD_DATA_DIR", &data_dir);
+    let rotated = run_to_exit(rotate);
+    let stderr = String::from_utf8_lossy(&rotated.stderr);
+    assert!(rotated.status.success(), "{stderr}");
+
+    let mut refused = Command::new(binary());
+    refused
+        .args(["serve", "--config"])
+        .arg(&config)
+        .env("SWITCHBOARD_MASTER_KEY", &old)
+        .env("SWITCHBOARD_BIND", "127.0.0.1:0")
+        .env("SWITCHBOARD_DATA_DIR", &data_dir);
+    let refused = run_to_exit(refused);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(stderr.contains("does not open the store"), "{stderr}");
+
+    let server =
+        BinaryServer::start_with_env(&config, &data_dir, &[("SWITCHBOARD_MASTER_KEY", &new)]);
+    server.wait_ready().await;
+    let token = server.live_token().await;
+    assert_eq!(server.read_request(&token, &id).await, before);
+    assert_eq!(server.terminate(), Some(0));
+}

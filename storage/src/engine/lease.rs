@@ -94,10 +94,16 @@ impl NodeLease {
 
     /// Gives the lease up at once, so a standby need not wait for it to expire.
     pub fn release(mut self) {
+        self.give_up();
+    }
+
+    /// Stops renewing and deletes the row, once.
+    fn give_up(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        if let Some(renewer) = self.renewer.take() {
-            let _ = renewer.join();
-        }
+        let Some(renewer) = self.renewer.take() else {
+            return;
+        };
+        let _ = renewer.join();
         let (url, holder) = (self.url.clone(), self.holder.clone());
         let Ok(tls) = super::connect::tls(self.ca_file.as_deref()) else {
             return;
@@ -120,9 +126,10 @@ impl NodeLease {
 }
 
 impl Drop for NodeLease {
-    /// Stops renewing; the lease then expires by itself, unless [`NodeLease::release`] gave it up.
+    /// Gives the lease up, as [`NodeLease::release`] does: a node whose start failed after it took the
+    /// lease lets a standby (or its own next start) have it at once.
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.give_up();
     }
 }
 
