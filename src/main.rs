@@ -62,6 +62,11 @@ fn main() -> ExitCode {
         settings.server.data_dir.clone(),
         settings.storage_cache_bytes,
     );
+    // Only sled replays a log at start; on PostgreSQL there is no store under data_dir to prepare.
+    let embedded = matches!(
+        settings.storage_engine,
+        switchboard_storage::EngineChoice::Sled
+    );
     let system = actix_web::rt::System::new();
     let served = system.block_on(serve(settings));
     drop_in_runtime_context(system);
@@ -70,7 +75,9 @@ fn main() -> ExitCode {
     }
     match served {
         Ok(()) => {
-            prepare_next_start(&data_dir, cache_bytes);
+            if embedded {
+                prepare_next_start(&data_dir, cache_bytes);
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -331,6 +331,10 @@ async fn rotation_rewraps_the_keyring_in_the_database_and_the_old_key_is_refused
     let id = server.create_request(&token, &claim("pg-rotate-1")).await;
     let before = server.wait_terminal(&token, &id).await;
     assert_eq!(server.terminate(), Some(0));
+    assert!(
+        !data_dir.join("store").exists(),
+        "a node on PostgreSQL keeps no store of its own, not even after a graceful stop"
+    );
 
     let mut rotate = Command::new(binary());
     rotate
