@@ -26,10 +26,11 @@ use sled::transaction::{ConflictableTransactionError, TransactionError};
 use tokio_postgres::error::SqlState;
 
 use tokio_postgres::{Client, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 pub(crate) use range::PgIter;
+use schema::check_schema;
 pub(crate) use schema::outdated;
-use schema::{check_schema, schema_exists};
 pub use schema::{migrate, SCHEMA_VERSION};
 pub(crate) use tree::{PgTree, PgTxTree};
 
@@ -48,7 +49,7 @@ struct Inner {
     /// Where to connect again when a connection was lost (the database restarted or failed over, a
     /// proxy closed it).
     url: String,
-    ca_file: Option<std::path::PathBuf>,
+    tls: MakeRustlsConnect,
     /// Single statements, pipelined by the client from any number of threads.
     shared: Mutex<Arc<Conn>>,
     /// Connections free for a transaction.
@@ -130,14 +131,16 @@ impl Pg {
             .build()
             .map_err(|e| StorageError::Database(format!("cannot start its I/O thread: {e}")))?;
         let runtime = IoRuntime(Some(runtime));
-        let shared = connect(&runtime, url, ca_file)?;
-        check_schema(&shared.client)?;
+        let tls = super::connect::tls(ca_file)?;
+        let client = connect_client(&runtime, url, &tls)?;
+        check_schema(&client)?;
+        let shared = prepare(client)?;
         let pool = (0..TRANSACTION_CONNECTIONS)
-            .map(|_| connect(&runtime, url, ca_file))
+            .map(|_| connect(&runtime, url, &tls))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Pg(Arc::new(Inner {
             url: url.to_owned(),
-            ca_file: ca_file.map(Path::to_path_buf),
+            tls,
             _runtime: runtime,
             shared: Mutex::new(shared),
             pool: Mutex::new(pool),
@@ -194,7 +197,7 @@ impl Pg {
         if !conn.client.is_closed() {
             return conn;
         }
-        match connect(&self.0._runtime, &self.0.url, self.0.ca_file.as_deref()) {
+        match connect(&self.0._runtime, &self.0.url, &self.0.tls) {
             Ok(fresh) => {
                 tracing::warn!("a connection to PostgreSQL was lost and is connected again");
                 fresh
@@ -253,70 +256,68 @@ fn run_transaction<T, E>(
         .map_err(storage)?;
         // What an attempt that met a conflict buffered is not the next attempt's.
         writes.borrow_mut().clear();
-        let outcome = body(&views);
-        let rollback = || wait(conn.client.batch_execute("ROLLBACK")).map_err(storage);
-        match outcome {
+        // What ends the attempt unless it commits: `None` runs the body again.
+        let failed = match body(&views) {
             Ok(value) => {
                 let committed = tree::send_writes(conn, &writes)
                     .and_then(|()| wait(conn.client.batch_execute("COMMIT")));
                 match committed {
                     Ok(()) => return Ok(value),
-                    Err(e) if is_conflict(&e) => {
-                        rollback()?;
-                        continue;
-                    }
-                    Err(e) => {
-                        rollback()?;
-                        return Err(storage(e));
-                    }
+                    Err(e) if is_conflict(&e) => None,
+                    Err(e) => Some(storage(e)),
                 }
             }
-            Err(ConflictableTransactionError::Conflict) => {
-                rollback()?;
-            }
-            Err(ConflictableTransactionError::Abort(e)) => {
-                rollback()?;
-                return Err(TransactionError::Abort(e));
-            }
-            Err(ConflictableTransactionError::Storage(e)) => {
-                rollback()?;
-                return Err(TransactionError::Storage(e));
-            }
+            Err(ConflictableTransactionError::Conflict) => None,
+            Err(ConflictableTransactionError::Abort(e)) => Some(TransactionError::Abort(e)),
+            Err(ConflictableTransactionError::Storage(e)) => Some(TransactionError::Storage(e)),
+        };
+        wait(conn.client.batch_execute("ROLLBACK")).map_err(storage)?;
+        if let Some(error) = failed {
+            return Err(error);
         }
     }
 }
 
+/// A connection ready for the engine's statements.
 fn connect(
     runtime: &IoRuntime,
     url: &str,
-    ca_file: Option<&Path>,
+    tls: &MakeRustlsConnect,
 ) -> Result<Arc<Conn>, StorageError> {
+    prepare(connect_client(runtime, url, tls)?)
+}
+
+/// A client whose connection runs on `runtime`, its session set for the engine.
+fn connect_client(
+    runtime: &IoRuntime,
+    url: &str,
+    tls: &MakeRustlsConnect,
+) -> Result<Client, StorageError> {
     let runtime = runtime.0.as_ref().expect("the runtime runs until dropped");
-    let url = url.to_owned();
-    let tls = super::connect::tls(ca_file)?;
-    let unreachable = |e: tokio_postgres::Error| {
-        StorageError::Database(format!("cannot connect to the database: {}", describe(&e)))
-    };
+    let (url, tls) = (url.to_owned(), tls.clone());
+    let unreachable =
+        |e: String| StorageError::Database(format!("cannot connect to the database: {e}"));
     let connected = runtime.spawn(async move { super::connect::connect(&url, tls).await });
     let client = wait(connected)
-        .map_err(|e| StorageError::Database(format!("cannot connect to the database: {e}")))?
-        .map_err(unreachable)?;
-    let failed = |e: tokio_postgres::Error| {
-        StorageError::Database(format!("cannot prepare a statement: {}", describe(&e)))
-    };
-    // Every statement of ours finds rows by the primary key (a key, some keys, or a range of one tree). A
-    // plan that scans more (the planner's choice on a small table) would take SERIALIZABLE's predicate
-    // locks on all it read, and concurrent creates would fail each other for nothing.
+        .map_err(|e| unreachable(e.to_string()))?
+        .map_err(|e| unreachable(describe(&e)))?;
+    // Every statement of ours finds rows by the primary key (a key, or a range of one tree). A plan that
+    // scans more (the planner's choice on a small table) would take SERIALIZABLE's predicate locks on all
+    // it read, and concurrent creates would fail each other for nothing.
     wait(client.batch_execute(
         "SET default_transaction_isolation TO serializable; SET statement_timeout TO 0; \
          SET enable_seqscan TO off; SET enable_bitmapscan TO off",
     ))
-    .map_err(failed)?;
+    .map_err(|e| StorageError::Database(format!("cannot set up the session: {}", describe(&e))))?;
+    Ok(client)
+}
+
+/// `client` with the engine's statements prepared.
+fn prepare(client: Client) -> Result<Arc<Conn>, StorageError> {
+    let failed = |e: tokio_postgres::Error| {
+        StorageError::Database(format!("cannot prepare a statement: {}", describe(&e)))
+    };
     let prepare = |sql: &str| wait(client.prepare(sql)).map_err(failed);
-    // A missing table means an unmigrated database; `check_schema` says so before any statement runs.
-    if !schema_exists(&client)? {
-        return Err(outdated(None));
-    }
     let range = |order: &str, bounded: bool| {
         let upper = if bounded { "AND key < $3" } else { "" };
         let limit = if bounded { "$4" } else { "$3" };

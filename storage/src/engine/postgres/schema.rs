@@ -26,7 +26,7 @@ const MIGRATIONS: &[&str] = &[
         expires_at timestamptz NOT NULL)",
 ];
 
-pub(super) fn schema_exists(client: &Client) -> Result<bool, StorageError> {
+fn schema_exists(client: &Client) -> Result<bool, StorageError> {
     let row = wait(client.query_one(
         "SELECT to_regclass('switchboard_schema') IS NOT NULL AND to_regclass('switchboard_kv') IS NOT NULL",
         &[],
@@ -47,7 +47,11 @@ pub(crate) fn outdated(found: Option<i32>) -> StorageError {
     ))
 }
 
+/// Refuses a database without this binary's schema, before any statement that needs it is prepared.
 pub(super) fn check_schema(client: &Client) -> Result<(), StorageError> {
+    if !schema_exists(client)? {
+        return Err(outdated(None));
+    }
     let row = wait(client.query_opt("SELECT max(version) FROM switchboard_schema", &[])).map_err(
         |e| StorageError::Database(format!("cannot read the schema version: {}", describe(&e))),
     )?;

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use sled::transaction::TransactionError;
 use sled::CompareAndSwapError;
+use tokio_postgres::Row;
 
 use super::range::PgIter;
 use super::{engine_error, is_conflict, tx_error, wait, Conn, Pg};
@@ -60,7 +61,7 @@ impl PgTree {
     pub(crate) fn get(&self, key: &[u8]) -> sled::Result<Option<Bytes>> {
         self.retried(|conn| {
             let row = wait(conn.client.query_opt(&conn.get, &[&&*self.name, &key]))?;
-            Ok(row.map(|row| Bytes::from(row.get::<_, &[u8]>(0))))
+            Ok(row.as_ref().map(|row| column(row, 0)))
         })
     }
 
@@ -70,14 +71,14 @@ impl PgTree {
                 conn.client
                     .query_opt(&conn.upsert, &[&&*self.name, &key, &value]),
             )?;
-            Ok(row.map(|row| Bytes::from(row.get::<_, &[u8]>(0))))
+            Ok(row.as_ref().map(|row| column(row, 0)))
         })
     }
 
     pub(crate) fn remove(&self, key: &[u8]) -> sled::Result<Option<Bytes>> {
         self.retried(|conn| {
             let row = wait(conn.client.query_opt(&conn.delete, &[&&*self.name, &key]))?;
-            Ok(row.map(|row| Bytes::from(row.get::<_, &[u8]>(0))))
+            Ok(row.as_ref().map(|row| column(row, 0)))
         })
     }
 
@@ -168,36 +169,28 @@ impl PgTree {
         limit: i64,
     ) -> sled::Result<Vec<(Bytes, Bytes)>> {
         self.retried(|conn| {
+            let statement = match (high.is_some(), forward) {
+                (true, true) => &conn.forward,
+                (false, true) => &conn.forward_open,
+                (true, false) => &conn.backward,
+                (false, false) => &conn.backward_open,
+            };
             let name = &*self.name;
-            let rows = match (high, forward) {
-                (Some(high), true) => wait(
-                    conn.client
-                        .query(&conn.forward, &[&name, &low, &high, &limit]),
-                ),
-                (None, true) => wait(
-                    conn.client
-                        .query(&conn.forward_open, &[&name, &low, &limit]),
-                ),
-                (Some(high), false) => wait(
-                    conn.client
-                        .query(&conn.backward, &[&name, &low, &high, &limit]),
-                ),
-                (None, false) => wait(
-                    conn.client
-                        .query(&conn.backward_open, &[&name, &low, &limit]),
-                ),
+            let rows = match high {
+                Some(high) => wait(conn.client.query(statement, &[&name, &low, &high, &limit])),
+                None => wait(conn.client.query(statement, &[&name, &low, &limit])),
             }?;
             Ok(rows
                 .iter()
-                .map(|row| {
-                    (
-                        Bytes::from(row.get::<_, &[u8]>(0)),
-                        Bytes::from(row.get::<_, &[u8]>(1)),
-                    )
-                })
+                .map(|row| (column(row, 0), column(row, 1)))
                 .collect())
         })
     }
+}
+
+/// A `bytea` column of `row` (a key or a value).
+fn column(row: &Row, index: usize) -> Bytes {
+    Bytes::from(row.get::<_, &[u8]>(index))
 }
 
 /// One tree inside a transaction: statements on the transaction's connection.
@@ -258,7 +251,7 @@ impl PgTxTree {
         let conn = &self.conn;
         let row =
             wait(conn.client.query_opt(&conn.get, &[&&*self.name, &key])).map_err(tx_error)?;
-        Ok(row.map(|row| Bytes::from(row.get::<_, &[u8]>(0))))
+        Ok(row.as_ref().map(|row| column(row, 0)))
     }
 
     /// Writes `value` under `key` with the transaction, answering what it replaces (which takes a read).
