@@ -6,7 +6,7 @@
 //! renew for [`FENCE_AFTER`] stops itself ([`NodeLease::acquire`]'s `lost`), well before the row expires
 //! after [`LEASE_TTL`] and a standby may take it, so two nodes never run requests at once.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,8 +35,6 @@ const RELEASE: &str = "DELETE FROM switchboard_lease WHERE name = 'orchestrator'
 /// The lease, held by this process until it is released or the process ends.
 pub struct NodeLease {
     holder: String,
-    url: String,
-    ca_file: Option<PathBuf>,
     stop: Arc<AtomicBool>,
     renewer: Option<std::thread::JoinHandle<()>>,
 }
@@ -77,8 +75,6 @@ impl NodeLease {
         match taken.await {
             Ok(Ok(())) => Ok(NodeLease {
                 holder,
-                url: url.to_owned(),
-                ca_file: ca_file.map(Path::to_path_buf),
                 stop,
                 renewer: Some(renewer),
             }),
@@ -97,30 +93,11 @@ impl NodeLease {
         self.give_up();
     }
 
-    /// Stops renewing and deletes the row, once.
+    /// Stops renewing, and waits for the lease thread to delete the row on its own connection.
     fn give_up(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        let Some(renewer) = self.renewer.take() else {
-            return;
-        };
-        let _ = renewer.join();
-        let (url, holder) = (self.url.clone(), self.holder.clone());
-        let Ok(tls) = super::connect::tls(self.ca_file.as_deref()) else {
-            return;
-        };
-        let released = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()?;
-            runtime.block_on(async {
-                let client = super::connect::connect(&url, tls).await.ok()?;
-                client.execute(RELEASE, &[&holder]).await.ok()
-            })
-        })
-        .join();
-        if !matches!(released, Ok(Some(_))) {
-            tracing::warn!("the orchestrator lease could not be released: a standby takes over when it expires");
+        if let Some(renewer) = self.renewer.take() {
+            let _ = renewer.join();
         }
     }
 }
@@ -193,7 +170,7 @@ async fn hold(
     while !stop.load(Ordering::SeqCst) {
         tokio::time::sleep(RENEW_EVERY).await;
         if stop.load(Ordering::SeqCst) {
-            return;
+            break;
         }
         if client.is_closed() {
             // The database restarted or failed over: a new connection keeps the lease if it comes in time.
@@ -222,5 +199,11 @@ async fn hold(
             }
             Err(_) => tracing::warn!("renewing the orchestrator lease timed out; retrying"),
         }
+    }
+    // Stopped: given up at once, so a standby need not wait for it to expire.
+    if client.execute(RELEASE, &[&holder]).await.is_err() {
+        tracing::warn!(
+            "the orchestrator lease could not be released: a standby takes over when it expires"
+        );
     }
 }
