@@ -47,7 +47,8 @@ pub use engine::postgres::{
 };
 #[cfg(any(test, feature = "test-hooks"))]
 pub use engine::testing::{
-    empty_postgres_database, fresh_postgres_database, TestEngine, POSTGRES_URL_VARIABLE,
+    admin_query, empty_postgres_database, fresh_postgres_database, TestEngine,
+    POSTGRES_URL_VARIABLE,
 };
 pub use engine::EngineChoice;
 pub use error::StorageError;

@@ -259,8 +259,7 @@ async fn the_database_is_reached_over_tls_checked_against_the_configured_ca() {
          FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) \
          WHERE a.datname = $1 AND a.pid <> pg_backend_pid()",
         &[&database_name(&url)],
-    )
-    .await;
+    );
     let (encrypted, plain): (i64, i64) = (rows[0].get(0), rows[0].get(1));
     assert!(encrypted > 0, "the server's connections use TLS");
     assert_eq!(plain, 0, "no connection of the server is in the clear");
@@ -283,8 +282,7 @@ async fn a_server_whose_database_connections_are_cut_connects_again_and_keeps_it
         "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
          WHERE datname = $1 AND pid <> pg_backend_pid()",
         &[&database_name(&url)],
-    )
-    .await;
+    );
     let cut: i64 = rows[0].get(0);
     assert!(cut >= 2, "the server's connections were cut ({cut})");
     // Past the time a node that cannot renew its lease takes to stop itself.

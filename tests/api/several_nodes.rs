@@ -205,8 +205,7 @@ async fn a_node_whose_lease_another_took_stops_at_once() {
         Some(&url),
         "UPDATE switchboard_lease SET holder = 'elsewhere' RETURNING holder",
         &[],
-    )
-    .await;
+    );
     assert_eq!(moved.len(), 1);
     let exited = wait_exit(&mut server, Duration::from_secs(5));
     assert_eq!(exited, Some(1), "the node stops when its lease is gone");
