@@ -28,9 +28,9 @@ pub fn event(
     }
 }
 
-/// The connection's peer address.
+/// The client's address (behind a forwarding node, the one it proved).
 pub fn peer(req: &HttpRequest) -> Option<IpAddr> {
-    req.peer_addr().map(|peer| peer.ip())
+    crate::client_ip::client_ip(req)
 }
 
 /// The actor of a key/secret exchange that found no credential: the key itself is a credential's half, so

@@ -125,6 +125,10 @@ pub struct ServeArgs {
     /// Data directory, overriding `server.data_dir`.
     #[arg(long, env = "SWITCHBOARD_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Where the other nodes on the same PostgreSQL database reach this one, overriding
+    /// `server.node_url`.
+    #[arg(long, env = "SWITCHBOARD_NODE_URL")]
+    pub node_url: Option<String>,
 }
 
 impl ServeArgs {
@@ -134,6 +138,7 @@ impl ServeArgs {
             config_path: self.config.clone().filter(|p| !p.as_os_str().is_empty()),
             bind: self.bind.clone().filter(|b| !b.is_empty()),
             data_dir: self.data_dir.clone().filter(|d| !d.as_os_str().is_empty()),
+            node_url: self.node_url.clone().filter(|u| !u.is_empty()),
         }
     }
 }

@@ -4,6 +4,7 @@
 use anyhow::Context;
 use switchboard_storage::seal::{KeySource, MasterKey};
 
+use crate::client_ip::ForwardingKey;
 use crate::configuration::Settings;
 
 /// The environment variable holding the master key as base64 text.
@@ -32,6 +33,19 @@ pub fn key_source(settings: &Settings) -> anyhow::Result<KeySource> {
         }
         None => Ok(KeySource::BesideData),
     }
+}
+
+/// The key with which nodes sharing a database prove a forwarded client's address: derived from the master
+/// key, so every node has it and no client does. `None` while a key kept beside the data does not exist yet
+/// (a node's first start): forwarded addresses are then the forwarding node's.
+pub fn forwarding_key(source: &KeySource, settings: &Settings) -> Option<ForwardingKey> {
+    let master = match source {
+        KeySource::Given { key, .. } => key.clone(),
+        KeySource::BesideData => {
+            MasterKey::read_file(&KeySource::beside_data_path(&settings.server.data_dir)).ok()?
+        }
+    };
+    Some(ForwardingKey::derive(&master))
 }
 
 /// Logs, at every start, what the key's whereabouts mean for a copy of the data.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use switchboard::cli::{Cli, Command, TraceArgs};
 use switchboard::configuration::{self, ConfigSource, Settings};
-use switchboard::startup::Application;
+use switchboard::startup::{Application, StoppedStandingBy};
 use switchboard::telemetry;
 use switchboard::trace::TraceTarget;
 use switchboard_storage::Store;
@@ -162,24 +162,28 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         .admin_token
         .as_ref()
         .map(|t| t.expose().to_owned());
-    let application = Application::build_with(settings, release_recovery_memory).await?;
-    // The first stdout line is the contract with scripts and tests that start the binary.
-    println!(
-        "Switchboard listening on {scheme}://{host}:{}",
-        application.port()
-    );
-    if demo {
-        println!("Demo credentials (embedded config/default.toml, local use only):");
-        for line in &credentials {
-            println!("{line}");
+    let listening = move |port: u16| {
+        // The first stdout line is the contract with scripts and tests that start the binary.
+        println!("Switchboard listening on {scheme}://{host}:{port}");
+        if demo {
+            println!("Demo credentials (embedded config/default.toml, local use only):");
+            for line in &credentials {
+                println!("{line}");
+            }
+            if let Some(admin) = admin {
+                println!("  admin token: {admin}");
+            }
         }
-        if let Some(admin) = admin {
-            println!("  admin token: {admin}");
-        }
-    }
-    println!(
-        "Console: {scheme}://{host}:{}/console  (API reference: /console/reference)",
-        application.port()
-    );
+        println!("Console: {scheme}://{host}:{port}/console  (API reference: /console/reference)");
+    };
+    let application =
+        match Application::build_with(settings, release_recovery_memory, listening).await {
+            Ok(application) => application,
+            Err(e) if e.is::<StoppedStandingBy>() => {
+                tracing::info!("switchboard stopped while standing by");
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
     application.run_until_stopped().await
 }

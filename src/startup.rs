@@ -26,6 +26,7 @@ use crate::middleware;
 use crate::openapi;
 use crate::provisioning;
 use crate::routes;
+pub use crate::standby::StoppedStandingBy;
 use crate::state::AppState;
 
 /// HTTP workers on PostgreSQL, whatever the cores: each blocks on the database while it reads.
@@ -49,34 +50,53 @@ impl Application {
     /// Opens the store, provisions the configuration and starts listening. The listener is up (and
     /// `/healthz` answers) before recovery finishes; `/readyz` and the API open once it has.
     pub async fn build(settings: Settings) -> anyhow::Result<Application> {
-        Application::build_with(settings, || {}).await
+        Application::build_with(settings, || {}, |_| {}).await
     }
 
-    /// [`Application::build`], running `before_ready` once recovery is done and before `/readyz` opens:
-    /// the binary hands back to the system what recovery allocated and freed.
+    /// [`Application::build`], running `before_ready` once recovery is done and before `/readyz` opens
+    /// (the binary hands back to the system what recovery allocated and freed), and telling `listening`
+    /// the port once it serves: a standby node serves (forwarding) long before it is built.
+    ///
+    /// A node stopped while it stood by ends with [`crate::standby::StoppedStandingBy`].
     pub async fn build_with(
         settings: Settings,
         before_ready: impl FnOnce(),
+        listening: impl FnOnce(u16),
     ) -> anyhow::Result<Application> {
         let mut settings = settings;
         let data_dir = &settings.server.data_dir;
         std::fs::create_dir_all(data_dir)
             .with_context(|| format!("cannot create data_dir {}", data_dir.display()))?;
         let key = crate::encryption::key_source(&settings)?;
-        // On PostgreSQL one node runs requests at a time: the others wait here, before they open anything.
-        let lease = match &settings.storage_engine {
+        let mut listening = Some(listening);
+        let (store, listener, lease, forwarding) = match settings.storage_engine.clone() {
+            // One node runs requests at a time: the others forward their clients to it, and wait here
+            // before they open anything.
             EngineChoice::Postgres { url, ca_file } => {
-                Some(crate::lease::take(url, ca_file.as_deref()).await?)
+                let listener = bind(&mut settings)?;
+                let forwarding = crate::encryption::forwarding_key(&key, &settings);
+                let database = crate::standby::Database {
+                    url: &url,
+                    ca_file: ca_file.as_deref(),
+                };
+                let lease = crate::standby::serve_until_leased(
+                    &settings,
+                    &listener,
+                    database,
+                    forwarding.clone(),
+                    listening.take().expect("told once"),
+                )
+                .await?;
+                let store = open_store(&settings, &key)?;
+                (store, listener, Some(lease), forwarding)
             }
-            EngineChoice::Sled => None,
+            // Bound after the store is open, so that a second server started with the same command is
+            // told the data directory is held rather than that the port is taken.
+            EngineChoice::Sled => {
+                let store = open_store(&settings, &key)?;
+                (store, bind(&mut settings)?, None, None)
+            }
         };
-        let store = open_store(&settings, &key)?;
-        // Bound after the store is open, so that a second server started with the same command is told
-        // the data directory is held rather than that the port is taken; and before anything hands out
-        // links, which are based on the address bound when no `public_url` is declared.
-        let listener = TcpListener::bind(settings.server.bind)
-            .with_context(|| format!("cannot bind {}", settings.server.bind))?;
-        settings.server.settle_public_url(listener.local_addr()?);
         let settings = Arc::new(settings);
         crate::encryption::log_key_source(&key, &settings);
         if let Some(migrated) = store.migrated() {
@@ -155,7 +175,7 @@ impl Application {
             limits: voice.limits.clone(),
         });
         let (orchestrator, due_work) = Orchestrator::start(orchestration);
-        let state = web::Data::new(AppState::new(
+        let mut state = AppState::new(
             store,
             clock,
             Arc::clone(&settings),
@@ -166,7 +186,9 @@ impl Application {
             voice,
             dispatcher,
             metrics,
-        ));
+        );
+        state.forwarding = forwarding;
+        let state = web::Data::new(state);
 
         let port = listener.local_addr()?.port();
         let admin_enabled = settings.server.admin_token.is_some();
@@ -208,6 +230,9 @@ impl Application {
             return Err(e);
         }
         tracing::info!(port, "switchboard ready");
+        if let Some(listening) = listening {
+            listening(port);
+        }
         actix_web::rt::spawn(crate::purge::retention_loop(state.clone()));
         Ok(Application {
             port,
@@ -263,6 +288,19 @@ impl Application {
         tracing::info!("switchboard stopped");
         Ok(())
     }
+}
+
+/// Binds the listener, before anything hands out links: they are based on the address bound when no
+/// `public_url` is declared, as the address other nodes forward to is when no `node_url` is.
+fn bind(settings: &mut Settings) -> anyhow::Result<TcpListener> {
+    let listener = TcpListener::bind(settings.server.bind)
+        .with_context(|| format!("cannot bind {}", settings.server.bind))?;
+    let bound = listener.local_addr()?;
+    settings.server.settle_public_url(bound);
+    if matches!(settings.storage_engine, EngineChoice::Postgres { .. }) {
+        settings.server.settle_node_url(bound);
+    }
+    Ok(listener)
 }
 
 /// Opens the sealed store in `data_dir`. A directory another Switchboard holds gets a message of its own:

@@ -45,6 +45,8 @@ pub struct AppState {
     pub request_bodies: crate::routes::requests::bodies::RequestBodies,
     directory: RwLock<Arc<PayerDirectory>>,
     ready: AtomicBool,
+    /// On PostgreSQL: the key that proves a client's address forwarded by a standby node.
+    pub forwarding: Option<crate::client_ip::ForwardingKey>,
 }
 
 impl AppState {
@@ -78,6 +80,7 @@ impl AppState {
             request_bodies: Default::default(),
             directory: RwLock::new(Arc::new(PayerDirectory::new(Vec::new()))),
             ready: AtomicBool::new(false),
+            forwarding: None,
         }
     }
 

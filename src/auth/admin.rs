@@ -55,7 +55,7 @@ pub fn operator_of(req: &HttpRequest) -> Result<Option<Operator>, AdminUnauthori
     let Some(presented) = bearer(req) else {
         return Ok(None);
     };
-    let ip = req.peer_addr().map(|peer| peer.ip());
+    let ip = crate::client_ip::client_ip(req);
     if let Some(configured) = &state.settings.server.admin_token {
         if constant_time_eq(configured.expose().as_bytes(), presented.as_bytes()) {
             return Ok(Some(Operator {

@@ -101,6 +101,6 @@ fn authenticate(req: &HttpRequest) -> Result<Caller, actix_web::Error> {
         account,
         environment: claims.env,
         credential_id: claims.cid,
-        ip: req.peer_addr().map(|peer| peer.ip()),
+        ip: crate::client_ip::client_ip(req),
     })
 }

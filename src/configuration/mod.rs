@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 pub use dialer::{parse_hours, CallSettings, DialerSettings, RetellSettings, VapiSettings};
 pub use electronic::{ElectronicSettings, StediSettings, STEDI_BASE_URL};
+pub use public_url::host_name;
 pub use raw::{DialerKind, ElectronicKind, InputType};
 pub use settings::{
     ClockSettings, ServerSettings, Settings, SimulationSettings, TelemetrySettings, WebhookSettings,
@@ -63,6 +64,8 @@ pub struct Overrides {
     pub bind: Option<String>,
     /// `--data-dir` / `SWITCHBOARD_DATA_DIR`.
     pub data_dir: Option<PathBuf>,
+    /// `--node-url` / `SWITCHBOARD_NODE_URL`.
+    pub node_url: Option<String>,
 }
 
 /// A configuration that cannot be served: which source, which key, what is wrong.
@@ -155,6 +158,9 @@ fn from_layers(
             "data_dir".into(),
             toml::Value::String(dir.display().to_string()),
         );
+    }
+    if let Some(url) = &overrides.node_url {
+        server.insert("node_url".into(), toml::Value::String(url.clone()));
     }
     let raw: raw::RawConfig =
         serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {

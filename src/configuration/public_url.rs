@@ -39,6 +39,35 @@ impl ServerSettings {
     }
 }
 
+impl ServerSettings {
+    /// Called once the listener is bound: an undeclared `node_url` becomes the address bound, or, for a
+    /// wildcard bind (`0.0.0.0`, `::`), this machine's host name with the bound port (the name peers on a
+    /// private network or a container network resolve).
+    pub fn settle_node_url(&mut self, bound: SocketAddr) {
+        if self.node_url.is_some() {
+            return;
+        }
+        let tls = self.tls.is_some();
+        self.node_url = if bound.ip().is_unspecified() {
+            host_name().and_then(|host| {
+                let scheme = if tls { "https" } else { "http" };
+                url::Url::parse(&format!("{scheme}://{host}:{}", bound.port())).ok()
+            })
+        } else {
+            Some(of_address(bound, tls))
+        };
+    }
+}
+
+/// This machine's host name, if it has one.
+pub fn host_name() -> Option<String> {
+    std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

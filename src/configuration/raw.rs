@@ -39,6 +39,7 @@ pub(crate) struct RawServer {
     pub bind: String,
     pub data_dir: String,
     pub public_url: Option<String>,
+    pub node_url: Option<String>,
     pub product_word: String,
     pub auth_header_word: Option<String>,
     pub lookup_source_word: Option<String>,

@@ -125,6 +125,10 @@ pub struct ServerSettings {
     pub public_url: url::Url,
     /// Whether `public_url` is the operator's own (set in the file), rather than derived from `bind`.
     pub public_url_declared: bool,
+    /// Where the other nodes on a shared PostgreSQL database reach this one (they forward their clients to
+    /// the node that runs requests): declared, else derived once the listener is bound
+    /// ([`ServerSettings::node_url_of`]).
+    pub node_url: Option<url::Url>,
     /// Replaces "Service" in the product's names: the token realm, and by default the two words below.
     pub product_word: String,
     /// Names the `/v1/auth` headers (`{word}-API-Key`, `{word}-API-Secret`); `product_word` unless set.
@@ -214,6 +218,10 @@ impl Settings {
         let public_url = match &raw.server.public_url {
             Some(declared) => validate_http_url("server.public_url", declared)?,
             None => super::public_url::of_address(bind, tls.is_some()),
+        };
+        let node_url = match &raw.server.node_url {
+            Some(declared) => Some(validate_http_url("server.node_url", declared)?),
+            None => None,
         };
         if raw
             .server
@@ -306,6 +314,7 @@ impl Settings {
                 data_dir: PathBuf::from(&raw.server.data_dir),
                 public_url,
                 public_url_declared: raw.server.public_url.is_some(),
+                node_url,
                 product_word: words.product,
                 auth_header_word: words.auth_header,
                 lookup_source_word: words.lookup_source,

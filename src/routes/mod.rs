@@ -18,6 +18,7 @@ use actix_web::web;
 
 pub use crate::http::not_found;
 use crate::http::resource;
+pub use health::healthz;
 pub(crate) use legacy::RETIRED;
 pub use openapi::ApiDocument;
 pub(crate) use table::{Access, Endpoint};

@@ -41,7 +41,7 @@ mod trees;
 pub use backup::Backup;
 pub use deliveries::QueuePosition;
 pub use durability::FlushStats;
-pub use engine::lease::{NodeLease, FENCE_AFTER, LEASE_TTL};
+pub use engine::lease::{LeaseHolder, NodeLease, FENCE_AFTER, LEASE_TTL};
 pub use engine::postgres::{
     migrate as migrate_postgres, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION,
 };

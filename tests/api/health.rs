@@ -82,11 +82,15 @@ fn the_listener_answers_while_recovery_runs_and_readyz_says_503_until_it_is_done
         (seen, closed)
     });
     actix_web::rt::System::new().block_on(async move {
-        let app = switchboard::startup::Application::build_with(settings, move || {
-            release
-                .recv_timeout(std::time::Duration::from_secs(20))
-                .expect("the probe was answered during recovery");
-        })
+        let app = switchboard::startup::Application::build_with(
+            settings,
+            move || {
+                release
+                    .recv_timeout(std::time::Duration::from_secs(20))
+                    .expect("the probe was answered during recovery");
+            },
+            |_| {},
+        )
         .await
         .expect("application builds");
         let ((health, ready), closed) = probe.join().unwrap();

@@ -1,8 +1,10 @@
-//! Several binaries on one PostgreSQL database (`[storage] kind = "postgres"`): one runs requests while
-//! the others stand by, and when it dies a standby takes its requests over the way a restart resumes them:
-//! every request ends, each live platform call is re-attached (one create per attempt), nothing is booked
-//! or sent twice, and a token one node issued works on the other. A node that loses the lease stops.
+//! Several binaries on one PostgreSQL database (`[storage] kind = "postgres"`) serve as one Switchboard:
+//! one runs requests while the others stand by and forward their clients and platform events to it, and
+//! when it dies a standby takes its requests over the way a restart resumes them: every request ends, each
+//! live platform call is re-attached (one create per attempt), nothing is booked or sent twice, and a token
+//! one node issued works on the other. A node that loses the lease stops.
 
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -10,8 +12,12 @@ use std::time::{Duration, Instant};
 use switchboard_storage::{fresh_postgres_database, LEASE_TTL};
 
 use crate::fakes::retell::{FakeRetell, Scenario};
+use reqwest::Method;
+use serde_json::json;
+
 use crate::helpers::{
-    admin_query, binary, create_vob, run_to_exit, write_config, BinaryServer, TestConfig,
+    admin_query, binary, create_vob, run_to_exit, status_and_json, write_config, Api, BinaryServer,
+    TestConfig,
 };
 use crate::receiver::Receiver;
 use crate::voice_retell::retell_config;
@@ -44,7 +50,7 @@ impl Node {
         }
     }
 
-    /// Starts the binary; answers once it serves, which for a standby is once it took over.
+    /// Starts the binary; answers once it listens, which a standby does at once (it forwards).
     fn start(&self) -> BinaryServer {
         BinaryServer::start_with_env(
             &self.config,
@@ -52,20 +58,6 @@ impl Node {
             &[("SWITCHBOARD_MASTER_KEY", &self.key)],
         )
     }
-
-    /// Starts the binary on a thread of its own, for a node that stands by first.
-    fn start_standby(self) -> std::thread::JoinHandle<(BinaryServer, Node)> {
-        std::thread::spawn(move || (self.start(), self))
-    }
-}
-
-/// The standby once it took over and is ready (with its node, whose data directory it uses).
-async fn took_over(standby: std::thread::JoinHandle<(BinaryServer, Node)>) -> (BinaryServer, Node) {
-    let (server, node) = actix_web::rt::task::spawn_blocking(move || standby.join().unwrap())
-        .await
-        .unwrap();
-    server.wait_ready().await;
-    (server, node)
 }
 
 /// What the nodes of a test share: the Retell fake, the webhook receiver, the configuration (a fresh
@@ -119,12 +111,14 @@ async fn a_standby_takes_over_after_kill_9_and_finishes_the_live_calls_without_p
 
     let first = nodes.node().start();
     first.wait_ready().await;
-    let standby = nodes.node().start_standby();
-    fake.deliver_to(&first.url(""));
-    let token = first.live_token().await;
+    let second = nodes.node().start();
+    second.wait_ready().await;
+    // Clients and platform events reach the standby only, before the crash and after it.
+    fake.deliver_to(&second.url(""));
+    let token = second.live_token().await;
     let mut ids = Vec::new();
     for _ in 0..3 {
-        ids.push(create_vob(&first, &token).await);
+        ids.push(create_vob(&second, &token).await);
     }
     let created = fake.wait_creates(3).await;
     for call in &created {
@@ -132,23 +126,27 @@ async fn a_standby_takes_over_after_kill_9_and_finishes_the_live_calls_without_p
     }
     // The platform's ids are stored before anything waits on them; give the commits a moment, then crash.
     actix_web::rt::time::sleep(Duration::from_millis(300)).await;
-    assert!(
-        !standby.is_finished(),
-        "the standby serves nothing while the first node holds the lease"
-    );
+    let (_, ready) = status_and_json(
+        second
+            .client
+            .get(second.url("/readyz"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(ready["status"], "standby", "the standby runs nothing yet");
     let killed = Instant::now();
     first.kill_hard();
 
-    let (second, _node) = took_over(standby).await;
+    second.wait_serving(TAKEOVER_WAIT).await;
     let takeover = killed.elapsed();
     assert!(
         takeover < LEASE_TTL + Duration::from_secs(5),
         "took over in {takeover:?}"
     );
     eprintln!("several_nodes: took over {takeover:?} after kill -9");
-    fake.deliver_to(&second.url(""));
     fake.release_calls();
-    // The first node's token: both nodes share the token secret in the database.
     for id in &ids {
         let done = second.wait_terminal_within(&token, id, TAKEOVER_WAIT).await;
         assert_eq!(done["state"], "SUCCESS", "{done}");
@@ -169,16 +167,138 @@ async fn a_standby_takes_over_after_kill_9_and_finishes_the_live_calls_without_p
 }
 
 #[actix_web::test]
+async fn every_node_serves_clients_as_one_switchboard() {
+    let nodes = Nodes::new().await;
+    let first = nodes.node().start();
+    first.wait_ready().await;
+    let second = nodes.node().start();
+    second.wait_ready().await;
+    let metrics = second
+        .client
+        .get(second.url("/metrics"))
+        .send()
+        .await
+        .unwrap();
+    assert!(metrics
+        .text()
+        .await
+        .unwrap()
+        .contains("switchboard_standby 1"));
+
+    // A client of the standby, from an address of its own, so the audit can tell it from the nodes'.
+    let client = reqwest::Client::builder()
+        .local_address("127.0.0.3".parse::<IpAddr>().unwrap())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let via_standby = Api::with_client(second.address.clone(), client);
+    let token = via_standby.live_token().await;
+    let body = json!({
+        "schemaId": "vob-basic",
+        "internalId": "same-on-both-nodes",
+        "inputs": {
+            "payerName": "Aetna", "phoneNumber": "(800) 555-0123", "memberId": "W123456789",
+            "patientFirstName": "Ann", "patientLastName": "Lee", "patientDateOfBirth": "1980-01-02",
+            "billingProviderNpi": "1234567890"
+        }
+    });
+    // The same idempotency key on both nodes at once: one request.
+    let (on_first, on_second) = futures::join!(
+        first.post_requests(&token, &body),
+        via_standby.post_requests(&token, &body)
+    );
+    assert_eq!(
+        (on_first.0, on_second.0),
+        (200, 200),
+        "{on_first:?} {on_second:?}"
+    );
+    let id = on_first.1["requestId"].as_str().unwrap().to_owned();
+    assert_eq!(on_second.1["requestId"], id.as_str());
+    let (status, listed) = first.get_json("/v1/requests?pageSize=50", &token).await;
+    assert_eq!(status, 200);
+    assert_eq!(listed["requests"].as_array().unwrap().len(), 1, "{listed}");
+
+    // Reads, errors and the admin API answer alike on both.
+    let read = |api: &Api| {
+        let (api, token, id) = (api.clone(), token.clone(), id.clone());
+        async move { api.get_json(&format!("/v1/requests/{id}"), &token).await }
+    };
+    let (direct, forwarded) = (read(&first).await, read(&via_standby).await);
+    assert_eq!(direct.0, 200);
+    assert_eq!(direct.1["requestId"], forwarded.1["requestId"]);
+    assert_eq!(direct.1["inputs"], forwarded.1["inputs"]);
+    let (status, missing) = via_standby
+        .get_json("/v1/requests/00000000-0000-4000-8000-000000000000", &token)
+        .await;
+    assert_eq!(
+        (status, missing["error"].as_str()),
+        (404, Some("REQUEST_NOT_FOUND"))
+    );
+    let denied = via_standby.get("/v1/requests", "not-a-token").await;
+    assert_eq!(denied.status(), 401);
+
+    // The node that ran the create audited the client's address, not the standby's; an address a client
+    // claims itself, without the nodes' proof, is not believed.
+    let forged = first
+        .client
+        .post(first.url("/v1/requests"))
+        .bearer_auth(&token)
+        .header("x-switchboard-client-ip", "198.51.100.9")
+        .header("x-switchboard-client-ip-proof", "00".repeat(32))
+        .json(&json!({ "schemaId": "vob-basic", "inputs": body["inputs"] }))
+        .send()
+        .await
+        .unwrap();
+    let (status, forged) = status_and_json(forged).await;
+    assert_eq!(status, 200, "{forged}");
+    let audited = |target: String| {
+        let api = second.clone();
+        async move {
+            let path = format!("/admin/v1/audit?action=request.create&targetId={target}");
+            let (_, page) = status_and_json(api.admin(Method::GET, &path, None).await).await;
+            page["events"][0]["ip"].clone()
+        }
+    };
+    let forwarded = via_standby
+        .create_request(
+            &token,
+            &json!({ "schemaId": "vob-basic", "inputs": body["inputs"] }),
+        )
+        .await;
+    assert_eq!(
+        audited(forwarded).await,
+        "127.0.0.3",
+        "a forwarded create is audited at the client's address"
+    );
+    assert_eq!(
+        audited(forged["requestId"].as_str().unwrap().to_owned()).await,
+        "127.0.0.1",
+        "an address a client claims is not believed"
+    );
+
+    // A standby stopped before it ever ran requests ends cleanly, and the holder keeps serving.
+    assert_eq!(second.terminate(), Some(0));
+    assert_eq!(
+        first
+            .get_json(&format!("/v1/requests/{id}"), &token)
+            .await
+            .0,
+        200
+    );
+    assert_eq!(first.terminate(), Some(0));
+}
+
+#[actix_web::test]
 async fn a_standby_takes_over_at_once_when_the_holder_stops_gracefully() {
     let nodes = Nodes::new().await;
 
     let first = nodes.node().start();
     first.wait_ready().await;
-    let standby = nodes.node().start_standby();
-    actix_web::rt::time::sleep(Duration::from_millis(500)).await;
+    let second = nodes.node().start();
+    second.wait_ready().await;
     let stopped = Instant::now();
     assert_eq!(first.terminate(), Some(0));
-    let (second, _node) = took_over(standby).await;
+    second.wait_serving(TAKEOVER_WAIT).await;
     assert!(
         stopped.elapsed() < LEASE_TTL,
         "the lease was released, not left to expire: {:?}",

@@ -23,14 +23,25 @@ pub const RENEW_EVERY: Duration = Duration::from_secs(1);
 /// then still valid for two seconds, the time the process has to end.
 pub const FENCE_AFTER: Duration = Duration::from_secs(3);
 
-const TAKE: &str = "INSERT INTO switchboard_lease (name, holder, expires_at) \
-     VALUES ('orchestrator', $1, now() + make_interval(secs => $2)) \
-     ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at \
+const TAKE: &str = "INSERT INTO switchboard_lease (name, holder, node_url, expires_at) \
+     VALUES ('orchestrator', $1, $2, now() + make_interval(secs => $3)) \
+     ON CONFLICT (name) DO UPDATE \
+     SET holder = EXCLUDED.holder, node_url = EXCLUDED.node_url, expires_at = EXCLUDED.expires_at \
      WHERE switchboard_lease.holder = EXCLUDED.holder OR switchboard_lease.expires_at < now() \
      RETURNING holder";
-const HOLDER: &str =
-    "SELECT holder FROM switchboard_lease WHERE name = 'orchestrator' AND expires_at >= now()";
+const HOLDER: &str = "SELECT holder, node_url FROM switchboard_lease \
+     WHERE name = 'orchestrator' AND expires_at >= now()";
 const RELEASE: &str = "DELETE FROM switchboard_lease WHERE name = 'orchestrator' AND holder = $1";
+
+/// A node as the lease names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseHolder {
+    /// Unique per process (`host:pid:random`).
+    pub name: String,
+    /// Where the other nodes reach it, to forward what their clients send; `None` when it has no address
+    /// they could use.
+    pub node_url: Option<String>,
+}
 
 /// The lease, held by this process until it is released or the process ends.
 pub struct NodeLease {
@@ -40,20 +51,21 @@ pub struct NodeLease {
 }
 
 impl NodeLease {
-    /// Waits until this node holds the lease, telling `waiting` (once) which node holds it meanwhile; then
-    /// renews it on a thread of its own, which calls `lost` if the lease cannot be kept.
+    /// Waits until this node (`me`) holds the lease, telling `watch` after every try which node holds it
+    /// meanwhile (`None`: none does); then renews it on a thread of its own, which calls `lost` if the
+    /// lease cannot be kept. A caller that stops waiting (drops the future) leaves the lease alone.
     pub async fn acquire(
         url: &str,
         ca_file: Option<&Path>,
-        holder: String,
-        waiting: impl FnOnce(&str) + Send + 'static,
+        me: LeaseHolder,
+        watch: impl FnMut(Option<&LeaseHolder>) + Send + 'static,
         lost: impl FnOnce(&str) + Send + 'static,
     ) -> Result<NodeLease, StorageError> {
+        let holder = me.name.clone();
         let (acquired, taken) = tokio::sync::oneshot::channel();
         let stop = Arc::new(AtomicBool::new(false));
         let tls = super::connect::tls(ca_file)?;
-        let (thread_url, thread_holder, thread_stop) =
-            (url.to_owned(), holder.clone(), Arc::clone(&stop));
+        let (thread_url, thread_stop) = (url.to_owned(), Arc::clone(&stop));
         let renewer = std::thread::Builder::new()
             .name("lease".into())
             .spawn(move || {
@@ -64,10 +76,10 @@ impl NodeLease {
                 runtime.block_on(hold(
                     thread_url,
                     tls,
-                    thread_holder,
+                    me,
                     thread_stop,
                     acquired,
-                    waiting,
+                    watch,
                     lost,
                 ));
             })
@@ -115,12 +127,16 @@ impl Drop for NodeLease {
 async fn hold(
     url: String,
     tls: tokio_postgres_rustls::MakeRustlsConnect,
-    holder: String,
+    me: LeaseHolder,
     stop: Arc<AtomicBool>,
     acquired: tokio::sync::oneshot::Sender<Result<(), StorageError>>,
-    waiting: impl FnOnce(&str),
+    mut watch: impl FnMut(Option<&LeaseHolder>),
     lost: impl FnOnce(&str),
 ) {
+    let LeaseHolder {
+        name: holder,
+        node_url,
+    } = me;
     let mut client = match super::connect::connect(&url, tls.clone()).await {
         Ok(client) => client,
         Err(e) => {
@@ -132,21 +148,22 @@ async fn hold(
         }
     };
     let ttl = LEASE_TTL.as_secs_f64();
-    let mut waiting = Some(waiting);
     loop {
-        match client.query_opt(TAKE, &[&holder, &ttl]).await {
+        if acquired.is_closed() {
+            return;
+        }
+        match client.query_opt(TAKE, &[&holder, &node_url, &ttl]).await {
             Ok(Some(_)) => break,
             Ok(None) => {
-                if let Some(waiting) = waiting.take() {
-                    let current = client
-                        .query_opt(HOLDER, &[])
-                        .await
-                        .ok()
-                        .flatten()
-                        .map(|row| row.get::<_, String>(0))
-                        .unwrap_or_else(|| "another node".to_owned());
-                    waiting(&current);
-                }
+                let current = client.query_opt(HOLDER, &[]).await.ok().flatten();
+                watch(
+                    current
+                        .map(|row| LeaseHolder {
+                            name: row.get(0),
+                            node_url: row.get(1),
+                        })
+                        .as_ref(),
+                );
             }
             Err(e) => {
                 let refusal = if e.code() == Some(&SqlState::UNDEFINED_TABLE) {
@@ -164,6 +181,8 @@ async fn hold(
         tokio::time::sleep(RENEW_EVERY).await;
     }
     if acquired.send(Ok(())).is_err() {
+        // Nobody waits for it any more (the node was stopped while standing by).
+        let _ = client.execute(RELEASE, &[&holder]).await;
         return;
     }
     let mut renewed = Instant::now();
@@ -182,8 +201,11 @@ async fn hold(
             }
         }
         let asked = Instant::now();
-        let outcome =
-            tokio::time::timeout(FENCE_AFTER, client.query_opt(TAKE, &[&holder, &ttl])).await;
+        let outcome = tokio::time::timeout(
+            FENCE_AFTER,
+            client.query_opt(TAKE, &[&holder, &node_url, &ttl]),
+        )
+        .await;
         match outcome {
             Ok(Ok(Some(_))) => renewed = asked,
             Ok(Ok(None)) => {

@@ -85,6 +85,12 @@ impl MasterKey {
         file.sync_all().map_err(fail)
     }
 
+    /// A key for `purpose` derived from this one (HKDF-SHA256): what the nodes sharing a master key also
+    /// share, without the master key itself leaving the seal.
+    pub fn derive(&self, purpose: &[u8]) -> Zeroizing<[u8; KEY_BYTES]> {
+        super::derive(&self.0, purpose)
+    }
+
     pub(crate) fn cipher(&self) -> XChaCha20Poly1305 {
         XChaCha20Poly1305::new(self.0.as_ref().into())
     }

@@ -262,7 +262,7 @@ impl Sealer {
 }
 
 /// HKDF-SHA256 of `secret` for the purpose `info`.
-fn derive(secret: &[u8; 32], info: &[u8]) -> Zeroizing<[u8; 32]> {
+pub(crate) fn derive(secret: &[u8; 32], info: &[u8]) -> Zeroizing<[u8; 32]> {
     let mut out = Zeroizing::new([0u8; 32]);
     Hkdf::<Sha256>::new(Some(b"switchboard v1"), secret)
         .expand(info, out.as_mut())

@@ -220,6 +220,26 @@ impl Api {
     }
 
     /// Polls until the server answers `/readyz` with 200 (start-up recovery done), at most 20 s.
+    /// Waits until `/readyz` says this node runs requests itself (`"ready"`; a node standing by answers
+    /// 200 too, with `"standby"`), and answers how long that took.
+    pub async fn wait_serving(&self, limit: Duration) -> Duration {
+        let started = Instant::now();
+        loop {
+            let ready = self.client.get(self.url("/readyz")).send().await;
+            if let Ok(ready) = ready {
+                let body: Value = ready.json().await.unwrap_or_default();
+                if body["status"] == "ready" {
+                    return started.elapsed();
+                }
+            }
+            assert!(
+                started.elapsed() < limit,
+                "the node did not take over within {limit:?}"
+            );
+            actix_web::rt::time::sleep(WAIT_STEP).await;
+        }
+    }
+
     pub async fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {

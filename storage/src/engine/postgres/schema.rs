@@ -9,7 +9,7 @@ use super::{describe, wait};
 use crate::StorageError;
 
 /// The schema this binary reads and writes; `switchboard migrate` brings a database up to it.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// The statements that create (or upgrade to) [`SCHEMA_VERSION`], each idempotent.
 const MIGRATIONS: &[&str] = &[
@@ -24,6 +24,8 @@ const MIGRATIONS: &[&str] = &[
         name text PRIMARY KEY,
         holder text NOT NULL,
         expires_at timestamptz NOT NULL)",
+    // Version 2: where the holder is reached, for standbys that forward their clients to it.
+    "ALTER TABLE switchboard_lease ADD COLUMN IF NOT EXISTS node_url text",
 ];
 
 fn schema_exists(client: &Client) -> Result<bool, StorageError> {

@@ -1,0 +1,165 @@
+//! Forwarding one request to the node that runs requests, and its answer back, as a reverse proxy does:
+//! method, path, query, headers and body go as they came, less the headers that belong to one connection.
+
+use std::time::Duration;
+
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
+use anyhow::Context;
+
+use super::Route;
+use crate::client_ip::{ForwardingKey, CLIENT_IP, CLIENT_IP_PROOF};
+use crate::configuration::Settings;
+use crate::errors::{ApiError, Code};
+use crate::wire::ReadyOut;
+
+/// Marks a forwarded request: a node that is standing by too answers it rather than forwarding it again,
+/// so two nodes with stale views of the lease never pass a request back and forth.
+const FORWARDED: &str = "x-switchboard-forwarded";
+
+/// Headers of one connection rather than of the request (RFC 9110 §7.6.1), the length the client computes
+/// again, and the client-address headers only a forwarding node may set.
+const NOT_PASSED: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+    CLIENT_IP,
+    CLIENT_IP_PROOF,
+    FORWARDED,
+];
+
+/// What every forwarding handler shares.
+pub struct Hop {
+    route: Route,
+    client: reqwest::Client,
+    forwarding: Option<ForwardingKey>,
+}
+
+impl Hop {
+    pub fn new(
+        settings: &Settings,
+        route: Route,
+        forwarding: Option<ForwardingKey>,
+    ) -> anyhow::Result<Hop> {
+        let mut client = reqwest::Client::builder()
+            .use_rustls_tls()
+            // An answer is passed on as it is, a redirect included.
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(2))
+            .timeout(Duration::from_secs(120));
+        // The nodes share one configuration, so the holder serves this node's certificate: trusted even
+        // when it is self-signed.
+        if let Some(tls) = &settings.server.tls {
+            let pem = std::fs::read(&tls.cert_file)
+                .with_context(|| format!("cannot read {}", tls.cert_file.display()))?;
+            for certificate in reqwest::Certificate::from_pem_bundle(&pem)? {
+                client = client.add_root_certificate(certificate);
+            }
+        }
+        Ok(Hop {
+            route,
+            client: client
+                .build()
+                .context("cannot build the forwarding client")?,
+            forwarding,
+        })
+    }
+}
+
+/// 503 `NOT_READY` with `Retry-After`, as a node that is starting answers.
+fn unavailable(message: &str) -> HttpResponse {
+    let mut response = ApiError::new(Code::NotReady, message).error_response();
+    response.headers_mut().insert(
+        actix_web::http::header::RETRY_AFTER,
+        HeaderValue::from_static("1"),
+    );
+    response
+}
+
+/// Every route but the probes: passed on to the node that runs requests.
+pub async fn forward(req: HttpRequest, body: web::Bytes, hop: web::Data<Hop>) -> HttpResponse {
+    if req.headers().contains_key(FORWARDED) {
+        return unavailable("The node this was forwarded to is standing by as well; retry shortly");
+    }
+    let Some(holder) = hop.route.current() else {
+        return unavailable("No node runs requests right now (one is taking over); retry shortly");
+    };
+    let path = req.uri().path_and_query().map_or("/", |path| path.as_str());
+    let target = format!("{}{path}", holder.as_str().trim_end_matches('/'));
+    let Ok(method) = reqwest::Method::from_bytes(req.method().as_str().as_bytes()) else {
+        return ApiError::new(Code::InvalidRequest, "Unknown HTTP method").error_response();
+    };
+    let mut outgoing = hop.client.request(method, target).body(body);
+    for (name, value) in req.headers() {
+        if !NOT_PASSED.contains(&name.as_str()) {
+            outgoing = outgoing.header(name.as_str(), value.as_bytes());
+        }
+    }
+    outgoing = outgoing.header(FORWARDED, "1");
+    if let (Some(key), Some(peer)) = (&hop.forwarding, req.peer_addr()) {
+        outgoing = outgoing
+            .header(CLIENT_IP, peer.ip().to_string())
+            .header(CLIENT_IP_PROOF, key.prove(peer.ip()));
+    }
+    let answer = match outgoing.send().await {
+        Ok(answer) => answer,
+        Err(e) => {
+            // Without the URL: its query may carry a client's filter values.
+            tracing::warn!(error = %e.without_url(), "the node that runs requests did not answer a forwarded request");
+            return unavailable("The node that runs requests did not answer; retry shortly");
+        }
+    };
+    relay(answer).await
+}
+
+/// The holder's answer, as this node's.
+async fn relay(answer: reqwest::Response) -> HttpResponse {
+    let status = StatusCode::from_u16(answer.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut response = HttpResponse::build(status);
+    for (name, value) in answer.headers() {
+        if NOT_PASSED.contains(&name.as_str()) {
+            continue;
+        }
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_str().as_bytes()),
+            HeaderValue::from_bytes(value.as_bytes()),
+        ) {
+            response.append_header((name, value));
+        }
+    }
+    match answer.bytes().await {
+        Ok(body) => response.body(body),
+        Err(e) => {
+            tracing::warn!(error = %e.without_url(), "the node that runs requests broke off its answer");
+            unavailable("The node that runs requests broke off its answer; retry shortly")
+        }
+    }
+}
+
+/// 200 while this node can forward to the node that runs requests (`"status": "standby"`), else 503.
+pub async fn readyz(hop: web::Data<Hop>) -> HttpResponse {
+    if hop.route.current().is_some() {
+        HttpResponse::Ok().json(ReadyOut { status: "standby" })
+    } else {
+        unavailable("No node runs requests right now (one is taking over)")
+    }
+}
+
+/// A standby's own metrics: only that it stands by (the node that runs requests counts the work).
+pub async fn metrics() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(
+            "# HELP switchboard_standby Whether this node stands by, forwarding to the node that runs requests.\n\
+             # TYPE switchboard_standby gauge\nswitchboard_standby 1\n",
+        )
+}

@@ -1,0 +1,89 @@
+//! A node standing by on a shared PostgreSQL database serves its clients too: it forwards every request and
+//! platform event to the node that holds the orchestrator lease, and answers 503 `NOT_READY` while no node
+//! can be reached (a takeover under way). Once it takes the lease itself it stops forwarding, and the full
+//! server takes the same listening socket over: connections made meanwhile wait in its backlog rather
+//! than being refused.
+
+mod forward;
+mod route;
+
+use std::net::TcpListener;
+use std::path::Path;
+
+use actix_web::{web, App, HttpServer};
+use anyhow::Context;
+use switchboard_storage::NodeLease;
+
+use crate::client_ip::ForwardingKey;
+use crate::configuration::Settings;
+use crate::errors::MAX_BODY_BYTES;
+use crate::middleware;
+
+pub use route::Route;
+
+/// The node was stopped (SIGTERM, SIGINT) before it took the lease: it opened nothing, so there is nothing
+/// to close.
+#[derive(Debug, thiserror::Error)]
+#[error("stopped while standing by")]
+pub struct StoppedStandingBy;
+
+/// The database this node shares with the others.
+pub struct Database<'a> {
+    /// `[storage] url`.
+    pub url: &'a str,
+    /// `[storage] ca_file`.
+    pub ca_file: Option<&'a Path>,
+}
+
+/// Serves on `listener` by forwarding until this node holds the orchestrator lease, which it answers;
+/// `listening` is told the port as soon as the node serves.
+pub async fn serve_until_leased(
+    settings: &Settings,
+    listener: &TcpListener,
+    database: Database<'_>,
+    forwarding: Option<ForwardingKey>,
+    listening: impl FnOnce(u16),
+) -> anyhow::Result<NodeLease> {
+    let route = Route::default();
+    let hop = web::Data::new(forward::Hop::new(settings, route.clone(), forwarding)?);
+    let server = HttpServer::new(move || {
+        App::new()
+            .wrap_fn(middleware::guard)
+            .app_data(hop.clone())
+            // The node that runs requests holds the exact limits; this one only keeps a runaway body out.
+            .app_data(web::PayloadConfig::new(4 * MAX_BODY_BYTES))
+            .route("/healthz", web::get().to(crate::routes::healthz))
+            .route("/readyz", web::get().to(forward::readyz))
+            .route("/metrics", web::get().to(forward::metrics))
+            .default_service(web::to(forward::forward))
+    });
+    let port = listener.local_addr()?.port();
+    let listener = listener
+        .try_clone()
+        .context("cannot share the listening socket")?;
+    let server = match &settings.server.tls {
+        Some(tls) => server.listen_rustls_0_23(listener, (*tls.server_config).clone())?,
+        None => server.listen(listener)?,
+    }
+    .shutdown_timeout(10)
+    .run();
+    let handle = server.handle();
+    let mut served = actix_web::rt::spawn(server);
+    listening(port);
+    let leased = crate::lease::take(
+        database.url,
+        database.ca_file,
+        settings.server.node_url.as_ref(),
+        route,
+    );
+    tokio::select! {
+        lease = leased => {
+            // Forwards under way finish (against the node that held the lease before); new connections
+            // wait in the backlog for the full server.
+            handle.stop(true).await;
+            let _ = served.await;
+            lease
+        }
+        _ = &mut served => Err(StoppedStandingBy.into()),
+    }
+}
