@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Switchboard on PostgreSQL against the embedded store, side by side on this machine: durable single creates
 and GET by id, each in alternating rounds against sled in the same run (the ratio is PostgreSQL's figure over
-sled's); the database's size per stored request; and the takeover time of a standby after kill -9 of the
-node holding the lease.
+sled's), on one node and through a second node standing by (which forwards every call to the first); the
+database's size per stored request; and the takeover time of a standby after kill -9 of the node holding
+the lease.
 
 Uses scripts/bench's servers and load (wrk), and a private PostgreSQL cluster from scripts/postgres.sh,
 stopped at the end (or SWITCHBOARD_BENCH_POSTGRES_URL, a user that may create databases). The database runs
 on the load generator's core, the Switchboard under test on the server's core.
 Usage: scripts/bench-postgres.py   (env DURATION=10s, ROUNDS=3, REQUESTS=20000 for the size figure)
 """
-import importlib.machinery, importlib.util, os, statistics, subprocess, sys, tempfile, time, uuid
+import importlib.machinery, importlib.util, json, os, statistics, subprocess, sys, tempfile, time, \
+    urllib.request, uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 loader = importlib.machinery.SourceFileLoader("bench", os.path.join(ROOT, "scripts/bench"))
@@ -82,6 +84,19 @@ def master_key(work):
     return open(path).read().strip()
 
 
+def wait_serving(base, limit=60):
+    """Until /readyz says the node runs requests itself: a standby answers 200 too, with "standby"."""
+    deadline = time.perf_counter() + limit
+    while time.perf_counter() < deadline:
+        try:
+            if json.load(urllib.request.urlopen(base + "/readyz", timeout=1))["status"] == "ready":
+                return
+        except Exception:
+            pass
+        time.sleep(0.01)
+    sys.exit(f"{base} never took over")
+
+
 def rounds(label, run):
     ratios = []
     for r in range(bench.ROUNDS):
@@ -97,7 +112,8 @@ def main():
     key = master_key(work)
     with Cluster() as cluster:
         sled = bench.Switchboard(work, "sled", 18291, paused=True)
-        postgres = PostgresSwitchboard(work, "postgres", 18292, cluster.database(), key, paused=True)
+        postgres_url = cluster.database()
+        postgres = PostgresSwitchboard(work, "postgres", 18292, postgres_url, key, paused=True)
         sled.start()
         postgres.start()
         try:
@@ -112,6 +128,22 @@ def main():
                 return tuple(bench.wrk(f"{s.base}/v1/requests/{some[s.name]}", work, s.live)[0]
                              for s in (sled, postgres))
             rounds("GET by id", reads)
+
+            # A second node on the same database stands by and forwards every call to the first.
+            standby = PostgresSwitchboard(work, "forwarding", 18296, postgres_url, key, paused=True)
+            standby.start()
+            try:
+                def forwarded_creates():
+                    return tuple(bench.wrk(s.base + "/v1/requests", work, s.live, bench.CREATE, fresh_ids=True)[0]
+                                 for s in (sled, standby))
+                rounds("durable single create through a standby", forwarded_creates)
+
+                def forwarded_reads():
+                    return (bench.wrk(f"{sled.base}/v1/requests/{some['sled']}", work, sled.live)[0],
+                            bench.wrk(f"{standby.base}/v1/requests/{some['postgres']}", work, standby.live)[0])
+                rounds("GET by id through a standby", forwarded_reads)
+            finally:
+                standby.stop()
         finally:
             sled.stop()
             postgres.stop()
@@ -139,11 +171,12 @@ def main():
         del os.environ["SWITCHBOARD_MASTER_KEY"]
         process = subprocess.Popen([bench.BINARY, "serve", "--config", standby.config], env=env,
                                    stdout=subprocess.DEVNULL)
-        time.sleep(2)
+        bench.wait_http(standby.base + "/readyz", limit=60)
         first.process.kill()
         killed = time.perf_counter()
-        bench.wait_http(standby.base + "/readyz", limit=60)
-        print(f"takeover after kill -9: {time.perf_counter() - killed:.2f} s to a ready standby", flush=True)
+        wait_serving(standby.base)
+        print(f"takeover after kill -9: {time.perf_counter() - killed:.2f} s until the standby runs requests",
+              flush=True)
         process.terminate()
         process.wait()
 
