@@ -289,6 +289,39 @@ async fn every_node_serves_clients_as_one_switchboard() {
 }
 
 #[actix_web::test]
+async fn killing_a_standby_loses_nothing_it_acknowledged() {
+    let nodes = Nodes::new().await;
+    let (fake, receiver) = (&nodes.fake, &nodes.receiver);
+    fake.hold_calls(true);
+    fake.force(&[Scenario::Answered, Scenario::Answered, Scenario::Answered]);
+    let first = nodes.node().start();
+    first.wait_ready().await;
+    let second = nodes.node().start();
+    second.wait_ready().await;
+    fake.deliver_to(&second.url(""));
+
+    let token = second.live_token().await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(create_vob(&second, &token).await);
+    }
+    fake.wait_creates(3).await;
+    second.kill_hard();
+    // The platform's events now reach the node that runs the calls directly.
+    fake.deliver_to(&first.url(""));
+    fake.release_calls();
+    for id in &ids {
+        let done = first.wait_terminal_within(&token, id, TAKEOVER_WAIT).await;
+        assert_eq!(done["state"], "SUCCESS", "{done}");
+    }
+    assert_eq!(fake.creates().len(), 3, "one platform call per request");
+    receiver.wait_for(3, TAKEOVER_WAIT).await;
+    actix_web::rt::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(receiver.received().len(), 3, "one webhook per request");
+    assert_eq!(first.terminate(), Some(0));
+}
+
+#[actix_web::test]
 async fn a_standby_takes_over_at_once_when_the_holder_stops_gracefully() {
     let nodes = Nodes::new().await;
 
