@@ -94,6 +94,9 @@ impl<T> Committed<T> {
 
 /// A write waiting for its group, type-erased so one queue holds every kind.
 pub(crate) trait Job: Send {
+    /// Announces the keys the write will read ([`TxTree::want`]), before any job of the group runs, so
+    /// an engine that reads over the network reads them all at once.
+    fn want(&self, _txn: &Txn) {}
     /// Runs the write inside the group's transaction; each run starts over.
     fn apply(&mut self, txn: &Txn) -> Result<(), UnabortableTransactionError>;
     /// The group failed as a whole: nothing of it was written.
@@ -102,8 +105,12 @@ pub(crate) trait Job: Send {
     fn settle(self: Box<Self>, durable: Result<(), StorageError>);
 }
 
+/// What a write will read, announced ahead: see [`Job::want`].
+pub(crate) type Wants = Box<dyn Fn(&Txn) + Send>;
+
 /// A typed write and the caller waiting for it.
 pub(crate) struct Queued<T, F> {
+    wants: Option<Wants>,
     write: F,
     outcome: Option<Result<T, StorageError>>,
     reply: oneshot::Sender<Committed<T>>,
@@ -116,8 +123,17 @@ where
 {
     /// A job for `write`, and where its result will arrive.
     pub(crate) fn job(write: F) -> (Box<dyn Job>, oneshot::Receiver<Committed<T>>) {
+        Queued::job_reading(None, write)
+    }
+
+    /// [`Queued::job`] for a write that announces its reads with `wants`.
+    pub(crate) fn job_reading(
+        wants: Option<Wants>,
+        write: F,
+    ) -> (Box<dyn Job>, oneshot::Receiver<Committed<T>>) {
         let (reply, receiver) = oneshot::channel();
         let job = Queued {
+            wants,
             write,
             outcome: None,
             reply,
@@ -131,6 +147,12 @@ where
     T: Send + 'static,
     F: FnMut(&Txn) -> Verdict<T> + Send + 'static,
 {
+    fn want(&self, txn: &Txn) {
+        if let Some(wants) = &self.wants {
+            wants(txn);
+        }
+    }
+
     fn apply(&mut self, txn: &Txn) -> Result<(), UnabortableTransactionError> {
         self.outcome = Some((self.write)(txn)?);
         Ok(())
@@ -204,6 +226,13 @@ impl GroupTrees {
         loop {
             let mut panicked = None;
             let result = self.transact(|txn| {
+                for (index, job) in jobs.iter().enumerate() {
+                    if catch_unwind(AssertUnwindSafe(|| job.want(txn))).is_err() {
+                        panicked = Some(index);
+                        return Err(ConflictableTransactionError::Abort(()));
+                    }
+                }
+                txn.requests.fetch_wanted()?;
                 for (index, job) in jobs.iter_mut().enumerate() {
                     match catch_unwind(AssertUnwindSafe(|| job.apply(txn))) {
                         Ok(applied) => applied?,

@@ -34,7 +34,7 @@ pub(crate) const DECODED_CHUNKS: usize = 64;
 /// Handle on the open store; cheap to clone, shared by every layer above.
 #[derive(Clone)]
 pub struct Store {
-    db: Db,
+    pub(crate) db: Db,
     pub(crate) accounts: crate::engine::Tree,
     pub(crate) credential_keys: crate::engine::Tree,
     pub(crate) schema_heads: crate::engine::Tree,

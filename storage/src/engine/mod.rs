@@ -93,6 +93,11 @@ impl Db {
     pub(crate) fn commits_are_durable(&self) -> bool {
         matches!(self, Db::Postgres(_))
     }
+
+    /// Whether a read waits on the network, so reading ahead ([`TxTree::want`]) pays.
+    pub(crate) fn reads_over_network(&self) -> bool {
+        matches!(self, Db::Postgres(_))
+    }
 }
 
 /// One tree: keys in byte order.
@@ -243,6 +248,22 @@ impl TxTree {
         match self {
             TxTree::Sled(tree) => tree.get(key),
             TxTree::Postgres(tree) => tree.get(key.as_ref()),
+        }
+    }
+
+    /// Announces that the transaction will read `key`, so [`TxTree::fetch_wanted`] reads it ahead with
+    /// the others. sled reads from memory and has nothing to gain.
+    pub(crate) fn want(&self, key: impl AsRef<[u8]>) {
+        if let TxTree::Postgres(tree) = self {
+            tree.want(key.as_ref());
+        }
+    }
+
+    /// Reads ahead every key the transaction wanted so far, in all of its trees, at once.
+    pub(crate) fn fetch_wanted(&self) -> TxResult<()> {
+        match self {
+            TxTree::Sled(_) => Ok(()),
+            TxTree::Postgres(tree) => tree.fetch_wanted(),
         }
     }
 

@@ -67,7 +67,40 @@ async fn concurrent_increments_lose_no_update(engine: TestEngine) {
     assert_eq!(u32::from_be_bytes(count[..].try_into().unwrap()), 100);
 }
 
+async fn reads_made_ahead_answer_as_reads_made_then(engine: TestEngine) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = engine.open(dir.path()).unwrap();
+    let (meta, accounts) = (&store.meta, &store.accounts);
+    meta.insert(b"kept", b"old".to_vec()).unwrap();
+    accounts.insert(b"other tree", b"there".to_vec()).unwrap();
+    let attempts = std::sync::atomic::AtomicU32::new(0);
+    transaction(&[meta, accounts], |t| -> Body {
+        attempts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        t[0].put(&b"written"[..], b"mine".to_vec())?;
+        for key in [&b"kept"[..], b"missing", b"written", b"kept"] {
+            t[0].want(key);
+        }
+        t[1].want(b"other tree");
+        t[0].fetch_wanted()?;
+        assert_eq!(t[0].get(b"kept")?.as_deref(), Some(&b"old"[..]));
+        assert_eq!(t[0].get(b"missing")?, None);
+        assert_eq!(t[0].get(b"written")?.as_deref(), Some(&b"mine"[..]));
+        assert_eq!(t[1].get(b"other tree")?.as_deref(), Some(&b"there"[..]));
+        // A write after the read ahead is what the transaction reads from then on.
+        t[0].put(&b"kept"[..], b"new".to_vec())?;
+        assert_eq!(t[0].get(b"kept")?.as_deref(), Some(&b"new"[..]));
+        t[0].remove(&b"missing"[..])?;
+        assert_eq!(t[0].get(b"missing")?, None);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(meta.get(b"kept").unwrap().as_deref(), Some(&b"new"[..]));
+    assert_eq!(meta.get(b"written").unwrap().as_deref(), Some(&b"mine"[..]));
+    assert_eq!(attempts.into_inner(), 1);
+}
+
 crate::on_both_engines!(
     a_transaction_reads_its_own_writes_and_the_last_write_of_a_key_wins,
     concurrent_increments_lose_no_update,
+    reads_made_ahead_answer_as_reads_made_then,
 );

@@ -50,8 +50,13 @@ impl Store {
         let generation = self.sealer.generation();
         let batches = batches(&self.sealer, &records);
         let sealer = Arc::clone(&self.sealer);
+        // On sled the keys would be computed twice for nothing.
+        let wants = self.db.reads_over_network().then(|| {
+            let (sealer, records) = (Arc::clone(&self.sealer), Arc::clone(&records));
+            Box::new(move |txn: &Txn| want_checks(txn, &sealer, &records)) as crate::group::Wants
+        });
         let done = batches.map(|mut batches| {
-            let (job, done) = Queued::job(move |txn: &Txn| {
+            let (job, done) = Queued::job_reading(wants, move |txn: &Txn| {
                 // Sealed before a purge replaced keys: sealed again now (the ids were checked already).
                 if sealer.generation() != generation {
                     if let Ok(again) = self::batches(&sealer, &records) {
@@ -150,6 +155,18 @@ fn batches(sealer: &Sealer, records: &[RequestRecord]) -> Result<Vec<NewBatch>, 
 struct IntakeOut<'a> {
     count: u32,
     members: &'a [&'a RequestRecord],
+}
+
+/// Announces the reads of [`write_new_requests`]'s checks: idempotency keys and booking counts.
+fn want_checks(txn: &Txn, sealer: &Sealer, records: &[RequestRecord]) {
+    for record in records {
+        let scope = Scope::new(record.account_id.clone(), record.environment);
+        if let Some(internal_id) = &record.internal_id {
+            txn.idempotency
+                .want(idempotency_key(sealer, &scope, internal_id));
+        }
+        txn.bookings.want(booking_key(&scope, record.due_date));
+    }
 }
 
 /// The creation write: every check (idempotency keys, booking counts) before the first write, so a declined

@@ -231,6 +231,7 @@ fn run_transaction<T, E>(
     body: impl Fn(&[TxTree]) -> Result<T, ConflictableTransactionError<E>>,
 ) -> Result<T, TransactionError<E>> {
     let writes = tree::Writes::default();
+    let ahead = tree::ReadAhead::default();
     let views: Vec<TxTree> = names
         .iter()
         .map(|name| {
@@ -238,6 +239,7 @@ fn run_transaction<T, E>(
                 conn: Arc::clone(conn),
                 name: Arc::from(*name),
                 writes: Rc::clone(&writes),
+                ahead: ahead.clone(),
             })
         })
         .collect();
@@ -256,11 +258,11 @@ fn run_transaction<T, E>(
         .map_err(storage)?;
         // What an attempt that met a conflict buffered is not the next attempt's.
         writes.borrow_mut().clear();
+        ahead.clear();
         // What ends the attempt unless it commits: `None` runs the body again.
         let failed = match body(&views) {
             Ok(value) => {
-                let committed = tree::send_writes(conn, &writes)
-                    .and_then(|()| wait(conn.client.batch_execute("COMMIT")));
+                let committed = tree::commit(conn, &writes);
                 match committed {
                     Ok(()) => return Ok(value),
                     Err(e) if is_conflict(&e) => None,
