@@ -205,14 +205,17 @@ pub(crate) struct PgTxTree {
     pub(super) ahead: ReadAhead,
 }
 
+/// A key of one tree.
+type Place = (Arc<str>, Bytes);
+
 /// Reads a transaction announces before it needs them ([`PgTxTree::want`]), sent together in one round
 /// trip ([`PgTxTree::fetch_wanted`]) instead of one round trip each: a group of 64 creates read its
 /// idempotency keys and booking counts in one burst rather than 128 waits on the network.
 #[derive(Clone, Default)]
 pub(crate) struct ReadAhead {
     /// Read so far in this attempt, `None` for a key without a value. Writes shadow them.
-    read: Rc<RefCell<HashMap<(Arc<str>, Bytes), Option<Bytes>>>>,
-    wanted: Rc<RefCell<Vec<(Arc<str>, Bytes)>>>,
+    read: Rc<RefCell<HashMap<Place, Option<Bytes>>>>,
+    wanted: Rc<RefCell<Vec<Place>>>,
 }
 
 impl ReadAhead {
