@@ -20,6 +20,7 @@ use crate::helpers::{
     TestConfig,
 };
 use crate::receiver::Receiver;
+use crate::tls::{config_with_tls, TestCertificate};
 use crate::voice_retell::retell_config;
 
 /// A node taking over resumes its calls first: a longer wait than the default.
@@ -318,6 +319,35 @@ async fn killing_a_standby_loses_nothing_it_acknowledged() {
     receiver.wait_for(3, TAKEOVER_WAIT).await;
     actix_web::rt::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(receiver.received().len(), 3, "one webhook per request");
+    assert_eq!(first.terminate(), Some(0));
+}
+
+#[actix_web::test]
+async fn a_standby_forwards_over_https_to_a_holder_serving_the_shared_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let certificate = TestCertificate::write(dir.path());
+    let mut config = config_with_tls(&certificate.cert_file, &certificate.key_file);
+    config
+        .set("storage.kind", "postgres")
+        .set("storage.url", fresh_postgres_database());
+    let path = write_config(dir.path(), &config);
+    let key = shared_master_key(dir.path());
+    let client = certificate.client(reqwest::tls::Version::TLS_1_3);
+
+    let first = Node::new(&path, &key).start();
+    let holder = Api::with_client(first.address.clone(), client.clone());
+    holder.wait_ready().await;
+    let second = Node::new(&path, &key).start();
+    assert!(second.address.starts_with("https://"), "{}", second.address);
+    let via_standby = Api::with_client(second.address.clone(), client);
+    via_standby.wait_ready().await;
+    let token = via_standby.live_token().await;
+    let id = create_vob(&via_standby, &token).await;
+    assert_eq!(
+        holder.read_request(&token, &id).await["requestId"],
+        id.as_str()
+    );
+    assert_eq!(second.terminate(), Some(0));
     assert_eq!(first.terminate(), Some(0));
 }
 

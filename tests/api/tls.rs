@@ -12,14 +12,14 @@ use crate::helpers::{
 };
 
 /// A self-signed certificate for 127.0.0.1, written as PEM files.
-struct TestCertificate {
-    cert_file: PathBuf,
-    key_file: PathBuf,
+pub(crate) struct TestCertificate {
+    pub(crate) cert_file: PathBuf,
+    pub(crate) key_file: PathBuf,
     cert_pem: String,
 }
 
 impl TestCertificate {
-    fn write(dir: &Path) -> TestCertificate {
+    pub(crate) fn write(dir: &Path) -> TestCertificate {
         let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
         let cert_pem = certified.cert.pem();
         let cert_file = dir.join("cert.pem");
@@ -35,7 +35,7 @@ impl TestCertificate {
 
     /// A client that trusts this certificate alone, limited to one TLS version; otherwise as the shared
     /// test client.
-    fn client(&self, tls_version: reqwest::tls::Version) -> reqwest::Client {
+    pub(crate) fn client(&self, tls_version: reqwest::tls::Version) -> reqwest::Client {
         reqwest::Client::builder()
             .tls_built_in_root_certs(false)
             .add_root_certificate(reqwest::Certificate::from_pem(self.cert_pem.as_bytes()).unwrap())
@@ -50,7 +50,7 @@ impl TestCertificate {
 
 /// The test configuration with `[server.tls]` set to `cert_file` and `key_file`, and the inherited
 /// `public_url`.
-fn config_with_tls(cert_file: &Path, key_file: &Path) -> TestConfig {
+pub(crate) fn config_with_tls(cert_file: &Path, key_file: &Path) -> TestConfig {
     let mut config = TestConfig::default();
     config
         .remove("server.public_url")
