@@ -3,9 +3,9 @@
 /// Everything that can go wrong below the orchestration layer.
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
-    /// The embedded engine failed (I/O, corruption, lock held by another process).
+    /// The engine failed (I/O, corruption, a lock held by another process, a database error).
     #[error("storage engine failure: {0}")]
-    Engine(#[from] sled::Error),
+    Engine(EngineError),
     /// A stored record could not be decoded: unknown format version or malformed body.
     #[error("stored {kind} record is unreadable: {reason}")]
     Corrupt {
@@ -74,11 +74,22 @@ pub enum StorageError {
     KeyDestroyed(u32),
 }
 
+/// What an engine reported, opaque above the store: no caller depends on one engine's error type.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct EngineError(#[source] pub(crate) sled::Error);
+
+impl From<sled::Error> for StorageError {
+    fn from(e: sled::Error) -> Self {
+        StorageError::Engine(EngineError(e))
+    }
+}
+
 impl From<sled::transaction::TransactionError<StorageError>> for StorageError {
     fn from(e: sled::transaction::TransactionError<StorageError>) -> Self {
         match e {
             sled::transaction::TransactionError::Abort(inner) => inner,
-            sled::transaction::TransactionError::Storage(engine) => StorageError::Engine(engine),
+            sled::transaction::TransactionError::Storage(engine) => engine.into(),
         }
     }
 }
@@ -87,6 +98,6 @@ impl StorageError {
     /// Whether opening failed because another process (another Switchboard, a backup or key command)
     /// holds the store's lock.
     pub fn is_held_elsewhere(&self) -> bool {
-        matches!(self, StorageError::Engine(sled::Error::Io(e)) if crate::opening::is_lock_refusal(e))
+        matches!(self, StorageError::Engine(EngineError(sled::Error::Io(e))) if crate::opening::is_lock_refusal(e))
     }
 }

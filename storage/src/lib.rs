@@ -51,7 +51,7 @@ pub use engine::testing::{
     POSTGRES_URL_VARIABLE,
 };
 pub use engine::EngineChoice;
-pub use error::StorageError;
+pub use error::{EngineError, StorageError};
 pub use group::Committed;
 pub use ids::{CallId, RequestBatchId, RequestId, StepKey, BATCH_CAPACITY};
 pub use opening::{sled_dir, STORE_DIR};

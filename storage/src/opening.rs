@@ -108,7 +108,7 @@ pub(crate) fn open_db_when_released(
     let deadline = Instant::now() + wait;
     loop {
         match open_db(dir, cache_bytes) {
-            Err(StorageError::Engine(sled::Error::Io(e)))
+            Err(StorageError::Engine(crate::error::EngineError(sled::Error::Io(e))))
                 if is_lock_refusal(&e) && Instant::now() < deadline =>
             {
                 std::thread::sleep(Duration::from_millis(10));

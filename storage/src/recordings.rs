@@ -38,7 +38,7 @@ impl Store {
                 std::fs::create_dir_all(dir)
                     .and_then(|()| std::fs::write(&partial, &sealed))
                     .and_then(|()| std::fs::rename(&partial, &target))
-                    .map_err(|e| StorageError::Engine(sled::Error::Io(e)))
+                    .map_err(|e| StorageError::from(sled::Error::Io(e)))
             }
             Recordings::Rows(tree) => {
                 tree.insert(name, sealed)?;
@@ -54,7 +54,7 @@ impl Store {
             Recordings::Files(dir) => match std::fs::read(dir.join(name)) {
                 Ok(bytes) => bytes,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                Err(e) => return Err(StorageError::Engine(sled::Error::Io(e))),
+                Err(e) => return Err(StorageError::from(sled::Error::Io(e))),
             },
             Recordings::Rows(tree) => match tree.get(name)? {
                 Some(bytes) => bytes.to_vec(),
@@ -70,7 +70,7 @@ impl Store {
             Recordings::Files(dir) => match std::fs::remove_file(dir.join(name)) {
                 Ok(()) => Ok(()),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                Err(e) => Err(StorageError::Engine(sled::Error::Io(e))),
+                Err(e) => Err(StorageError::from(sled::Error::Io(e))),
             },
             Recordings::Rows(tree) => {
                 tree.remove(name)?;

@@ -87,14 +87,14 @@ impl Store {
     pub async fn commit_update(
         &self,
         id: &RequestId,
-        change: impl Fn(&mut RequestRecord) + Send + 'static,
+        mut change: impl FnMut(&mut RequestRecord) + Send + 'static,
     ) -> Result<RequestRecord, StorageError> {
         let job_id = id.clone();
         let decoded = Arc::clone(&self.decoded_requests);
         let intake = Arc::clone(&self.decoded_intake);
         let sealer = Arc::clone(&self.sealer);
         let job = Queued::job(move |txn: &Txn| {
-            write_request_update(txn, &decoded, &intake, &sealer, &job_id, &change)
+            write_request_update(txn, &decoded, &intake, &sealer, &job_id, &mut change)
         });
         let updated = self.request_write(job, false).await?;
         Ok(Arc::unwrap_or_clone(updated))
@@ -198,11 +198,13 @@ impl Store {
 
     /// Applies `change` to a request atomically and returns the new record. The change also decides the
     /// request's place in the indexes: a started run leaves `due` and joins `active`; a terminal state
-    /// leaves `active`. Not durable until [`Store::durable`].
+    /// leaves `active`. Not durable until [`Store::durable`]. `change` may run more than once (the
+    /// transaction runs again after a conflict), each time on the record as stored: what it tells its
+    /// caller is what its last run found.
     pub fn update_request(
         &self,
         id: &RequestId,
-        change: impl Fn(&mut RequestRecord),
+        mut change: impl FnMut(&mut RequestRecord),
     ) -> Result<RequestRecord, StorageError> {
         self.group
             .apply_one(|txn| {
@@ -212,7 +214,7 @@ impl Store {
                     &self.decoded_intake,
                     &self.sealer,
                     id,
-                    &change,
+                    &mut change,
                 )
             })
             .map(Arc::unwrap_or_clone)
@@ -226,7 +228,7 @@ fn write_request_update(
     intake: &Decoded<IntakeRecord>,
     sealer: &Sealer,
     id: &RequestId,
-    change: &dyn Fn(&mut RequestRecord),
+    change: &mut dyn FnMut(&mut RequestRecord),
 ) -> Verdict<Arc<RequestRecord>> {
     let record = match stored_request(txn, intake, id)? {
         // The record a step or its actor read last is usually still decoded: taken, not decoded again.

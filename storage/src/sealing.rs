@@ -47,7 +47,9 @@ fn rotate_sled(dir: &Path, current: &KeySource, new: &MasterKey) -> Result<usize
     // Held while the keyring is rewritten, so no server can start on it meanwhile.
     let _held =
         open_db_when_released(&sled_dir(dir), 1 << 20, Duration::ZERO).map_err(|e| match e {
-            StorageError::Engine(sled::Error::Io(io)) if io.to_string().contains("lock") => {
+            StorageError::Engine(crate::error::EngineError(sled::Error::Io(io)))
+                if io.to_string().contains("lock") =>
+            {
                 StorageError::Keyring(format!(
                     "the store in {} is in use: stop the server before rotating its key",
                     dir.display()

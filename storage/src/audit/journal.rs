@@ -64,7 +64,7 @@ impl ReadJournal {
     pub(crate) fn clear_all(&self) -> Result<(), StorageError> {
         self.file.lock().expect("read journal").dirty = true;
         self.clear()
-            .map_err(|e| StorageError::Engine(sled::Error::Io(e)))
+            .map_err(|e| StorageError::from(sled::Error::Io(e)))
     }
 
     /// Empties the journal: sled has flushed everything it held.
@@ -147,7 +147,7 @@ fn chained(head: &Head, first: u64, block: &[u8]) -> Option<Head> {
 }
 
 fn io_error(path: &Path, error: &std::io::Error) -> StorageError {
-    StorageError::Engine(sled::Error::Io(std::io::Error::new(
+    StorageError::from(sled::Error::Io(std::io::Error::new(
         error.kind(),
         format!("{}: {error}", path.display()),
     )))

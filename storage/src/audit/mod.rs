@@ -182,7 +182,7 @@ pub(crate) fn append_plain(
     if let (true, Some(journal)) = (unflushed, chain_state.journal.get()) {
         journal
             .write(&blocks)
-            .map_err(|e| StorageError::Engine(sled::Error::Io(e)))?;
+            .map_err(|e| StorageError::from(sled::Error::Io(e)))?;
     }
     Ok(())
 }

@@ -2,8 +2,6 @@
 //! then acknowledged and signalled to the waiting call, so a platform's retry after a crash is harmless and
 //! a duplicate changes nothing.
 
-use std::sync::atomic::{AtomicU8, Ordering};
-
 use switchboard_storage::{CallId, RequestId, StorageError};
 
 use super::driver::{find_call, Inner, PlatformDialer};
@@ -39,14 +37,14 @@ impl PlatformDialer {
         if inner.store.request(&request_id)?.is_none() {
             return Ok(Delivery::UnknownCall);
         }
-        let verdict = AtomicU8::new(0);
+        let mut verdict = Delivery::UnknownCall;
         let platform = inner.adapter.name();
         let result = match &event.state {
             PlatformCallState::Ended(result) => serde_json::to_value(result).ok(),
             PlatformCallState::Live => None,
         };
         inner.store.update_request(&request_id, |record| {
-            verdict.store(0, Ordering::Relaxed);
+            verdict = Delivery::UnknownCall;
             let Some(call) = find_call(record, &event.call_id) else {
                 return;
             };
@@ -61,10 +59,10 @@ impl PlatformDialer {
                 return;
             }
             if call.outcome.is_some() || stored.events.contains(&event.event_type) {
-                verdict.store(1, Ordering::Relaxed);
+                verdict = Delivery::Duplicate;
                 return;
             }
-            verdict.store(2, Ordering::Relaxed);
+            verdict = Delivery::Applied;
             stored.events.push(event.event_type.clone());
             stored
                 .platform_call_id
@@ -73,15 +71,11 @@ impl PlatformDialer {
                 stored.result = result.clone();
             }
         })?;
-        match verdict.load(Ordering::Relaxed) {
-            2 => {
-                inner.store.durable().await?;
-                inner.wake(&event.call_id);
-                Ok(Delivery::Applied)
-            }
-            1 => Ok(Delivery::Duplicate),
-            _ => Ok(Delivery::UnknownCall),
+        if verdict == Delivery::Applied {
+            inner.store.durable().await?;
+            inner.wake(&event.call_id);
         }
+        Ok(verdict)
     }
 }
 
