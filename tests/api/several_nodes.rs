@@ -352,6 +352,51 @@ async fn a_standby_forwards_over_https_to_a_holder_serving_the_shared_certificat
 }
 
 #[actix_web::test]
+async fn the_manual_clock_is_one_for_every_node_and_survives_a_takeover() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = TestConfig::default();
+    config
+        .set("storage.kind", "postgres")
+        .set("storage.url", fresh_postgres_database())
+        .set("clock.mode", "manual")
+        .set("clock.start", "2026-03-02T09:00:00Z");
+    let path = write_config(dir.path(), &config);
+    let key = shared_master_key(dir.path());
+    let first = Node::new(&path, &key).start();
+    first.wait_ready().await;
+    let second = Node::new(&path, &key).start();
+    second.wait_ready().await;
+    let advance = |api: &Api, seconds: i64| {
+        let api = api.clone();
+        async move {
+            let body = json!({ "advanceSeconds": seconds });
+            let moved = api.admin(Method::POST, "/admin/v1/clock", Some(body)).await;
+            let (status, moved) = status_and_json(moved).await;
+            assert_eq!(status, 200, "{moved}");
+            moved["now"].as_str().unwrap().to_owned()
+        }
+    };
+
+    // Moved through the standby, it is the holder's clock that moves.
+    assert_eq!(
+        advance(&second, 86_400).await,
+        "2026-03-03T09:00:00.000000+00:00"
+    );
+    assert_eq!(
+        advance(&first, 60).await,
+        "2026-03-03T09:01:00.000000+00:00"
+    );
+    first.kill_hard();
+    second.wait_serving(TAKEOVER_WAIT).await;
+    // The node that took over goes on from where the clock was moved to, not from `clock.start`.
+    assert_eq!(
+        advance(&second, 60).await,
+        "2026-03-03T09:02:00.000000+00:00"
+    );
+    assert_eq!(second.terminate(), Some(0));
+}
+
+#[actix_web::test]
 async fn a_standby_takes_over_at_once_when_the_holder_stops_gracefully() {
     let nodes = Nodes::new().await;
 
