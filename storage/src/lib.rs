@@ -18,6 +18,7 @@ mod backup;
 mod codec;
 mod decoded;
 mod deliveries;
+mod due_pass;
 mod durability;
 mod engine;
 mod error;
@@ -40,6 +41,7 @@ mod trees;
 
 pub use backup::Backup;
 pub use deliveries::QueuePosition;
+pub use due_pass::Visited;
 pub use durability::FlushStats;
 pub use engine::lease::{LeaseHolder, NodeLease, FENCE_AFTER, LEASE_TTL};
 pub use engine::postgres::{

@@ -26,9 +26,10 @@ pub struct DueEntry {
     pub due_at: DateTime<Utc>,
     /// The request.
     pub request_id: RequestId,
-    /// The batch whose due entry stands for it, until [`Store::retire_batch`]; `None` for a request
-    /// created before batches were stored whole, which has a due entry of its own.
-    pub batch: Option<RequestBatchId>,
+    /// The batch whose due entry stands for it, until it retires; `None` for a request created before
+    /// batches were stored whole, which has a due entry of its own. The store's own business
+    /// ([`Store::due_pass`]).
+    pub(crate) batch: Option<RequestBatchId>,
 }
 
 impl Store {

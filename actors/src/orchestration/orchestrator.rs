@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
-use switchboard_storage::{DueEntry, RequestBatchId, RequestId};
+use switchboard_storage::{RequestId, Visited};
 
 use super::error::OrchestrationError;
 use super::messages::{DispatchDue, GetStats, Halt, RequestEnded, StatsSnapshot, StopForPurge};
@@ -140,32 +140,32 @@ impl Orchestrator {
         self.running.insert(request_id, addr);
     }
 
-    /// Starts the request of a due entry if it is waiting; returns whether it has left the due state (its
-    /// run started and recorded, or it ended).
+    /// Starts a due request if it is waiting; answers whether it has left the due state (its run started
+    /// and recorded, or it ended).
     fn dispatch_entry(
         &mut self,
         ctx: &mut Context<Self>,
-        entry: &DueEntry,
+        request_id: &RequestId,
         now: DateTime<Utc>,
         starts: &mut usize,
-    ) -> Result<bool, OrchestrationError> {
+    ) -> Result<Visited, OrchestrationError> {
         // A due batch lists its members until it retires: those running are told apart without decoding.
-        if self.shared.store.is_active(&entry.request_id)? {
-            return Ok(true);
+        if self.shared.store.is_active(request_id)? {
+            return Ok(Visited::LeftDue);
         }
         // Shared, not copied: only its standing is read here, and the actor started next finds it decoded.
-        let Some(record) = self.shared.store.shared_request(&entry.request_id)? else {
-            return Ok(false);
+        let Some(record) = self.shared.store.shared_request(request_id)? else {
+            return Ok(Visited::Waiting);
         };
         if record.left_due() {
-            return Ok(true);
+            return Ok(Visited::LeftDue);
         }
         // An actor may be running that has not recorded the start yet.
-        if record.due_at <= now && !self.running.contains_key(&entry.request_id) {
-            self.start_request(ctx, entry.request_id.clone());
+        if record.due_at <= now && !self.running.contains_key(request_id) {
+            self.start_request(ctx, request_id.clone());
             *starts -= 1;
         }
-        Ok(false)
+        Ok(Visited::Waiting)
     }
 
     fn dispatch_due(&mut self, ctx: &mut Context<Self>) -> Result<(), OrchestrationError> {
@@ -174,36 +174,20 @@ impl Orchestrator {
         self.announced.store(false, Ordering::Release);
         let now = self.shared.clock.now();
         // The due index is keyed by the instant a booked day begins: only what has fallen due is read.
-        let due = if self.shared.dispatch_paused {
-            Vec::new()
-        } else {
-            self.shared.store.due_by(now)?
-        };
-        // A batch's due entry stands for its members until each has left the due state; then it retires.
-        let mut retirable: HashMap<RequestBatchId, (DateTime<Utc>, bool)> = HashMap::new();
-        let mut starts = self.waves.size;
-        for entry in due {
-            if starts == 0 {
-                // A batch seen in part cannot tell whether all its members left the due state.
-                if let Some(batch) = &entry.batch {
-                    retirable.remove(batch);
+        if !self.shared.dispatch_paused {
+            let store = self.shared.store.clone();
+            let mut starts = self.waves.size;
+            let mut cut_short = false;
+            store.due_pass(now, |request_id, _| {
+                if starts == 0 {
+                    cut_short = true;
+                    return Ok::<_, OrchestrationError>(Visited::Stop);
                 }
+                self.dispatch_entry(ctx, request_id, now, &mut starts)
+            })?;
+            if cut_short {
                 self.wake(ctx, self.waves.interval);
-                break;
             }
-            let left_due = self.dispatch_entry(ctx, &entry, now, &mut starts)?;
-            if let Some(batch) = entry.batch {
-                retirable.entry(batch).or_insert((entry.due_at, true)).1 &= left_due;
-            }
-        }
-        let retiring: Vec<(DateTime<Utc>, RequestBatchId)> = retirable
-            .into_iter()
-            .filter(|(_, (_, all_left))| *all_left)
-            .map(|(batch, (due_at, _))| (due_at, batch))
-            .collect();
-        // A batch that cannot retire (an unreadable member) must not keep the revival below from running.
-        if let Err(e) = self.shared.store.retire_batches(&retiring) {
-            tracing::error!(error.message = %e, "cannot retire due batches");
         }
         // An actor that panicked outside the caught paths is gone without a trace but the store's.
         let vanished: Vec<RequestId> = self

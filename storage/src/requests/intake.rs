@@ -137,7 +137,7 @@ impl Store {
     /// count. A batch with a member still waiting is left as it is. One transaction for all; returns how
     /// many were retired. Idempotent and not awaited: a retirement lost in a crash is made again at the
     /// next dispatch.
-    pub fn retire_batches(
+    pub(crate) fn retire_batches(
         &self,
         batches: &[(DateTime<Utc>, RequestBatchId)],
     ) -> Result<usize, StorageError> {

@@ -4,7 +4,7 @@
 use super::*;
 use crate::codec::{decode, encode};
 use crate::seal::Sealed;
-use crate::{DeliveryRecord, DueEntry, RequestState, TestEngine};
+use crate::{DeliveryRecord, DueEntry, RequestState, TestEngine, Visited};
 use intake::{chunk_key, CHUNK};
 
 fn open() -> (tempfile::TempDir, Store) {
@@ -29,7 +29,62 @@ crate::on_both_engines!(
     a_final_record_replaces_the_running_one_once_and_leaves_the_active_index,
     a_batch_larger_than_a_chunk_reads_lists_and_retires_whole,
     a_batch_member_gets_a_record_of_its_own_at_its_first_change_and_the_batch_retires_after_the_last,
+    a_due_pass_retires_a_batch_only_when_it_saw_every_member_leave,
 );
+
+/// A pass that visits the members of one batch and answers `verdicts` in turn (then `Waiting`); answers
+/// the members it visited.
+fn pass(store: &Store, due_at: DateTime<Utc>, verdicts: &[Visited]) -> Vec<RequestId> {
+    let mut seen = Vec::new();
+    store
+        .due_pass(due_at, |id, at| {
+            assert_eq!(at, due_at);
+            seen.push(id.clone());
+            Ok::<_, StorageError>(
+                verdicts
+                    .get(seen.len() - 1)
+                    .copied()
+                    .unwrap_or(Visited::Waiting),
+            )
+        })
+        .unwrap();
+    seen
+}
+
+async fn a_due_pass_retires_a_batch_only_when_it_saw_every_member_leave(engine: TestEngine) {
+    let (_dir, store) = open_on(engine);
+    let members = batch(3, 1_000);
+    stored(&store, members.clone()).await;
+    let due_at = members[0].due_at;
+    let all: Vec<RequestId> = members.iter().map(|m| m.id.clone()).collect();
+    use Visited::{LeftDue, Stop, Waiting};
+
+    // The visitor's word is not enough: the store retires only what its records show has left.
+    assert_eq!(pass(&store, due_at, &[LeftDue, LeftDue, LeftDue]), all);
+    assert_eq!(store.due_by(due_at).unwrap().len(), 3, "none has started");
+    for member in &members {
+        store
+            .commit_update(&member.id, |r| r.run = Some(Default::default()))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        pass(&store, due_at, &[LeftDue, Stop]),
+        all[..2].to_vec(),
+        "stopped"
+    );
+    assert_eq!(pass(&store, due_at, &[LeftDue, LeftDue, Waiting]), all);
+    assert_eq!(
+        pass(&store, due_at, &[LeftDue, LeftDue, LeftDue]),
+        all,
+        "seen whole at last"
+    );
+    assert!(
+        pass(&store, due_at, &[]).is_empty(),
+        "retired: nothing is due"
+    );
+    assert!(store.due_by(due_at).unwrap().is_empty());
+}
 
 /// The batch a test request named `name` is stored in alone: a UUID v7 drawn from the name, so the same
 /// name always names the same request.
