@@ -61,6 +61,43 @@ impl Node {
     }
 }
 
+/// Two nodes on the database of `config`: the first holds the lease, the second stands by (and serves by
+/// forwarding to the first).
+async fn holder_and_standby(config: &Path, key: &str) -> (BinaryServer, BinaryServer) {
+    let first = Node::new(config, key).start();
+    first.wait_ready().await;
+    let second = Node::new(config, key).start();
+    second.wait_ready().await;
+    (first, second)
+}
+
+/// A holder and a standby, and three requests created through the standby whose platform calls the
+/// Retell fake holds live (their events go to the standby): the token, the request ids, the platform's
+/// creates.
+async fn three_live_calls_through_the_standby(
+    nodes: &Nodes,
+) -> (
+    BinaryServer,
+    BinaryServer,
+    String,
+    Vec<String>,
+    Vec<serde_json::Value>,
+) {
+    nodes.fake.hold_calls(true);
+    nodes
+        .fake
+        .force(&[Scenario::Answered, Scenario::Answered, Scenario::Answered]);
+    let (first, second) = holder_and_standby(&nodes.config, &nodes.key).await;
+    nodes.fake.deliver_to(&second.url(""));
+    let token = second.live_token().await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(create_vob(&second, &token).await);
+    }
+    let created = nodes.fake.wait_creates(3).await;
+    (first, second, token, ids, created)
+}
+
 /// What the nodes of a test share: the Retell fake, the webhook receiver, the configuration (a fresh
 /// database) and the master key.
 struct Nodes {
@@ -107,21 +144,8 @@ fn config(dir: &Path, fake: &FakeRetell, receiver: &Receiver) -> PathBuf {
 async fn a_standby_takes_over_after_kill_9_and_finishes_the_live_calls_without_placing_any_again() {
     let nodes = Nodes::new().await;
     let (fake, receiver) = (&nodes.fake, &nodes.receiver);
-    fake.hold_calls(true);
-    fake.force(&[Scenario::Answered, Scenario::Answered, Scenario::Answered]);
-
-    let first = nodes.node().start();
-    first.wait_ready().await;
-    let second = nodes.node().start();
-    second.wait_ready().await;
     // Clients and platform events reach the standby only, before the crash and after it.
-    fake.deliver_to(&second.url(""));
-    let token = second.live_token().await;
-    let mut ids = Vec::new();
-    for _ in 0..3 {
-        ids.push(create_vob(&second, &token).await);
-    }
-    let created = fake.wait_creates(3).await;
+    let (first, second, token, ids, created) = three_live_calls_through_the_standby(&nodes).await;
     for call in &created {
         crate::voice_retell::wait_platform_call(fake, call).await;
     }
@@ -170,10 +194,7 @@ async fn a_standby_takes_over_after_kill_9_and_finishes_the_live_calls_without_p
 #[actix_web::test]
 async fn every_node_serves_clients_as_one_switchboard() {
     let nodes = Nodes::new().await;
-    let first = nodes.node().start();
-    first.wait_ready().await;
-    let second = nodes.node().start();
-    second.wait_ready().await;
+    let (first, second) = holder_and_standby(&nodes.config, &nodes.key).await;
     let metrics = second
         .client
         .get(second.url("/metrics"))
@@ -293,20 +314,7 @@ async fn every_node_serves_clients_as_one_switchboard() {
 async fn killing_a_standby_loses_nothing_it_acknowledged() {
     let nodes = Nodes::new().await;
     let (fake, receiver) = (&nodes.fake, &nodes.receiver);
-    fake.hold_calls(true);
-    fake.force(&[Scenario::Answered, Scenario::Answered, Scenario::Answered]);
-    let first = nodes.node().start();
-    first.wait_ready().await;
-    let second = nodes.node().start();
-    second.wait_ready().await;
-    fake.deliver_to(&second.url(""));
-
-    let token = second.live_token().await;
-    let mut ids = Vec::new();
-    for _ in 0..3 {
-        ids.push(create_vob(&second, &token).await);
-    }
-    fake.wait_creates(3).await;
+    let (first, second, token, ids, _) = three_live_calls_through_the_standby(&nodes).await;
     second.kill_hard();
     // The platform's events now reach the node that runs the calls directly.
     fake.deliver_to(&first.url(""));
@@ -362,10 +370,7 @@ async fn the_manual_clock_is_one_for_every_node_and_survives_a_takeover() {
         .set("clock.start", "2026-03-02T09:00:00Z");
     let path = write_config(dir.path(), &config);
     let key = shared_master_key(dir.path());
-    let first = Node::new(&path, &key).start();
-    first.wait_ready().await;
-    let second = Node::new(&path, &key).start();
-    second.wait_ready().await;
+    let (first, second) = holder_and_standby(&path, &key).await;
     let advance = |api: &Api, seconds: i64| {
         let api = api.clone();
         async move {
@@ -400,10 +405,7 @@ async fn the_manual_clock_is_one_for_every_node_and_survives_a_takeover() {
 async fn a_standby_takes_over_at_once_when_the_holder_stops_gracefully() {
     let nodes = Nodes::new().await;
 
-    let first = nodes.node().start();
-    first.wait_ready().await;
-    let second = nodes.node().start();
-    second.wait_ready().await;
+    let (first, second) = holder_and_standby(&nodes.config, &nodes.key).await;
     let stopped = Instant::now();
     assert_eq!(first.terminate(), Some(0));
     second.wait_serving(TAKEOVER_WAIT).await;
