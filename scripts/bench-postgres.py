@@ -117,31 +117,30 @@ def main():
         sled.start()
         postgres.start()
         try:
-            def creates():
-                return tuple(bench.wrk(s.base + "/v1/requests", work, s.live, bench.CREATE, fresh_ids=True)[0]
-                             for s in (sled, postgres))
-            rounds("durable single create", creates)
-            some = {s.name: bench.call(s.base, "POST", "/v1/requests", bench.CREATE, s.live)["requestId"]
-                    for s in (sled, postgres)}
+            some = {}
 
-            def reads():
-                return tuple(bench.wrk(f"{s.base}/v1/requests/{some[s.name]}", work, s.live)[0]
-                             for s in (sled, postgres))
-            rounds("GET by id", reads)
+            def creates(server):
+                return bench.wrk(server.base + "/v1/requests", work, server.live, bench.CREATE, fresh_ids=True)[0]
+
+            def reads(server):
+                # A standby reads the request the node it forwards to created.
+                request = some.get(server.name, some.get("postgres"))
+                return bench.wrk(f"{server.base}/v1/requests/{request}", work, server.live)[0]
+
+            def against_sled(measure, other):
+                return lambda: (measure(sled), measure(other))
+
+            rounds("durable single create", against_sled(creates, postgres))
+            some.update({s.name: bench.call(s.base, "POST", "/v1/requests", bench.CREATE, s.live)["requestId"]
+                         for s in (sled, postgres)})
+            rounds("GET by id", against_sled(reads, postgres))
 
             # A second node on the same database stands by and forwards every call to the first.
             standby = PostgresSwitchboard(work, "forwarding", 18296, postgres_url, key, paused=True)
             standby.start()
             try:
-                def forwarded_creates():
-                    return tuple(bench.wrk(s.base + "/v1/requests", work, s.live, bench.CREATE, fresh_ids=True)[0]
-                                 for s in (sled, standby))
-                rounds("durable single create through a standby", forwarded_creates)
-
-                def forwarded_reads():
-                    return (bench.wrk(f"{sled.base}/v1/requests/{some['sled']}", work, sled.live)[0],
-                            bench.wrk(f"{standby.base}/v1/requests/{some['postgres']}", work, standby.live)[0])
-                rounds("GET by id through a standby", forwarded_reads)
+                rounds("durable single create through a standby", against_sled(creates, standby))
+                rounds("GET by id through a standby", against_sled(reads, standby))
             finally:
                 standby.stop()
         finally:
