@@ -69,7 +69,7 @@ impl Application {
             .with_context(|| format!("cannot create data_dir {}", data_dir.display()))?;
         let key = crate::encryption::key_source(&settings)?;
         let mut listening = Some(listening);
-        let (store, listener, lease, forwarding) = match settings.storage_engine.clone() {
+        let (store, listener, lease, forwarding, stop) = match settings.storage_engine.clone() {
             // One node runs requests at a time: the others forward their clients to it, and wait here
             // before they open anything.
             EngineChoice::Postgres { url, ca_file } => {
@@ -79,7 +79,7 @@ impl Application {
                     url: &url,
                     ca_file: ca_file.as_deref(),
                 };
-                let lease = crate::standby::serve_until_leased(
+                let (lease, stop) = crate::standby::serve_until_leased(
                     &settings,
                     &listener,
                     database,
@@ -88,13 +88,16 @@ impl Application {
                 )
                 .await?;
                 let store = open_store(&settings, &key)?;
-                (store, listener, Some(lease), forwarding)
+                // A key kept beside the data exists once the store is open (a first start made it).
+                let forwarding =
+                    forwarding.or_else(|| crate::encryption::forwarding_key(&key, &settings));
+                (store, listener, Some(lease), forwarding, Some(stop))
             }
             // Bound after the store is open, so that a second server started with the same command is
             // told the data directory is held rather than that the port is taken.
             EngineChoice::Sled => {
                 let store = open_store(&settings, &key)?;
-                (store, bind(&mut settings)?, None, None)
+                (store, bind(&mut settings)?, None, None, None)
             }
         };
         let settings = Arc::new(settings);
@@ -221,6 +224,14 @@ impl Application {
         .shutdown_timeout(10)
         .run();
         let handle = server.handle();
+        // A stop asked for while this node took over from standing by.
+        if let Some(stop) = stop {
+            let handle = handle.clone();
+            actix_web::rt::spawn(async move {
+                stop.wait().await;
+                handle.stop(true).await;
+            });
+        }
         // Served from here on: `/healthz` answers and `/readyz` says 503 while the stored work is recovered;
         // the middleware keeps the API closed until then.
         let served = actix_web::rt::spawn(server);

@@ -112,13 +112,29 @@ pub async fn forward(req: HttpRequest, body: web::Bytes, hop: web::Data<Hop>) ->
     }
     let answer = match outgoing.send().await {
         Ok(answer) => answer,
-        Err(e) => {
+        // Never reached: nothing was done, and a retry is safe.
+        Err(e) if e.is_connect() => {
             // Without the URL: its query may carry a client's filter values.
+            tracing::warn!(error = %e.without_url(), "the node that runs requests cannot be reached");
+            return unavailable("The node that runs requests cannot be reached; retry shortly");
+        }
+        Err(e) => {
             tracing::warn!(error = %e.without_url(), "the node that runs requests did not answer a forwarded request");
-            return unavailable("The node that runs requests did not answer; retry shortly");
+            return outcome_unknown();
         }
     };
     relay(answer).await
+}
+
+/// The holder got the request and then failed to answer (it died, or took too long): whether the call
+/// took effect is not known, so no `Retry-After` invites a blind retry. An `internalId` makes a create's
+/// retry safe.
+fn outcome_unknown() -> HttpResponse {
+    ApiError::new(
+        Code::InternalError,
+        "The node that runs requests stopped answering; the call may or may not have taken effect",
+    )
+    .error_response()
 }
 
 /// The holder's answer, as this node's.
@@ -140,7 +156,7 @@ async fn relay(answer: reqwest::Response) -> HttpResponse {
         Ok(body) => response.body(body),
         Err(e) => {
             tracing::warn!(error = %e.without_url(), "the node that runs requests broke off its answer");
-            unavailable("The node that runs requests broke off its answer; retry shortly")
+            outcome_unknown()
         }
     }
 }

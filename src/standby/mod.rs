@@ -6,6 +6,7 @@
 
 mod forward;
 mod route;
+mod stop;
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -20,6 +21,7 @@ use crate::errors::MAX_BODY_BYTES;
 use crate::middleware;
 
 pub use route::Route;
+pub use stop::StopAsked;
 
 /// The node was stopped (SIGTERM, SIGINT) before it took the lease: it opened nothing, so there is nothing
 /// to close.
@@ -35,15 +37,17 @@ pub struct Database<'a> {
     pub ca_file: Option<&'a Path>,
 }
 
-/// Serves on `listener` by forwarding until this node holds the orchestrator lease, which it answers;
-/// `listening` is told the port as soon as the node serves.
+/// Serves on `listener` by forwarding until this node holds the orchestrator lease, which it answers with
+/// the stop signals it listens to from now on (the full server's own listen only once it runs: one
+/// asked for in between must not be lost); `listening` is told the port as soon as the node serves.
 pub async fn serve_until_leased(
     settings: &Settings,
     listener: &TcpListener,
     database: Database<'_>,
     forwarding: Option<ForwardingKey>,
     listening: impl FnOnce(u16),
-) -> anyhow::Result<NodeLease> {
+) -> anyhow::Result<(NodeLease, StopAsked)> {
+    let stop = StopAsked::listen()?;
     let route = Route::default();
     let hop = web::Data::new(forward::Hop::new(settings, route.clone(), forwarding)?);
     let server = HttpServer::new(move || {
@@ -61,11 +65,13 @@ pub async fn serve_until_leased(
     let listener = listener
         .try_clone()
         .context("cannot share the listening socket")?;
+    // Signals are `stop`'s; a forward still in flight at the handover gets 2 s (its node may be gone).
     let server = match &settings.server.tls {
         Some(tls) => server.listen_rustls_0_23(listener, (*tls.server_config).clone())?,
         None => server.listen(listener)?,
     }
-    .shutdown_timeout(10)
+    .disable_signals()
+    .shutdown_timeout(2)
     .run();
     let handle = server.handle();
     let mut served = actix_web::rt::spawn(server);
@@ -82,8 +88,17 @@ pub async fn serve_until_leased(
             // wait in the backlog for the full server.
             handle.stop(true).await;
             let _ = served.await;
-            lease
+            Ok((lease?, stop))
         }
-        _ = &mut served => Err(StoppedStandingBy.into()),
+        () = stop.wait() => {
+            handle.stop(true).await;
+            let _ = served.await;
+            Err(StoppedStandingBy.into())
+        }
+        ended = &mut served => Err(match ended {
+            Ok(Ok(())) => anyhow::anyhow!("the forwarding server stopped"),
+            Ok(Err(e)) => anyhow::Error::new(e).context("the forwarding server failed"),
+            Err(e) => anyhow::anyhow!("the forwarding server's task failed: {e}"),
+        }),
     }
 }

@@ -42,7 +42,8 @@ fn run(subcommand: &str, config: &Path, data_dir: &Path) -> (Option<i32>, String
 async fn serve_refuses_a_database_without_the_schema_until_migrate_makes_it() {
     let dir = tempfile::tempdir().unwrap();
     let data_dir = dir.path().join("data");
-    let config = write_config(dir.path(), &on_postgres(&empty_postgres_database()));
+    let url = empty_postgres_database();
+    let config = write_config(dir.path(), &on_postgres(&url));
 
     let (code, stderr) = run("serve", &config, &data_dir);
     assert_ne!(code, Some(0), "{stderr}");
@@ -57,6 +58,24 @@ async fn serve_refuses_a_database_without_the_schema_until_migrate_makes_it() {
     let (code, stderr) = run("migrate", &config, &data_dir);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("at version 2 already"), "{stderr}");
+
+    // A database the previous release migrated (version 1: no `node_url` in the lease) is refused by
+    // name until migrate upgrades it.
+    admin_query(
+        Some(&url),
+        "ALTER TABLE switchboard_lease DROP COLUMN node_url",
+        &[],
+    );
+    admin_query(Some(&url), "UPDATE switchboard_schema SET version = 1", &[]);
+    let (code, stderr) = run("serve", &config, &data_dir);
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("is at version 1") && stderr.contains("switchboard migrate"),
+        "{stderr}"
+    );
+    let (code, stderr) = run("migrate", &config, &data_dir);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("from version 1 to version 2"), "{stderr}");
 
     let server = BinaryServer::start_ready(&config, &data_dir).await;
     let token = server.sandbox_token().await;

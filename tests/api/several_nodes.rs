@@ -163,6 +163,12 @@ async fn a_standby_takes_over_after_kill_9_and_finishes_the_live_calls_without_p
     assert_eq!(ready["status"], "standby", "the standby runs nothing yet");
     let killed = Instant::now();
     first.kill_hard();
+    // Until it has taken over, the standby has no node to forward to: 503 with Retry-After.
+    let waiting = second.get("/v1/requests", &token).await;
+    assert_eq!(waiting.status(), 503);
+    assert_eq!(waiting.headers()["retry-after"], "1");
+    let (_, waiting) = status_and_json(waiting).await;
+    assert_eq!(waiting["error"], "NOT_READY", "{waiting}");
 
     second.wait_serving(TAKEOVER_WAIT).await;
     let takeover = killed.elapsed();
@@ -195,6 +201,16 @@ async fn a_standby_takes_over_after_kill_9_and_finishes_the_live_calls_without_p
 async fn every_node_serves_clients_as_one_switchboard() {
     let nodes = Nodes::new().await;
     let (first, second) = holder_and_standby(&nodes.config, &nodes.key).await;
+    // A request another node forwarded is never forwarded again: a standby answers it itself.
+    let looped = second
+        .client
+        .get(second.url("/v1/schemas"))
+        .header("x-switchboard-forwarded", "1")
+        .send()
+        .await
+        .unwrap();
+    let (status, looped) = status_and_json(looped).await;
+    assert_eq!((status, looped["error"].as_str()), (503, Some("NOT_READY")));
     let metrics = second
         .client
         .get(second.url("/metrics"))
@@ -281,12 +297,20 @@ async fn every_node_serves_clients_as_one_switchboard() {
             page["events"][0]["ip"].clone()
         }
     };
+    // The standby passes on the address it saw, never one the client claims.
     let forwarded = via_standby
-        .create_request(
-            &token,
-            &json!({ "schemaId": "vob-basic", "inputs": body["inputs"] }),
-        )
-        .await;
+        .client
+        .post(via_standby.url("/v1/requests"))
+        .bearer_auth(&token)
+        .header("x-switchboard-client-ip", "198.51.100.9")
+        .header("x-switchboard-client-ip-proof", "00".repeat(32))
+        .json(&json!({ "schemaId": "vob-basic", "inputs": body["inputs"] }))
+        .send()
+        .await
+        .unwrap();
+    let (status, forwarded) = status_and_json(forwarded).await;
+    assert_eq!(status, 200, "{forwarded}");
+    let forwarded = forwarded["requestId"].as_str().unwrap().to_owned();
     assert_eq!(
         audited(forwarded).await,
         "127.0.0.3",

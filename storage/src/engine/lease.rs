@@ -84,7 +84,11 @@ impl NodeLease {
                 ));
             })
             .map_err(|e| StorageError::Database(format!("cannot start the lease thread: {e}")))?;
-        match taken.await {
+        // A caller that stops waiting (drops this future) must not leave the thread holding the lease.
+        let abandoned = StopOnDrop(Some(Arc::clone(&stop)));
+        let taken = taken.await;
+        abandoned.disarm();
+        match taken {
             Ok(Ok(())) => Ok(NodeLease {
                 holder,
                 stop,
@@ -110,6 +114,23 @@ impl NodeLease {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(renewer) = self.renewer.take() {
             let _ = renewer.join();
+        }
+    }
+}
+
+/// Tells the lease thread to stop (giving the lease up if it took it) unless disarmed.
+struct StopOnDrop(Option<Arc<AtomicBool>>);
+
+impl StopOnDrop {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if let Some(stop) = &self.0 {
+            stop.store(true, Ordering::SeqCst);
         }
     }
 }
@@ -166,8 +187,16 @@ async fn hold(
                 );
             }
             Err(e) => {
-                let refusal = if e.code() == Some(&SqlState::UNDEFINED_TABLE) {
-                    super::postgres::outdated(None)
+                // No lease table, or one without this release's columns: the schema is older.
+                let outdated = [SqlState::UNDEFINED_TABLE, SqlState::UNDEFINED_COLUMN];
+                let refusal = if e.code().is_some_and(|code| outdated.contains(code)) {
+                    let found = client
+                        .query_opt("SELECT max(version) FROM switchboard_schema", &[])
+                        .await
+                        .ok()
+                        .flatten()
+                        .and_then(|row| row.get::<_, Option<i32>>(0));
+                    super::postgres::outdated(found)
                 } else {
                     StorageError::Database(format!(
                         "cannot take the orchestrator lease: {}",

@@ -219,7 +219,6 @@ impl Api {
         assert_eq!(response.status(), 200);
     }
 
-    /// Polls until the server answers `/readyz` with 200 (start-up recovery done), at most 20 s.
     /// Waits until `/readyz` says this node runs requests itself (`"ready"`; a node standing by answers
     /// 200 too, with `"standby"`), and answers how long that took.
     pub async fn wait_serving(&self, limit: Duration) -> Duration {
@@ -240,6 +239,8 @@ impl Api {
         }
     }
 
+    /// Polls until the server answers `/readyz` with 200 (start-up recovery done, or standing by ready to
+    /// forward), at most 20 s.
     pub async fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
