@@ -2,6 +2,8 @@
 //! node that runs requests, which would otherwise see (and audit) the standby's address. The standby names
 //! the client's address in a header and proves it with a MAC under a key derived from the master key, which
 //! every node of a database shares and no client has: a client that sends the header itself is not believed.
+//! The proof also covers the method, the path and the time it was made, so one seen on the wire proves
+//! nothing for another call, nor for the same call a minute later.
 
 use std::net::IpAddr;
 
@@ -14,8 +16,13 @@ use crate::state::AppState;
 
 /// The client's address, as the forwarding node saw it.
 pub const CLIENT_IP: &str = "x-switchboard-client-ip";
-/// The MAC of [`CLIENT_IP`]'s value, in hex.
+/// `{unix seconds}.{MAC in hex}`: when the proof was made, and the MAC of the address, the time, the method
+/// and the path.
 pub const CLIENT_IP_PROOF: &str = "x-switchboard-client-ip-proof";
+
+/// How far a proof's time may be from the receiving node's clock (nodes keep theirs by NTP). Past it the
+/// address is the forwarding node's, as without a proof.
+const PROOF_WINDOW_SECONDS: i64 = 60;
 
 /// The key that proves a forwarded client address.
 #[derive(Clone)]
@@ -30,21 +37,44 @@ impl ForwardingKey {
         )
     }
 
-    /// The proof of `ip`, as [`CLIENT_IP_PROOF`] carries it.
-    pub fn prove(&self, ip: IpAddr) -> String {
-        let mut mac = self.0.clone();
-        mac.update(ip.to_string().as_bytes());
-        hex::encode(mac.finalize().into_bytes())
+    /// The proof that a call of `method` to `path` came from `ip`, made at `now` (unix seconds), as
+    /// [`CLIENT_IP_PROOF`] carries it.
+    pub fn prove(&self, ip: IpAddr, method: &str, path: &str, now: i64) -> String {
+        let mac = self.mac(&ip.to_string(), method, path, now);
+        format!("{now}.{}", hex::encode(mac.finalize().into_bytes()))
     }
 
-    fn verify(&self, ip: &str, proof: &str) -> bool {
-        let Ok(proof) = hex::decode(proof) else {
+    fn verify(&self, ip: &str, method: &str, path: &str, proof: &str, now: i64) -> bool {
+        let Some((made, mac)) = proof.split_once('.') else {
             return false;
         };
-        let mut mac = self.0.clone();
-        mac.update(ip.as_bytes());
-        mac.verify_slice(&proof).is_ok()
+        let (Ok(made), Ok(mac)) = (made.parse::<i64>(), hex::decode(mac)) else {
+            return false;
+        };
+        (now - made).abs() <= PROOF_WINDOW_SECONDS
+            && self.mac(ip, method, path, made).verify_slice(&mac).is_ok()
     }
+
+    fn mac(&self, ip: &str, method: &str, path: &str, made: i64) -> Hmac<Sha256> {
+        let mut mac = self.0.clone();
+        for part in [ip, method, path, &made.to_string()] {
+            mac.update(part.as_bytes());
+            mac.update(&[0]);
+        }
+        mac
+    }
+}
+
+/// Unix seconds by the system's clock (never the manual clock of a demo: proofs cross nodes).
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs() as i64)
+}
+
+/// The path and query of `req`, as a proof covers it.
+pub fn path_of(req: &HttpRequest) -> &str {
+    req.uri().path_and_query().map_or("/", |path| path.as_str())
 }
 
 /// The client's address: the one a forwarding node proved, else the connection's peer.
@@ -56,7 +86,9 @@ fn forwarded(req: &HttpRequest) -> Option<IpAddr> {
     let key = req.app_data::<web::Data<AppState>>()?.forwarding.as_ref()?;
     let header = |name| req.headers().get(name)?.to_str().ok();
     let (ip, proof) = (header(CLIENT_IP)?, header(CLIENT_IP_PROOF)?);
-    key.verify(ip, proof).then(|| ip.parse().ok()).flatten()
+    key.verify(ip, req.method().as_str(), path_of(req), proof, unix_now())
+        .then(|| ip.parse().ok())
+        .flatten()
 }
 
 #[cfg(test)]
@@ -64,15 +96,95 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_proof_holds_for_its_address_and_key_only() {
+    fn a_proof_holds_for_its_address_call_time_and_key_only() {
         let key = ForwardingKey::derive(&MasterKey::generate());
         let ip: IpAddr = "203.0.113.7".parse().unwrap();
-        let proof = key.prove(ip);
-        assert!(key.verify("203.0.113.7", &proof));
-        assert!(!key.verify("203.0.113.8", &proof));
-        assert!(!key.verify("203.0.113.7", "00"));
-        assert!(!key.verify("203.0.113.7", "not hex"));
+        let now = 1_790_000_000;
+        let proof = key.prove(ip, "POST", "/v1/requests", now);
+        let verify = |key: &ForwardingKey, ip, method, path, proof: &str, at| {
+            key.verify(ip, method, path, proof, at)
+        };
+        assert!(verify(
+            &key,
+            "203.0.113.7",
+            "POST",
+            "/v1/requests",
+            &proof,
+            now
+        ));
+        assert!(verify(
+            &key,
+            "203.0.113.7",
+            "POST",
+            "/v1/requests",
+            &proof,
+            now + 60
+        ));
+        assert!(
+            !verify(
+                &key,
+                "203.0.113.7",
+                "POST",
+                "/v1/requests",
+                &proof,
+                now + 61
+            ),
+            "stale"
+        );
+        assert!(!verify(
+            &key,
+            "203.0.113.8",
+            "POST",
+            "/v1/requests",
+            &proof,
+            now
+        ));
+        assert!(!verify(
+            &key,
+            "203.0.113.7",
+            "GET",
+            "/v1/requests",
+            &proof,
+            now
+        ));
+        assert!(!verify(
+            &key,
+            "203.0.113.7",
+            "POST",
+            "/v1/requests?x=1",
+            &proof,
+            now
+        ));
+        let (made, mac) = proof.split_once('.').unwrap();
+        let moved = format!("{}.{mac}", made.parse::<i64>().unwrap() + 1);
+        assert!(
+            !verify(&key, "203.0.113.7", "POST", "/v1/requests", &moved, now),
+            "time is covered"
+        );
+        assert!(!verify(
+            &key,
+            "203.0.113.7",
+            "POST",
+            "/v1/requests",
+            "00",
+            now
+        ));
+        assert!(!verify(
+            &key,
+            "203.0.113.7",
+            "POST",
+            "/v1/requests",
+            "1.not hex",
+            now
+        ));
         let other = ForwardingKey::derive(&MasterKey::generate());
-        assert!(!other.verify("203.0.113.7", &proof));
+        assert!(!verify(
+            &other,
+            "203.0.113.7",
+            "POST",
+            "/v1/requests",
+            &proof,
+            now
+        ));
     }
 }

@@ -9,7 +9,7 @@ use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use anyhow::Context;
 
 use super::Route;
-use crate::client_ip::{ForwardingKey, CLIENT_IP, CLIENT_IP_PROOF};
+use crate::client_ip::{path_of, unix_now, ForwardingKey, CLIENT_IP, CLIENT_IP_PROOF};
 use crate::configuration::Settings;
 use crate::errors::{ApiError, Code};
 use crate::wire::ReadyOut;
@@ -93,7 +93,7 @@ pub async fn forward(req: HttpRequest, body: web::Bytes, hop: web::Data<Hop>) ->
     let Some(holder) = hop.route.current() else {
         return unavailable("No node runs requests right now (one is taking over); retry shortly");
     };
-    let path = req.uri().path_and_query().map_or("/", |path| path.as_str());
+    let path = path_of(&req);
     let target = format!("{}{path}", holder.as_str().trim_end_matches('/'));
     let Ok(method) = reqwest::Method::from_bytes(req.method().as_str().as_bytes()) else {
         return ApiError::new(Code::InvalidRequest, "Unknown HTTP method").error_response();
@@ -106,9 +106,10 @@ pub async fn forward(req: HttpRequest, body: web::Bytes, hop: web::Data<Hop>) ->
     }
     outgoing = outgoing.header(FORWARDED, "1");
     if let (Some(key), Some(peer)) = (&hop.forwarding, req.peer_addr()) {
-        outgoing = outgoing
-            .header(CLIENT_IP, peer.ip().to_string())
-            .header(CLIENT_IP_PROOF, key.prove(peer.ip()));
+        outgoing = outgoing.header(CLIENT_IP, peer.ip().to_string()).header(
+            CLIENT_IP_PROOF,
+            key.prove(peer.ip(), req.method().as_str(), path, unix_now()),
+        );
     }
     let answer = match outgoing.send().await {
         Ok(answer) => answer,
