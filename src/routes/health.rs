@@ -17,7 +17,8 @@ pub async fn healthz() -> HttpResponse {
 
 /// Readiness probe
 ///
-/// 200 once stored work has been recovered and the actors are running. No authentication.
+/// 200 once stored work has been recovered and the actors are running, or, on a node standing by on a
+/// shared PostgreSQL database, while it can forward to the node that runs requests. No authentication.
 #[utoipa::path(get, path = "/readyz", operation_id = "readyz",
     responses(
         (status = 200, description = "Stored work is recovered and the actors are running.", body = ReadyOut),

@@ -14,8 +14,9 @@ pub struct HealthOut {
 /// `GET /readyz` once ready: `{"status": "ready"}`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReadyOut {
-    /// Always `ready`.
-    #[schema(pattern = "^ready$")]
+    /// `ready`; or `standby` from a node that stands by on a shared PostgreSQL database and forwards every
+    /// call to the node that runs requests.
+    #[schema(pattern = "^(ready|standby)$")]
     pub status: &'static str,
 }
 
