@@ -101,90 +101,99 @@ mod tests {
         let ip: IpAddr = "203.0.113.7".parse().unwrap();
         let now = 1_790_000_000;
         let proof = key.prove(ip, "POST", "/v1/requests", now);
-        let verify = |key: &ForwardingKey, ip, method, path, proof: &str, at| {
-            key.verify(ip, method, path, proof, at)
-        };
-        assert!(verify(
-            &key,
-            "203.0.113.7",
-            "POST",
-            "/v1/requests",
-            &proof,
-            now
-        ));
-        assert!(verify(
-            &key,
-            "203.0.113.7",
-            "POST",
-            "/v1/requests",
-            &proof,
-            now + 60
-        ));
-        assert!(
-            !verify(
-                &key,
+        let (made, mac) = proof.split_once('.').unwrap();
+        let moved = format!("{}.{mac}", made.parse::<i64>().unwrap() + 1);
+        // (address, method, path, proof, checked at, holds, why)
+        let cases = [
+            (
+                "203.0.113.7",
+                "POST",
+                "/v1/requests",
+                proof.as_str(),
+                now,
+                true,
+                "as made",
+            ),
+            (
                 "203.0.113.7",
                 "POST",
                 "/v1/requests",
                 &proof,
-                now + 61
+                now + 60,
+                true,
+                "a minute on",
             ),
-            "stale"
-        );
-        assert!(!verify(
-            &key,
-            "203.0.113.8",
-            "POST",
-            "/v1/requests",
-            &proof,
-            now
-        ));
-        assert!(!verify(
-            &key,
-            "203.0.113.7",
-            "GET",
-            "/v1/requests",
-            &proof,
-            now
-        ));
-        assert!(!verify(
-            &key,
-            "203.0.113.7",
-            "POST",
-            "/v1/requests?x=1",
-            &proof,
-            now
-        ));
-        let (made, mac) = proof.split_once('.').unwrap();
-        let moved = format!("{}.{mac}", made.parse::<i64>().unwrap() + 1);
-        assert!(
-            !verify(&key, "203.0.113.7", "POST", "/v1/requests", &moved, now),
-            "time is covered"
-        );
-        assert!(!verify(
-            &key,
-            "203.0.113.7",
-            "POST",
-            "/v1/requests",
-            "00",
-            now
-        ));
-        assert!(!verify(
-            &key,
-            "203.0.113.7",
-            "POST",
-            "/v1/requests",
-            "1.not hex",
-            now
-        ));
+            (
+                "203.0.113.7",
+                "POST",
+                "/v1/requests",
+                &proof,
+                now + 61,
+                false,
+                "stale",
+            ),
+            (
+                "203.0.113.8",
+                "POST",
+                "/v1/requests",
+                &proof,
+                now,
+                false,
+                "another address",
+            ),
+            (
+                "203.0.113.7",
+                "GET",
+                "/v1/requests",
+                &proof,
+                now,
+                false,
+                "another method",
+            ),
+            (
+                "203.0.113.7",
+                "POST",
+                "/v1/requests?x=1",
+                &proof,
+                now,
+                false,
+                "another path",
+            ),
+            (
+                "203.0.113.7",
+                "POST",
+                "/v1/requests",
+                &moved,
+                now,
+                false,
+                "time is covered",
+            ),
+            (
+                "203.0.113.7",
+                "POST",
+                "/v1/requests",
+                "00",
+                now,
+                false,
+                "no time",
+            ),
+            (
+                "203.0.113.7",
+                "POST",
+                "/v1/requests",
+                "1.not hex",
+                now,
+                false,
+                "not hex",
+            ),
+        ];
+        for (address, method, path, proof, at, holds, why) in cases {
+            assert_eq!(key.verify(address, method, path, proof, at), holds, "{why}");
+        }
         let other = ForwardingKey::derive(&MasterKey::generate());
-        assert!(!verify(
-            &other,
-            "203.0.113.7",
-            "POST",
-            "/v1/requests",
-            &proof,
-            now
-        ));
+        assert!(
+            !other.verify("203.0.113.7", "POST", "/v1/requests", &proof, now),
+            "another key"
+        );
     }
 }

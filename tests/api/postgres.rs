@@ -38,6 +38,23 @@ fn run(subcommand: &str, config: &Path, data_dir: &Path) -> (Option<i32>, String
     )
 }
 
+/// `serve` exits non-zero, saying `why` and naming `switchboard migrate`.
+fn serve_is_refused(config: &Path, data_dir: &Path, why: &str) {
+    let (code, stderr) = run("serve", config, data_dir);
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(why) && stderr.contains("switchboard migrate"),
+        "{stderr}"
+    );
+}
+
+/// `migrate` succeeds, saying `what` it did.
+fn migrate_says(config: &Path, data_dir: &Path, what: &str) {
+    let (code, stderr) = run("migrate", config, data_dir);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains(what), "{stderr}");
+}
+
 #[actix_web::test]
 async fn serve_refuses_a_database_without_the_schema_until_migrate_makes_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -45,19 +62,9 @@ async fn serve_refuses_a_database_without_the_schema_until_migrate_makes_it() {
     let url = empty_postgres_database();
     let config = write_config(dir.path(), &on_postgres(&url));
 
-    let (code, stderr) = run("serve", &config, &data_dir);
-    assert_ne!(code, Some(0), "{stderr}");
-    assert!(
-        stderr.contains("has no Switchboard schema") && stderr.contains("switchboard migrate"),
-        "{stderr}"
-    );
-
-    let (code, stderr) = run("migrate", &config, &data_dir);
-    assert_eq!(code, Some(0), "{stderr}");
-    assert!(stderr.contains("from nothing to version 2"), "{stderr}");
-    let (code, stderr) = run("migrate", &config, &data_dir);
-    assert_eq!(code, Some(0), "{stderr}");
-    assert!(stderr.contains("at version 2 already"), "{stderr}");
+    serve_is_refused(&config, &data_dir, "has no Switchboard schema");
+    migrate_says(&config, &data_dir, "from nothing to version 2");
+    migrate_says(&config, &data_dir, "at version 2 already");
 
     // A database the previous release migrated (version 1: no `node_url` in the lease) is refused by
     // name until migrate upgrades it.
@@ -67,15 +74,8 @@ async fn serve_refuses_a_database_without_the_schema_until_migrate_makes_it() {
         &[],
     );
     admin_query(Some(&url), "UPDATE switchboard_schema SET version = 1", &[]);
-    let (code, stderr) = run("serve", &config, &data_dir);
-    assert_ne!(code, Some(0), "{stderr}");
-    assert!(
-        stderr.contains("is at version 1") && stderr.contains("switchboard migrate"),
-        "{stderr}"
-    );
-    let (code, stderr) = run("migrate", &config, &data_dir);
-    assert_eq!(code, Some(0), "{stderr}");
-    assert!(stderr.contains("from version 1 to version 2"), "{stderr}");
+    serve_is_refused(&config, &data_dir, "is at version 1");
+    migrate_says(&config, &data_dir, "from version 1 to version 2");
 
     let server = BinaryServer::start_ready(&config, &data_dir).await;
     let token = server.sandbox_token().await;

@@ -13,7 +13,7 @@ use switchboard_storage::{fresh_postgres_database, LEASE_TTL};
 
 use crate::fakes::retell::{FakeRetell, Scenario};
 use reqwest::Method;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::helpers::{
     admin_query, binary, create_vob, run_to_exit, status_and_json, write_config, Api, BinaryServer,
@@ -96,6 +96,24 @@ async fn three_live_calls_through_the_standby(
     }
     let created = nodes.fake.wait_creates(3).await;
     (first, second, token, ids, created)
+}
+
+/// Creates a request through `api` with `inputs` while claiming the client address 198.51.100.9 with a
+/// made-up proof, as only a forwarding node may; answers the request's id.
+async fn create_claiming_an_address(api: &Api, token: &str, inputs: &Value) -> String {
+    let created = api
+        .client
+        .post(api.url("/v1/requests"))
+        .bearer_auth(token)
+        .header("x-switchboard-client-ip", "198.51.100.9")
+        .header("x-switchboard-client-ip-proof", "00".repeat(32))
+        .json(&json!({ "schemaId": "vob-basic", "inputs": inputs }))
+        .send()
+        .await
+        .unwrap();
+    let (status, created) = status_and_json(created).await;
+    assert_eq!(status, 200, "{created}");
+    created["requestId"].as_str().unwrap().to_owned()
 }
 
 /// What the nodes of a test share: the Retell fake, the webhook receiver, the configuration (a fresh
@@ -277,18 +295,7 @@ async fn every_node_serves_clients_as_one_switchboard() {
 
     // The node that ran the create audited the client's address, not the standby's; an address a client
     // claims itself, without the nodes' proof, is not believed.
-    let forged = first
-        .client
-        .post(first.url("/v1/requests"))
-        .bearer_auth(&token)
-        .header("x-switchboard-client-ip", "198.51.100.9")
-        .header("x-switchboard-client-ip-proof", "00".repeat(32))
-        .json(&json!({ "schemaId": "vob-basic", "inputs": body["inputs"] }))
-        .send()
-        .await
-        .unwrap();
-    let (status, forged) = status_and_json(forged).await;
-    assert_eq!(status, 200, "{forged}");
+    let forged = create_claiming_an_address(&first, &token, &body["inputs"]).await;
     let audited = |target: String| {
         let api = second.clone();
         async move {
@@ -298,26 +305,14 @@ async fn every_node_serves_clients_as_one_switchboard() {
         }
     };
     // The standby passes on the address it saw, never one the client claims.
-    let forwarded = via_standby
-        .client
-        .post(via_standby.url("/v1/requests"))
-        .bearer_auth(&token)
-        .header("x-switchboard-client-ip", "198.51.100.9")
-        .header("x-switchboard-client-ip-proof", "00".repeat(32))
-        .json(&json!({ "schemaId": "vob-basic", "inputs": body["inputs"] }))
-        .send()
-        .await
-        .unwrap();
-    let (status, forwarded) = status_and_json(forwarded).await;
-    assert_eq!(status, 200, "{forwarded}");
-    let forwarded = forwarded["requestId"].as_str().unwrap().to_owned();
+    let forwarded = create_claiming_an_address(&via_standby, &token, &body["inputs"]).await;
     assert_eq!(
         audited(forwarded).await,
         "127.0.0.3",
         "a forwarded create is audited at the client's address"
     );
     assert_eq!(
-        audited(forged["requestId"].as_str().unwrap().to_owned()).await,
+        audited(forged).await,
         "127.0.0.1",
         "an address a client claims is not believed"
     );
