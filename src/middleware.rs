@@ -7,8 +7,8 @@ use std::panic::AssertUnwindSafe;
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
-use actix_web::http::header::{self, HeaderValue};
-use actix_web::{web, HttpResponse, ResponseError};
+use actix_web::http::header;
+use actix_web::{web, HttpResponse};
 use futures::FutureExt;
 
 use crate::errors::{ApiError, Code};
@@ -38,12 +38,9 @@ where
     // The request is not cloned before the call: actix routing needs to own it uniquely. So a panic is
     // answered with an `Err`, which the dispatcher renders through `ApiError::error_response`.
     let call = if gated {
-        let mut response = ApiError::new(Code::NotReady, "Switchboard is starting; retry shortly")
-            .error_response();
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        Err(req.into_response(response))
+        Err(req.into_response(ApiError::not_ready(
+            "Switchboard is starting; retry shortly",
+        )))
     } else {
         Ok(std::panic::catch_unwind(AssertUnwindSafe(|| {
             service.call(req)

@@ -155,6 +155,17 @@ impl ApiError {
         )
     }
 
+    /// 503 `NOT_READY` with `Retry-After: 1`: the call was not taken up (a node starting, or one standing
+    /// by with nowhere to forward it), so it may be sent again in a second.
+    pub fn not_ready(message: impl Into<String>) -> HttpResponse {
+        let mut response = ApiError::new(Code::NotReady, message).error_response();
+        response.headers_mut().insert(
+            actix_web::http::header::RETRY_AFTER,
+            actix_web::http::header::HeaderValue::from_static("1"),
+        );
+        response
+    }
+
     /// 500 `INTERNAL_ERROR` from any cause.
     pub fn internal(cause: impl Into<anyhow::Error>) -> ApiError {
         ApiError::Internal(cause.into())

@@ -2,7 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 
-use crate::errors::{ApiError, Code};
+use crate::errors::ApiError;
 use crate::state::AppState;
 use crate::wire::{ErrorOut, HealthOut, ReadyOut};
 
@@ -29,8 +29,6 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     if state.is_ready() {
         HttpResponse::Ok().json(ReadyOut { status: "ready" })
     } else {
-        HttpResponse::ServiceUnavailable()
-            .insert_header(("Retry-After", "1"))
-            .json(ApiError::new(Code::NotReady, "Stored work is still being recovered").body())
+        ApiError::not_ready("Stored work is still being recovered")
     }
 }

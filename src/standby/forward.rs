@@ -75,23 +75,13 @@ impl Hop {
     }
 }
 
-/// 503 `NOT_READY` with `Retry-After`, as a node that is starting answers.
-fn unavailable(message: &str) -> HttpResponse {
-    let mut response = ApiError::new(Code::NotReady, message).error_response();
-    response.headers_mut().insert(
-        actix_web::http::header::RETRY_AFTER,
-        HeaderValue::from_static("1"),
-    );
-    response
-}
-
 /// Every route but the probes: passed on to the node that runs requests.
 pub async fn forward(req: HttpRequest, body: web::Bytes, hop: web::Data<Hop>) -> HttpResponse {
     if req.headers().contains_key(FORWARDED) {
-        return unavailable("The node this was forwarded to is standing by as well; retry shortly");
+        return ApiError::not_ready("The node this was forwarded to is standing by as well; retry shortly");
     }
     let Some(holder) = hop.route.current() else {
-        return unavailable("No node runs requests right now (one is taking over); retry shortly");
+        return ApiError::not_ready("No node runs requests right now (one is taking over); retry shortly");
     };
     let path = path_of(&req);
     let target = format!("{}{path}", holder.as_str().trim_end_matches('/'));
@@ -117,7 +107,7 @@ pub async fn forward(req: HttpRequest, body: web::Bytes, hop: web::Data<Hop>) ->
         Err(e) if e.is_connect() => {
             // Without the URL: its query may carry a client's filter values.
             tracing::warn!(error = %e.without_url(), "the node that runs requests cannot be reached");
-            return unavailable("The node that runs requests cannot be reached; retry shortly");
+            return ApiError::not_ready("The node that runs requests cannot be reached; retry shortly");
         }
         Err(e) => {
             tracing::warn!(error = %e.without_url(), "the node that runs requests did not answer a forwarded request");
@@ -167,7 +157,7 @@ pub async fn readyz(hop: web::Data<Hop>) -> HttpResponse {
     if hop.route.current().is_some() {
         HttpResponse::Ok().json(ReadyOut { status: "standby" })
     } else {
-        unavailable("No node runs requests right now (one is taking over)")
+        ApiError::not_ready("No node runs requests right now (one is taking over)")
     }
 }
 
