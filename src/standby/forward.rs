@@ -78,10 +78,14 @@ impl Hop {
 /// Every route but the probes: passed on to the node that runs requests.
 pub async fn forward(req: HttpRequest, body: web::Bytes, hop: web::Data<Hop>) -> HttpResponse {
     if req.headers().contains_key(FORWARDED) {
-        return ApiError::not_ready("The node this was forwarded to is standing by as well; retry shortly");
+        return ApiError::not_ready(
+            "The node this was forwarded to is standing by as well; retry shortly",
+        );
     }
     let Some(holder) = hop.route.current() else {
-        return ApiError::not_ready("No node runs requests right now (one is taking over); retry shortly");
+        return ApiError::not_ready(
+            "No node runs requests right now (one is taking over); retry shortly",
+        );
     };
     let path = path_of(&req);
     let target = format!("{}{path}", holder.as_str().trim_end_matches('/'));
@@ -107,7 +111,9 @@ pub async fn forward(req: HttpRequest, body: web::Bytes, hop: web::Data<Hop>) ->
         Err(e) if e.is_connect() => {
             // Without the URL: its query may carry a client's filter values.
             tracing::warn!(error = %e.without_url(), "the node that runs requests cannot be reached");
-            return ApiError::not_ready("The node that runs requests cannot be reached; retry shortly");
+            return ApiError::not_ready(
+                "The node that runs requests cannot be reached; retry shortly",
+            );
         }
         Err(e) => {
             tracing::warn!(error = %e.without_url(), "the node that runs requests did not answer a forwarded request");

@@ -379,6 +379,43 @@ async fn a_standby_forwards_over_https_to_a_holder_serving_the_shared_certificat
 }
 
 #[actix_web::test]
+async fn a_recording_stored_by_the_holder_downloads_from_either_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = TestConfig::default();
+    config
+        .dispatching()
+        .set("storage.kind", "postgres")
+        .set("storage.url", fresh_postgres_database());
+    let path = write_config(dir.path(), &config);
+    let key = shared_master_key(dir.path());
+    let (first, second) = holder_and_standby(&path, &key).await;
+
+    // A production call through the payer simulator, which records it.
+    let token = second.live_token().await;
+    let id = create_vob(&second, &token).await;
+    let done = second.wait_terminal(&token, &id).await;
+    let link = done["recordingDownloadUrl"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a simulated call has a recording: {done}"));
+    let signed = link.split_once("/v1/recordings/").unwrap().1;
+    let mut downloads = Vec::new();
+    for node in [&first, &second] {
+        let audio = node
+            .client
+            .get(node.url(&format!("/v1/recordings/{signed}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(audio.status(), 200);
+        downloads.push(audio.bytes().await.unwrap());
+    }
+    assert!(downloads[0].starts_with(b"RIFF"), "a WAV file");
+    assert_eq!(downloads[0], downloads[1], "the same recording on both");
+    assert_eq!(second.terminate(), Some(0));
+    assert_eq!(first.terminate(), Some(0));
+}
+
+#[actix_web::test]
 async fn the_manual_clock_is_one_for_every_node_and_survives_a_takeover() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = TestConfig::default();
