@@ -69,35 +69,28 @@ impl Application {
             .with_context(|| format!("cannot create data_dir {}", data_dir.display()))?;
         let key = crate::encryption::key_source(&settings)?;
         let mut listening = Some(listening);
-        let (store, listener, lease, forwarding, stop) = match settings.storage_engine.clone() {
+        let (store, listener, holding) = match settings.storage_engine.clone() {
             // One node runs requests at a time: the others forward their clients to it, and wait here
             // before they open anything.
             EngineChoice::Postgres { url, ca_file } => {
                 let listener = bind(&mut settings)?;
-                let forwarding = crate::encryption::forwarding_key(&key, &settings);
-                let database = crate::standby::Database {
-                    url: &url,
-                    ca_file: ca_file.as_deref(),
-                };
-                let (lease, stop) = crate::standby::serve_until_leased(
+                let told = listening.take().expect("told once");
+                let holding = crate::standby::serve_until_leased(
                     &settings,
                     &listener,
-                    database,
-                    forwarding.clone(),
-                    listening.take().expect("told once"),
+                    (&url, ca_file.as_deref()),
+                    &key,
+                    told,
                 )
                 .await?;
-                let store = open_store(&settings, &key)?;
-                // A key kept beside the data exists once the store is open (a first start made it).
-                let forwarding =
-                    forwarding.or_else(|| crate::encryption::forwarding_key(&key, &settings));
-                (store, listener, Some(lease), forwarding, Some(stop))
+                // A failed opening drops the lease, which gives it up for a standby to take.
+                (open_store(&settings, &key)?, listener, Some(holding))
             }
             // Bound after the store is open, so that a second server started with the same command is
             // told the data directory is held rather than that the port is taken.
             EngineChoice::Sled => {
                 let store = open_store(&settings, &key)?;
-                (store, bind(&mut settings)?, None, None, None)
+                (store, bind(&mut settings)?, None)
             }
         };
         let settings = Arc::new(settings);
@@ -190,7 +183,10 @@ impl Application {
             dispatcher,
             metrics,
         );
-        state.forwarding = forwarding;
+        // The holder checks the addresses standbys prove; a key kept beside the data exists by now.
+        if holding.is_some() {
+            state.forwarding = crate::encryption::forwarding_key(&key, &settings);
+        }
         let state = web::Data::new(state);
 
         let port = listener.local_addr()?.port();
@@ -225,7 +221,7 @@ impl Application {
         .run();
         let handle = server.handle();
         // A stop asked for while this node took over from standing by.
-        if let Some(stop) = stop {
+        if let Some(stop) = holding.as_ref().map(|holding| holding.stop.clone()) {
             let handle = handle.clone();
             actix_web::rt::spawn(async move {
                 stop.wait().await;
@@ -254,7 +250,7 @@ impl Application {
                 ("capacity scheduler", scheduler_thread),
                 ("webhook", webhook_thread),
             ],
-            lease,
+            lease: holding.map(|holding| holding.lease),
         })
     }
 

@@ -13,9 +13,9 @@ use std::path::Path;
 
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
+use switchboard_storage::seal::KeySource;
 use switchboard_storage::NodeLease;
 
-use crate::client_ip::ForwardingKey;
 use crate::configuration::Settings;
 use crate::errors::MAX_BODY_BYTES;
 use crate::middleware;
@@ -29,25 +29,26 @@ pub use stop::StopAsked;
 #[error("stopped while standing by")]
 pub struct StoppedStandingBy;
 
-/// The database this node shares with the others.
-pub struct Database<'a> {
-    /// `[storage] url`.
-    pub url: &'a str,
-    /// `[storage] ca_file`.
-    pub ca_file: Option<&'a Path>,
+/// What a node that took over from standing by holds: the lease under which it runs requests, and the
+/// stop signals it listens to from its first moment (the full server's own listen only once it runs: a
+/// stop asked for in between must not be lost).
+pub struct Holding {
+    pub lease: NodeLease,
+    pub stop: StopAsked,
 }
 
-/// Serves on `listener` by forwarding until this node holds the orchestrator lease, which it answers with
-/// the stop signals it listens to from now on (the full server's own listen only once it runs: one
-/// asked for in between must not be lost); `listening` is told the port as soon as the node serves.
+/// Serves on `listener` by forwarding until this node holds the orchestrator lease of the database at
+/// `(url, ca_file)`; `listening` is told the port as soon as the node serves.
 pub async fn serve_until_leased(
     settings: &Settings,
     listener: &TcpListener,
-    database: Database<'_>,
-    forwarding: Option<ForwardingKey>,
+    (url, ca_file): (&str, Option<&Path>),
+    key: &KeySource,
     listening: impl FnOnce(u16),
-) -> anyhow::Result<(NodeLease, StopAsked)> {
+) -> anyhow::Result<Holding> {
     let stop = StopAsked::listen()?;
+    // Proves the addresses of the clients it forwards.
+    let forwarding = crate::encryption::forwarding_key(key, settings);
     let route = Route::default();
     let hop = web::Data::new(forward::Hop::new(settings, route.clone(), forwarding)?);
     let server = HttpServer::new(move || {
@@ -76,19 +77,14 @@ pub async fn serve_until_leased(
     let handle = server.handle();
     let mut served = actix_web::rt::spawn(server);
     listening(port);
-    let leased = crate::lease::take(
-        database.url,
-        database.ca_file,
-        settings.server.node_url.as_ref(),
-        route,
-    );
+    let leased = crate::lease::take(url, ca_file, settings.server.node_url.as_ref(), route);
     tokio::select! {
         lease = leased => {
             // Forwards under way finish (against the node that held the lease before); new connections
             // wait in the backlog for the full server.
             handle.stop(true).await;
             let _ = served.await;
-            Ok((lease?, stop))
+            Ok(Holding { lease: lease?, stop })
         }
         () = stop.wait() => {
             handle.stop(true).await;
