@@ -1,6 +1,6 @@
-//! An audit event and its canonical form: the JSON whose SHA-256, after the previous event's hash, is the
-//! event's own hash. Fields are declared in sorted order, so serde writes the canonical key order without a
-//! sorted map (the workspace's serde_json keeps insertion order).
+//! An audit event and its hash: SHA-256 over the previous event's hash and the event's canonical JSON
+//! ([`super::canonical`]). Fields are declared in sorted order, so serde writes a served event's keys in the
+//! canonical order too (the workspace's serde_json keeps insertion order).
 
 use std::borrow::Cow;
 use std::net::IpAddr;
@@ -8,6 +8,8 @@ use std::net::IpAddr;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+use super::canonical::{ip_text, Unhashed, IP_TEXT};
 
 /// Who acted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,22 +109,6 @@ pub struct AuditEvent {
     pub target: Option<Target>,
 }
 
-/// The event without its hash, keys in sorted order: what is hashed.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Unhashed<'a> {
-    action: &'a str,
-    actor: &'a Actor,
-    at: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ip: Option<&'a str>,
-    outcome: &'a str,
-    prev_hash: &'a str,
-    seq: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    target: Option<&'a Target>,
-}
-
 /// The `prevHash` of the first event.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
@@ -143,20 +129,17 @@ impl AuditEvent {
         let mut ip = [0; IP_TEXT];
         let ip = event.ip.map(|address| ip_text(address, &mut ip));
         scratch.clear();
-        serde_json::to_writer(
-            &mut *scratch,
-            &Unhashed {
-                action: &event.action,
-                actor: &event.actor,
-                at: &at,
-                ip,
-                outcome: &event.outcome,
-                prev_hash,
-                seq,
-                target: event.target.as_ref(),
-            },
-        )
-        .expect("an event serializes");
+        Unhashed {
+            action: &event.action,
+            actor: &event.actor,
+            at: &at,
+            ip,
+            outcome: &event.outcome,
+            prev_hash,
+            seq,
+            target: event.target.as_ref(),
+        }
+        .write(scratch);
         let hash = chain_hash(prev_hash, scratch);
         block.extend_from_slice(b"{\"hash\":\"");
         block.extend_from_slice(hash.as_str().as_bytes());
@@ -178,12 +161,9 @@ impl AuditEvent {
             seq: self.seq,
             target: self.target.as_ref(),
         };
-        chain_hash(
-            &self.prev_hash,
-            &serde_json::to_vec(&unhashed).expect("an event serializes"),
-        )
-        .as_str()
-        .to_owned()
+        let mut canonical = Vec::with_capacity(512);
+        unhashed.write(&mut canonical);
+        chain_hash(&self.prev_hash, &canonical).as_str().to_owned()
     }
 }
 
@@ -205,18 +185,6 @@ fn chain_hash(prev_hash: &str, canonical: &[u8]) -> Hash {
     let mut hex = [0; 64];
     hex::encode_to_slice(hasher.finalize(), &mut hex).expect("32 bytes are 64 hex digits");
     Hash(hex)
-}
-
-/// The longest text of an address (an IPv6 address with an embedded IPv4 one).
-const IP_TEXT: usize = 45;
-
-/// `address` as text, in `buf`.
-fn ip_text(address: IpAddr, buf: &mut [u8; IP_TEXT]) -> &str {
-    use std::io::Write;
-    let mut cursor = std::io::Cursor::new(&mut buf[..]);
-    write!(cursor, "{address}").expect("an address fits its longest text");
-    let len = cursor.position() as usize;
-    std::str::from_utf8(&buf[..len]).expect("an address is ASCII")
 }
 
 /// Length of `YYYY-MM-DDTHH:MM:SS.ffffffZ`.

@@ -9,6 +9,7 @@
 //! Events are stored in blocks, one value per group (key: the block's first sequence number), because a key
 //! per event cost sled more than the event itself: a busy reader appends tens of thousands a second.
 
+mod canonical;
 mod event;
 pub(crate) mod journal;
 mod query;
