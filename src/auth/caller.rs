@@ -24,6 +24,8 @@ pub struct Caller {
     pub credential_id: String,
     /// The client's address (the connection's peer), for the audit log.
     pub ip: Option<std::net::IpAddr>,
+    /// When the token was checked: the instant of the call's read events, so a read asks the clock once.
+    pub at: chrono::DateTime<chrono::Utc>,
 }
 
 impl Caller {
@@ -67,9 +69,10 @@ fn authenticate(req: &HttpRequest) -> Result<Caller, actix_web::Error> {
         )
         .into());
     }
+    let at = state.clock.now();
     let claims = state
         .tokens
-        .verify(token.trim(), state.clock.now())
+        .verify(token.trim(), at)
         .map_err(|problem| match problem {
             TokenProblem::Malformed => reject(
                 Some("invalid_token"),
@@ -102,5 +105,6 @@ fn authenticate(req: &HttpRequest) -> Result<Caller, actix_web::Error> {
         environment: claims.env,
         credential_id: claims.cid,
         ip: crate::client_ip::client_ip(req),
+        at,
     })
 }

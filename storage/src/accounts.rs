@@ -17,13 +17,14 @@ impl Store {
         Ok(self.shared_account(id)?.map(Arc::unwrap_or_clone))
     }
 
-    /// Reads one account without copying it: the decoded record is shared while the stored bytes stay the
-    /// same.
+    /// Reads one account without copying it: the record is shared until the next account write.
     pub fn shared_account(&self, id: &str) -> Result<Option<Arc<AccountRecord>>, StorageError> {
-        self.accounts
-            .get(id)?
-            .map(|bytes| self.decoded_accounts.get(id.as_bytes(), bytes))
-            .transpose()
+        self.current_accounts.get(id, || {
+            self.accounts
+                .get(id)?
+                .map(|bytes| self.decoded_accounts.get(id.as_bytes(), bytes))
+                .transpose()
+        })
     }
 
     /// Every account, in id order.
@@ -47,21 +48,23 @@ impl Store {
         account: &AccountRecord,
         events: &[NewEvent],
     ) -> Result<(), StorageError> {
-        self.audited(&[&self.accounts, &self.credential_keys], events, |trees| {
-            let (accounts, keys) = (&trees[0], &trees[1]);
-            let previous = accounts.get(account.id.as_bytes())?;
-            if let Some(previous) = previous {
-                let previous: AccountRecord =
-                    decode(&previous).map_err(ConflictableTransactionError::Abort)?;
-                for credential in &previous.credentials {
-                    keys.remove(credential.key.as_bytes())?;
+        self.current_accounts.changed(|| {
+            self.audited(&[&self.accounts, &self.credential_keys], events, |trees| {
+                let (accounts, keys) = (&trees[0], &trees[1]);
+                let previous = accounts.get(account.id.as_bytes())?;
+                if let Some(previous) = previous {
+                    let previous: AccountRecord =
+                        decode(&previous).map_err(ConflictableTransactionError::Abort)?;
+                    for credential in &previous.credentials {
+                        keys.remove(credential.key.as_bytes())?;
+                    }
                 }
-            }
-            for credential in &account.credentials {
-                claim_key(keys, &credential.key, &account.id)?;
-            }
-            accounts.insert(account.id.as_bytes(), encode(account))?;
-            Ok(())
+                for credential in &account.credentials {
+                    claim_key(keys, &credential.key, &account.id)?;
+                }
+                accounts.insert(account.id.as_bytes(), encode(account))?;
+                Ok(())
+            })
         })?;
         self.durable().await
     }
@@ -72,20 +75,22 @@ impl Store {
         id: &str,
         events: &[NewEvent],
     ) -> Result<bool, StorageError> {
-        let deleted = self.audited(&[&self.accounts, &self.credential_keys], events, |trees| {
-            let (accounts, keys) = (&trees[0], &trees[1]);
-            let Some(previous) = accounts.remove(id.as_bytes())? else {
-                // Nothing changed, so nothing is audited either.
-                return Err(ConflictableTransactionError::Abort(
-                    StorageError::AccountMissing(id.to_owned()),
-                ));
-            };
-            let previous: AccountRecord =
-                decode(&previous).map_err(ConflictableTransactionError::Abort)?;
-            for credential in &previous.credentials {
-                keys.remove(credential.key.as_bytes())?;
-            }
-            Ok(())
+        let deleted = self.current_accounts.changed(|| {
+            self.audited(&[&self.accounts, &self.credential_keys], events, |trees| {
+                let (accounts, keys) = (&trees[0], &trees[1]);
+                let Some(previous) = accounts.remove(id.as_bytes())? else {
+                    // Nothing changed, so nothing is audited either.
+                    return Err(ConflictableTransactionError::Abort(
+                        StorageError::AccountMissing(id.to_owned()),
+                    ));
+                };
+                let previous: AccountRecord =
+                    decode(&previous).map_err(ConflictableTransactionError::Abort)?;
+                for credential in &previous.credentials {
+                    keys.remove(credential.key.as_bytes())?;
+                }
+                Ok(())
+            })
         });
         match deleted {
             Ok(()) => {
@@ -104,19 +109,21 @@ impl Store {
         credential: CredentialRecord,
         events: &[NewEvent],
     ) -> Result<(), StorageError> {
-        self.audited(&[&self.accounts, &self.credential_keys], events, |trees| {
-            let (accounts, keys) = (&trees[0], &trees[1]);
-            let Some(current) = accounts.get(account_id.as_bytes())? else {
-                return Err(ConflictableTransactionError::Abort(
-                    StorageError::AccountMissing(account_id.to_owned()),
-                ));
-            };
-            let mut account: AccountRecord =
-                decode(&current).map_err(ConflictableTransactionError::Abort)?;
-            claim_key(keys, &credential.key, account_id)?;
-            account.credentials.push(credential.clone());
-            accounts.insert(account_id.as_bytes(), encode(&account))?;
-            Ok(())
+        self.current_accounts.changed(|| {
+            self.audited(&[&self.accounts, &self.credential_keys], events, |trees| {
+                let (accounts, keys) = (&trees[0], &trees[1]);
+                let Some(current) = accounts.get(account_id.as_bytes())? else {
+                    return Err(ConflictableTransactionError::Abort(
+                        StorageError::AccountMissing(account_id.to_owned()),
+                    ));
+                };
+                let mut account: AccountRecord =
+                    decode(&current).map_err(ConflictableTransactionError::Abort)?;
+                claim_key(keys, &credential.key, account_id)?;
+                account.credentials.push(credential.clone());
+                accounts.insert(account_id.as_bytes(), encode(&account))?;
+                Ok(())
+            })
         })?;
         self.durable().await
     }

@@ -16,6 +16,7 @@ mod accounts;
 pub mod audit;
 mod backup;
 mod codec;
+mod current;
 mod decoded;
 mod deliveries;
 mod due_pass;

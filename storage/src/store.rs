@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::codec::Storing;
+use crate::current::Current;
 use crate::decoded::Decoded;
 use crate::durability::{FlushStats, Flusher, Lane};
 use crate::engine::postgres::Pg;
@@ -56,6 +57,8 @@ pub struct Store {
     /// Signalled whenever a delivery is enqueued, so the webhook dispatcher wakes on work, not on a timer.
     outbox: Arc<tokio::sync::Notify>,
     pub(crate) decoded_accounts: Arc<Decoded<AccountRecord>>,
+    /// Accounts as last read, until the next account write.
+    pub(crate) current_accounts: Arc<Current<AccountRecord>>,
     pub(crate) decoded_schema_versions: Arc<Decoded<SchemaVersionRecord>>,
     pub(crate) decoded_requests: Arc<Decoded<RequestRecord>>,
     /// Batches stored whole, decoded: a batch's members are read one after another when its day comes.
@@ -143,6 +146,7 @@ impl Store {
             flusher: Arc::new(Flusher::start(db.clone(), group.clone())),
             outbox: Arc::new(tokio::sync::Notify::new()),
             decoded_accounts: Arc::new(Decoded::new()),
+            current_accounts: Arc::new(Current::new()),
             decoded_schema_versions: Arc::new(Decoded::new()),
             decoded_requests: Arc::new(Decoded::with_capacity(
                 DECODED_REQUESTS,

@@ -30,7 +30,7 @@ pub async fn get_request(
     let record = visible_request(&state, &caller, &request_id)?;
     state
         .store
-        .audit_read(read_event(&state, &caller, &record.id));
+        .audit_read(read_event(&caller, &record.id));
     let body = state.request_bodies.body(&record, &caller.account, || {
         let read = state.read_context(&caller.account, ReadKind::Single);
         // Serializing plain wire structs to JSON cannot fail.
@@ -42,23 +42,19 @@ pub async fn get_request(
         .body(body))
 }
 
-/// The `request.read` event of `caller` reading `id`.
-pub(crate) fn read_event(
-    state: &AppState,
-    caller: &Caller,
-    id: &RequestId,
-) -> switchboard_storage::audit::NewEvent {
-    crate::audit::event(
-        state,
-        caller.actor(),
-        "request.read",
-        Some(switchboard_storage::audit::Target::new(
+/// The `request.read` event of `caller` reading `id`, at the instant its token was checked.
+pub(crate) fn read_event(caller: &Caller, id: &RequestId) -> switchboard_storage::audit::NewEvent {
+    switchboard_storage::audit::NewEvent {
+        at: caller.at,
+        actor: caller.actor(),
+        action: "request.read".into(),
+        target: Some(switchboard_storage::audit::Target::new(
             "request",
             id.as_str(),
         )),
-        "ok",
-        caller.ip,
-    )
+        outcome: "ok".into(),
+        ip: caller.ip,
+    }
 }
 
 /// The request if it belongs to the caller's scope. Another account's or environment's request is

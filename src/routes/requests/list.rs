@@ -138,7 +138,7 @@ pub async fn list_requests(
     for record in &rows {
         state
             .store
-            .audit_read(super::get::read_event(&state, &caller, &record.id));
+            .audit_read(super::get::read_event(&caller, &record.id));
     }
     let read = state.read_context(&caller.account, ReadKind::List);
     let requests = rows

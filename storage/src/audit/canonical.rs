@@ -55,9 +55,9 @@ impl Unhashed<'_> {
 /// `s` as a JSON string. Nearly every string here needs no escape (fixed words, hex, instants, ids): those
 /// are copied whole after one pass that the compiler vectorizes; the rest go through serde_json.
 fn put_str(out: &mut Vec<u8>, s: &str) {
-    let escaped = s
-        .bytes()
-        .fold(false, |any, b| any | (b < 0x20) | (b == b'"') | (b == b'\\'));
+    let escaped = s.bytes().fold(false, |any, b| {
+        any | (b < 0x20) | (b == b'"') | (b == b'\\')
+    });
     if escaped {
         serde_json::to_writer(&mut *out, s).expect("a string serializes into memory");
     } else {
@@ -143,7 +143,8 @@ mod tests {
 
     #[test]
     fn the_hand_written_form_is_what_serde_json_writes() {
-        let odd = "quote \" backslash \\ newline \n tab \t nul \u{0} bell \u{7} del \u{7f} é 日本 🎉";
+        let odd =
+            "quote \" backslash \\ newline \n tab \t nul \u{0} bell \u{7} del \u{7f} é 日本 🎉";
         let actors = [
             Actor::operator("alice"),
             Actor::api_key("cred_1"),
@@ -155,8 +156,14 @@ mod tests {
         ];
         let targets = [
             None,
-            Some(Target::new("request", "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f0001")),
-            Some(Target::new("backup", "/var/backups/switchboard \"nightly\"")),
+            Some(Target::new(
+                "request",
+                "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f0001",
+            )),
+            Some(Target::new(
+                "backup",
+                "/var/backups/switchboard \"nightly\"",
+            )),
             Some(Target::new("operator", odd)),
         ];
         for actor in &actors {

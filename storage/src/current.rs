@@ -1,0 +1,125 @@
+//! Records as last read from a tree that changes rarely (accounts), valid until the next write to that
+//! tree. Every API call reads its caller's account to check the credential is still live; with this, it
+//! does so without a lookup in the store, which cost a GET more than its audit event's hash.
+//!
+//! The writes to the tree bump a generation after they have committed ([`Current::changed`]); an entry
+//! answers only while the generation it was read under is the current one. A reader that raced a write
+//! keeps what it read under the generation it started with, which the write's bump has already retired,
+//! so it is never answered again. Between a write's commit and its bump, readers may still get the record
+//! from before: the write has not returned to its caller yet.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// Entries kept before the map starts over.
+const CAPACITY: usize = 4096;
+
+pub(crate) struct Current<R> {
+    generation: AtomicU64,
+    entries: RwLock<HashMap<String, (u64, Arc<R>)>>,
+}
+
+impl<R> Current<R> {
+    pub(crate) fn new() -> Current<R> {
+        Current {
+            generation: AtomicU64::new(0),
+            entries: RwLock::new(HashMap::new()),
+        }
+    }
+
+    /// The record under `key`: the one kept if no write has committed since it was read, else what `read`
+    /// finds (kept for the next reader).
+    pub(crate) fn get<E>(
+        &self,
+        key: &str,
+        read: impl FnOnce() -> Result<Option<Arc<R>>, E>,
+    ) -> Result<Option<Arc<R>>, E> {
+        let generation = self.generation.load(Ordering::Acquire);
+        if let Some((read_under, record)) = self.entries.read().expect("current lock").get(key) {
+            if *read_under == generation {
+                return Ok(Some(Arc::clone(record)));
+            }
+        }
+        let record = read()?;
+        if let Some(record) = &record {
+            let mut entries = self.entries.write().expect("current lock");
+            if entries.len() >= CAPACITY {
+                entries.clear();
+            }
+            entries.insert(key.to_owned(), (generation, Arc::clone(record)));
+        }
+        Ok(record)
+    }
+
+    /// Runs `write`, which changes the tree, then retires every record kept, whatever `write` answered: a
+    /// write that failed may still have committed.
+    pub(crate) fn changed<T>(&self, write: impl FnOnce() -> T) -> T {
+        let answer = write();
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        answer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    fn read(value: &'static str, reads: &Cell<u32>) -> Result<Option<Arc<&'static str>>, ()> {
+        reads.set(reads.get() + 1);
+        Ok(Some(Arc::new(value)))
+    }
+
+    #[test]
+    fn a_record_is_read_again_only_after_a_write() {
+        let current = Current::new();
+        let reads = Cell::new(0);
+        assert_eq!(
+            *current.get("a", || read("one", &reads)).unwrap().unwrap(),
+            "one"
+        );
+        assert_eq!(
+            *current.get("a", || read("two", &reads)).unwrap().unwrap(),
+            "one"
+        );
+        assert_eq!(reads.get(), 1, "kept between writes");
+        current.changed(|| ());
+        assert_eq!(
+            *current.get("a", || read("two", &reads)).unwrap().unwrap(),
+            "two"
+        );
+        assert_eq!(reads.get(), 2);
+    }
+
+    #[test]
+    fn a_read_that_raced_a_write_is_not_answered_again() {
+        let current = Current::new();
+        let reads = Cell::new(0);
+        // The write commits and bumps while the reader is between the generation and the tree.
+        let old = current.get("a", || {
+            current.changed(|| ());
+            read("old", &reads)
+        });
+        assert_eq!(*old.unwrap().unwrap(), "old");
+        assert_eq!(
+            *current.get("a", || read("new", &reads)).unwrap().unwrap(),
+            "new"
+        );
+    }
+
+    #[test]
+    fn a_missing_record_and_an_error_are_not_kept() {
+        let current: Current<&str> = Current::new();
+        let reads = Cell::new(0);
+        assert!(current.get("a", || Ok::<_, ()>(None)).unwrap().is_none());
+        assert_eq!(
+            current.get("a", || Err::<Option<_>, _>("down")),
+            Err("down")
+        );
+        assert_eq!(
+            *current.get("a", || read("found", &reads)).unwrap().unwrap(),
+            "found"
+        );
+    }
+}
