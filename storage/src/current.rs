@@ -66,9 +66,9 @@ mod tests {
     use super::*;
     use std::cell::Cell;
 
-    fn read(value: &'static str, reads: &Cell<u32>) -> Result<Option<Arc<&'static str>>, ()> {
+    fn read(value: &str, reads: &Cell<u32>) -> Result<Option<Arc<String>>, ()> {
         reads.set(reads.get() + 1);
-        Ok(Some(Arc::new(value)))
+        Ok(Some(Arc::new(value.to_owned())))
     }
 
     #[test]
@@ -110,7 +110,7 @@ mod tests {
 
     #[test]
     fn a_missing_record_and_an_error_are_not_kept() {
-        let current: Current<&str> = Current::new();
+        let current: Current<String> = Current::new();
         let reads = Cell::new(0);
         assert!(current.get("a", || Ok::<_, ()>(None)).unwrap().is_none());
         assert_eq!(
