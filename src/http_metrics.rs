@@ -39,19 +39,30 @@ where
     let response = span.in_scope(|| service.call(req));
     async move {
         let response = response.await;
-        let (status, route) = match &response {
-            Ok(response) => (response.status(), route_of(response.request())),
-            Err(error) => (
-                error.as_response_error().status_code(),
-                UNMATCHED_ROUTE.to_owned(),
-            ),
+        let status = match &response {
+            Ok(response) => response.status(),
+            Err(error) => error.as_response_error().status_code(),
+        };
+        let pattern = response
+            .as_ref()
+            .ok()
+            .and_then(|response| response.request().app_data::<RoutePattern>());
+        let route = match (pattern, &response) {
+            (Some(pattern), _) => std::borrow::Cow::Borrowed(pattern.pattern.as_str()),
+            (None, Ok(response)) => route_of(response.request()).into(),
+            (None, Err(_)) => UNMATCHED_ROUTE.into(),
         };
         let span = tracing::Span::current();
-        span.record("route", route.as_str());
+        span.record("route", &*route);
         span.record("status", status.as_u16());
-        log_answer(status, started.elapsed());
-        if let Some(metrics) = metrics {
-            metrics.http_request(method, &route, status.as_u16(), started.elapsed());
+        let elapsed = started.elapsed();
+        log_answer(status, elapsed);
+        match (metrics, pattern) {
+            (Some(metrics), Some(pattern)) => {
+                pattern.observe(&metrics, method, status.as_u16(), elapsed)
+            }
+            (Some(metrics), None) => metrics.http_request(method, &route, status.as_u16(), elapsed),
+            (None, _) => {}
         }
         response
     }
@@ -71,16 +82,11 @@ fn log_answer(status: StatusCode, latency: Duration) {
     }
 }
 
-/// The route pattern of a request: the one its resource was registered with, else (a request refused
-/// before routing, a resource not built by `http::resource`) the resource map's match, else the label of
-/// unmatched paths.
+/// The route pattern of a request whose resource was not built by `http::resource` (or that was refused
+/// before routing): the resource map's match, else the label of unmatched paths.
 fn route_of(req: &HttpRequest) -> String {
-    match req.app_data::<RoutePattern>() {
-        Some(RoutePattern(pattern)) => pattern.clone(),
-        None => req
-            .match_pattern()
-            .unwrap_or_else(|| UNMATCHED_ROUTE.to_owned()),
-    }
+    req.match_pattern()
+        .unwrap_or_else(|| UNMATCHED_ROUTE.to_owned())
 }
 
 /// The method as a label; extension methods share one value so a client cannot mint series.

@@ -14,8 +14,8 @@ pub(crate) use disposition::disposition_label;
 use std::time::Duration;
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
-    Registry, TextEncoder,
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
 use switchboard_storage::{Disposition, Environment, RequestState, Store};
 
@@ -290,6 +290,17 @@ impl Metrics {
             .observe(elapsed.as_secs_f64());
     }
 
+    /// The series an answer of `method` on `route` with `status` counts in, for a caller that keeps it:
+    /// [`Metrics::http_request`] finds them by hashing their labels on every request.
+    pub fn http_series(&self, method: &str, route: &str, status: u16) -> HttpSeries {
+        HttpSeries {
+            count: self
+                .http_requests
+                .with_label_values(&[method, route, &status.to_string()]),
+            duration: self.http_duration.with_label_values(&[method, route]),
+        }
+    }
+
     /// A request was booked.
     pub fn request_created(&self, environment: Environment) {
         self.requests_created
@@ -394,3 +405,18 @@ where
 
 #[cfg(test)]
 mod tests;
+
+/// The counter and the latency histogram of one method, route and status.
+#[derive(Clone)]
+pub struct HttpSeries {
+    count: IntCounter,
+    duration: Histogram,
+}
+
+impl HttpSeries {
+    /// One answer, after `elapsed`.
+    pub fn observe(&self, elapsed: Duration) {
+        self.count.inc();
+        self.duration.observe(elapsed.as_secs_f64());
+    }
+}

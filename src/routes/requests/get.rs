@@ -28,9 +28,7 @@ pub async fn get_request(
     request_id: web::Path<RequestId>,
 ) -> Result<HttpResponse, ApiError> {
     let record = visible_request(&state, &caller, &request_id)?;
-    state
-        .store
-        .audit_read(read_event(&caller, &record.id));
+    state.store.audit_read(read_event(&caller, &record.id));
     let body = state.request_bodies.body(&record, &caller.account, || {
         let read = state.read_context(&caller.account, ReadKind::Single);
         // Serializing plain wire structs to JSON cannot fail.
