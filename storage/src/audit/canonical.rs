@@ -8,15 +8,20 @@ use std::net::IpAddr;
 
 use super::event::{Actor, Target};
 
-/// The fields that are hashed, borrowed.
+/// The fields that are hashed, borrowed. Tests serialize it with serde_json too: the reference the
+/// hand-written form must equal.
+#[cfg_attr(test, derive(serde::Serialize))]
+#[cfg_attr(test, serde(rename_all = "camelCase"))]
 pub(super) struct Unhashed<'a> {
     pub(super) action: &'a str,
     pub(super) actor: &'a Actor,
     pub(super) at: &'a str,
+    #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
     pub(super) ip: Option<&'a str>,
     pub(super) outcome: &'a str,
     pub(super) prev_hash: &'a str,
     pub(super) seq: u64,
+    #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
     pub(super) target: Option<&'a Target>,
 }
 
@@ -122,24 +127,7 @@ pub(super) fn ip_text(address: IpAddr, buf: &mut [u8; IP_TEXT]) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde::Serialize;
     use std::borrow::Cow;
-
-    /// What serde_json writes for the same fields: the reference the hand-written form must equal.
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Reference<'a> {
-        action: &'a str,
-        actor: &'a Actor,
-        at: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        ip: Option<&'a str>,
-        outcome: &'a str,
-        prev_hash: &'a str,
-        seq: u64,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        target: Option<&'a Target>,
-    }
 
     #[test]
     fn the_hand_written_form_is_what_serde_json_writes() {
@@ -170,35 +158,19 @@ mod tests {
             for target in &targets {
                 for ip in [None, Some("127.0.0.1"), Some("2001:db8::1")] {
                     for seq in [0, 1, 9, 10, 255, 1_000_000, u64::MAX] {
-                        let (action, at, outcome, prev_hash) = (
-                            "request.read",
-                            "2026-11-23T14:00:00.000000Z",
-                            "denied",
-                            super::super::GENESIS,
-                        );
+                        let unhashed = Unhashed {
+                            action: "request.read",
+                            actor,
+                            at: "2026-11-23T14:00:00.000000Z",
+                            ip,
+                            outcome: "denied",
+                            prev_hash: super::super::GENESIS,
+                            seq,
+                            target: target.as_ref(),
+                        };
                         let mut written = Vec::new();
-                        Unhashed {
-                            action,
-                            actor,
-                            at,
-                            ip,
-                            outcome,
-                            prev_hash,
-                            seq,
-                            target: target.as_ref(),
-                        }
-                        .write(&mut written);
-                        let reference = serde_json::to_vec(&Reference {
-                            action,
-                            actor,
-                            at,
-                            ip,
-                            outcome,
-                            prev_hash,
-                            seq,
-                            target: target.as_ref(),
-                        })
-                        .unwrap();
+                        unhashed.write(&mut written);
+                        let reference = serde_json::to_vec(&unhashed).unwrap();
                         assert_eq!(
                             String::from_utf8(written).unwrap(),
                             String::from_utf8(reference).unwrap()
