@@ -7,6 +7,7 @@
 //! apart. Counters count since start-up, as Prometheus counters do.
 
 mod disposition;
+mod http_series;
 mod webhook_attempt;
 
 pub(crate) use disposition::disposition_label;
@@ -14,11 +15,12 @@ pub(crate) use disposition::disposition_label;
 use std::time::Duration;
 
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
-    IntGaugeVec, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 use switchboard_storage::{Disposition, Environment, RequestState, Store};
 
+pub use http_series::HttpSeries;
 pub use webhook_attempt::WebhookAttempt;
 
 /// Content type of [`Metrics::render`]'s output.
@@ -290,17 +292,6 @@ impl Metrics {
             .observe(elapsed.as_secs_f64());
     }
 
-    /// The series an answer of `method` on `route` with `status` counts in, for a caller that keeps it:
-    /// [`Metrics::http_request`] finds them by hashing their labels on every request.
-    pub fn http_series(&self, method: &str, route: &str, status: u16) -> HttpSeries {
-        HttpSeries {
-            count: self
-                .http_requests
-                .with_label_values(&[method, route, &status.to_string()]),
-            duration: self.http_duration.with_label_values(&[method, route]),
-        }
-    }
-
     /// A request was booked.
     pub fn request_created(&self, environment: Environment) {
         self.requests_created
@@ -405,18 +396,3 @@ where
 
 #[cfg(test)]
 mod tests;
-
-/// The counter and the latency histogram of one method, route and status.
-#[derive(Clone)]
-pub struct HttpSeries {
-    count: IntCounter,
-    duration: Histogram,
-}
-
-impl HttpSeries {
-    /// One answer, after `elapsed`.
-    pub fn observe(&self, elapsed: Duration) {
-        self.count.inc();
-        self.duration.observe(elapsed.as_secs_f64());
-    }
-}
