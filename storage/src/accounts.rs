@@ -48,23 +48,20 @@ impl Store {
         account: &AccountRecord,
         events: &[NewEvent],
     ) -> Result<(), StorageError> {
-        self.current_accounts.changed(|| {
-            self.audited(&[&self.accounts, &self.credential_keys], events, |trees| {
-                let (accounts, keys) = (&trees[0], &trees[1]);
-                let previous = accounts.get(account.id.as_bytes())?;
-                if let Some(previous) = previous {
-                    let previous: AccountRecord =
-                        decode(&previous).map_err(ConflictableTransactionError::Abort)?;
-                    for credential in &previous.credentials {
-                        keys.remove(credential.key.as_bytes())?;
-                    }
+        self.write_accounts(events, |accounts, keys| {
+            let previous = accounts.get(account.id.as_bytes())?;
+            if let Some(previous) = previous {
+                let previous: AccountRecord =
+                    decode(&previous).map_err(ConflictableTransactionError::Abort)?;
+                for credential in &previous.credentials {
+                    keys.remove(credential.key.as_bytes())?;
                 }
-                for credential in &account.credentials {
-                    claim_key(keys, &credential.key, &account.id)?;
-                }
-                accounts.insert(account.id.as_bytes(), encode(account))?;
-                Ok(())
-            })
+            }
+            for credential in &account.credentials {
+                claim_key(keys, &credential.key, &account.id)?;
+            }
+            accounts.insert(account.id.as_bytes(), encode(account))?;
+            Ok(())
         })?;
         self.durable().await
     }
@@ -75,22 +72,19 @@ impl Store {
         id: &str,
         events: &[NewEvent],
     ) -> Result<bool, StorageError> {
-        let deleted = self.current_accounts.changed(|| {
-            self.audited(&[&self.accounts, &self.credential_keys], events, |trees| {
-                let (accounts, keys) = (&trees[0], &trees[1]);
-                let Some(previous) = accounts.remove(id.as_bytes())? else {
-                    // Nothing changed, so nothing is audited either.
-                    return Err(ConflictableTransactionError::Abort(
-                        StorageError::AccountMissing(id.to_owned()),
-                    ));
-                };
-                let previous: AccountRecord =
-                    decode(&previous).map_err(ConflictableTransactionError::Abort)?;
-                for credential in &previous.credentials {
-                    keys.remove(credential.key.as_bytes())?;
-                }
-                Ok(())
-            })
+        let deleted = self.write_accounts(events, |accounts, keys| {
+            let Some(previous) = accounts.remove(id.as_bytes())? else {
+                // Nothing changed, so nothing is audited either.
+                return Err(ConflictableTransactionError::Abort(
+                    StorageError::AccountMissing(id.to_owned()),
+                ));
+            };
+            let previous: AccountRecord =
+                decode(&previous).map_err(ConflictableTransactionError::Abort)?;
+            for credential in &previous.credentials {
+                keys.remove(credential.key.as_bytes())?;
+            }
+            Ok(())
         });
         match deleted {
             Ok(()) => {
@@ -109,23 +103,35 @@ impl Store {
         credential: CredentialRecord,
         events: &[NewEvent],
     ) -> Result<(), StorageError> {
-        self.current_accounts.changed(|| {
-            self.audited(&[&self.accounts, &self.credential_keys], events, |trees| {
-                let (accounts, keys) = (&trees[0], &trees[1]);
-                let Some(current) = accounts.get(account_id.as_bytes())? else {
-                    return Err(ConflictableTransactionError::Abort(
-                        StorageError::AccountMissing(account_id.to_owned()),
-                    ));
-                };
-                let mut account: AccountRecord =
-                    decode(&current).map_err(ConflictableTransactionError::Abort)?;
-                claim_key(keys, &credential.key, account_id)?;
-                account.credentials.push(credential.clone());
-                accounts.insert(account_id.as_bytes(), encode(&account))?;
-                Ok(())
-            })
+        self.write_accounts(events, |accounts, keys| {
+            let Some(current) = accounts.get(account_id.as_bytes())? else {
+                return Err(ConflictableTransactionError::Abort(
+                    StorageError::AccountMissing(account_id.to_owned()),
+                ));
+            };
+            let mut account: AccountRecord =
+                decode(&current).map_err(ConflictableTransactionError::Abort)?;
+            claim_key(keys, &credential.key, account_id)?;
+            account.credentials.push(credential.clone());
+            accounts.insert(account_id.as_bytes(), encode(&account))?;
+            Ok(())
         })?;
         self.durable().await
+    }
+
+    /// One transaction over the accounts and their key index (`body` gets the two trees), audited with
+    /// `events`. Every account kept as last read is retired once it has run, so no account write can skip
+    /// that.
+    fn write_accounts<T>(
+        &self,
+        events: &[NewEvent],
+        body: impl Fn(&TxTree, &TxTree) -> TxResult<T>,
+    ) -> Result<T, StorageError> {
+        self.current_accounts.changed(|| {
+            self.audited(&[&self.accounts, &self.credential_keys], events, |trees| {
+                body(&trees[0], &trees[1])
+            })
+        })
     }
 }
 
