@@ -4,6 +4,7 @@
 use std::net::IpAddr;
 
 use actix_web::HttpRequest;
+use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 use switchboard_storage::audit::{Actor, NewEvent, Target};
 
@@ -18,8 +19,20 @@ pub fn event(
     outcome: &'static str,
     ip: Option<IpAddr>,
 ) -> NewEvent {
+    event_at(state.clock.now(), actor, action, target, outcome, ip)
+}
+
+/// An event of `action` by `actor` on `target`, at `at`: for a caller that read the clock already.
+pub fn event_at(
+    at: DateTime<Utc>,
+    actor: Actor,
+    action: &'static str,
+    target: Option<Target>,
+    outcome: &'static str,
+    ip: Option<IpAddr>,
+) -> NewEvent {
     NewEvent {
-        at: state.clock.now(),
+        at,
         actor,
         action: action.into(),
         target,

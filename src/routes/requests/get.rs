@@ -42,17 +42,17 @@ pub async fn get_request(
 
 /// The `request.read` event of `caller` reading `id`, at the instant its token was checked.
 pub(crate) fn read_event(caller: &Caller, id: &RequestId) -> switchboard_storage::audit::NewEvent {
-    switchboard_storage::audit::NewEvent {
-        at: caller.at,
-        actor: caller.actor(),
-        action: "request.read".into(),
-        target: Some(switchboard_storage::audit::Target::new(
+    crate::audit::event_at(
+        caller.at,
+        caller.actor(),
+        "request.read",
+        Some(switchboard_storage::audit::Target::new(
             "request",
             id.as_str(),
         )),
-        outcome: "ok".into(),
-        ip: caller.ip,
-    }
+        "ok",
+        caller.ip,
+    )
 }
 
 /// The request if it belongs to the caller's scope. Another account's or environment's request is
