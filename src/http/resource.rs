@@ -49,17 +49,21 @@ impl RoutePattern {
     /// Counts and times an answer of `method` with `status` on this route.
     pub fn observe(&self, metrics: &Metrics, method: &'static str, status: u16, elapsed: Duration) {
         let mut series = self.series.lock().expect("route series");
-        let found = series
+        let place = match series
             .iter()
-            .find(|(m, s, _)| *s == status && *m == method)
-            .map(|(_, _, found)| found.clone());
-        let found = found.unwrap_or_else(|| {
-            let made = metrics.http_series(method, &self.pattern, status);
-            series.push((method, status, made.clone()));
-            made
-        });
-        drop(series);
-        found.observe(elapsed);
+            .position(|(m, s, _)| *s == status && *m == method)
+        {
+            Some(place) => place,
+            None => {
+                series.push((
+                    method,
+                    status,
+                    metrics.http_series(method, &self.pattern, status),
+                ));
+                series.len() - 1
+            }
+        };
+        series[place].2.observe(elapsed);
     }
 }
 
