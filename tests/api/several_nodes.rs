@@ -35,6 +35,14 @@ fn shared_master_key(dir: &Path) -> String {
     std::fs::read_to_string(path).unwrap().trim().to_owned()
 }
 
+/// `config` on a fresh database, written in `dir`, and the master key its nodes share.
+fn on_a_shared_database(dir: &Path, config: &mut TestConfig) -> (PathBuf, String) {
+    config
+        .set("storage.kind", "postgres")
+        .set("storage.url", fresh_postgres_database());
+    (write_config(dir, config), shared_master_key(dir))
+}
+
 /// One node: its own data directory, the shared database and key.
 struct Node {
     config: PathBuf,
@@ -131,9 +139,10 @@ impl Nodes {
         let fake = FakeRetell::start().await;
         let receiver = Receiver::start().await;
         let dir = tempfile::tempdir().unwrap();
+        let (config, key) = config(dir.path(), &fake, &receiver);
         Nodes {
-            config: config(dir.path(), &fake, &receiver),
-            key: shared_master_key(dir.path()),
+            config,
+            key,
             fake,
             receiver,
             _dir: dir,
@@ -145,17 +154,15 @@ impl Nodes {
     }
 }
 
-fn config(dir: &Path, fake: &FakeRetell, receiver: &Receiver) -> PathBuf {
+/// The configuration of a test's nodes and their master key: Retell calls, webhooks to `receiver`.
+fn config(dir: &Path, fake: &FakeRetell, receiver: &Receiver) -> (PathBuf, String) {
     let mut config = TestConfig::default();
     retell_config(&mut config, fake);
-    config
-        .set("storage.kind", "postgres")
-        .set("storage.url", fresh_postgres_database())
-        .set("webhooks.allow_private_targets", true);
+    config.set("webhooks.allow_private_targets", true);
     config
         .demo_account()
         .insert("webhook_url".into(), receiver.url("/hook").into());
-    write_config(dir, &config)
+    on_a_shared_database(dir, &mut config)
 }
 
 #[actix_web::test]
@@ -354,11 +361,7 @@ async fn a_standby_forwards_over_https_to_a_holder_serving_the_shared_certificat
     let dir = tempfile::tempdir().unwrap();
     let certificate = TestCertificate::write(dir.path());
     let mut config = config_with_tls(&certificate.cert_file, &certificate.key_file);
-    config
-        .set("storage.kind", "postgres")
-        .set("storage.url", fresh_postgres_database());
-    let path = write_config(dir.path(), &config);
-    let key = shared_master_key(dir.path());
+    let (path, key) = on_a_shared_database(dir.path(), &mut config);
     let client = certificate.client(reqwest::tls::Version::TLS_1_3);
 
     let first = Node::new(&path, &key).start();
@@ -382,12 +385,8 @@ async fn a_standby_forwards_over_https_to_a_holder_serving_the_shared_certificat
 async fn a_recording_stored_by_the_holder_downloads_from_either_node() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = TestConfig::default();
-    config
-        .dispatching()
-        .set("storage.kind", "postgres")
-        .set("storage.url", fresh_postgres_database());
-    let path = write_config(dir.path(), &config);
-    let key = shared_master_key(dir.path());
+    config.dispatching();
+    let (path, key) = on_a_shared_database(dir.path(), &mut config);
     let (first, second) = holder_and_standby(&path, &key).await;
 
     // A production call through the payer simulator, which records it.
@@ -420,12 +419,9 @@ async fn the_manual_clock_is_one_for_every_node_and_survives_a_takeover() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = TestConfig::default();
     config
-        .set("storage.kind", "postgres")
-        .set("storage.url", fresh_postgres_database())
         .set("clock.mode", "manual")
         .set("clock.start", "2026-03-02T09:00:00Z");
-    let path = write_config(dir.path(), &config);
-    let key = shared_master_key(dir.path());
+    let (path, key) = on_a_shared_database(dir.path(), &mut config);
     let (first, second) = holder_and_standby(&path, &key).await;
     let advance = |api: &Api, seconds: i64| {
         let api = api.clone();
