@@ -2,8 +2,9 @@
 //! node that runs requests, which would otherwise see (and audit) the standby's address. The standby names
 //! the client's address in a header and proves it with a MAC under a key derived from the master key, which
 //! every node of a database shares and no client has: a client that sends the header itself is not believed.
-//! The proof also covers the method, the path and the time it was made, so one seen on the wire proves
-//! nothing for another call, nor for the same call a minute later.
+//! The proof also covers the method, the path and query and the time it was made, so one seen on the wire
+//! proves nothing for a call of another method or path, nor for any call a minute later. It does not cover
+//! the body: within that minute it would prove the address of the same call with another body.
 
 use std::net::IpAddr;
 

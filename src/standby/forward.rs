@@ -87,8 +87,14 @@ pub async fn forward(req: HttpRequest, body: web::Bytes, hop: web::Data<Hop>) ->
             "No node runs requests right now (one is taking over); retry shortly",
         );
     };
-    let path = path_of(&req);
-    let target = format!("{}{path}", holder.as_str().trim_end_matches('/'));
+    let joined = format!("{}{}", holder.as_str().trim_end_matches('/'), path_of(&req));
+    let Ok(target) = url::Url::parse(&joined) else {
+        return ApiError::new(Code::InvalidRequest, "The path cannot be forwarded")
+            .error_response();
+    };
+    // The path and query as the holder will receive them: the URL percent-encodes what a client may send
+    // raw (a quote in the query, say) and resolves dot segments, and the proof must cover those bytes.
+    let sent = target[url::Position::BeforePath..].to_owned();
     let Ok(method) = reqwest::Method::from_bytes(req.method().as_str().as_bytes()) else {
         return ApiError::new(Code::InvalidRequest, "Unknown HTTP method").error_response();
     };
@@ -102,7 +108,7 @@ pub async fn forward(req: HttpRequest, body: web::Bytes, hop: web::Data<Hop>) ->
     if let (Some(key), Some(peer)) = (&hop.forwarding, req.peer_addr()) {
         outgoing = outgoing.header(CLIENT_IP, peer.ip().to_string()).header(
             CLIENT_IP_PROOF,
-            key.prove(peer.ip(), req.method().as_str(), path, unix_now()),
+            key.prove(peer.ip(), req.method().as_str(), &sent, unix_now()),
         );
     }
     let answer = match outgoing.send().await {

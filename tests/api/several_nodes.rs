@@ -303,25 +303,49 @@ async fn every_node_serves_clients_as_one_switchboard() {
     // The node that ran the create audited the client's address, not the standby's; an address a client
     // claims itself, without the nodes' proof, is not believed.
     let forged = create_claiming_an_address(&first, &token, &body["inputs"]).await;
-    let audited = |target: String| {
+    let audited = |action: &'static str, target: String| {
         let api = second.clone();
         async move {
-            let path = format!("/admin/v1/audit?action=request.create&targetId={target}");
-            let (_, page) = status_and_json(api.admin(Method::GET, &path, None).await).await;
-            page["events"][0]["ip"].clone()
+            let path = format!("/admin/v1/audit?action={action}&targetId={target}");
+            // Read events are written within half a second.
+            for _ in 0..50 {
+                let (_, page) = status_and_json(api.admin(Method::GET, &path, None).await).await;
+                if !page["events"][0].is_null() {
+                    return page["events"][0]["ip"].clone();
+                }
+                actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+            }
+            panic!("no {action} event for {target}");
         }
     };
     // The standby passes on the address it saw, never one the client claims.
     let forwarded = create_claiming_an_address(&via_standby, &token, &body["inputs"]).await;
     assert_eq!(
-        audited(forwarded).await,
+        audited("request.create", forwarded.clone()).await,
         "127.0.0.3",
         "a forwarded create is audited at the client's address"
     );
     assert_eq!(
-        audited(forged).await,
+        audited("request.create", forged).await,
         "127.0.0.1",
         "an address a client claims is not believed"
+    );
+    // A call whose path the forwarding rewrites (a raw quote in the query, which the URL percent-encodes)
+    // proves its client's address too.
+    let raw_read = format!(
+        "GET /v1/requests/{forwarded}?note='raw' HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n",
+        second.address.trim_start_matches("http://")
+    );
+    assert!(
+        raw_http(&second.address, "127.0.0.3", &raw_read)
+            .await
+            .starts_with("HTTP/1.1 200"),
+        "a read with a raw quote in its query is served"
+    );
+    assert_eq!(
+        audited("request.read", forwarded).await,
+        "127.0.0.3",
+        "a forwarded read whose query was re-encoded is audited at the client's address"
     );
 
     // A standby stopped before it ever ran requests ends cleanly, and the holder keeps serving.
@@ -491,6 +515,20 @@ async fn a_node_whose_lease_another_took_stops_at_once() {
     assert_eq!(moved.len(), 1);
     let exited = wait_exit(&mut server, Duration::from_secs(5));
     assert_eq!(exited, Some(1), "the node stops when its lease is gone");
+}
+
+/// Sends `request` as written, from the local address `from`, to the server at `address`; answers what
+/// came back (reqwest would percent-encode what a raw client may send).
+async fn raw_http(address: &str, from: &str, request: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let to = address.trim_start_matches("http://").parse().unwrap();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    let mut stream = socket.connect(to).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    answer
 }
 
 fn wait_exit(server: &mut BinaryServer, limit: Duration) -> Option<i32> {
