@@ -135,7 +135,7 @@ pub async fn forward(req: HttpRequest, body: web::Bytes, hop: web::Data<Hop>) ->
 fn outcome_unknown() -> HttpResponse {
     ApiError::new(
         Code::InternalError,
-        "The node that runs requests stopped answering; the call may or may not have taken effect",
+        "The node that runs requests stopped answering, so the call may have taken effect; please retry the request (a create with its internalId, so it is made once)",
     )
     .error_response()
 }
