@@ -137,8 +137,10 @@ impl RequestId {
     /// The batch this request was created in and its place there, when the id is a batch member's.
     pub fn batch_place(&self) -> Option<(RequestBatchId, usize)> {
         let id = uuid::Uuid::try_parse(&self.0).ok()?;
-        // Only the canonical text maps back to the batch's key: another spelling is another id.
-        if id.get_version_num() != 7 || id.hyphenated().to_string() != self.0 {
+        // Only the canonical text maps back to the batch's key: another spelling is another id. Every
+        // read by id asks, so the comparison is made in a stack buffer, not a fresh string.
+        let mut canonical = uuid::Uuid::encode_buffer();
+        if id.get_version_num() != 7 || *id.hyphenated().encode_lower(&mut canonical) != *self.0 {
             return None;
         }
         let split = self.0.len() - PLACE_DIGITS;
@@ -146,10 +148,10 @@ impl RequestId {
         if place == 0 {
             return None;
         }
-        Some((
-            RequestBatchId(format!("{}{}", &self.0[..split], "0".repeat(PLACE_DIGITS))),
-            place,
-        ))
+        let mut batch = String::with_capacity(self.0.len());
+        batch.push_str(&self.0[..split]);
+        batch.extend(std::iter::repeat_n('0', PLACE_DIGITS));
+        Some((RequestBatchId(batch), place))
     }
 }
 
