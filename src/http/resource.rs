@@ -1,9 +1,11 @@
 //! The router's own answers: 404 for an unknown path, and 405 with an `Allow` header (RFC 9110 section
 //! 15.5.6) for a known path asked with a method it does not serve. Every GET also serves HEAD.
 
-use actix_web::dev::{AppService, HttpServiceFactory};
+use actix_web::dev::{AppService, HttpServiceFactory, Service};
 use actix_web::http::{header, Method};
-use actix_web::{web, FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, Route};
+use actix_web::{
+    guard, web, FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, Route,
+};
 
 use std::time::Duration;
 
@@ -23,8 +25,13 @@ pub async fn not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
 /// default, a resource inherits the app's default service and a wrong method would look like a missing
 /// route; and only the builder knows which methods it was given, so it keeps the list for `Allow`.
 pub fn resource(path: &str) -> ServedResource {
+    let segment = TrailingSegment::of(path);
+    // A trailing segment's resource sits in a scope of the prefix and matches what is left of the path:
+    // nothing, once the segment is taken.
+    let matched = if segment.is_some() { "" } else { path };
     ServedResource {
-        resource: web::resource(path).app_data(RoutePattern::new(path)),
+        resource: web::resource(matched).app_data(RoutePattern::new(path)),
+        segment,
         methods: Vec::new(),
     }
 }
@@ -70,6 +77,7 @@ impl RoutePattern {
 /// A [`Resource`] being built, with the methods registered on it so far.
 pub struct ServedResource {
     resource: Resource,
+    segment: Option<TrailingSegment>,
     methods: Vec<Method>,
 }
 
@@ -132,12 +140,16 @@ impl HttpServiceFactory for ServedResource {
             .map(Method::as_str)
             .collect::<Vec<_>>()
             .join(", ");
-        self.resource
+        let resource = self
+            .resource
             .default_service(web::to(move |req: HttpRequest| {
                 let allow = allow.clone();
                 async move { method_not_allowed(&req, &allow) }
-            }))
-            .register(config)
+            }));
+        match self.segment {
+            Some(segment) => segment.register(resource, config),
+            None => resource.register(config),
+        }
     }
 }
 
@@ -150,4 +162,57 @@ fn method_not_allowed(req: &HttpRequest, allow: &str) -> HttpResponse {
         response.headers_mut().insert(header::ALLOW, value);
     }
     response
+}
+
+/// A path of static text ending in one parameter segment, such as `/v1/requests/{requestId}`. actix
+/// matches every path with a parameter by regex (5% of a request read's CPU), so such a path is routed
+/// as a scope of its static prefix instead, guarded by its number of segments, and the segment is taken
+/// as the parameter by hand: what the handlers extract is the same.
+struct TrailingSegment {
+    prefix: String,
+    name: String,
+}
+
+impl TrailingSegment {
+    /// The prefix and parameter name of `path`, if it has that shape (a parameter with its own pattern,
+    /// `{name:regex}`, does not).
+    fn of(path: &str) -> Option<TrailingSegment> {
+        let (prefix, last) = path.rsplit_once('/')?;
+        let name = last.strip_prefix('{')?.strip_suffix('}')?;
+        let plain = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        if prefix.is_empty()
+            || prefix.contains(['{', '}'])
+            || name.is_empty()
+            || !name.chars().all(plain)
+        {
+            return None;
+        }
+        Some(TrailingSegment {
+            prefix: prefix.to_owned(),
+            name: name.to_owned(),
+        })
+    }
+
+    fn register(self, resource: Resource, config: &mut AppService) {
+        // The regex `[^/]+` would have matched exactly one more non-empty segment. Percent-decoding the
+        // path never makes a slash, so the raw path's slashes count the same.
+        let slashes = self.prefix.matches('/').count() + 1;
+        let name = self.name;
+        web::scope(&self.prefix)
+            .guard(guard::fn_guard(move |ctx| {
+                let path = ctx.head().uri.path();
+                path.bytes().filter(|b| *b == b'/').count() == slashes && !path.ends_with('/')
+            }))
+            .wrap_fn(move |mut req, service| {
+                let path = req.match_info_mut();
+                let rest = path.unprocessed();
+                let taken = rest.len() as u16;
+                let segment = rest.strip_prefix('/').unwrap_or(rest).to_owned();
+                path.add_static(name.clone(), segment);
+                path.skip(taken);
+                service.call(req)
+            })
+            .service(resource)
+            .register(config)
+    }
 }
