@@ -36,6 +36,18 @@ async fn unknown_routes_answer_404_not_found_envelopes() {
         ("an unknown /v1 path", Method::GET, "/v1/nope"),
         ("a sub-path of a real route", Method::GET, "/v1/auth/extra"),
         ("a trailing slash", Method::GET, "/healthz/"),
+        // A route ending in a parameter takes exactly one non-empty segment there.
+        ("an empty request id", Method::GET, "/v1/requests/"),
+        (
+            "a segment past the request id",
+            Method::GET,
+            "/v1/requests/some-id/extra",
+        ),
+        (
+            "a trailing slash after the request id",
+            Method::GET,
+            "/v1/requests/some-id/",
+        ),
         ("an unknown admin path", Method::GET, "/admin/v1/nope"),
         (
             "an unknown path with a body method",
@@ -88,6 +100,16 @@ async fn wrong_methods_on_existing_routes_answer_405_method_not_allowed() {
             Method::DELETE,
             "/admin/v1/clock",
         ),
+        (
+            "clients do not delete requests",
+            Method::DELETE,
+            "/v1/requests/some-id",
+        ),
+        (
+            "an account's credentials are not read",
+            Method::GET,
+            "/admin/v1/accounts/acct_demo/credentials",
+        ),
     ];
     for (description, method, path) in cases {
         let response = app
@@ -109,6 +131,76 @@ async fn wrong_methods_on_existing_routes_answer_405_method_not_allowed() {
             "{description}: {method} {path}"
         );
     }
+}
+
+#[actix_web::test]
+async fn a_405_names_the_methods_its_path_serves_in_allow() {
+    let app = spawn_app().await;
+    let cases = [
+        (Method::DELETE, "/v1/requests/some-id", "GET, HEAD"),
+        (Method::POST, "/v1/schemas", "GET, HEAD"),
+        (
+            Method::PUT,
+            "/admin/v1/accounts/acct_demo/credentials",
+            "POST",
+        ),
+        (Method::POST, "/admin/v1/operators/someone", "DELETE"),
+    ];
+    for (method, path, allow) in cases {
+        let response = app
+            .client
+            .request(method.clone(), app.url(path))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 405, "{method} {path}");
+        assert_eq!(
+            response.headers().get("allow").map(|v| v.to_str().unwrap()),
+            Some(allow),
+            "{method} {path}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn a_request_id_is_read_from_its_percent_decoded_segment() {
+    let app = spawn_app().await;
+    let token = app.live_token().await;
+    let id = crate::helpers::create_vob(&app, &token).await;
+    // `%30` is the digit 0, which every UUID v7 id of this era starts with.
+    let encoded = format!("%30{}", &id[1..]);
+    assert!(id.starts_with('0'), "{id}");
+    let (status, body) = status_and_json(
+        app.client
+            .get(app.url(&format!("/v1/requests/{encoded}")))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, body["requestId"].as_str()),
+        (200, Some(id.as_str()))
+    );
+    // An encoded slash stays inside the one segment: an id, not a second segment.
+    let (status, body) = status_and_envelope(
+        app.client
+            .get(app.url("/v1/requests/a%2Fb"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, body),
+        (
+            404,
+            json!({ "error": "REQUEST_NOT_FOUND", "message": "Request 'a/b' was not found" })
+        )
+    );
 }
 
 #[actix_web::test]
