@@ -32,6 +32,9 @@ use crate::state::AppState;
 /// HTTP workers on PostgreSQL, whatever the cores: each blocks on the database while it reads.
 const POSTGRES_WORKERS: usize = 16;
 
+/// Seconds a graceful stop lets HTTP requests in flight finish, a standby's forwards included.
+pub(crate) const SHUTDOWN_GRACE_SECS: u64 = 10;
+
 /// A running server.
 pub struct Application {
     port: u16,
@@ -217,7 +220,7 @@ impl Application {
             Some(tls) => server.listen_rustls_0_23(listener, (*tls.server_config).clone())?,
             None => server.listen(listener)?,
         }
-        .shutdown_timeout(10)
+        .shutdown_timeout(SHUTDOWN_GRACE_SECS)
         .run();
         let handle = server.handle();
         // A stop asked for while this node took over from standing by.

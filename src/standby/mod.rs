@@ -23,6 +23,9 @@ use crate::middleware;
 pub use route::Route;
 pub use stop::StopAsked;
 
+/// How long the full server waits, at the handover, for forwards in flight to finish.
+const HANDOVER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The node was stopped (SIGTERM, SIGINT) before it took the lease: it opened nothing, so there is nothing
 /// to close.
 #[derive(Debug, thiserror::Error)]
@@ -66,13 +69,14 @@ pub async fn serve_until_leased(
     let listener = listener
         .try_clone()
         .context("cannot share the listening socket")?;
-    // Signals are `stop`'s; a forward still in flight at the handover gets 2 s (its node may be gone).
+    // Signals are `stop`'s. On a stop, forwards still in flight get as long as the full server gives its
+    // requests (operator contract section 1).
     let server = match &settings.server.tls {
         Some(tls) => server.listen_rustls_0_23(listener, (*tls.server_config).clone())?,
         None => server.listen(listener)?,
     }
     .disable_signals()
-    .shutdown_timeout(2)
+    .shutdown_timeout(crate::startup::SHUTDOWN_GRACE_SECS)
     .run();
     let handle = server.handle();
     let mut served = actix_web::rt::spawn(server);
@@ -80,10 +84,16 @@ pub async fn serve_until_leased(
     let leased = crate::lease::take(url, ca_file, settings.server.node_url.as_ref(), route);
     tokio::select! {
         lease = leased => {
-            // Forwards under way finish (against the node that held the lease before); new connections
-            // wait in the backlog for the full server.
-            handle.stop(true).await;
-            let _ = served.await;
+            // New connections wait in the backlog for the full server. Forwards under way finish against
+            // the node that held the lease before, which may be gone: the full server does not wait them
+            // out past a short grace, and they drain beside it.
+            let drained = async {
+                handle.stop(true).await;
+                let _ = (&mut served).await;
+            };
+            if tokio::time::timeout(HANDOVER_GRACE, drained).await.is_err() {
+                tracing::warn!("forwards still in flight at the handover; the full server starts beside them");
+            }
             Ok(Holding { lease: lease?, stop })
         }
         () = stop.wait() => {

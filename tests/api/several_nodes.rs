@@ -494,6 +494,75 @@ async fn a_standby_takes_over_at_once_when_the_holder_stops_gracefully() {
 }
 
 #[actix_web::test]
+async fn a_stopped_standby_lets_a_forward_in_flight_finish() {
+    let nodes = Nodes::new().await;
+    // The holder tells its standbys to reach it at a server that takes 4 s over every answer, longer
+    // than a handover's grace and within a stop's.
+    let (slow, mut arrived) = slow_server(Duration::from_secs(4));
+    let holder_dir = tempfile::tempdir().unwrap();
+    let holder = BinaryServer::start_with_env(
+        &nodes.config,
+        holder_dir.path(),
+        &[
+            ("SWITCHBOARD_MASTER_KEY", &nodes.key),
+            ("SWITCHBOARD_NODE_URL", &slow),
+        ],
+    );
+    holder.wait_ready().await;
+    let standby = nodes.node().start();
+    standby.wait_ready().await;
+
+    let call = actix_web::rt::spawn(standby.client.get(standby.url("/v1/schemas")).send());
+    arrived
+        .recv()
+        .await
+        .expect("the forward reached the slow server");
+    let stopped = Instant::now();
+    let exit = tokio::task::spawn_blocking(move || standby.terminate());
+    let answer = call
+        .await
+        .unwrap()
+        .expect("the forward in flight was answered");
+    assert_eq!(
+        status_and_json(answer).await,
+        (200, json!({ "slow": true }))
+    );
+    assert_eq!(exit.await.unwrap(), Some(0));
+    assert!(
+        stopped.elapsed() >= Duration::from_secs(3),
+        "the standby stopped after the answer: {:?}",
+        stopped.elapsed()
+    );
+    assert_eq!(holder.terminate(), Some(0));
+}
+
+/// A server in this process that answers every request `{"slow":true}` after `delay`, and says on the
+/// channel when each arrives: its URL and the channel.
+fn slow_server(delay: Duration) -> (String, tokio::sync::mpsc::UnboundedReceiver<()>) {
+    use actix_web::{web, App, HttpResponse, HttpServer};
+    let (arrived, arrivals) = tokio::sync::mpsc::unbounded_channel();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let server = HttpServer::new(move || {
+        let arrived = arrived.clone();
+        App::new().default_service(web::to(move || {
+            let _ = arrived.send(());
+            async move {
+                actix_web::rt::time::sleep(delay).await;
+                HttpResponse::Ok().json(json!({ "slow": true }))
+            }
+        }))
+    })
+    .workers(1)
+    .disable_signals()
+    .listen(listener)
+    .unwrap()
+    .run();
+    actix_web::rt::spawn(server);
+    (url, arrivals)
+}
+
+#[actix_web::test]
 async fn a_node_whose_lease_another_took_stops_at_once() {
     let nodes = Nodes::new().await;
     let node = nodes.node();
