@@ -168,29 +168,15 @@ async fn a_request_id_is_read_from_its_percent_decoded_segment() {
     // `%30` is the digit 0, which every UUID v7 id of this era starts with.
     let encoded = format!("%30{}", &id[1..]);
     assert!(id.starts_with('0'), "{id}");
-    let (status, body) = status_and_json(
-        app.client
-            .get(app.url(&format!("/v1/requests/{encoded}")))
-            .bearer_auth(&token)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) = app
+        .get_json(&format!("/v1/requests/{encoded}"), &token)
+        .await;
     assert_eq!(
         (status, body["requestId"].as_str()),
         (200, Some(id.as_str()))
     );
     // An encoded slash stays inside the one segment: an id, not a second segment.
-    let (status, body) = status_and_envelope(
-        app.client
-            .get(app.url("/v1/requests/a%2Fb"))
-            .bearer_auth(&token)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) = status_and_envelope(app.get("/v1/requests/a%2Fb", &token).await).await;
     assert_eq!(
         (status, body),
         (
