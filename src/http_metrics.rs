@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
 use actix_web::http::{Method, StatusCode};
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 use switchboard_actors::metrics::UNMATCHED_ROUTE;
 
 use tracing::field::Empty;
 use tracing::Instrument;
 
-use crate::http::RoutePattern;
+use crate::http::{route_label, RoutePattern};
 use crate::state::AppState;
 
 /// Body of [`actix_web::App::wrap_fn`]. Wraps the guard, so a panic or a not-ready refusal is counted with
@@ -49,7 +49,7 @@ where
             .and_then(|response| response.request().app_data::<RoutePattern>());
         let route = match (pattern, &response) {
             (Some(pattern), _) => std::borrow::Cow::Borrowed(pattern.pattern.as_str()),
-            (None, Ok(response)) => route_of(response.request()).into(),
+            (None, Ok(response)) => route_label(response.request()),
             (None, Err(_)) => UNMATCHED_ROUTE.into(),
         };
         let span = tracing::Span::current();
@@ -80,13 +80,6 @@ fn log_answer(status: StatusCode, latency: Duration) {
     } else {
         tracing::info!(latency_ms, "http request answered");
     }
-}
-
-/// The route pattern of a request whose resource was not built by `http::resource` (or that was refused
-/// before routing): the resource map's match, else the label of unmatched paths.
-fn route_of(req: &HttpRequest) -> String {
-    req.match_pattern()
-        .unwrap_or_else(|| UNMATCHED_ROUTE.to_owned())
 }
 
 /// The method as a label; extension methods share one value so a client cannot mint series.

@@ -34,13 +34,8 @@ pub fn path_config() -> web::PathConfig {
 /// only: the deserializer's text can quote a value, and everything in a query string is client data.
 pub fn query_config() -> web::QueryConfig {
     web::QueryConfig::default().error_handler(|_: QueryPayloadError, req| {
-        // A trailing-segment route is a scope to actix, which would name its prefix only.
-        let route = match req.app_data::<crate::http::RoutePattern>() {
-            Some(pattern) => Some(pattern.pattern.clone()),
-            None => req.match_pattern(),
-        };
         tracing::debug!(
-            route = route.as_deref().unwrap_or("unmatched"),
+            route = &*crate::http::route_label(req),
             query_bytes = req.query_string().len(),
             "query string rejected"
         );

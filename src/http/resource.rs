@@ -7,9 +7,10 @@ use actix_web::{
     guard, web, FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, Route,
 };
 
+use std::borrow::Cow;
 use std::time::Duration;
 
-use switchboard_actors::metrics::{HttpSeries, Metrics};
+use switchboard_actors::metrics::{HttpSeries, Metrics, UNMATCHED_ROUTE};
 
 use crate::errors::{ApiError, Code};
 
@@ -71,6 +72,19 @@ impl RoutePattern {
             }
         };
         series[place].2.observe(elapsed);
+    }
+}
+
+/// The label of `req`'s route, for metrics and logs: the pattern its resource was built with, else (a
+/// resource not built by [`resource`]) the resource map's match, else the label of unmatched paths. Not
+/// the resource map first: a trailing-segment route is a scope to actix, which would name its prefix.
+pub fn route_label(req: &HttpRequest) -> Cow<'_, str> {
+    match req.app_data::<RoutePattern>() {
+        Some(pattern) => Cow::Borrowed(&pattern.pattern),
+        None => Cow::Owned(
+            req.match_pattern()
+                .unwrap_or_else(|| UNMATCHED_ROUTE.to_owned()),
+        ),
     }
 }
 
