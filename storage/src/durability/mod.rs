@@ -352,21 +352,24 @@ fn run(db: crate::engine::Db, trees: GroupTrees, shared: Arc<Shared>) {
 }
 
 fn group_size_histogram() -> Histogram {
-    let opts = HistogramOpts::new(
+    histogram(
         "switchboard_store_group_writes",
         "Writes applied together in one grouped transaction before a flush",
+        &GROUP_BUCKETS,
     )
-    .buckets(GROUP_BUCKETS.to_vec());
-    Histogram::with_opts(opts).expect("the group histogram's name and buckets are valid")
 }
 
 fn flush_histogram() -> Histogram {
-    let opts = HistogramOpts::new(
+    histogram(
         "switchboard_store_flush_duration_seconds",
         "Duration of the store's group-commit flushes (one fsync covers every writer waiting on it)",
+        &FLUSH_BUCKETS,
     )
-    .buckets(FLUSH_BUCKETS.to_vec());
-    Histogram::with_opts(opts).expect("the flush histogram's name and buckets are valid")
+}
+
+fn histogram(name: &str, help: &str, buckets: &[f64]) -> Histogram {
+    Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets.to_vec()))
+        .expect("the store's histogram names and buckets are valid")
 }
 
 /// Lets more writes join the coming group: sleeps up to [`LINGER`] without the lock, until the group is
