@@ -499,18 +499,7 @@ async fn a_stopped_standby_lets_a_forward_in_flight_finish() {
     // The holder tells its standbys to reach it at a server that takes 4 s over every answer, longer
     // than a handover's grace and within a stop's.
     let (slow, mut arrived) = slow_server(Duration::from_secs(4));
-    let holder_dir = tempfile::tempdir().unwrap();
-    let holder = BinaryServer::start_with_env(
-        &nodes.config,
-        holder_dir.path(),
-        &[
-            ("SWITCHBOARD_MASTER_KEY", &nodes.key),
-            ("SWITCHBOARD_NODE_URL", &slow),
-        ],
-    );
-    holder.wait_ready().await;
-    let standby = nodes.node().start();
-    standby.wait_ready().await;
+    let (holder, standby, _holder_dir) = holder_advertising(&nodes, &slow).await;
 
     let call = actix_web::rt::spawn(standby.client.get(standby.url("/v1/schemas")).send());
     arrived
@@ -534,6 +523,67 @@ async fn a_stopped_standby_lets_a_forward_in_flight_finish() {
         stopped.elapsed()
     );
     assert_eq!(holder.terminate(), Some(0));
+}
+
+#[actix_web::test]
+async fn a_call_the_holder_took_and_never_answered_gets_a_500_that_says_to_retry() {
+    let nodes = Nodes::new().await;
+    // The holder's advertised address reads each call and hangs up, as a holder dying mid-call does.
+    let (holder, standby, _holder_dir) = holder_advertising(&nodes, &hanging_up_server()).await;
+
+    let answer = standby
+        .client
+        .post(standby.url("/v1/requests"))
+        .json(&json!({ "schemaId": "vob-basic" }))
+        .send()
+        .await
+        .unwrap();
+    // The call may have run: nothing invites a blind retry, but the message says how to retry safely.
+    assert_eq!(answer.headers().get("retry-after"), None);
+    let (status, body) = status_and_json(answer).await;
+    assert_eq!((status, &body["error"]), (500, &json!("INTERNAL_ERROR")));
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.contains("retry") && message.contains("internalId"),
+        "{message}"
+    );
+    assert_eq!(standby.terminate(), Some(0));
+    assert_eq!(holder.terminate(), Some(0));
+}
+
+/// A holder that tells its standbys to reach it at `address`, and a standby: both serving, and the
+/// holder's data directory.
+async fn holder_advertising(
+    nodes: &Nodes,
+    address: &str,
+) -> (BinaryServer, BinaryServer, tempfile::TempDir) {
+    let holder_dir = tempfile::tempdir().unwrap();
+    let holder = BinaryServer::start_with_env(
+        &nodes.config,
+        holder_dir.path(),
+        &[
+            ("SWITCHBOARD_MASTER_KEY", &nodes.key),
+            ("SWITCHBOARD_NODE_URL", address),
+        ],
+    );
+    holder.wait_ready().await;
+    let standby = nodes.node().start();
+    standby.wait_ready().await;
+    (holder, standby, holder_dir)
+}
+
+/// A server in this process that reads the head of each call and closes the connection unanswered: its
+/// URL.
+fn hanging_up_server() -> String {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut connection in listener.incoming().flatten() {
+            let _ = connection.read(&mut [0; 4096]);
+        }
+    });
+    url
 }
 
 /// A server in this process that answers every request `{"slow":true}` after `delay`, and says on the
