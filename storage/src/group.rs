@@ -24,6 +24,8 @@ use std::sync::Arc;
 
 use crate::audit::{self, AuditChain, NewEvent};
 use crate::backup::WriteGate;
+use crate::requests::SharedBatches;
+use crate::seal::Sealer;
 use crate::{trees, StorageError};
 
 /// The trees a grouped write may touch, as views inside the group's transaction.
@@ -40,6 +42,8 @@ pub(crate) struct Txn {
     pub(crate) audit: TxTree,
     /// Audit events of the changes made in this transaction, appended with them.
     events: RefCell<Vec<NewEvent>>,
+    /// The batches this transaction's lone creates share, written after every job.
+    pub(crate) shared: RefCell<SharedBatches>,
 }
 
 impl Txn {
@@ -68,6 +72,8 @@ pub(crate) struct GroupTrees {
     pub(crate) chain: Arc<AuditChain>,
     /// Held for reading by every write, for writing by a backup ([`crate::backup`]).
     pub(crate) gate: Arc<WriteGate>,
+    /// Seals the batches lone creates share, once the group's jobs have all joined theirs.
+    sealer: Arc<Sealer>,
 }
 
 /// A write's own verdict inside a transaction: `Ok(Err(_))` declines (nothing written), the outer error is
@@ -173,9 +179,13 @@ where
 
 impl GroupTrees {
     /// Opens (or creates) the trees in `db`.
-    pub(crate) fn open(db: &crate::engine::Db) -> Result<GroupTrees, StorageError> {
+    pub(crate) fn open(
+        db: &crate::engine::Db,
+        sealer: Arc<Sealer>,
+    ) -> Result<GroupTrees, StorageError> {
         let audit = db.open_tree(trees::AUDIT)?;
         Ok(GroupTrees {
+            sealer,
             chain: Arc::new(AuditChain::load(&audit)?),
             gate: Arc::new(WriteGate::default()),
             audit,
@@ -305,8 +315,10 @@ impl GroupTrees {
                 delivery_queue: views[8].clone(),
                 audit: views[9].clone(),
                 events: RefCell::new(Vec::new()),
+                shared: RefCell::new(SharedBatches::default()),
             };
             (body.borrow_mut())(&txn)?;
+            txn.shared.borrow().write(&txn, &self.sealer)?;
             let events = txn.events.take();
             if !events.is_empty() {
                 let next = audit::append(&txn.audit, &head, events)?;

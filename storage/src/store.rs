@@ -118,7 +118,7 @@ impl Store {
         sealer
             .overrides
             .load(&db.open_tree(trees::DATA_KEYS)?, &sealer.keyring)?;
-        let group = GroupTrees::open(&db)?;
+        let group = GroupTrees::open(&db, Arc::clone(&sealer))?;
         if !db.commits_are_durable() {
             group
                 .chain

@@ -682,6 +682,38 @@ async fn lists_are_sorted_by_date_created_newest_first() {
 }
 
 #[actix_web::test]
+async fn a_single_create_is_a_batch_of_one_named_by_its_request_id_even_among_concurrent_ones() {
+    let app = spawn_app_with(&plain_config()).await;
+    let token = app.live_token().await;
+    // Sent at once, so the store writes many of them in one group commit.
+    let items: Vec<Value> = (0..12).map(claim_item).collect();
+    let posts = items.iter().map(|item| post_requests(&app, &token, item));
+    let created: Vec<Value> = futures::future::join_all(posts)
+        .await
+        .into_iter()
+        .map(|(status, body)| {
+            assert_eq!(status, 200, "{body}");
+            body
+        })
+        .collect();
+    let listed = list_ok(&app, &token, &[]).await;
+    assert_eq!(sorted_ids(&listed), sorted_ids(&created));
+    for single in &created {
+        let id = single["requestId"].as_str().unwrap();
+        assert_eq!(single["requestBatchId"], id, "{single}");
+        assert_eq!(read(&app, &token, id).await["requestBatchId"], id);
+        let batch = list_ok(&app, &token, &[("requestBatchId", id)]).await;
+        assert_eq!(ids(&batch), [id], "its batch is itself alone");
+        // The batch the store keeps it in is no client's batch.
+        let stored_in = format!("{}0000", &id[..id.len() - 4]);
+        assert_eq!(
+            list_ok(&app, &token, &[("requestBatchId", &stored_in)]).await,
+            Vec::<Value>::new()
+        );
+    }
+}
+
+#[actix_web::test]
 async fn a_request_batch_id_lists_its_whole_batch_regardless_of_dates() {
     let app = spawn_app_with(&plain_config()).await;
     let token = app.live_token().await;

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use chrono::NaiveDate;
 use chrono_tz::Tz;
 use switchboard_storage::{
-    RequestBatchId, RequestRecord, RequestState, Scope, StorageError, Store, BATCH_CAPACITY,
+    Committed, RequestBatchId, RequestRecord, RequestState, Scope, StorageError, Store,
+    BATCH_CAPACITY,
 };
 use tokio::sync::oneshot;
 use tracing::Instrument;
@@ -99,18 +100,24 @@ async fn admit_once(
     let metrics = Arc::clone(metrics);
     actix::spawn(
         async move {
-            let committed = write.await;
-            if committed.outcome.is_ok() {
-                // Stored, so the places stay taken even if the flush failed: the requests may still
-                // reach the disk.
-                reservation.stored();
-                for record in records.iter() {
-                    metrics.request_created(record.environment);
-                    tracing::info!(request_id = %record.id, batch_id = %record.batch_id, due_date = %record.due_date, "request booked");
+            let Committed { outcome, durable } = write.await;
+            // The requests as stored (a lone one gets its id from the store), or the records as booked,
+            // to be booked again.
+            let (outcome, records) = match outcome {
+                Ok(stored) => {
+                    // Stored, so the places stay taken even if the flush failed: the requests may still
+                    // reach the disk.
+                    reservation.stored();
+                    for record in stored.iter() {
+                        metrics.request_created(record.environment);
+                        tracing::info!(request_id = %record.id, batch_id = %record.batch_id, due_date = %record.due_date, "request booked");
+                    }
+                    (Ok(()), stored)
                 }
-            }
+                Err(e) => (Err(e), records),
+            };
             // The records go back to the POST, if it is still waiting.
-            let _ = settled.send((committed, records));
+            let _ = settled.send((Committed { outcome, durable }, records));
         }
         .instrument(tracing::Span::current()),
     );

@@ -29,6 +29,13 @@ fn temporary_db() -> (tempfile::TempDir, sled::Db) {
     (dir, db)
 }
 
+/// The grouped trees of `engine`, with a keyring of their own in `dir`.
+fn group_trees(engine: &crate::engine::Db, dir: &tempfile::TempDir) -> GroupTrees {
+    let home = crate::seal::Home::Dir(dir.path().into());
+    let keyring = crate::seal::Keyring::create(&home, &crate::seal::MasterKey::generate()).unwrap();
+    GroupTrees::open(engine, Arc::new(crate::seal::Sealer::new(keyring))).unwrap()
+}
+
 /// The tags of a group, in its order.
 fn tags(jobs: Vec<Box<dyn Job>>, log: &Arc<Mutex<Vec<usize>>>) -> Vec<usize> {
     for job in jobs {
@@ -56,12 +63,9 @@ fn a_group_takes_clients_writes_first_and_at_most_max_group_jobs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_writers_share_flushes_and_all_become_durable() {
-    let (_dir, db) = temporary_db();
+    let (dir, db) = temporary_db();
     let engine = crate::engine::Db::Sled(db.clone());
-    let flusher = Arc::new(Flusher::start(
-        engine.clone(),
-        GroupTrees::open(&engine).unwrap(),
-    ));
+    let flusher = Arc::new(Flusher::start(engine.clone(), group_trees(&engine, &dir)));
     let mut tasks = Vec::new();
     for i in 0..200u32 {
         let db = db.clone();
@@ -92,9 +96,9 @@ fn settled(log: &Arc<Mutex<Vec<usize>>>, count: usize) {
 
 #[test]
 fn after_a_shared_group_a_write_queued_while_the_flusher_lingers_joins_the_next_group() {
-    let (_dir, db) = temporary_db();
+    let (dir, db) = temporary_db();
     let engine = crate::engine::Db::Sled(db.clone());
-    let flusher = Flusher::start(engine.clone(), GroupTrees::open(&engine).unwrap());
+    let flusher = Flusher::start(engine.clone(), group_trees(&engine, &dir));
     let log = Arc::new(Mutex::new(Vec::new()));
     {
         let mut demand = flusher.shared.demand.lock().unwrap();
@@ -118,9 +122,9 @@ fn after_a_shared_group_a_write_queued_while_the_flusher_lingers_joins_the_next_
 
 #[test]
 fn the_blocking_wait_returns_after_a_flush() {
-    let (_dir, db) = temporary_db();
+    let (dir, db) = temporary_db();
     let engine = crate::engine::Db::Sled(db.clone());
-    let flusher = Flusher::start(engine.clone(), GroupTrees::open(&engine).unwrap());
+    let flusher = Flusher::start(engine.clone(), group_trees(&engine, &dir));
     db.insert(b"k", b"v").unwrap();
     flusher.durable_blocking().unwrap();
     assert_eq!(flusher.stats().flushes, 1);
@@ -129,9 +133,9 @@ fn the_blocking_wait_returns_after_a_flush() {
 
 #[test]
 fn waiting_after_shutdown_reports_closed() {
-    let (_dir, db) = temporary_db();
+    let (dir, db) = temporary_db();
     let engine = crate::engine::Db::Sled(db.clone());
-    let flusher = Flusher::start(engine.clone(), GroupTrees::open(&engine).unwrap());
+    let flusher = Flusher::start(engine.clone(), group_trees(&engine, &dir));
     flusher.shutdown();
     assert!(matches!(
         flusher.durable_blocking(),

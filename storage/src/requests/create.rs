@@ -13,6 +13,7 @@ use super::{booking_key, created_key, due_key, idempotency_key, read_count, Scop
 use crate::audit::{Actor, NewEvent, Target};
 use crate::codec::{encode_as, encode_plain};
 use crate::durability::Lane;
+use crate::engine::TxResult;
 use crate::group::{Committed, Queued, Txn, Verdict};
 use crate::seal::{Sealed, Sealer};
 use crate::{RequestBatchId, RequestId, RequestRecord, StorageError, Store};
@@ -33,15 +34,46 @@ impl Store {
         &self,
         records: Arc<Vec<RequestRecord>>,
     ) -> impl Future<Output = Committed<()>> + 'static {
-        self.commit_requests_from(records, None, u32::MAX)
+        self.commit_as_given(records, None, u32::MAX)
     }
 
-    /// [`Store::commit_requests`] for a client at address `ip`: each request's `request.create` audit
-    /// event, by its credential, is written in the same transaction. No day may end with more than
-    /// `capacity` requests booked: the counts are read in the transaction, so a create that another
-    /// process booked the same places for is declined as [`StorageError::CapacityTaken`], with nothing
-    /// written.
+    /// The create of a client at address `ip`: [`Store::commit_requests`], with each request's
+    /// `request.create` audit event, by its credential, written in the same transaction. No day may end
+    /// with more than `capacity` requests booked: the counts are read in the transaction, so a create that
+    /// another process booked the same places for is declined as [`StorageError::CapacityTaken`], with
+    /// nothing written.
+    ///
+    /// A lone request (`records` of one) is not stored as given: it joins the batch its group shares with
+    /// the other lone requests of its scope and due instant ([`super::shared`]), which names its id and
+    /// creation instant, and its own batch id is its request id. The outcome is the requests as stored.
     pub fn commit_requests_from(
+        &self,
+        records: Arc<Vec<RequestRecord>>,
+        ip: Option<std::net::IpAddr>,
+        capacity: u32,
+    ) -> impl Future<Output = Committed<Arc<Vec<RequestRecord>>>> + 'static {
+        let lone =
+            (records.len() == 1).then(|| self.commit_lone(Arc::clone(&records), ip, capacity));
+        let given = lone
+            .is_none()
+            .then(|| self.commit_as_given(Arc::clone(&records), ip, capacity));
+        async move {
+            match (lone, given) {
+                (Some(lone), _) => lone.await,
+                (None, Some(given)) => {
+                    let Committed { outcome, durable } = given.await;
+                    Committed {
+                        outcome: outcome.map(|()| records),
+                        durable,
+                    }
+                }
+                (None, None) => unreachable!("one of the two writes is queued"),
+            }
+        }
+    }
+
+    /// Queues the write of `records` under the ids they carry.
+    fn commit_as_given(
         &self,
         records: Arc<Vec<RequestRecord>>,
         ip: Option<std::net::IpAddr>,
@@ -50,11 +82,7 @@ impl Store {
         let generation = self.sealer.generation();
         let batches = batches(&self.sealer, &records);
         let sealer = Arc::clone(&self.sealer);
-        // On sled the keys would be computed twice for nothing.
-        let wants = self.db.reads_over_network().then(|| {
-            let (sealer, records) = (Arc::clone(&self.sealer), Arc::clone(&records));
-            Box::new(move |txn: &Txn| want_checks(txn, &sealer, &records)) as crate::group::Wants
-        });
+        let wants = self.announced_checks(&records);
         let done = batches.map(|mut batches| {
             let (job, done) = Queued::job_reading(wants, move |txn: &Txn| {
                 // Sealed before a purge replaced keys: sealed again now (the ids were checked already).
@@ -87,18 +115,72 @@ impl Store {
             }
         }
     }
+
+    /// Queues the write of a lone request (`records` of one), which joins its group's shared batch.
+    fn commit_lone(
+        &self,
+        records: Arc<Vec<RequestRecord>>,
+        ip: Option<std::net::IpAddr>,
+        capacity: u32,
+    ) -> impl Future<Output = Committed<Arc<Vec<RequestRecord>>>> + 'static {
+        let (job, done) = self.lone_job(records, ip, capacity);
+        self.submit(job, Lane::Client);
+        async move {
+            done.await.unwrap_or(Committed {
+                outcome: Err(StorageError::Closed),
+                durable: Err(StorageError::Closed),
+            })
+        }
+    }
+
+    /// The write of a lone request, not yet queued.
+    pub(super) fn lone_job(
+        &self,
+        records: Arc<Vec<RequestRecord>>,
+        ip: Option<std::net::IpAddr>,
+        capacity: u32,
+    ) -> (Box<dyn crate::group::Job>, Answer<Arc<Vec<RequestRecord>>>) {
+        let sealer = Arc::clone(&self.sealer);
+        let wants = self.announced_checks(&records);
+        Queued::job_reading(wants, move |txn: &Txn| {
+            let bookings = match checked_bookings(txn, &sealer, &records, capacity)? {
+                Ok(bookings) => bookings,
+                Err(declined) => return Ok(Err(declined)),
+            };
+            let stored = txn.shared.borrow_mut().join(&records[0]);
+            claim_internal_ids(txn, &sealer, &stored)?;
+            put_bookings(txn, bookings)?;
+            txn.record(created_event(&stored[0], ip));
+            Ok(Ok(stored))
+        })
+    }
+
+    /// The reads the checks of a create of `records` will make, announced ahead on an engine that reads
+    /// over the network; on sled the keys would be computed twice for nothing.
+    pub(super) fn announced_checks(
+        &self,
+        records: &Arc<Vec<RequestRecord>>,
+    ) -> Option<crate::group::Wants> {
+        self.db.reads_over_network().then(|| {
+            let (sealer, records) = (Arc::clone(&self.sealer), Arc::clone(records));
+            Box::new(move |txn: &Txn| want_checks(txn, &sealer, &records)) as crate::group::Wants
+        })
+    }
 }
 
+/// Where a queued write's outcome arrives.
+type Answer<T> = tokio::sync::oneshot::Receiver<Committed<T>>;
+
 /// One batch of a create, encoded before the write.
-struct NewBatch {
-    id: RequestBatchId,
+pub(super) struct NewBatch {
+    pub(super) id: RequestBatchId,
     /// Its scope's key prefix.
-    prefix: Vec<u8>,
-    created_at: DateTime<Utc>,
-    due_at: DateTime<Utc>,
-    count: u32,
+    pub(super) prefix: Vec<u8>,
+    pub(super) created_at: DateTime<Utc>,
+    pub(super) due_at: DateTime<Utc>,
+    pub(super) count: u32,
     /// The encoded [`IntakeRecord`] of each chunk, in order.
-    chunks: Vec<Vec<u8>>,
+    pub(super) chunks: Vec<Vec<u8>>,
 }
 
 /// Groups `records` into their batches and encodes each whole, or names the first record whose id is not
@@ -120,32 +202,43 @@ fn batches(sealer: &Sealer, records: &[RequestRecord]) -> Result<Vec<NewBatch>, 
                 }
             }
             let first = members[0];
-            let count = members.len() as u32;
-            let plain = IntakeRecord::stored_plain(&members);
-            let chunks = members
-                .chunks(CHUNK)
-                .enumerate()
-                .map(|(place, chunk)| {
-                    let stored = IntakeOut {
-                        count,
-                        members: chunk,
-                    };
-                    let encoded = if plain {
-                        encode_plain::<IntakeRecord>(&stored)
-                    } else {
-                        encode_as::<IntakeRecord>(&stored, false)
-                    };
-                    sealer.seal(Sealed::Intake, &chunk_key(id, place), &encoded)
-                })
-                .collect();
             Ok(NewBatch {
                 id: id.clone(),
                 prefix: Scope::new(first.account_id.clone(), first.environment).prefix(),
                 created_at: first.created_at,
                 due_at: first.due_at,
-                count,
-                chunks,
+                count: members.len() as u32,
+                chunks: sealed_chunks(sealer, id, &members, false),
             })
+        })
+        .collect()
+}
+
+/// The sealed chunks of a batch whose members are `members`, in place order; `shared` if they are lone
+/// requests that share it.
+pub(super) fn sealed_chunks(
+    sealer: &Sealer,
+    id: &RequestBatchId,
+    members: &[&RequestRecord],
+    shared: bool,
+) -> Vec<Vec<u8>> {
+    let count = members.len() as u32;
+    let plain = IntakeRecord::stored_plain(members);
+    members
+        .chunks(CHUNK)
+        .enumerate()
+        .map(|(place, chunk)| {
+            let stored = IntakeOut {
+                count,
+                members: chunk,
+                shared,
+            };
+            let encoded = if plain {
+                encode_plain::<IntakeRecord>(&stored)
+            } else {
+                encode_as::<IntakeRecord>(&stored, false)
+            };
+            sealer.seal(Sealed::Intake, &chunk_key(id, place), &encoded)
         })
         .collect()
 }
@@ -155,6 +248,8 @@ fn batches(sealer: &Sealer, records: &[RequestRecord]) -> Result<Vec<NewBatch>, 
 struct IntakeOut<'a> {
     count: u32,
     members: &'a [&'a RequestRecord],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    shared: bool,
 }
 
 /// Announces the reads of [`write_new_requests`]'s checks: idempotency keys and booking counts.
@@ -178,6 +273,26 @@ fn write_new_requests(
     batches: &[NewBatch],
     capacity: u32,
 ) -> Verdict<()> {
+    let bookings = match checked_bookings(txn, sealer, records, capacity)? {
+        Ok(bookings) => bookings,
+        Err(declined) => return Ok(Err(declined)),
+    };
+    claim_internal_ids(txn, sealer, records)?;
+    for batch in batches {
+        put_batch(txn, batch)?;
+    }
+    put_bookings(txn, bookings)?;
+    Ok(Ok(()))
+}
+
+/// The checks of a create of `records`: no internal id claimed already (or twice among them), and no day
+/// booked past `capacity`. The answer is each day's booking count with `records` counted in, to be stored.
+pub(super) fn checked_bookings(
+    txn: &Txn,
+    sealer: &Sealer,
+    records: &[RequestRecord],
+    capacity: u32,
+) -> Verdict<BTreeMap<Vec<u8>, u32>> {
     let mut claimed = HashSet::new();
     let mut bookings: BTreeMap<Vec<u8>, u32> = BTreeMap::new();
     for record in records {
@@ -211,6 +326,15 @@ fn write_new_requests(
     if bookings.values().any(|count| *count > capacity) {
         return Ok(Err(StorageError::CapacityTaken));
     }
+    Ok(Ok(bookings))
+}
+
+/// Claims the internal id of each of `records` for it.
+pub(super) fn claim_internal_ids(
+    txn: &Txn,
+    sealer: &Sealer,
+    records: &[RequestRecord],
+) -> TxResult<()> {
     for record in records {
         if let Some(internal_id) = &record.internal_id {
             let scope = Scope::new(record.account_id.clone(), record.environment);
@@ -220,25 +344,32 @@ fn write_new_requests(
             )?;
         }
     }
-    for batch in batches {
-        let id = batch.id.as_bytes();
-        let count = batch.count.to_be_bytes();
-        for (chunk, value) in batch.chunks.iter().enumerate() {
-            txn.intake
-                .put(chunk_key(&batch.id, chunk), value.as_slice())?;
-        }
-        txn.request_index
-            .put(created_key(&batch.prefix, batch.created_at, id), &count)?;
-        txn.due.put(due_key(batch.due_at, id), &count)?;
+    Ok(())
+}
+
+/// Writes a batch whole: its chunks, its listing entry and its due entry.
+pub(super) fn put_batch(txn: &Txn, batch: &NewBatch) -> TxResult<()> {
+    let id = batch.id.as_bytes();
+    let count = batch.count.to_be_bytes();
+    for (chunk, value) in batch.chunks.iter().enumerate() {
+        txn.intake
+            .put(chunk_key(&batch.id, chunk), value.as_slice())?;
     }
+    txn.request_index
+        .put(created_key(&batch.prefix, batch.created_at, id), &count)?;
+    txn.due.put(due_key(batch.due_at, id), &count)
+}
+
+/// Stores the booking counts [`checked_bookings`] answered.
+pub(super) fn put_bookings(txn: &Txn, bookings: BTreeMap<Vec<u8>, u32>) -> TxResult<()> {
     for (key, count) in bookings {
         txn.bookings.put(key, &count.to_be_bytes())?;
     }
-    Ok(Ok(()))
+    Ok(())
 }
 
 /// The `request.create` event of `record`.
-fn created_event(record: &RequestRecord, ip: Option<std::net::IpAddr>) -> NewEvent {
+pub(super) fn created_event(record: &RequestRecord, ip: Option<std::net::IpAddr>) -> NewEvent {
     NewEvent {
         at: record.created_at,
         actor: Actor::api_key(record.credential_id.as_deref().unwrap_or("unknown")),

@@ -33,6 +33,10 @@ pub(crate) struct IntakeRecord {
     /// This chunk's members as created, in place order (`None`, stored as `null`, for one purged); empty
     /// once the batch is retired.
     pub(crate) members: Vec<Option<Arc<RequestRecord>>>,
+    /// Whether the members are lone requests that shared the batch ([`super::shared`]): each is a batch of
+    /// its own to its client, and this batch's id lists nothing. Written only when set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) shared: bool,
 }
 
 /// The key of chunk `chunk` (from 0) of `batch`: the batch id and the chunk number (u16 BE).
@@ -123,11 +127,18 @@ impl Store {
         }
     }
 
-    /// The member count of a batch stored whole, or `None` for a batch created before batches were.
-    pub(crate) fn intake_count(&self, batch: &RequestBatchId) -> Result<Option<u32>, StorageError> {
+    /// The member count of a batch stored whole and whether lone requests share it, or `None` for a
+    /// batch created before batches were.
+    pub(crate) fn intake_count(
+        &self,
+        batch: &RequestBatchId,
+    ) -> Result<Option<(u32, bool)>, StorageError> {
         let key = chunk_key(batch, 0);
         match self.group.intake.get(&key)? {
-            Some(bytes) => Ok(Some(self.decoded_intake.get(&key, bytes)?.count)),
+            Some(bytes) => {
+                let head = self.decoded_intake.get(&key, bytes)?;
+                Ok(Some((head.count, head.shared)))
+            }
             None => Ok(None),
         }
     }
@@ -148,11 +159,12 @@ impl Store {
             let mut retired = 0;
             for (due_at, batch) in batches {
                 match self.all_left_due(txn, batch)? {
-                    Ok(Some(count)) => {
+                    Ok(Some((count, shared))) => {
                         txn.due.remove(due_key(*due_at, batch.as_bytes()))?;
                         let spent = IntakeRecord {
                             count,
                             members: Vec::new(),
+                            shared,
                         };
                         let key = chunk_key(batch, 0);
                         let stored = self.sealer.seal(Sealed::Intake, &key, &encode(&spent));
@@ -170,14 +182,15 @@ impl Store {
         })
     }
 
-    /// The member count of `batch` if every member has a record of its own that left the due state.
-    fn all_left_due(&self, txn: &Txn, batch: &RequestBatchId) -> Verdict<Option<u32>> {
+    /// The member count of `batch`, and whether lone requests share it, if every member has a record of
+    /// its own that left the due state.
+    fn all_left_due(&self, txn: &Txn, batch: &RequestBatchId) -> Verdict<Option<(u32, bool)>> {
         let key = chunk_key(batch, 0);
         let Some(bytes) = txn.intake.get(&key)? else {
             return Ok(Ok(None));
         };
-        let count = match self.decoded_intake.peek(&key, &bytes) {
-            Ok(intake) if !intake.members.is_empty() => intake.count,
+        let (count, shared) = match self.decoded_intake.peek(&key, &bytes) {
+            Ok(intake) if !intake.members.is_empty() => (intake.count, intake.shared),
             Ok(_) => return Ok(Ok(None)),
             Err(e) => return Ok(Err(e)),
         };
@@ -196,7 +209,7 @@ impl Store {
                 Err(e) => return Ok(Err(e)),
             }
         }
-        Ok(Ok(Some(count)))
+        Ok(Ok(Some((count, shared))))
     }
 }
 

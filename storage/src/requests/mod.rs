@@ -9,6 +9,9 @@
 
 mod create;
 mod intake;
+mod shared;
+
+pub(crate) use shared::SharedBatches;
 
 pub(crate) use intake::{
     chunk_key as intake_chunk_key, chunks as intake_chunks, member_slot, stored_request,
@@ -154,13 +157,20 @@ impl Store {
         cursor: Option<&Cursor>,
         limit: usize,
     ) -> Result<Vec<RequestRecord>, StorageError> {
-        let Some(count) = self.intake_count(batch_id)? else {
+        if let Some(id) = shared::shared_member(batch_id) {
+            return self.list_lone(scope, batch_id, &id, cursor);
+        }
+        let Some((count, shared)) = self.intake_count(batch_id)? else {
             // A batch created before batches were stored whole has an index of its own.
             let mut prefix = scope.prefix();
             prefix.extend_from_slice(batch_id.as_bytes());
             prefix.push(0);
             return self.page(&self.group.batch_index, &prefix, None, cursor, limit);
         };
+        if shared {
+            // Not a batch of any client's: each of its members is a batch of its own.
+            return Ok(Vec::new());
+        }
         let after = cursor.map(|c| &c.request_id);
         let mut page = Vec::with_capacity(limit.min(count as usize));
         let members = IntakeRecord::listed_after(batch_id, count, after);
@@ -179,6 +189,29 @@ impl Store {
             page.push(record);
         }
         Ok(page)
+    }
+
+    /// The batch of a lone request, which its id names: that request, if it is in `scope`, still stored,
+    /// and after `cursor`.
+    fn list_lone(
+        &self,
+        scope: &Scope,
+        batch_id: &RequestBatchId,
+        id: &RequestId,
+        cursor: Option<&Cursor>,
+    ) -> Result<Vec<RequestRecord>, StorageError> {
+        if cursor.is_some_and(|after| after.request_id <= *id) {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .listed(id)?
+            .filter(|record| {
+                record.batch_id == *batch_id
+                    && record.account_id == scope.account_id
+                    && record.environment == scope.environment
+            })
+            .into_iter()
+            .collect())
     }
 
     /// Keyset pagination over a `prefix + created + id` index: the cost of a page does not depend on how
@@ -292,6 +325,8 @@ fn corrupt(what: &str) -> StorageError {
     }
 }
 
+#[cfg(test)]
+mod shared_tests;
 #[cfg(test)]
 mod tests;
 

@@ -11,7 +11,7 @@ fn open() -> (tempfile::TempDir, Store) {
     open_on(TestEngine::Sled)
 }
 
-fn open_on(engine: TestEngine) -> (tempfile::TempDir, Store) {
+pub(super) fn open_on(engine: TestEngine) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let store = engine.open(dir.path()).unwrap();
     (dir, store)
@@ -108,7 +108,7 @@ fn ids(names: &[&str]) -> Vec<RequestId> {
 }
 
 /// A request named `name`, alone in its batch.
-fn record(
+pub(super) fn record(
     name: &str,
     environment: Environment,
     internal_id: Option<&str>,
@@ -145,7 +145,7 @@ fn record(
 }
 
 /// Stores `records` as one create and waits until they are durable.
-async fn stored(store: &Store, records: Vec<RequestRecord>) {
+pub(super) async fn stored(store: &Store, records: Vec<RequestRecord>) {
     store
         .commit_requests(Arc::new(records))
         .await
@@ -153,7 +153,7 @@ async fn stored(store: &Store, records: Vec<RequestRecord>) {
         .unwrap();
 }
 
-fn scope(environment: Environment) -> Scope {
+pub(super) fn scope(environment: Environment) -> Scope {
     Scope::new("acme", environment)
 }
 
