@@ -3,6 +3,10 @@
 //! the entry that first used it. The decision comes before anything else of the entry is looked at, so a
 //! replay is answered silently whatever its body says. The store's insert transaction re-checks the key as
 //! the last line of defence; when a concurrent POST wins that race, the create runs this decision again.
+//!
+//! A key is nearly always new, so a POST's first decision is optimistic: it looks the key up in the store
+//! only for an entry that fails validation (a replay is answered whatever its body says). A stored key
+//! then declines the insert, and the decision is made again with every key looked up.
 
 use std::collections::HashMap;
 
@@ -25,15 +29,18 @@ pub struct Replays<'a> {
     store: &'a Store,
     scope: Scope,
     first_use: HashMap<String, usize>,
+    /// Whether keys are looked up in the store only for entries that fail validation.
+    optimistic: bool,
 }
 
 impl<'a> Replays<'a> {
-    /// Decisions for one POST in `scope`.
-    pub fn new(store: &'a Store, scope: Scope) -> Replays<'a> {
+    /// Decisions for one POST in `scope`; `optimistic` for its first.
+    pub fn new(store: &'a Store, scope: Scope, optimistic: bool) -> Replays<'a> {
         Replays {
             store,
             scope,
             first_use: HashMap::new(),
+            optimistic,
         }
     }
 
@@ -45,12 +52,28 @@ impl<'a> Replays<'a> {
             .filter(|key| !key.trim().is_empty())
     }
 
-    /// What the entry with `key` replays, if anything.
+    /// What the entry with `key` replays, if anything; when optimistic, only an earlier entry of the POST.
     pub fn check(&self, key: Option<&str>) -> Result<Option<Replay>, ApiError> {
         let Some(key) = key else { return Ok(None) };
         if let Some(&index) = self.first_use.get(key) {
             return Ok(Some(Replay::Entry(index)));
         }
+        if self.optimistic {
+            return Ok(None);
+        }
+        self.stored(key)
+    }
+
+    /// What an entry with `key` that failed validation replays: a replay is answered whatever its body
+    /// says, so when optimistic the store is asked now.
+    pub fn check_rejected(&self, key: Option<&str>) -> Result<Option<Replay>, ApiError> {
+        match key {
+            Some(key) if self.optimistic => self.stored(key),
+            _ => Ok(None),
+        }
+    }
+
+    fn stored(&self, key: &str) -> Result<Option<Replay>, ApiError> {
         Ok(self
             .store
             .request_by_internal_id(&self.scope, key)?

@@ -136,9 +136,10 @@ async fn create_batch(
     Ok(HttpResponse::build(status).json(BatchCreatedOut { requests: entries }))
 }
 
-/// How often a POST decides its replays again after losing a race on an internal id to a concurrent POST.
-/// Each loss means the key is now stored, so the next decision sees it; more than one is rare.
-const ATTEMPTS: usize = 3;
+/// How often a POST decides its replays: the optimistic first decision, and again after each race on an
+/// internal id lost to a concurrent POST. Each loss means the key is now stored, so the next decision sees
+/// it; more than one is rare.
+const ATTEMPTS: usize = 4;
 
 /// Each entry's request, in input order: a new one, or the one its internal id replays; or the entry's
 /// error. New requests are stored and flushed before this returns; rejected entries leave no trace.
@@ -153,7 +154,10 @@ async fn admit_entries(
     let directory = state.directory();
     let mut attempt = 1;
     loop {
-        let mut replays = Replays::new(&state.store, scope.clone());
+        // The first decision looks keys up only for entries that fail validation; a stored key then
+        // declines the insert below, and the next decision looks every key up.
+        let optimistic = attempt == 1;
+        let mut replays = Replays::new(&state.store, scope.clone(), optimistic);
         let mut schemas = SchemaMemo::new();
         let (mut drafts, mut slots) = (Vec::new(), Vec::with_capacity(items.len()));
         for item in items {
@@ -170,12 +174,18 @@ async fn admit_entries(
                         drafts.push(draft);
                         Slot::New(drafts.len() - 1)
                     })
+                    .or_else(|error| match replays.check_rejected(key) {
+                        Ok(Some(replay)) => Ok(Slot::Replay(replay)),
+                        Ok(None) => Err(error),
+                        Err(lookup) => Err(lookup),
+                    })
                 }
                 Err(error) => Err(error),
             };
             slots.push(slot);
         }
         let replays_only = drafts.is_empty();
+        let keyed = drafts.iter().any(|draft| draft.internal_id.is_some());
         let created = match admit(
             &state.scheduler,
             &state.store,
@@ -186,6 +196,11 @@ async fn admit_entries(
         .await
         {
             Ok(created) => created,
+            Err(BookingError::Storage(StorageError::InternalIdClaimed(_))) if optimistic => {
+                tracing::debug!("internalId stored already; deciding replays with lookups");
+                attempt += 1;
+                continue;
+            }
             Err(BookingError::Storage(StorageError::InternalIdClaimed(_)))
                 if attempt < ATTEMPTS =>
             {
@@ -193,6 +208,11 @@ async fn admit_entries(
                     attempt,
                     "internalId claimed by a concurrent create; deciding replays again"
                 );
+                attempt += 1;
+                continue;
+            }
+            // Entries that replay take no place: booked as new, they may not have fit.
+            Err(BookingError::Unplaceable { .. }) if optimistic && keyed => {
                 attempt += 1;
                 continue;
             }
