@@ -241,3 +241,27 @@ async fn purging_a_lone_request_keeps_the_others_of_its_shared_batch(engine: Tes
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_internal_id_stored_before_a_restart_still_declines_a_create_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = record("first", Environment::Production, Some("claim"), 1_000);
+    {
+        let store = Store::open(dir.path()).unwrap();
+        store
+            .commit_requests_from(Arc::new(vec![first]), None, u32::MAX)
+            .await
+            .into_result()
+            .unwrap();
+        store.close().unwrap();
+    }
+    let store = Store::open(dir.path()).unwrap();
+    let again = record("again", Environment::Production, Some("claim"), 2_000);
+    let committed = store
+        .commit_requests_from(Arc::new(vec![again]), None, u32::MAX)
+        .await;
+    assert!(matches!(
+        committed.outcome,
+        Err(StorageError::InternalIdClaimed(key)) if key == "claim"
+    ));
+}
