@@ -7,6 +7,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use futures::future::{Either, FutureExt};
 
 use super::intake::{chunk_key, IntakeRecord, CHUNK};
 use super::{booking_key, created_key, due_key, idempotency_key, read_count, Scope};
@@ -52,24 +53,14 @@ impl Store {
         ip: Option<std::net::IpAddr>,
         capacity: u32,
     ) -> impl Future<Output = Committed<Arc<Vec<RequestRecord>>>> + 'static {
-        let lone =
-            (records.len() == 1).then(|| self.commit_lone(Arc::clone(&records), ip, capacity));
-        let given = lone
-            .is_none()
-            .then(|| self.commit_as_given(Arc::clone(&records), ip, capacity));
-        async move {
-            match (lone, given) {
-                (Some(lone), _) => lone.await,
-                (None, Some(given)) => {
-                    let Committed { outcome, durable } = given.await;
-                    Committed {
-                        outcome: outcome.map(|()| records),
-                        durable,
-                    }
-                }
-                (None, None) => unreachable!("one of the two writes is queued"),
-            }
+        if records.len() == 1 {
+            return Either::Left(self.commit_lone(records, ip, capacity));
         }
+        let given = self.commit_as_given(Arc::clone(&records), ip, capacity);
+        Either::Right(given.map(move |Committed { outcome, durable }| Committed {
+            outcome: outcome.map(|()| records),
+            durable,
+        }))
     }
 
     /// Queues the write of `records` under the ids they carry.
