@@ -174,11 +174,7 @@ async fn admit_entries(
                         drafts.push(draft);
                         Slot::New(drafts.len() - 1)
                     })
-                    .or_else(|error| match replays.check_rejected(key) {
-                        Ok(Some(replay)) => Ok(Slot::Replay(replay)),
-                        Ok(None) => Err(error),
-                        Err(lookup) => Err(lookup),
-                    })
+                    .or_else(|error| replays.check_rejected(key)?.map(Slot::Replay).ok_or(error))
                 }
                 Err(error) => Err(error),
             };
@@ -196,18 +192,16 @@ async fn admit_entries(
         .await
         {
             Ok(created) => created,
-            Err(BookingError::Storage(StorageError::InternalIdClaimed(_))) if optimistic => {
-                tracing::debug!("internalId stored already; deciding replays with lookups");
-                attempt += 1;
-                continue;
-            }
             Err(BookingError::Storage(StorageError::InternalIdClaimed(_)))
                 if attempt < ATTEMPTS =>
             {
-                tracing::info!(
-                    attempt,
-                    "internalId claimed by a concurrent create; deciding replays again"
-                );
+                // After the optimistic decision, a stored key is the usual replay, not a race.
+                if !optimistic {
+                    tracing::info!(
+                        attempt,
+                        "internalId claimed by a concurrent create; deciding replays again"
+                    );
+                }
                 attempt += 1;
                 continue;
             }
