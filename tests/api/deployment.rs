@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::helpers::{binary, free_port, write_config, BinaryServer, TestConfig};
+use crate::helpers::{binary, closed_port, write_config, BinaryServer, TestConfig};
 
 /// `nobody` on Debian: an unprivileged user that owns nothing.
 const NOBODY: u32 = 65534;
@@ -63,8 +63,9 @@ async fn the_healthcheck_subcommand_exits_0_once_ready_and_1_when_nothing_answer
         Some(0),
         "a wildcard bind is asked on loopback"
     );
+    let (_closed, closed_port) = closed_port();
     assert_eq!(
-        healthcheck(&format!("127.0.0.1:{}", free_port()), false),
+        healthcheck(&format!("127.0.0.1:{closed_port}"), false),
         Some(1),
         "nothing listening"
     );

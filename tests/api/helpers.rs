@@ -156,6 +156,16 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A loopback port where nothing listens, kept for the caller until the socket drops: bound and never
+/// listening, so every connection to it is refused, and no server the suite starts meanwhile can take
+/// it (as it can take a port that was only freed).
+pub fn closed_port() -> (tokio::net::TcpSocket, u16) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = socket.local_addr().unwrap().port();
+    (socket, port)
+}
+
 /// [`spawn_app_with`], listening on `bind`.
 pub async fn spawn_app_on(config: &TestConfig, bind: &str) -> TestApp {
     let data_dir = tempfile::tempdir().unwrap();

@@ -678,10 +678,7 @@ async fn an_attempt_that_outlasts_the_timeout_is_logged_as_a_timeout_and_retried
 
 #[actix_web::test]
 async fn a_refused_connection_is_logged_and_retried_and_the_delivery_stays_pending() {
-    let closed_port = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    let (_closed, closed_port) = crate::helpers::closed_port();
     let app = spawn_app_with(&config()).await;
     let api = app.api.clone();
     let url = format!("http://127.0.0.1:{closed_port}/hook");
