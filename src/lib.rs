@@ -23,6 +23,7 @@ pub mod memo;
 mod middleware;
 pub mod migrate;
 mod openapi;
+mod panic_log;
 pub mod payers;
 pub mod provisioning;
 pub mod purge;

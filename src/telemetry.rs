@@ -126,42 +126,7 @@ where
         .try_init();
     // A second init (tests, embedding) keeps the first subscriber, and the panic hook that goes with it.
     if installed.is_ok() {
-        std::panic::set_hook(Box::new(log_panic));
-    }
-}
-
-/// The panic hook: one `error` event with the message, where it happened and, when `RUST_BACKTRACE`
-/// asks for one, the backtrace as a field. The default hook writes plain text to stderr, which breaks
-/// a JSON log into lines no collector can parse.
-fn log_panic(info: &std::panic::PanicHookInfo<'_>) {
-    let payload = info.payload();
-    let message = payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(a panic without a message)");
-    let location = info
-        .location()
-        .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
-        .unwrap_or_default();
-    let thread = std::thread::current();
-    let thread = thread.name().unwrap_or("unnamed");
-    let backtrace = std::backtrace::Backtrace::capture();
-    if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
-        tracing::error!(
-            panic.message = message,
-            panic.location = %location,
-            thread,
-            backtrace = %backtrace,
-            "a thread panicked"
-        );
-    } else {
-        tracing::error!(
-            panic.message = message,
-            panic.location = %location,
-            thread,
-            "a thread panicked"
-        );
+        std::panic::set_hook(Box::new(crate::panic_log::log_panic));
     }
 }
 

@@ -213,7 +213,7 @@ impl ResponseError for ApiError {
 
     fn error_response(&self) -> HttpResponse {
         if let ApiError::Internal(cause) = self {
-            tracing::error!(error.message = %cause, error.cause_chain = ?cause, "internal error");
+            tracing::error!(error.message = %cause, error.cause_chain = %format_args!("{cause:#}"), "internal error");
         }
         HttpResponse::build(self.status_code()).json(self.body())
     }

@@ -1,0 +1,83 @@
+//! The panic hook: one `error` event with the message, where it happened and, when `RUST_BACKTRACE`
+//! asks for one, the backtrace as a field. The default hook writes plain text to stderr, which breaks
+//! a JSON log into lines no collector can parse.
+
+pub(crate) fn log_panic(info: &std::panic::PanicHookInfo<'_>) {
+    let payload = info.payload();
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(a panic without a message)");
+    let location = info
+        .location()
+        .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+        .unwrap_or_default();
+    let thread = std::thread::current();
+    let thread = thread.name().unwrap_or("unnamed");
+    let backtrace = std::backtrace::Backtrace::capture();
+    if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
+        tracing::error!(
+            panic.message = message,
+            panic.location = %location,
+            thread,
+            backtrace = %without_type_arguments(&backtrace.to_string()),
+            "a thread panicked"
+        );
+    } else {
+        tracing::error!(
+            panic.message = message,
+            panic.location = %location,
+            thread,
+            "a thread panicked"
+        );
+    }
+}
+
+/// The backtrace's text with the type arguments of each frame's name left out:
+/// `{async_block#2}<actix_web::app_service::AppRouting, ...>` becomes `{async_block#2}`. Frames that
+/// debug info names spell out every generic argument of an async handler's stack, which made one
+/// panic's line 400 KB: past what log shippers take, and nothing an operator reads. File and line stay.
+/// A `<` that opens a qualified path (`<T as Trait>::f`, at the start or after `::`) is kept.
+fn without_type_arguments(backtrace: &str) -> String {
+    let mut out = String::with_capacity(backtrace.len().min(64 * 1024));
+    let mut depth = 0usize;
+    let mut previous = ' ';
+    for c in backtrace.chars() {
+        match c {
+            '<' if depth > 0 => depth += 1,
+            '<' if previous.is_alphanumeric() || matches!(previous, '_' | '}' | '>') => depth = 1,
+            '>' if depth > 0 && previous != '-' => depth -= 1,
+            '\n' => {
+                depth = 0;
+                out.push(c);
+            }
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+        previous = c;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_type_arguments;
+
+    #[test]
+    fn type_arguments_go_and_qualified_paths_file_and_line_stay() {
+        let frame = "   3: {async_block#2}<actix_service::apply::Apply<A, fn(B, &C) -> D<E>>, F>\n             at ./src/http_metrics.rs:41:33\n   4: <alloc::boxed::Box<dyn FnOnce()> as core::ops::function::FnOnce<()>>::call_once\n   5: tokio::task::local::LocalSet::with::{{closure}}";
+        assert_eq!(
+            without_type_arguments(frame),
+            "   3: {async_block#2}\n             at ./src/http_metrics.rs:41:33\n   4: <alloc::boxed::Box as core::ops::function::FnOnce>::call_once\n   5: tokio::task::local::LocalSet::with::{{closure}}"
+        );
+    }
+
+    #[test]
+    fn an_unbalanced_bracket_ends_with_its_line() {
+        assert_eq!(
+            without_type_arguments("   1: f<a\n             at ./x.rs:1:2"),
+            "   1: f\n             at ./x.rs:1:2"
+        );
+    }
+}
