@@ -239,6 +239,7 @@ async fn main() -> std::io::Result<()> {
     let db = sled::Config::new()
         .path(dir)
         .flush_every_ms(None)
+        // scripts/bench gives Switchboard the same page cache (CEILING_CACHE_MB).
         .cache_capacity(64 << 20)
         .open()
         .map_err(std::io::Error::other)?;
