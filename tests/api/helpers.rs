@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
 use reqwest::Response;
@@ -344,25 +344,33 @@ impl Drop for BinaryServer {
 
 /// Runs a command that is expected to exit on its own; kills it and fails after 10 s.
 pub fn run_to_exit(mut command: Command) -> Output {
-    let mut child = command
+    let child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let output = child.wait_with_output().unwrap();
-            panic!(
-                "the binary did not exit; stdout: {}",
-                String::from_utf8_lossy(&output.stdout)
-            );
+    output_within(child, Duration::from_secs(10)).unwrap_or_else(|output| {
+        panic!(
+            "the binary did not exit; stdout: {}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
+}
+
+/// The child's output once it exits, or, past `limit`, what it wrote before it was killed (`Err`). Both
+/// pipes are read while it runs: one left unread fills at 64 KiB and blocks the child until the limit.
+pub fn output_within(child: Child, limit: Duration) -> Result<Output, Output> {
+    let pid = child.id().to_string();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || sender.send(child.wait_with_output().unwrap()));
+    match receiver.recv_timeout(limit) {
+        Ok(output) => Ok(output),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            Err(receiver.recv().unwrap())
         }
-        std::thread::sleep(Duration::from_millis(20));
     }
-    child.wait_with_output().unwrap()
 }
 
 /// Writes a test config into `dir` and returns its path.

@@ -29,6 +29,8 @@ fn item(scenario: &str, url: &str) -> Value {
 struct Server {
     child: Child,
     api: Api,
+    /// Reads stderr while the server runs, so a long log line never blocks it on a full pipe.
+    stderr: Option<std::thread::JoinHandle<String>>,
 }
 
 impl Drop for Server {
@@ -56,6 +58,12 @@ fn start(config: &std::path::Path, data_dir: &std::path::Path) -> Server {
         first.push(byte[0]);
     }
     std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let mut stream = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut stderr = String::new();
+        stream.read_to_string(&mut stderr).unwrap();
+        stderr
+    });
     let first = String::from_utf8(first).unwrap();
     let address = first
         .strip_prefix("Switchboard listening on ")
@@ -63,6 +71,7 @@ fn start(config: &std::path::Path, data_dir: &std::path::Path) -> Server {
     Server {
         child,
         api: Api::at(address),
+        stderr: Some(stderr),
     }
 }
 
@@ -124,14 +133,7 @@ async fn stop_with_work_in_flight(count: usize, in_flight: u64) {
         .status()
         .unwrap();
     assert!(status.success());
-    let mut stderr = String::new();
-    server
-        .child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let stderr = server.stderr.take().unwrap().join().unwrap();
     let code = server.child.wait().unwrap().code();
     assert!(
         !stderr.contains("panicked"),

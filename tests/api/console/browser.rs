@@ -16,7 +16,7 @@ use regex::Regex;
 use serde_json::{json, Value};
 
 use super::{claim_inputs, create, create_scenario, LEG, SCHEMA};
-use crate::helpers::{spawn_app_with, TestApp, TestConfig};
+use crate::helpers::{output_within, spawn_app_with, TestApp, TestConfig};
 use crate::receiver::Receiver;
 
 /// How long one Chromium run may take before it is killed.
@@ -94,22 +94,13 @@ async fn run_chromium(browser: &Path, url: &str, extra: &[String]) -> Run {
         .stderr(Stdio::piped());
     let started = Instant::now();
     let output = actix_web::rt::task::spawn_blocking(move || {
-        let mut child = command.spawn().expect("chromium starts");
-        let deadline = Instant::now() + BROWSER_LIMIT;
-        loop {
-            if child.try_wait().unwrap().is_some() {
-                break child.wait_with_output().unwrap();
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let output = child.wait_with_output().unwrap();
-                panic!(
-                    "chromium did not finish within {BROWSER_LIMIT:?}; stderr: {}",
-                    String::from_utf8_lossy(&output.stderr)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let child = command.spawn().expect("chromium starts");
+        output_within(child, BROWSER_LIMIT).unwrap_or_else(|output| {
+            panic!(
+                "chromium did not finish within {BROWSER_LIMIT:?}; stderr: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        })
     })
     .await
     .unwrap();
