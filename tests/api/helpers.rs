@@ -358,6 +358,16 @@ pub fn run_to_exit(mut command: Command) -> Output {
     })
 }
 
+/// A thread that reads the child's stderr to its end, so the child never blocks on a full pipe (64 KiB).
+pub fn drain_stderr(child: &mut Child) -> std::thread::JoinHandle<String> {
+    let mut stream = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut stream, &mut stderr).unwrap();
+        stderr
+    })
+}
+
 /// The child's output once it exits, or, past `limit`, what it wrote before it was killed (`Err`). Both
 /// pipes are read while it runs: one left unread fills at 64 KiB and blocks the child until the limit.
 pub fn output_within(child: Child, limit: Duration) -> Result<Output, Output> {

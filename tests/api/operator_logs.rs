@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::helpers::{binary, client, free_port, write_config, TestConfig, ADMIN_TOKEN};
+use crate::helpers::{
+    binary, client, drain_stderr, free_port, write_config, TestConfig, ADMIN_TOKEN,
+};
 
 /// The message of the line every HTTP request gets.
 const HTTP_LINE: &str = "http request answered";
@@ -85,16 +87,6 @@ impl LoggedBinary {
     }
 }
 
-/// A thread that reads the child's stderr to its end.
-fn drain_stderr(child: &mut Child) -> JoinHandle<String> {
-    let mut stream = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        let mut stderr = String::new();
-        stream.read_to_string(&mut stderr).unwrap();
-        stderr
-    })
-}
-
 impl Drop for LoggedBinary {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -117,11 +109,6 @@ fn command(config: &Path, data_dir: &Path, format: &str, port: u16) -> Command {
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     command
-}
-
-/// The length of the longest line, as written.
-fn stderr_longest_line(lines: &[Value]) -> usize {
-    lines.iter().map(|l| l.to_string().len()).max().unwrap_or(0)
 }
 
 /// Every stderr line parsed as JSON; fails on the first that is not.
@@ -211,7 +198,7 @@ async fn with_json_logs_a_panic_is_logged_as_json_and_every_stderr_line_stays_js
         panics[0]
     );
     // Frames named with every type argument of an async handler made this one line 400 KB.
-    let longest = stderr_longest_line(&lines);
+    let longest = lines.iter().map(|l| l.to_string().len()).max().unwrap_or(0);
     assert!(longest < 32 * 1024, "a log line of {longest} bytes");
 }
 

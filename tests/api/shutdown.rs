@@ -58,12 +58,7 @@ fn start(config: &std::path::Path, data_dir: &std::path::Path) -> Server {
         first.push(byte[0]);
     }
     std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    let mut stream = child.stderr.take().unwrap();
-    let stderr = std::thread::spawn(move || {
-        let mut stderr = String::new();
-        stream.read_to_string(&mut stderr).unwrap();
-        stderr
-    });
+    let stderr = crate::helpers::drain_stderr(&mut child);
     let first = String::from_utf8(first).unwrap();
     let address = first
         .strip_prefix("Switchboard listening on ")
