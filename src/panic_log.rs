@@ -16,22 +16,16 @@ pub(crate) fn log_panic(info: &std::panic::PanicHookInfo<'_>) {
     let thread = std::thread::current();
     let thread = thread.name().unwrap_or("unnamed");
     let backtrace = std::backtrace::Backtrace::capture();
-    if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
-        tracing::error!(
-            panic.message = message,
-            panic.location = %location,
-            thread,
-            backtrace = %without_type_arguments(&backtrace.to_string()),
-            "a thread panicked"
-        );
-    } else {
-        tracing::error!(
-            panic.message = message,
-            panic.location = %location,
-            thread,
-            "a thread panicked"
-        );
-    }
+    // Recorded only when `RUST_BACKTRACE` asked for one.
+    let backtrace = (backtrace.status() == std::backtrace::BacktraceStatus::Captured)
+        .then(|| without_type_arguments(&backtrace.to_string()));
+    tracing::error!(
+        panic.message = message,
+        panic.location = %location,
+        thread,
+        backtrace = backtrace.as_deref(),
+        "a thread panicked"
+    );
 }
 
 /// The backtrace's text with the type arguments of each frame's name left out:
