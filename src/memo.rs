@@ -12,7 +12,10 @@ pub const MEMO_CAPACITY: usize = 4096;
 
 /// Remembered answers of one pure function.
 pub struct Memo<K, V> {
-    answers: Mutex<HashMap<K, V>>,
+    // foldhash, seeded per process: every read hashes its bearer token (hundreds of bytes) here, and
+    // SipHash took a percent of a read. A memo that starts over at a few thousand keys bounds what
+    // colliding keys could cost.
+    answers: Mutex<HashMap<K, V, foldhash::fast::RandomState>>,
     capacity: usize,
 }
 
@@ -25,7 +28,7 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
     /// An empty memo of `capacity` answers.
     pub fn with_capacity(capacity: usize) -> Memo<K, V> {
         Memo {
-            answers: Mutex::new(HashMap::new()),
+            answers: Mutex::new(HashMap::default()),
             capacity,
         }
     }

@@ -103,7 +103,7 @@ fn authenticate(req: &HttpRequest) -> Result<Caller, actix_web::Error> {
     Ok(Caller {
         account,
         environment: claims.env,
-        credential_id: claims.cid,
+        credential_id: claims.cid.clone(),
         ip: crate::client_ip::client_ip(req),
         at,
     })

@@ -3,6 +3,8 @@
 //! Expiry is checked against the injected clock, not by jsonwebtoken (which reads the system time and
 //! allows 60 s of leeway by default), so the manual clock governs tokens like everything else.
 
+use std::sync::Arc;
+
 use crate::memo::Memo;
 use chrono::{DateTime, Duration, Utc};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -48,7 +50,7 @@ pub struct TokenIssuer {
     /// Claims of tokens whose signature already checked out. The key never changes while the process
     /// runs, so a token that verified once verifies again; expiry is still checked on every use. A client
     /// reuses its token for an hour, so the memo's few thousand answers cover every active client.
-    verified: Memo<String, Claims>,
+    verified: Memo<String, Arc<Claims>>,
 }
 
 impl TokenIssuer {
@@ -89,7 +91,7 @@ impl TokenIssuer {
     }
 
     /// Checks signature, algorithm and expiry (against `now`).
-    pub fn verify(&self, token: &str, now: DateTime<Utc>) -> Result<Claims, TokenProblem> {
+    pub fn verify(&self, token: &str, now: DateTime<Utc>) -> Result<Arc<Claims>, TokenProblem> {
         // A remembered token was well-formed and verified when first seen: only its expiry is checked again.
         let claims = match self.verified.get(token) {
             Some(claims) => claims,
@@ -102,11 +104,12 @@ impl TokenIssuer {
                 if token.split('.').count() != 3 || !token.split('.').all(base64url) {
                     return Err(TokenProblem::Malformed);
                 }
-                let claims =
+                let claims = Arc::new(
                     jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
                         .map_err(|_| TokenProblem::Invalid)?
-                        .claims;
-                self.verified.remember(token.to_owned(), claims.clone());
+                        .claims,
+                );
+                self.verified.remember(token.to_owned(), Arc::clone(&claims));
                 claims
             }
         };

@@ -17,14 +17,14 @@ const CAPACITY: usize = 4096;
 
 pub(crate) struct Current<R> {
     generation: AtomicU64,
-    entries: RwLock<HashMap<String, (u64, Arc<R>)>>,
+    entries: RwLock<HashMap<String, (u64, Arc<R>), foldhash::fast::RandomState>>,
 }
 
 impl<R> Current<R> {
     pub(crate) fn new() -> Current<R> {
         Current {
             generation: AtomicU64::new(0),
-            entries: RwLock::new(HashMap::new()),
+            entries: RwLock::new(HashMap::default()),
         }
     }
 

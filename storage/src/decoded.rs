@@ -20,7 +20,7 @@ use crate::StorageError;
 const CAPACITY: usize = 4096;
 
 pub(crate) struct Decoded<R> {
-    entries: RwLock<HashMap<Bytes, (Bytes, Arc<R>)>>,
+    entries: RwLock<HashMap<Bytes, (Bytes, Arc<R>), foldhash::fast::RandomState>>,
     capacity: usize,
     /// How the tree's values are stored (sealed for request data).
     storing: Storing,
@@ -34,7 +34,7 @@ impl<R: Record> Decoded<R> {
     /// A map that starts over at `capacity` entries, over a tree whose values are stored as `storing` says.
     pub(crate) fn with_capacity(capacity: usize, storing: Storing) -> Decoded<R> {
         Decoded {
-            entries: RwLock::new(HashMap::new()),
+            entries: RwLock::new(HashMap::default()),
             capacity,
             storing,
         }

@@ -109,7 +109,10 @@ string_id! {
 pub const BATCH_CAPACITY: usize = 0xffff;
 
 /// Hex digits a member's place takes at the end of its id.
-const PLACE_DIGITS: usize = 4;
+const PLACE_DIGITS: usize = BATCH_ZEROS.len();
+
+/// Where a batch's id has its members' places: a batch id ends in these zeros.
+pub(crate) const BATCH_ZEROS: &str = "0000";
 
 string_id! {
     /// A call's id (a redial is another call): a UUID v7. Voice platforms and agents carry it as the
@@ -136,9 +139,18 @@ impl RequestId {
 impl RequestId {
     /// The batch this request was created in and its place there, when the id is a batch member's.
     pub fn batch_place(&self) -> Option<(RequestBatchId, usize)> {
+        let (stem, place) = self.member_stem()?;
+        let mut batch = String::with_capacity(self.0.len());
+        batch.push_str(stem);
+        batch.push_str(BATCH_ZEROS);
+        Some((RequestBatchId(batch), place))
+    }
+
+    /// A batch member's id without its place digits (its batch's id is this stem and zeros), and its
+    /// place. Every read by id asks, so nothing here allocates.
+    pub(crate) fn member_stem(&self) -> Option<(&str, usize)> {
         let id = uuid::Uuid::try_parse(&self.0).ok()?;
-        // Only the canonical text maps back to the batch's key: another spelling is another id. Every
-        // read by id asks, so the comparison is made in a stack buffer, not a fresh string.
+        // Only the canonical text maps back to the batch's key: another spelling is another id.
         let mut canonical = uuid::Uuid::encode_buffer();
         if id.get_version_num() != 7 || *id.hyphenated().encode_lower(&mut canonical) != *self.0 {
             return None;
@@ -148,10 +160,7 @@ impl RequestId {
         if place == 0 {
             return None;
         }
-        let mut batch = String::with_capacity(self.0.len());
-        batch.push_str(&self.0[..split]);
-        batch.extend(std::iter::repeat_n('0', PLACE_DIGITS));
-        Some((RequestBatchId(batch), place))
+        Some((&self.0[..split], place))
     }
 }
 

@@ -144,9 +144,9 @@ impl AuditChain {
     pub(crate) fn take_reads(&self) -> Vec<NewEvent> {
         let mut reads = self.reads.lock().expect("audit reads");
         reads.since = None;
-        // The next group's reads are likely as many: room for them now, rather than a vector that grows
-        // by copying under the lock the HTTP workers take.
-        let room = reads.events.len();
+        // The next group's reads are likely about as many: room for twice that now, rather than a vector
+        // that grows by copying under the lock the HTTP workers take.
+        let room = reads.events.len() * 2;
         std::mem::replace(&mut reads.events, Vec::with_capacity(room))
     }
 }

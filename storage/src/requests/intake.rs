@@ -50,8 +50,13 @@ pub(crate) fn chunk_key(batch: &RequestBatchId, chunk: usize) -> Vec<u8> {
 /// Where the request `id` is stored as created, if it is a batch member: its chunk's key and its index
 /// there.
 pub(crate) fn member_slot(id: &RequestId) -> Option<(Vec<u8>, usize)> {
-    let (batch, place) = id.batch_place()?;
-    Some((chunk_key(&batch, (place - 1) / CHUNK), (place - 1) % CHUNK))
+    // `chunk_key` of the member's batch, built from the id without the batch id's own string.
+    let (stem, place) = id.member_stem()?;
+    let mut key = Vec::with_capacity(id.as_str().len() + 2);
+    key.extend_from_slice(stem.as_bytes());
+    key.extend_from_slice(crate::ids::BATCH_ZEROS.as_bytes());
+    key.extend_from_slice(&(((place - 1) / CHUNK) as u16).to_be_bytes());
+    Some((key, (place - 1) % CHUNK))
 }
 
 /// Chunks a batch of `count` members is stored in.
