@@ -109,7 +109,8 @@ impl TokenIssuer {
                         .map_err(|_| TokenProblem::Invalid)?
                         .claims,
                 );
-                self.verified.remember(token.to_owned(), Arc::clone(&claims));
+                self.verified
+                    .remember(token.to_owned(), Arc::clone(&claims));
                 claims
             }
         };
