@@ -246,3 +246,28 @@ pub(crate) fn stored_request(
         .peek(&key, &bytes)
         .map(|chunk| chunk.member(id, index).map(Stored::InBatch)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_member_slot_is_its_batch_chunk_key_and_index_at_every_chunk_edge() {
+        let batch = RequestBatchId::new();
+        for place in [
+            1,
+            CHUNK,
+            CHUNK + 1,
+            3 * CHUNK + 7,
+            crate::ids::BATCH_CAPACITY,
+        ] {
+            assert_eq!(
+                member_slot(&batch.member(place)),
+                Some((chunk_key(&batch, (place - 1) / CHUNK), (place - 1) % CHUNK)),
+                "place {place}"
+            );
+        }
+        assert_eq!(member_slot(&RequestId::from(batch.as_str())), None);
+        assert_eq!(member_slot(&RequestId::from("not-a-uuid")), None);
+    }
+}
