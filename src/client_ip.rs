@@ -5,11 +5,18 @@
 //! The proof also covers the method, the path and query and the time it was made, so one seen on the wire
 //! proves nothing for a call of another method or path, nor for any call a minute later. It does not cover
 //! the body: within that minute it would prove the address of the same call with another body.
+//!
+//! Behind the operator's own reverse proxy or load balancer every peer is that proxy. A call whose peer is
+//! one of `[server] trusted_proxies` is taken from the address its `X-Forwarded-For` names: read from the
+//! right (each proxy appends the address it received from), the first address that is not a trusted proxy.
+//! Addresses left of it were written by the client, or by proxies nobody vouches for, and are ignored.
 
 use std::net::IpAddr;
 
+use actix_web::http::header::HeaderMap;
 use actix_web::{web, HttpRequest};
 use hmac::{Hmac, Mac};
+use ipnet::IpNet;
 use sha2::Sha256;
 use switchboard_storage::seal::MasterKey;
 
@@ -78,13 +85,52 @@ pub fn path_of(req: &HttpRequest) -> &str {
     req.uri().path_and_query().map_or("/", |path| path.as_str())
 }
 
-/// The client's address: the one a forwarding node proved, else the connection's peer.
+/// The client's address: the one a forwarding node proved, else the connection's peer or, when the peer
+/// is a trusted proxy, the address it names.
 pub fn client_ip(req: &HttpRequest) -> Option<IpAddr> {
-    forwarded(req).or_else(|| req.peer_addr().map(|peer| peer.ip()))
+    let state = req.app_data::<web::Data<AppState>>();
+    if let Some(ip) = state.and_then(|state| forwarded(req, state.forwarding.as_ref()?)) {
+        return Some(ip);
+    }
+    let peer = req.peer_addr()?.ip();
+    let trusted = state.map_or(&[][..], |state| &state.settings.server.trusted_proxies);
+    Some(behind_proxies(peer, req.headers(), trusted))
 }
 
-fn forwarded(req: &HttpRequest) -> Option<IpAddr> {
-    let key = req.app_data::<web::Data<AppState>>()?.forwarding.as_ref()?;
+/// The address a call from `peer` comes from, past the proxies in `trusted` (see the module's notes).
+pub fn behind_proxies(peer: IpAddr, headers: &HeaderMap, trusted: &[IpNet]) -> IpAddr {
+    let is_trusted = |ip: &IpAddr| trusted.iter().any(|net| net.contains(&ip.to_canonical()));
+    let mut client = peer.to_canonical();
+    if !is_trusted(&client) {
+        return client;
+    }
+    // Several header lines are one list, in order; the hops are read from the last one back.
+    let mut hops = headers
+        .get_all("x-forwarded-for")
+        .flat_map(|line| line.to_str().unwrap_or_default().split(','))
+        .collect::<Vec<_>>();
+    while let Some(hop) = hops.pop() {
+        // Something that is not an address ends the walk at the last proxy that wrote one.
+        let Some(ip) = parse_hop(hop.trim()) else {
+            break;
+        };
+        client = ip;
+        if !is_trusted(&client) {
+            break;
+        }
+    }
+    client
+}
+
+/// One `X-Forwarded-For` entry: an address, or an address and port as some proxies write it.
+fn parse_hop(hop: &str) -> Option<IpAddr> {
+    hop.parse::<IpAddr>()
+        .or_else(|_| hop.parse::<std::net::SocketAddr>().map(|a| a.ip()))
+        .ok()
+        .map(|ip| ip.to_canonical())
+}
+
+fn forwarded(req: &HttpRequest, key: &ForwardingKey) -> Option<IpAddr> {
     let header = |name| req.headers().get(name)?.to_str().ok();
     let (ip, proof) = (header(CLIENT_IP)?, header(CLIENT_IP_PROOF)?);
     key.verify(ip, req.method().as_str(), path_of(req), proof, unix_now())
@@ -95,6 +141,86 @@ fn forwarded(req: &HttpRequest) -> Option<IpAddr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn behind_trusted_proxies_the_client_is_the_first_untrusted_hop_from_the_right() {
+        let trusted: Vec<IpNet> = vec![
+            "10.0.0.0/8".parse().unwrap(),
+            "127.0.0.1/32".parse().unwrap(),
+        ];
+        let proxy: IpAddr = "10.1.2.3".parse().unwrap();
+        let headers = |lines: &[&str]| {
+            let mut map = HeaderMap::new();
+            for line in lines {
+                map.append(
+                    actix_web::http::header::HeaderName::from_static("x-forwarded-for"),
+                    line.parse().unwrap(),
+                );
+            }
+            map
+        };
+        // (peer, X-Forwarded-For lines, client, why)
+        let cases: [(&str, &[&str], &str, &str); 9] = [
+            (
+                "203.0.113.9",
+                &["198.51.100.1"],
+                "203.0.113.9",
+                "an untrusted peer's header is ignored",
+            ),
+            ("10.1.2.3", &[], "10.1.2.3", "a trusted peer naming nobody"),
+            ("10.1.2.3", &["203.0.113.9"], "203.0.113.9", "one proxy"),
+            (
+                "10.1.2.3",
+                &["198.51.100.1, 203.0.113.9"],
+                "203.0.113.9",
+                "a client's own entry is left of the proxy's",
+            ),
+            (
+                "10.1.2.3",
+                &["203.0.113.9, 10.9.9.9"],
+                "203.0.113.9",
+                "two trusted proxies",
+            ),
+            (
+                "10.1.2.3",
+                &["198.51.100.1", "203.0.113.9, 10.9.9.9"],
+                "203.0.113.9",
+                "several header lines are one list",
+            ),
+            (
+                "10.1.2.3",
+                &["10.5.5.5, 127.0.0.1"],
+                "10.5.5.5",
+                "every hop trusted: the farthest",
+            ),
+            (
+                "10.1.2.3",
+                &["203.0.113.9, unknown"],
+                "10.1.2.3",
+                "not an address ends the walk",
+            ),
+            (
+                "::ffff:10.1.2.3",
+                &["[2001:db8::7]:4711"],
+                "2001:db8::7",
+                "mapped peer, address and port",
+            ),
+        ];
+        for (peer, lines, client, why) in cases {
+            let peer: IpAddr = peer.parse().unwrap();
+            let expected: IpAddr = client.parse().unwrap();
+            assert_eq!(
+                behind_proxies(peer, &headers(lines), &trusted),
+                expected,
+                "{why}"
+            );
+        }
+        assert_eq!(
+            behind_proxies(proxy, &headers(&["203.0.113.9"]), &[]),
+            proxy,
+            "no proxy trusted"
+        );
+    }
 
     #[test]
     fn a_proof_holds_for_its_address_call_time_and_key_only() {

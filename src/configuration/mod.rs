@@ -341,6 +341,16 @@ mod tests {
         assert_eq!(err.key.as_deref(), Some("payers[0].timezone"), "{err}");
         let payer = "[[payers]]\nname = \"West Plan\"\ntimezone = \"America/Los_Angeles\"";
         assert!(load_text(payer).is_ok());
+        let proxies = "[server]\ntrusted_proxies = [\"10.0.0.0/8\", \" 127.0.0.1 \", \"fd00::/8\"]";
+        let ranges: Vec<String> = load_text(proxies)
+            .unwrap()
+            .server
+            .trusted_proxies
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(ranges, ["10.0.0.0/8", "127.0.0.1/32", "fd00::/8"]);
+        assert!(load_text("").unwrap().server.trusted_proxies.is_empty());
     }
 
     #[test]
@@ -370,6 +380,10 @@ mod tests {
                 "accounts[0].daily_call_capacity",
             ),
             ("[input_types]\nfoo = \"colour\"", "input_types.foo"),
+            (
+                "[server]\ntrusted_proxies = [\"10.0.0.0/8\", \"proxy.internal\"]",
+                "server.trusted_proxies",
+            ),
         ];
         for (text, key) in cases {
             let err = load_text(text).unwrap_err();

@@ -47,6 +47,8 @@ pub(crate) struct RawServer {
     pub token_secret: Option<Secret>,
     #[serde(default)]
     pub fault_injection: bool,
+    #[serde(default)]
+    pub trusted_proxies: Vec<String>,
     pub tls: Option<RawTls>,
 }
 

@@ -143,6 +143,9 @@ pub struct ServerSettings {
     pub fault_injection: bool,
     /// `[server.tls]`: HTTPS on `bind` when set, plain HTTP otherwise.
     pub tls: Option<super::TlsSettings>,
+    /// Addresses of the operator's own proxies: a call from one of them is audited at the address its
+    /// `X-Forwarded-For` names ([`crate::client_ip`]).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 /// `[clock]`.
@@ -219,6 +222,7 @@ impl Settings {
             Some(declared) => validate_http_url("server.public_url", declared)?,
             None => super::public_url::of_address(bind, tls.is_some()),
         };
+        let trusted_proxies = trusted_proxies(&raw.server.trusted_proxies)?;
         let node_url = match &raw.server.node_url {
             Some(declared) => Some(validate_http_url("server.node_url", declared)?),
             None => None,
@@ -322,6 +326,7 @@ impl Settings {
                 token_secret: raw.server.token_secret,
                 fault_injection: raw.server.fault_injection,
                 tls,
+                trusted_proxies,
             },
             clock,
             simulation: SimulationSettings {
@@ -389,4 +394,23 @@ fn validate_engine(
             })
         }
     }
+}
+
+/// `server.trusted_proxies`: each entry an address or a range in CIDR notation.
+fn trusted_proxies(entries: &[String]) -> Result<Vec<ipnet::IpNet>, SpecError> {
+    entries
+        .iter()
+        .map(|entry| {
+            let entry = entry.trim();
+            entry
+                .parse::<ipnet::IpNet>()
+                .or_else(|_| entry.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| {
+                    SpecError::new(
+                        "server.trusted_proxies",
+                        format!("{entry:?} is not an address or a range such as 10.0.0.0/8"),
+                    )
+                })
+        })
+        .collect()
 }

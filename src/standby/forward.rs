@@ -9,7 +9,9 @@ use actix_web::{web, HttpRequest, HttpResponse, ResponseError};
 use anyhow::Context;
 
 use super::Route;
-use crate::client_ip::{path_of, unix_now, ForwardingKey, CLIENT_IP, CLIENT_IP_PROOF};
+use crate::client_ip::{
+    behind_proxies, path_of, unix_now, ForwardingKey, CLIENT_IP, CLIENT_IP_PROOF,
+};
 use crate::configuration::Settings;
 use crate::errors::{ApiError, Code};
 use crate::wire::ReadyOut;
@@ -42,6 +44,8 @@ pub struct Hop {
     route: Route,
     client: reqwest::Client,
     forwarding: Option<ForwardingKey>,
+    /// `[server] trusted_proxies`: the address proved is the one behind them.
+    trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 impl Hop {
@@ -71,6 +75,7 @@ impl Hop {
                 .build()
                 .context("cannot build the forwarding client")?,
             forwarding,
+            trusted_proxies: settings.server.trusted_proxies.clone(),
         })
     }
 }
@@ -106,9 +111,10 @@ pub async fn forward(req: HttpRequest, body: web::Bytes, hop: web::Data<Hop>) ->
     }
     outgoing = outgoing.header(FORWARDED, "1");
     if let (Some(key), Some(peer)) = (&hop.forwarding, req.peer_addr()) {
-        outgoing = outgoing.header(CLIENT_IP, peer.ip().to_string()).header(
+        let client = behind_proxies(peer.ip(), req.headers(), &hop.trusted_proxies);
+        outgoing = outgoing.header(CLIENT_IP, client.to_string()).header(
             CLIENT_IP_PROOF,
-            key.prove(peer.ip(), req.method().as_str(), &sent, unix_now()),
+            key.prove(client, req.method().as_str(), &sent, unix_now()),
         );
     }
     let answer = match outgoing.send().await {

@@ -349,3 +349,35 @@ async fn verify_names_the_first_event_that_no_longer_matches_its_hash() {
         "the whole answer"
     );
 }
+
+#[actix_web::test]
+async fn behind_a_trusted_proxy_an_event_carries_the_address_the_proxy_names_and_otherwise_the_peer(
+) {
+    // The test client is the peer, 127.0.0.1; its header names a client of its own (198.51.100.1, which a
+    // client may write) and then the address the "proxy" received the call from.
+    for (trusted, expected) in [(Some("127.0.0.1"), "203.0.113.9"), (None, "127.0.0.1")] {
+        let mut config = TestConfig::default();
+        if let Some(proxy) = trusted {
+            config.set("server.trusted_proxies", vec![proxy]);
+        }
+        let app = spawn_app_with(&config).await;
+        let token = app.live_token().await;
+        let id = create_vob(&app, &token).await;
+        let read = app
+            .client
+            .get(app.url(&format!("/v1/requests/{id}")))
+            .bearer_auth(&token)
+            .header("X-Forwarded-For", "198.51.100.1, 203.0.113.9")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(read.status(), 200);
+        let event = wait_for(&app, "request.read", &id).await;
+        assert_eq!(event["ip"], expected, "trusted {trusted:?}: {event}");
+        let created = wait_for(&app, "request.create", &id).await;
+        assert_eq!(
+            created["ip"], "127.0.0.1",
+            "no header on the create: {created}"
+        );
+    }
+}
