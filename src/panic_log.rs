@@ -2,13 +2,11 @@
 //! asks for one, the backtrace as a field. The default hook writes plain text to stderr, which breaks
 //! a JSON log into lines no collector can parse.
 
+use std::any::Any;
+use std::borrow::Cow;
+
 pub(crate) fn log_panic(info: &std::panic::PanicHookInfo<'_>) {
-    let payload = info.payload();
-    let message = payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(a panic without a message)");
+    let message = loggable_message(info.payload());
     let location = info
         .location()
         .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
@@ -20,12 +18,29 @@ pub(crate) fn log_panic(info: &std::panic::PanicHookInfo<'_>) {
     let backtrace = (backtrace.status() == std::backtrace::BacktraceStatus::Captured)
         .then(|| without_type_arguments(&backtrace.to_string()));
     tracing::error!(
-        panic.message = message,
+        panic.message = %message,
         panic.location = %location,
         thread,
         backtrace = backtrace.as_deref(),
         "a thread panicked"
     );
+}
+
+/// The panic's message if the code wrote it as it stands (`panic!("...")`), which holds no request data.
+/// A message formatted at run time may quote a value from a request: slicing a string off a character
+/// boundary quotes the string, `unwrap` on an error prints the error, `expect` on a `Result` too. Such a
+/// message is withheld and only its length told; the location and the backtrace still point at the line.
+fn loggable_message(payload: &(dyn Any + Send)) -> Cow<'static, str> {
+    if let Some(literal) = payload.downcast_ref::<&'static str>() {
+        return Cow::Borrowed(literal);
+    }
+    match payload.downcast_ref::<String>() {
+        Some(formatted) => Cow::Owned(format!(
+            "(a message formatted at run time, {} bytes, withheld: it may quote request data)",
+            formatted.len()
+        )),
+        None => Cow::Borrowed("(a panic without a message)"),
+    }
 }
 
 /// The backtrace's text with the type arguments of each frame's name left out:
@@ -56,7 +71,25 @@ fn without_type_arguments(backtrace: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::without_type_arguments;
+    use super::{loggable_message, without_type_arguments};
+
+    #[test]
+    fn a_literal_message_is_logged_and_a_formatted_one_only_measured() {
+        let literal: Box<dyn std::any::Any + Send> = Box::new("fault injection: handler panic");
+        assert_eq!(
+            loggable_message(&*literal),
+            "fault injection: handler panic"
+        );
+        // What slicing "Zoë" at byte 3 panics with: it quotes the string.
+        let formatted: Box<dyn std::any::Any + Send> = Box::new(String::from(
+            "byte index 3 is not a char boundary; it is inside 'ë' (bytes 2..4) of `Zoë`",
+        ));
+        let logged = loggable_message(&*formatted);
+        assert!(!logged.contains("Zoë"), "{logged}");
+        assert!(logged.contains("77 bytes"), "{logged}");
+        let other: Box<dyn std::any::Any + Send> = Box::new(7_u32);
+        assert_eq!(loggable_message(&*other), "(a panic without a message)");
+    }
 
     #[test]
     fn type_arguments_go_and_qualified_paths_file_and_line_stay() {

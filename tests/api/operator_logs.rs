@@ -192,6 +192,11 @@ async fn with_json_logs_a_panic_is_logged_as_json_and_every_stderr_line_stays_js
         .collect();
     assert_eq!(panics.len(), 1, "{lines:#?}");
     assert_eq!(panics[0]["level"], "ERROR");
+    // A message written as it stands is logged; one formatted at run time would be withheld.
+    assert_eq!(
+        panics[0]["fields"]["panic.message"],
+        "fault injection: handler panic requested through the admin API"
+    );
     assert!(
         panics[0]["fields"]["backtrace"].is_string(),
         "RUST_BACKTRACE=1 puts the backtrace in a field: {}",
