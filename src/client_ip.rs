@@ -99,17 +99,18 @@ pub fn client_ip(req: &HttpRequest) -> Option<IpAddr> {
 
 /// The address a call from `peer` comes from, past the proxies in `trusted` (see the module's notes).
 pub fn behind_proxies(peer: IpAddr, headers: &HeaderMap, trusted: &[IpNet]) -> IpAddr {
-    let is_trusted = |ip: &IpAddr| trusted.iter().any(|net| net.contains(&ip.to_canonical()));
+    // Every address compared is canonical: an IPv4 peer of an IPv6 listener is its IPv4 address.
+    let is_trusted = |ip: &IpAddr| trusted.iter().any(|net| net.contains(ip));
     let mut client = peer.to_canonical();
     if !is_trusted(&client) {
         return client;
     }
     // Several header lines are one list, in order; the hops are read from the last one back.
-    let mut hops = headers
+    let hops = headers
         .get_all("x-forwarded-for")
         .flat_map(|line| line.to_str().unwrap_or_default().split(','))
         .collect::<Vec<_>>();
-    while let Some(hop) = hops.pop() {
+    for hop in hops.into_iter().rev() {
         // Something that is not an address ends the walk at the last proxy that wrote one.
         let Some(ip) = parse_hop(hop.trim()) else {
             break;
