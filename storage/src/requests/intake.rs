@@ -41,8 +41,15 @@ pub(crate) struct IntakeRecord {
 
 /// The key of chunk `chunk` (from 0) of `batch`: the batch id and the chunk number (u16 BE).
 pub(crate) fn chunk_key(batch: &RequestBatchId, chunk: usize) -> Vec<u8> {
-    let mut key = Vec::with_capacity(batch.as_bytes().len() + 2);
-    key.extend_from_slice(batch.as_bytes());
+    key_of_chunk(&[batch.as_str()], chunk)
+}
+
+/// [`chunk_key`] of the batch whose id is `id`'s parts in order.
+fn key_of_chunk(id: &[&str], chunk: usize) -> Vec<u8> {
+    let mut key = Vec::with_capacity(id.iter().map(|part| part.len()).sum::<usize>() + 2);
+    for part in id {
+        key.extend_from_slice(part.as_bytes());
+    }
     key.extend_from_slice(&(chunk as u16).to_be_bytes());
     key
 }
@@ -50,13 +57,13 @@ pub(crate) fn chunk_key(batch: &RequestBatchId, chunk: usize) -> Vec<u8> {
 /// Where the request `id` is stored as created, if it is a batch member: its chunk's key and its index
 /// there.
 pub(crate) fn member_slot(id: &RequestId) -> Option<(Vec<u8>, usize)> {
-    // `chunk_key` of the member's batch, built from the id without the batch id's own string.
+    // The batch's id is the member's stem and zeros: its key is built without a string of its own.
     let (stem, place) = id.member_stem()?;
-    let mut key = Vec::with_capacity(id.as_str().len() + 2);
-    key.extend_from_slice(stem.as_bytes());
-    key.extend_from_slice(crate::ids::BATCH_ZEROS.as_bytes());
-    key.extend_from_slice(&(((place - 1) / CHUNK) as u16).to_be_bytes());
-    Some((key, (place - 1) % CHUNK))
+    let batch = [stem, crate::ids::BATCH_ZEROS];
+    Some((
+        key_of_chunk(&batch, (place - 1) / CHUNK),
+        (place - 1) % CHUNK,
+    ))
 }
 
 /// Chunks a batch of `count` members is stored in.
