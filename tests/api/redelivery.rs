@@ -74,6 +74,22 @@ async fn wait_log(api: &Api, id: &str, until: impl Fn(&Value) -> bool) -> Value 
     }
 }
 
+/// `POST .../redeliver` once the round the log already shows has ended. The log shows a round's outcome
+/// as soon as it is saved, a moment before the dispatcher counts the round as ended; until then the call
+/// answers 409 and asks to be sent again, which is what a client does here.
+async fn redeliver_once_ended(api: &Api, id: &str) -> (u16, Value) {
+    let deadline = std::time::Instant::now() + LIMIT;
+    loop {
+        let (status, body) = api
+            .send(Method::POST, &redeliver_path(id), ADMIN_TOKEN, None)
+            .await;
+        if status != 409 || std::time::Instant::now() > deadline {
+            return (status, body);
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 fn hmac_hex(secret: &str, body: &[u8]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
     mac.update(body);
@@ -110,9 +126,7 @@ async fn a_delivered_webhook_is_sent_again_signed_as_usual_logged_counted_and_au
     wait_log(&app, &id, |log| log["status"] == "delivered").await;
     assert_eq!(redeliveries_counted(&app).await, 0);
 
-    let (status, body) = app
-        .send(Method::POST, &redeliver_path(&id), ADMIN_TOKEN, None)
-        .await;
+    let (status, body) = redeliver_once_ended(&app, &id).await;
     assert_eq!(status, 202, "{body}");
     assert_eq!(body, json!({ "requestId": id, "status": "accepted" }));
 
@@ -170,9 +184,7 @@ async fn a_rejected_delivery_sent_again_and_acknowledged_reads_delivered() {
         .await;
     wait_log(&app, &id, |log| log["status"] == "rejected").await;
 
-    let (status, body) = app
-        .send(Method::POST, &redeliver_path(&id), ADMIN_TOKEN, None)
-        .await;
+    let (status, body) = redeliver_once_ended(&app, &id).await;
     assert_eq!(status, 202, "{body}");
     let log = wait_log(&app, &id, |log| log["status"] == "delivered").await;
     assert_eq!(log["deliveries"].as_array().unwrap().len(), 2, "{log}");
@@ -250,9 +262,7 @@ async fn an_acknowledged_redelivery_is_sent_after_a_kill_9_and_only_once() {
 
     // The redelivery's attempt hangs at the receiver, so the server dies before it can record it.
     receiver.respond_with(vec![Reply::Delay(Duration::from_secs(30), 200)]);
-    let (status, body) = first
-        .send(Method::POST, &redeliver_path(&id), ADMIN_TOKEN, None)
-        .await;
+    let (status, body) = redeliver_once_ended(&first, &id).await;
     assert_eq!(status, 202, "{body}");
     first.kill_hard();
     // An attempt written to the socket just before the kill still reaches the receiver: count after it
