@@ -20,6 +20,11 @@ impl Store {
     /// Deliveries whose next round is due at `now`, oldest first, at most `limit`, passing over the
     /// requests for which `skip` holds (rounds already running) by their queue key alone, without reading
     /// their records; and, given `after`, starting past that position instead of at the oldest entry.
+    ///
+    /// A delivery is handed out only once durable. The page ends before the first round whose write has
+    /// not settled yet, so a caller resuming past the page's last entry still finds it; its settling
+    /// signals [`Store::outbox_enqueued`]. While the last flush has failed the page is refused, since what
+    /// it would read may not be on disk.
     pub fn due_deliveries_except(
         &self,
         now: DateTime<Utc>,
@@ -32,6 +37,12 @@ impl Store {
             Some(position) => Bound::Excluded(position.0.clone()),
             None => Bound::Unbounded,
         };
+        if self.flush_failing() {
+            return Err(StorageError::Flush(
+                "the last flush failed; no webhook is sent until one succeeds".into(),
+            ));
+        }
+        let held = self.outbox.held();
         let mut due = Vec::new();
         for entry in self
             .group
@@ -43,7 +54,11 @@ impl Store {
             }
             let (key, _) = entry?;
             let id = &key[8..];
-            if skip(&RequestId::from(String::from_utf8_lossy(id).into_owned())) {
+            let request_id = RequestId::from(String::from_utf8_lossy(id).into_owned());
+            if held(&request_id) {
+                break;
+            }
+            if skip(&request_id) {
                 continue;
             }
             if let Some(bytes) = self.group.deliveries.get(id)? {

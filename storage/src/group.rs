@@ -80,18 +80,20 @@ pub(crate) struct GroupTrees {
 /// sled's and fails the whole group.
 pub(crate) type Verdict<T> = Result<Result<T, StorageError>, UnabortableTransactionError>;
 
-/// What became of a grouped write: its own outcome, and whether the flush after its group succeeded.
+/// What became of a grouped write: its own outcome, and whether the flush after its group succeeded. Kept
+/// inside the store: its callers hear of a write once it is durable ([`Committed::into_result`]), as they
+/// would from an engine whose commits are durable when they return.
 #[derive(Debug)]
-pub struct Committed<T> {
+pub(crate) struct Committed<T> {
     /// The write's result; `Ok` means it is in the store.
-    pub outcome: Result<T, StorageError>,
+    pub(crate) outcome: Result<T, StorageError>,
     /// The flush that followed; `Ok` means the write is on disk.
-    pub durable: Result<(), StorageError>,
+    pub(crate) durable: Result<(), StorageError>,
 }
 
 impl<T> Committed<T> {
     /// The value once both the write and its flush succeeded.
-    pub fn into_result(self) -> Result<T, StorageError> {
+    pub(crate) fn into_result(self) -> Result<T, StorageError> {
         let value = self.outcome?;
         self.durable?;
         Ok(value)
@@ -165,15 +167,25 @@ where
     }
 
     fn fail(self: Box<Self>, error: StorageError) {
-        let _ = self.reply.send(Committed {
+        let Queued { write, reply, .. } = *self;
+        // What the write holds (an outbox hold) is let go before its caller hears the answer.
+        drop(write);
+        let _ = reply.send(Committed {
             outcome: Err(error),
             durable: Ok(()),
         });
     }
 
     fn settle(self: Box<Self>, durable: Result<(), StorageError>) {
-        let outcome = self.outcome.unwrap_or(Err(StorageError::Closed));
-        let _ = self.reply.send(Committed { outcome, durable });
+        let Queued {
+            write,
+            reply,
+            outcome,
+            ..
+        } = *self;
+        drop(write);
+        let outcome = outcome.unwrap_or(Err(StorageError::Closed));
+        let _ = reply.send(Committed { outcome, durable });
     }
 }
 

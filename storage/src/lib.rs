@@ -28,6 +28,7 @@ mod ids;
 mod meta;
 mod opening;
 mod operators;
+mod outbox;
 mod payers;
 mod purge;
 mod recordings;
@@ -55,7 +56,6 @@ pub use engine::testing::{
 };
 pub use engine::EngineChoice;
 pub use error::{EngineError, StorageError};
-pub use group::Committed;
 pub use ids::{CallId, RequestBatchId, RequestId, StepKey, BATCH_CAPACITY};
 pub use opening::{sled_dir, STORE_DIR};
 pub use purge::Purged;

@@ -81,15 +81,27 @@ impl Store {
             .collect()
     }
 
-    /// Applies `change` to a request like [`Store::update_request`], grouped with every write waiting on
-    /// the same flush (one transaction and one fsync for all of them); returns the record as written once
-    /// it is durable. Webhooks are enqueued only by [`Store::commit_final`], so
-    /// [`Store::groups_durable`] covers every one that can be read.
+    /// Applies `change` to a request atomically, grouped with every write waiting on the same flush (one
+    /// transaction and one fsync for all of them); returns the record as written once it is durable. The
+    /// change also decides the request's place in the indexes: a started run leaves `due` and joins
+    /// `active`; a terminal state leaves `active`.
     pub async fn commit_update(
         &self,
         id: &RequestId,
         mut change: impl FnMut(&mut RequestRecord) + Send + 'static,
     ) -> Result<RequestRecord, StorageError> {
+        let (record, ()) = self.commit_change(id, move |r| change(r)).await?;
+        Ok(record)
+    }
+
+    /// [`Store::commit_update`] for a change that also tells its caller what it found. `change` may run
+    /// more than once (the transaction runs again after a conflict), each time on the record as stored:
+    /// what it returns is what its last run found.
+    pub async fn commit_change<T: Send + 'static>(
+        &self,
+        id: &RequestId,
+        mut change: impl FnMut(&mut RequestRecord) -> T + Send + 'static,
+    ) -> Result<(RequestRecord, T), StorageError> {
         let job_id = id.clone();
         let decoded = Arc::clone(&self.decoded_requests);
         let intake = Arc::clone(&self.decoded_intake);
@@ -97,8 +109,8 @@ impl Store {
         let job = Queued::job(move |txn: &Txn| {
             write_request_update(txn, &decoded, &intake, &sealer, &job_id, &mut change)
         });
-        let updated = self.request_write(job, false).await?;
-        Ok(Arc::unwrap_or_clone(updated))
+        let (updated, found) = self.request_write(job, false).await?;
+        Ok((Arc::unwrap_or_clone(updated), found))
     }
 
     /// Stores `record`, a request's final state, in place of its running one and enqueues `delivery` (if
@@ -133,7 +145,10 @@ impl Store {
         let record = Arc::new(record);
         let decoded = Arc::clone(&self.decoded_requests);
         let intake = Arc::clone(&self.decoded_intake);
+        // Dropped with the job, once its flush has settled: the first round is handed out from then on.
+        let hold = enqueues.then(|| self.outbox.hold(&id));
         let job = Queued::job(move |txn: &Txn| {
+            let _held_until_durable = &hold;
             let stored = match stored_request(txn, &intake, &id)? {
                 Ok(Some(Stored::Own(bytes))) => decoded.peek(id.as_bytes(), &bytes),
                 Ok(Some(Stored::InBatch(record))) => Ok(record),
@@ -175,7 +190,7 @@ impl Store {
     }
 
     /// Queues a grouped request write and waits until it is durable. A write that enqueues a webhook has a
-    /// client waiting on its delivery, so it goes first, and the outbox hears of it once it is durable.
+    /// client waiting on its delivery, so it goes first.
     async fn request_write<T>(
         &self,
         (job, done): (Box<dyn Job>, oneshot::Receiver<Committed<T>>),
@@ -187,50 +202,19 @@ impl Store {
             Lane::Background
         };
         self.submit(job, lane);
-        let written = done
-            .await
-            .map_err(|_| StorageError::Closed)?
-            .into_result()?;
-        if enqueues {
-            self.signal_outbox();
-        }
-        Ok(written)
-    }
-
-    /// Applies `change` to a request atomically and returns the new record. The change also decides the
-    /// request's place in the indexes: a started run leaves `due` and joins `active`; a terminal state
-    /// leaves `active`. Not durable until [`Store::durable`]. `change` may run more than once (the
-    /// transaction runs again after a conflict), each time on the record as stored: what it tells its
-    /// caller is what its last run found.
-    pub fn update_request(
-        &self,
-        id: &RequestId,
-        mut change: impl FnMut(&mut RequestRecord),
-    ) -> Result<RequestRecord, StorageError> {
-        self.group
-            .apply_one(|txn| {
-                write_request_update(
-                    txn,
-                    &self.decoded_requests,
-                    &self.decoded_intake,
-                    &self.sealer,
-                    id,
-                    &mut change,
-                )
-            })
-            .map(Arc::unwrap_or_clone)
+        done.await.map_err(|_| StorageError::Closed)?.into_result()
     }
 }
 
 /// A request's change and its moves between the `due` and `active` indexes.
-fn write_request_update(
+fn write_request_update<T>(
     txn: &Txn,
     decoded: &Decoded<RequestRecord>,
     intake: &Decoded<IntakeRecord>,
     sealer: &Sealer,
     id: &RequestId,
-    change: &mut dyn FnMut(&mut RequestRecord),
-) -> Verdict<Arc<RequestRecord>> {
+    change: &mut dyn FnMut(&mut RequestRecord) -> T,
+) -> Verdict<(Arc<RequestRecord>, T)> {
     let record = match stored_request(txn, intake, id)? {
         // The record a step or its actor read last is usually still decoded: taken, not decoded again.
         Ok(Some(Stored::Own(bytes))) => decoded.take(id.as_bytes(), &bytes),
@@ -244,11 +228,11 @@ fn write_request_update(
         Err(e) => return Ok(Err(e)),
     };
     let before = Standing::of(&record);
-    change(&mut record);
+    let found = change(&mut record);
     let encoded = Bytes::from(sealer.seal(Sealed::Requests, id.as_bytes(), &encode(&record)));
     let record = Arc::new(record);
     store_written(txn, decoded, id, before, &record, encoded)?;
-    Ok(Ok(record))
+    Ok(Ok((record, found)))
 }
 
 /// Stores a request's new bytes, moves it between the indexes from where it stood `before`, and hands the

@@ -12,6 +12,7 @@ use crate::engine::postgres::Pg;
 use crate::engine::{Db, EngineChoice};
 use crate::group::{GroupTrees, Job};
 use crate::opening::{open_db_when_released, sled_dir, unlock, RELEASE_WAIT};
+use crate::outbox::Outbox;
 use crate::recordings::{recordings_dir, Recordings};
 use crate::requests::IntakeRecord;
 use crate::seal::{Home, KeySource, Migrated, Sealed, Sealer};
@@ -54,8 +55,9 @@ pub struct Store {
     /// [`GroupTrees::apply_one`]).
     pub(crate) group: GroupTrees,
     flusher: Arc<Flusher>,
-    /// Signalled whenever a delivery is enqueued, so the webhook dispatcher wakes on work, not on a timer.
-    outbox: Arc<tokio::sync::Notify>,
+    /// Signalled whenever a delivery is enqueued, so the webhook dispatcher wakes on work, not on a timer;
+    /// and the first rounds not yet durable.
+    pub(crate) outbox: Arc<Outbox>,
     pub(crate) decoded_accounts: Arc<Decoded<AccountRecord>>,
     /// Accounts as last read, until the next account write.
     pub(crate) current_accounts: Arc<Current<AccountRecord>>,
@@ -144,7 +146,7 @@ impl Store {
             purged_calls: db.open_tree(trees::PURGED_CALLS)?,
             operator_tokens: db.open_tree(trees::OPERATOR_TOKENS)?,
             flusher: Arc::new(Flusher::start(db.clone(), group.clone())),
-            outbox: Arc::new(tokio::sync::Notify::new()),
+            outbox: Arc::new(Outbox::default()),
             decoded_accounts: Arc::new(Decoded::new()),
             current_accounts: Arc::new(Current::new()),
             decoded_schema_versions: Arc::new(Decoded::new()),
@@ -173,16 +175,21 @@ impl Store {
         self.migrated.as_deref()
     }
 
-    /// Waits until every write made before the call is on disk.
-    pub async fn durable(&self) -> Result<(), StorageError> {
+    /// Waits until every write made before the call is on disk: how a write made alone becomes durable
+    /// before its operation returns. Grouped writes are durable when their answer arrives.
+    pub(crate) async fn durable(&self) -> Result<(), StorageError> {
         self.flusher.durable().await
     }
 
     /// Waits until every grouped write that can be read now is on disk: cheaper than [`Store::durable`]
-    /// for a reader that found a grouped write, such as a delivery, and must not act on it before it is
-    /// durable.
-    pub async fn groups_durable(&self) -> Result<(), StorageError> {
+    /// for a reader that found a grouped write and must not answer with it before it is durable.
+    pub(crate) async fn groups_durable(&self) -> Result<(), StorageError> {
         self.flusher.groups_durable().await
+    }
+
+    /// Whether the last flush failed: what was written since the last good one may not be on disk.
+    pub(crate) fn flush_failing(&self) -> bool {
+        self.flusher.failing()
     }
 
     /// Queues a grouped write (see [`crate::group`]).
@@ -225,11 +232,7 @@ impl Store {
     /// Waits until a delivery is enqueued after the previous wait returned (or, the first time, since the
     /// store was opened). Signals coalesce: one wake-up may stand for many deliveries.
     pub async fn outbox_enqueued(&self) {
-        self.outbox.notified().await;
-    }
-
-    pub(crate) fn signal_outbox(&self) {
-        self.outbox.notify_one();
+        self.outbox.signalled().await;
     }
 
     /// Flush counters, for metrics.

@@ -163,7 +163,11 @@ async fn store_flushes_are_observed_in_the_flush_histogram() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let metrics = Metrics::new(&store);
-    store.durable().await.unwrap();
+    let request = crate::orchestration::actor_tests::request_record();
+    store
+        .commit_requests(std::sync::Arc::new(vec![request]))
+        .await
+        .unwrap();
     let text = metrics.render().unwrap();
     assert!(value(&text, "switchboard_store_flush_duration_seconds_count") >= 1.0);
     assert!(text.contains(r#"switchboard_store_flush_duration_seconds_bucket{le="+Inf"}"#));

@@ -229,7 +229,6 @@ async fn store_request(store: &Store, calls: Vec<CallRecord>) {
     store
         .commit_requests(std::sync::Arc::new(vec![request_record()]))
         .await
-        .into_result()
         .unwrap();
     let step = StepRecord {
         key: "step-1".into(),
@@ -244,7 +243,7 @@ async fn store_request(store: &Store, calls: Vec<CallRecord>) {
         error: None,
     };
     store
-        .update_request(&request_id(), |r| {
+        .commit_update(&request_id(), move |r| {
             r.run = Some(RunRecord {
                 started_at: Some(now()),
                 schema_version: 1,
@@ -253,11 +252,12 @@ async fn store_request(store: &Store, calls: Vec<CallRecord>) {
                 ..RunRecord::default()
             })
         })
+        .await
         .unwrap();
 }
 
 /// The test request as created: production, booked for today, due now, dialing an input number.
-fn request_record() -> RequestRecord {
+pub(crate) fn request_record() -> RequestRecord {
     let day: NaiveDate = "2026-11-23".parse().unwrap();
     RequestRecord {
         id: request_id(),
@@ -521,7 +521,6 @@ async fn stored_batch(store: &Store, count: usize) -> Vec<RequestRecord> {
     store
         .commit_requests(Arc::new(members.clone()))
         .await
-        .into_result()
         .unwrap();
     members
 }
@@ -550,11 +549,13 @@ async fn a_due_batch_whose_members_all_left_the_due_state_is_retired_at_the_next
     let members = stored_batch(&store, 3).await;
     // One started, two ended without a run: none waits, so none is started again.
     store
-        .update_request(&members[0].id, |r| r.run = Some(RunRecord::default()))
+        .commit_update(&members[0].id, |r| r.run = Some(RunRecord::default()))
+        .await
         .unwrap();
     for member in &members[1..] {
         store
-            .update_request(&member.id, |r| r.state = RequestState::Failure)
+            .commit_update(&member.id, |r| r.state = RequestState::Failure)
+            .await
             .unwrap();
     }
     assert_eq!(store.due_by(now()).unwrap().len(), 3);

@@ -17,7 +17,7 @@
 //! requests never notice.
 
 #[cfg(test)]
-mod actor_tests;
+pub(crate) mod actor_tests;
 mod call;
 mod edges;
 mod error;

@@ -199,18 +199,26 @@ impl Orchestrator {
         for id in vanished {
             tracing::error!(request_id = %id, "request actor vanished; restarting it from the store");
             let now = self.shared.clock.now();
-            let recorded = self.shared.store.update_request(&id, |r| {
-                if let Some(run) = r.run.as_mut() {
-                    run.faults += 1;
-                    run.restarts.push(now);
-                }
-            });
-            if let Err(e) = recorded {
-                tracing::error!(error.message = %e, request_id = %id, "cannot record the restart");
-            }
+            let (store, vanished) = (self.shared.store.clone(), id.clone());
+            let recorded = async move {
+                let record_fault = move |r: &mut switchboard_storage::RequestRecord| {
+                    if let Some(run) = r.run.as_mut() {
+                        run.faults += 1;
+                        run.restarts.push(now);
+                    }
+                };
+                store.commit_update(&vanished, record_fault).await
+            };
             self.shared.metrics.actor_restarted();
             self.running.remove(&id);
-            self.start_request(ctx, id);
+            // Started once the fault is on record, so the new actor counts it when it decides whether
+            // to give up.
+            ctx.spawn(recorded.into_actor(self).map(move |recorded, act, ctx| {
+                if let Err(e) = recorded {
+                    tracing::error!(error.message = %e, request_id = %id, "cannot record the restart");
+                }
+                act.start_request(ctx, id);
+            }));
         }
         Ok(())
     }

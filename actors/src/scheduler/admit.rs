@@ -9,8 +9,7 @@ use std::sync::Arc;
 use chrono::NaiveDate;
 use chrono_tz::Tz;
 use switchboard_storage::{
-    Committed, RequestBatchId, RequestRecord, RequestState, Scope, StorageError, Store,
-    BATCH_CAPACITY,
+    RequestBatchId, RequestRecord, RequestState, Scope, StorageError, Store, BATCH_CAPACITY,
 };
 use tokio::sync::oneshot;
 use tracing::Instrument;
@@ -100,13 +99,10 @@ async fn admit_once(
     let metrics = Arc::clone(metrics);
     actix::spawn(
         async move {
-            let Committed { outcome, durable } = write.await;
             // The requests as stored (a lone one gets its id from the store), or the records as booked,
             // to be booked again.
-            let (outcome, records) = match outcome {
+            let (outcome, records) = match write.await {
                 Ok(stored) => {
-                    // Stored, so the places stay taken even if the flush failed: the requests may still
-                    // reach the disk.
                     reservation.stored();
                     for record in stored.iter() {
                         metrics.request_created(record.environment);
@@ -114,21 +110,27 @@ async fn admit_once(
                     }
                     (Ok(()), stored)
                 }
+                // Whether these reached the store is unknown: their places stay taken until the ledgers
+                // are read again, since a day counted full is safer than one overbooked.
+                Err(e @ (StorageError::Flush(_) | StorageError::Closed)) => {
+                    reservation.stored();
+                    (Err(e), records)
+                }
                 Err(e) => (Err(e), records),
             };
             // The records go back to the POST, if it is still waiting.
-            let _ = settled.send((Committed { outcome, durable }, records));
+            let _ = settled.send((outcome, records));
         }
         .instrument(tracing::Span::current()),
     );
-    let (committed, records) = outcome
+    let (outcome, records) = outcome
         .await
         .map_err(|_| (StorageError::Closed.into(), Vec::new()))?;
     let records = Arc::unwrap_or_clone(records);
-    if let Err(e) = committed.outcome.and(committed.durable) {
-        return Err((e.into(), records));
+    match outcome {
+        Ok(()) => Ok(records),
+        Err(e) => Err((e.into(), records)),
     }
-    Ok(records)
 }
 
 /// The draft a record was made from, to be booked again.

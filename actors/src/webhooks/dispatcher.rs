@@ -103,13 +103,7 @@ impl WebhookDispatcher {
 
     /// Runs one round (or redelivery) of `delivery` as a task of its own, which saves the delivery and
     /// reports [`RoundEnded`]. The caller has marked it in flight.
-    fn spawn_round(
-        &self,
-        ctx: &mut Context<Self>,
-        gate: Arc<Semaphore>,
-        delivery: DeliveryRecord,
-        first_round: bool,
-    ) {
+    fn spawn_round(&self, ctx: &mut Context<Self>, gate: Arc<Semaphore>, delivery: DeliveryRecord) {
         let (store, clock, client, config, metrics) = (
             self.store.clone(),
             self.clock.clone(),
@@ -124,16 +118,6 @@ impl WebhookDispatcher {
         // every wake-up cost thousands of polls. Only the bookkeeping comes back, as a message; the
         // address outlives restarts, so a round running across one still reports.
         actix::spawn(async move {
-            // The delivery was enqueued by the terminal write's group, possibly read before that group's
-            // flush ended: no webhook may announce a state that a crash could still undo. Awaited
-            // before taking a slot of the destination, so a slot is held only over HTTP.
-            if first_round {
-                if let Err(e) = store.groups_durable().await {
-                    tracing::error!(error.message = %e, "cannot flush before a webhook");
-                    me.do_send(RoundEnded { request_id });
-                    return;
-                }
-            }
             let previous_queued_at = delivery.queued_at();
             let updated = {
                 let _permit = gate.acquire_owned().await;
@@ -191,8 +175,7 @@ impl WebhookDispatcher {
                 continue;
             }
             let gate = self.destination(&delivery.url);
-            let first_round = delivery.next_round == 0 && delivery.redelivery_at.is_none();
-            self.spawn_round(ctx, gate, delivery, first_round);
+            self.spawn_round(ctx, gate, delivery);
         }
     }
 }
@@ -376,6 +359,6 @@ impl Handler<RunRedelivery> for WebhookDispatcher {
     type Result = ();
 
     fn handle(&mut self, run: RunRedelivery, ctx: &mut Context<Self>) {
-        self.spawn_round(ctx, run.gate, run.delivery, false);
+        self.spawn_round(ctx, run.gate, run.delivery);
     }
 }

@@ -167,6 +167,12 @@ impl Flusher {
         self.completed(target).await
     }
 
+    /// Whether the last flush failed, and none succeeded since.
+    pub(crate) fn failing(&self) -> bool {
+        let progress = self.shared.progress.borrow();
+        matches!(&progress.failed, Some((epoch, _)) if *epoch > progress.completed)
+    }
+
     async fn completed(&self, target: u64) -> Result<(), StorageError> {
         let mut progress = self.shared.progress.subscribe();
         let outcome = progress

@@ -22,11 +22,7 @@ async fn purging_one_request_keeps_its_batch_mates_and_its_hours_neighbours_read
     let lone = batch_of(1);
     let three = batch_of(3);
     let all: Vec<RequestRecord> = lone.iter().chain(&three).cloned().collect();
-    store
-        .commit_requests(Arc::new(all))
-        .await
-        .into_result()
-        .unwrap();
+    store.commit_requests(Arc::new(all)).await.unwrap();
     // One member of the three gets a record of its own, as a run's start does.
     store
         .commit_update(&three[0].id, |r| r.internal_tag = Some("own".into()))

@@ -29,13 +29,15 @@ impl Store {
     /// written and the outcome is [`StorageError::InternalIdClaimed`].
     ///
     /// The write is queued at once, not when the answer is first awaited, and happens even if the answer is
-    /// never awaited; the answer comes once the flush after its group is done. An `Ok` outcome means the
-    /// requests are stored, even when the flush then failed.
+    /// never awaited; the answer comes once the requests are durable. [`StorageError::Flush`] and
+    /// [`StorageError::Closed`] leave it unknown whether they were stored; after any other error nothing of
+    /// the create was written.
     pub fn commit_requests(
         &self,
         records: Arc<Vec<RequestRecord>>,
-    ) -> impl Future<Output = Committed<()>> + 'static {
+    ) -> impl Future<Output = Result<(), StorageError>> + 'static {
         self.commit_as_given(records, None, u32::MAX)
+            .map(Committed::into_result)
     }
 
     /// The create of a client at address `ip`: [`Store::commit_requests`], with each request's
@@ -52,15 +54,15 @@ impl Store {
         records: Arc<Vec<RequestRecord>>,
         ip: Option<std::net::IpAddr>,
         capacity: u32,
-    ) -> impl Future<Output = Committed<Arc<Vec<RequestRecord>>>> + 'static {
+    ) -> impl Future<Output = Result<Arc<Vec<RequestRecord>>, StorageError>> + 'static {
         if records.len() == 1 {
-            return Either::Left(self.commit_lone(records, ip, capacity));
+            return Either::Left(
+                self.commit_lone(records, ip, capacity)
+                    .map(Committed::into_result),
+            );
         }
         let given = self.commit_as_given(Arc::clone(&records), ip, capacity);
-        Either::Right(given.map(move |Committed { outcome, durable }| Committed {
-            outcome: outcome.map(|()| records),
-            durable,
-        }))
+        Either::Right(given.map(move |committed| committed.into_result().map(|()| records)))
     }
 
     /// Queues the write of `records` under the ids they carry.

@@ -92,8 +92,22 @@ impl Store {
         }
     }
 
-    /// The request that claimed `internal_id` in `scope`.
-    pub fn request_by_internal_id(
+    /// The request that claimed `internal_id` in `scope`, once it is durable: a replay answers a client
+    /// with it, and the create that stored it may be a concurrent one whose flush is still running.
+    pub async fn request_by_internal_id(
+        &self,
+        scope: &Scope,
+        internal_id: &str,
+    ) -> Result<Option<RequestRecord>, StorageError> {
+        let claimed = self.claimed_request(scope, internal_id)?;
+        if claimed.is_some() {
+            // Keys are claimed only by grouped creates.
+            self.groups_durable().await?;
+        }
+        Ok(claimed)
+    }
+
+    fn claimed_request(
         &self,
         scope: &Scope,
         internal_id: &str,

@@ -120,6 +120,7 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
     assert_eq!(
         store
             .request_by_internal_id(&production, "claim-a")
+            .await
             .unwrap()
             .unwrap()
             .id,
@@ -182,7 +183,7 @@ async fn a_lone_create_replaying_a_claimed_internal_id_is_declined_and_takes_no_
         .commit_requests_from(Arc::new(replay.clone()), None, u32::MAX)
         .await;
     assert!(matches!(
-        committed.outcome,
+        committed,
         Err(StorageError::InternalIdClaimed(key)) if key == "claim"
     ));
     let day = replay[0].due_date;
@@ -192,10 +193,7 @@ async fn a_lone_create_replaying_a_claimed_internal_id_is_declined_and_takes_no_
     // A full day declines it too, with nothing written.
     replay[0].internal_id = None;
     let committed = store.commit_requests_from(Arc::new(replay), None, 1).await;
-    assert!(matches!(
-        committed.outcome,
-        Err(StorageError::CapacityTaken)
-    ));
+    assert!(matches!(committed, Err(StorageError::CapacityTaken)));
     assert_eq!(keys(&store.group.intake), 1);
 }
 
@@ -229,6 +227,7 @@ async fn purging_a_lone_request_keeps_the_others_of_its_shared_batch(engine: Tes
         .is_empty());
     assert!(store
         .request_by_internal_id(&production, "claim-b")
+        .await
         .unwrap()
         .is_none());
     for other in [&stored[0], &stored[2]] {
@@ -251,7 +250,6 @@ async fn an_internal_id_stored_before_a_restart_still_declines_a_create_after_it
         store
             .commit_requests_from(Arc::new(vec![first]), None, u32::MAX)
             .await
-            .into_result()
             .unwrap();
         store.close().unwrap();
     }
@@ -261,7 +259,7 @@ async fn an_internal_id_stored_before_a_restart_still_declines_a_create_after_it
         .commit_requests_from(Arc::new(vec![again]), None, u32::MAX)
         .await;
     assert!(matches!(
-        committed.outcome,
+        committed,
         Err(StorageError::InternalIdClaimed(key)) if key == "claim"
     ));
 }

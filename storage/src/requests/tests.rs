@@ -30,6 +30,8 @@ crate::on_both_engines!(
     a_batch_larger_than_a_chunk_reads_lists_and_retires_whole,
     a_batch_member_gets_a_record_of_its_own_at_its_first_change_and_the_batch_retires_after_the_last,
     a_due_pass_retires_a_batch_only_when_it_saw_every_member_leave,
+    a_terminal_write_holds_its_first_round_back_until_it_is_durable,
+    the_outbox_page_ends_before_a_first_round_not_yet_durable,
 );
 
 /// A pass that visits the members of one batch and answers `verdicts` in turn (then `Waiting`); answers
@@ -146,11 +148,7 @@ pub(super) fn record(
 
 /// Stores `records` as one create and waits until they are durable.
 pub(super) async fn stored(store: &Store, records: Vec<RequestRecord>) {
-    store
-        .commit_requests(Arc::new(records))
-        .await
-        .into_result()
-        .unwrap();
+    store.commit_requests(Arc::new(records)).await.unwrap();
 }
 
 pub(super) fn scope(environment: Environment) -> Scope {
@@ -165,7 +163,7 @@ async fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing(engine:
     let fresh = record("r4", Environment::Production, None, 4_000);
     let replay = record("r2", Environment::Production, Some("key"), 2_000);
     assert!(matches!(
-        store.commit_requests(Arc::new(vec![fresh, replay])).await.outcome,
+        store.commit_requests(Arc::new(vec![fresh, replay])).await,
         Err(StorageError::InternalIdClaimed(key)) if key == "key"
     ));
     assert!(store.request(&id("r2")).unwrap().is_none());
@@ -189,6 +187,7 @@ async fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing(engine:
     assert_eq!(
         store
             .request_by_internal_id(&scope(Environment::Production), "key")
+            .await
             .unwrap()
             .unwrap()
             .id,
@@ -196,8 +195,8 @@ async fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing(engine:
     );
 }
 
-#[test]
-fn a_request_written_before_compression_reads_the_same() {
+#[tokio::test]
+async fn a_request_written_before_compression_reads_the_same() {
     let (_dir, store) = open();
     let mut old = record("old", Environment::Production, Some("key"), 1_000);
     old.inputs.insert("payerName".into(), "Aetna".into());
@@ -207,7 +206,7 @@ fn a_request_written_before_compression_reads_the_same() {
     store.group.requests.insert("old", sealed).unwrap();
     assert_eq!(store.request(&"old".into()).unwrap().unwrap(), old);
     // Rewritten, it is compressed under the current version.
-    store.update_request(&"old".into(), |_| {}).unwrap();
+    store.commit_update(&"old".into(), |_| {}).await.unwrap();
     let raw = store.group.requests.get("old").unwrap().unwrap();
     let raw = store.sealer.open(Sealed::Requests, b"old", &raw).unwrap();
     assert_eq!(raw[0], 2);
@@ -487,9 +486,7 @@ async fn a_request_not_named_by_its_place_in_its_batch_is_declined_whole(engine:
     let mut members = batch(2, 1_000);
     members.swap(0, 1);
     let committed = store.commit_requests(Arc::new(members.clone())).await;
-    assert!(
-        matches!(committed.outcome, Err(StorageError::NotABatchMember(id)) if id == members[0].id)
-    );
+    assert!(matches!(committed, Err(StorageError::NotABatchMember(id)) if id == members[0].id));
     assert!(
         store.group.intake.is_empty().unwrap() && store.group.request_index.is_empty().unwrap()
     );
@@ -522,8 +519,7 @@ async fn concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_noth
     let mut stored = 0;
     for task in tasks {
         let committed = task.await.unwrap();
-        committed.durable.as_ref().unwrap();
-        match committed.outcome {
+        match committed {
             Ok(()) => stored += 1,
             Err(StorageError::InternalIdClaimed(_)) => {}
             Err(other) => panic!("unexpected {other}"),
@@ -557,6 +553,7 @@ async fn concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_noth
     for key in 0..50 {
         assert!(store
             .request_by_internal_id(&scope(Environment::Production), &format!("key-{key}"))
+            .await
             .unwrap()
             .is_some());
     }
@@ -601,7 +598,7 @@ async fn grouped_writes_after_close_are_refused() {
             1_000,
         )]))
         .await;
-    assert!(matches!(committed.outcome, Err(StorageError::Closed)));
+    assert!(matches!(committed, Err(StorageError::Closed)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -738,6 +735,81 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
         store.commit_final(missing, None).await,
         Err(StorageError::RequestMissing(_))
     ));
+}
+
+/// Stores `ids` as requests, finished one after another with a first webhook round each.
+async fn finished_with_webhooks(store: &Store, ids: &[&str]) {
+    for (n, name) in ids.iter().enumerate() {
+        let created = record(name, Environment::Production, None, 1_000 + n as i64);
+        stored(store, vec![created.clone()]).await;
+        let mut terminal = created;
+        terminal.state = RequestState::Success;
+        let mut webhook = delivery(&id(name), name);
+        webhook.next_at += chrono::Duration::seconds(n as i64);
+        store.commit_final(terminal, Some(webhook)).await.unwrap();
+    }
+}
+
+fn page(store: &Store, after: Option<&crate::QueuePosition>) -> Vec<RequestId> {
+    let now = DateTime::from_timestamp_micros(60_000_000).unwrap();
+    store
+        .due_deliveries_except(now, after, 10, |_| false)
+        .unwrap()
+        .into_iter()
+        .map(|d| d.request_id)
+        .collect()
+}
+
+async fn a_terminal_write_holds_its_first_round_back_until_it_is_durable(engine: TestEngine) {
+    let (_dir, store) = open_on(engine);
+    let created = record("r1", Environment::Production, None, 1_000);
+    stored(&store, vec![created.clone()]).await;
+    let mut terminal = created;
+    terminal.state = RequestState::Success;
+    let held = |store: &Store| store.outbox.held()(&id("r1"));
+
+    // With no group written meanwhile (a backup's gate), the write is queued and cannot settle.
+    let gate = Arc::clone(&store.group.gate);
+    let paused = gate.write().unwrap();
+    let mut write = Box::pin(store.commit_final(terminal, Some(delivery(&id("r1"), "first"))));
+    assert!(futures::poll!(&mut write).is_pending());
+    assert!(held(&store), "held from before the write");
+    drop(paused);
+    write.await.unwrap();
+    assert!(!held(&store), "released once the write is durable");
+    assert_eq!(page(&store, None), ids(&["r1"]));
+    // The release woke the dispatcher's wait.
+    tokio::time::timeout(std::time::Duration::from_secs(5), store.outbox_enqueued())
+        .await
+        .expect("the outbox was signalled");
+
+    // A terminal write without a webhook holds nothing.
+    let plain = record("r2", Environment::Production, None, 2_000);
+    stored(&store, vec![plain.clone()]).await;
+    let paused = gate.write().unwrap();
+    let mut write = Box::pin(store.commit_final(plain, None));
+    assert!(futures::poll!(&mut write).is_pending());
+    assert!(!store.outbox.held()(&id("r2")));
+    drop(paused);
+    write.await.unwrap();
+}
+
+async fn the_outbox_page_ends_before_a_first_round_not_yet_durable(engine: TestEngine) {
+    let (_dir, store) = open_on(engine);
+    finished_with_webhooks(&store, &["r1", "r2", "r3"]).await;
+    assert_eq!(page(&store, None), ids(&["r1", "r2", "r3"]));
+
+    // r2 as it is between its write and its flush: a dispatcher resuming past r1 must still find it.
+    let hold = store.outbox.hold(&id("r2"));
+    assert_eq!(
+        page(&store, None),
+        ids(&["r1"]),
+        "ends before r2, not past it"
+    );
+    let after_r1 = crate::QueuePosition::of(&store.delivery(&id("r1")).unwrap().unwrap());
+    assert!(page(&store, Some(&after_r1)).is_empty());
+    drop(hold);
+    assert_eq!(page(&store, Some(&after_r1)), ids(&["r2", "r3"]));
 }
 
 #[tokio::test]

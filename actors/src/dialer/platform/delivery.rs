@@ -37,42 +37,46 @@ impl PlatformDialer {
         if inner.store.request(&request_id)?.is_none() {
             return Ok(Delivery::UnknownCall);
         }
-        let mut verdict = Delivery::UnknownCall;
         let platform = inner.adapter.name();
         let result = match &event.state {
             PlatformCallState::Ended(result) => serde_json::to_value(result).ok(),
             PlatformCallState::Live => None,
         };
-        inner.store.update_request(&request_id, |record| {
-            verdict = Delivery::UnknownCall;
-            let Some(call) = find_call(record, &event.call_id) else {
-                return;
-            };
-            let Some(stored) = call.platform.as_mut().filter(|p| p.platform == platform) else {
-                return;
-            };
-            if stored
-                .platform_call_id
-                .as_ref()
-                .is_some_and(|id| *id != event.platform_call_id)
-            {
-                return;
-            }
-            if call.outcome.is_some() || stored.events.contains(&event.event_type) {
-                verdict = Delivery::Duplicate;
-                return;
-            }
-            verdict = Delivery::Applied;
-            stored.events.push(event.event_type.clone());
-            stored
-                .platform_call_id
-                .get_or_insert_with(|| event.platform_call_id.clone());
-            if stored.result.is_none() {
-                stored.result = result.clone();
-            }
-        })?;
+        let (call_id, platform_call_id, event_type) = (
+            event.call_id.clone(),
+            event.platform_call_id.clone(),
+            event.event_type.clone(),
+        );
+        let (_, verdict) = inner
+            .store
+            .commit_change(&request_id, move |record| {
+                let Some(call) = find_call(record, &call_id) else {
+                    return Delivery::UnknownCall;
+                };
+                let Some(stored) = call.platform.as_mut().filter(|p| p.platform == platform) else {
+                    return Delivery::UnknownCall;
+                };
+                if stored
+                    .platform_call_id
+                    .as_ref()
+                    .is_some_and(|id| *id != platform_call_id)
+                {
+                    return Delivery::UnknownCall;
+                }
+                if call.outcome.is_some() || stored.events.contains(&event_type) {
+                    return Delivery::Duplicate;
+                }
+                stored.events.push(event_type.clone());
+                stored
+                    .platform_call_id
+                    .get_or_insert_with(|| platform_call_id.clone());
+                if stored.result.is_none() {
+                    stored.result = result.clone();
+                }
+                Delivery::Applied
+            })
+            .await?;
         if verdict == Delivery::Applied {
-            inner.store.durable().await?;
             inner.wake(&event.call_id);
         }
         Ok(verdict)

@@ -112,12 +112,17 @@ impl Inner {
     }
 
     /// Changes the call's platform record and waits for the change to be on disk.
-    async fn update(&self, job: &CallJob, change: impl Fn(&mut PlatformCallRecord)) -> Step<()> {
+    async fn update(
+        &self,
+        job: &CallJob,
+        mut change: impl FnMut(&mut PlatformCallRecord) + Send + 'static,
+    ) -> Step<()> {
         let platform = self.adapter.name();
         let now = job_now(job);
+        let call_id = job.call_id.clone();
         self.store
-            .update_request(&job.request_id, |record| {
-                if let Some(call) = find_call(record, &job.call_id) {
+            .commit_update(&job.request_id, move |record| {
+                if let Some(call) = find_call(record, &call_id) {
                     // A record of another platform (the kind changed across a restart) is replaced: that
                     // platform is no longer reachable from here.
                     if call
@@ -138,11 +143,9 @@ impl Inner {
                     change(stored);
                 }
             })
-            .map_err(|e| system_failure(&format!("store write failed: {e}")))?;
-        self.store
-            .durable()
             .await
-            .map_err(|e| system_failure(&format!("flush failed: {e}")))
+            .map(drop)
+            .map_err(|e| system_failure(&format!("store write failed: {e}")))
     }
 
     async fn run(&self, job: &CallJob, wake: &Notify) -> Step<CallReport> {
@@ -184,8 +187,9 @@ impl Inner {
     }
 
     async fn store_id(&self, job: &CallJob, id: &str) -> Step<()> {
-        self.update(job, |p| {
-            p.platform_call_id.get_or_insert_with(|| id.to_owned());
+        let id = id.to_owned();
+        self.update(job, move |p| {
+            p.platform_call_id.get_or_insert_with(|| id.clone());
         })
         .await
     }
@@ -257,7 +261,7 @@ impl Inner {
                         match read.await {
                             Ok(PlatformCallState::Ended(result)) => {
                                 let value = serde_json::to_value(&*result).ok();
-                                self.update(job, |p| {
+                                self.update(job, move |p| {
                                     if p.result.is_none() {
                                         p.result = value.clone();
                                     }
@@ -301,7 +305,8 @@ impl Inner {
                 })
                 .await;
             if let Some(file) = &recording_file {
-                self.update(job, |p| p.recording_file = Some(file.clone()))
+                let file = file.clone();
+                self.update(job, move |p| p.recording_file = Some(file.clone()))
                     .await?;
             }
         }

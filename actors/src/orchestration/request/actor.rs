@@ -301,14 +301,14 @@ impl RequestActor {
                 return self.finish(ctx, record, account.as_ref(), ending);
             }
         }
-        let recorded = store.update_request(&self.request_id, |r| record_restart(r, now));
         self.shared.metrics.actor_restarted();
-        let shared = self.shared.clone();
+        let (store, id) = (store.clone(), self.request_id.clone());
         self.activity = Activity::Restarting;
         ctx.wait(
             async move {
-                if recorded.is_ok() {
-                    let _ = shared.store.durable().await;
+                let recorded = store.commit_update(&id, move |r| record_restart(r, now));
+                if let Err(e) = recorded.await {
+                    tracing::error!(error.message = %e, "cannot record the restart");
                 }
             }
             .into_actor(self)

@@ -1,0 +1,109 @@
+//! The webhook outbox's signal, and the first rounds it must not hand out yet.
+//!
+//! sled makes a write readable before the flush that makes it durable, and no webhook may announce a
+//! state that a crash could still undo. So a terminal write that enqueues a first round holds its request
+//! here from before it is queued until its group's flush has settled: the outbox page passes over held
+//! requests, and the hold's end wakes the dispatcher, which then finds the round. On an engine whose
+//! commits are durable when they return, a hold ends with its commit, so the page sees what any reader
+//! sees.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
+
+use crate::RequestId;
+
+/// The outbox's wake-up and its held requests.
+#[derive(Default)]
+pub(crate) struct Outbox {
+    wake: Notify,
+    /// Held requests, each with its count of holds (a request finished twice at once holds twice).
+    held: Mutex<HashMap<RequestId, usize>>,
+}
+
+/// A request's first round held back from the outbox page until this is dropped, which the write that
+/// queues it does once its flush has settled (or its group failed, and nothing was queued).
+pub(crate) struct Hold {
+    outbox: Arc<Outbox>,
+    request_id: RequestId,
+}
+
+impl Outbox {
+    /// Wakes the dispatcher: a round was queued, or may now be handed out.
+    pub(crate) fn signal(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Waits for the next [`Outbox::signal`] (one sent while nobody waited is kept).
+    pub(crate) async fn signalled(&self) {
+        self.wake.notified().await;
+    }
+
+    /// Holds `request_id`'s first round back until the hold is dropped.
+    pub(crate) fn hold(self: &Arc<Self>, request_id: &RequestId) -> Hold {
+        *self.lock().entry(request_id.clone()).or_default() += 1;
+        Hold {
+            outbox: Arc::clone(self),
+            request_id: request_id.clone(),
+        }
+    }
+
+    /// A test of whether a request is held, for one page of the outbox: one lock for the whole page.
+    pub(crate) fn held(&self) -> impl Fn(&RequestId) -> bool + '_ {
+        let held = self.lock();
+        move |id| !held.is_empty() && held.contains_key(id)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, usize>> {
+        // A panic while holding this lock leaves the map whole (each change is one insert or removal).
+        self.held
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        {
+            let mut held = self.outbox.lock();
+            if let Some(count) = held.get_mut(&self.request_id) {
+                *count -= 1;
+                if *count == 0 {
+                    held.remove(&self.request_id);
+                }
+            }
+        }
+        self.outbox.signal();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_held_until_its_last_hold_ends() {
+        let outbox = Arc::new(Outbox::default());
+        let id = RequestId::from("r1".to_owned());
+        let first = outbox.hold(&id);
+        let second = outbox.hold(&id);
+        assert!(outbox.held()(&id));
+        assert!(!outbox.held()(&RequestId::from("r2".to_owned())));
+        drop(first);
+        assert!(outbox.held()(&id), "one hold is left");
+        drop(second);
+        assert!(!outbox.held()(&id));
+    }
+
+    #[tokio::test]
+    async fn a_hold_ending_wakes_the_dispatcher() {
+        let outbox = Arc::new(Outbox::default());
+        let hold = outbox.hold(&RequestId::from("r1".to_owned()));
+        drop(hold);
+        // The signal was sent while nobody waited: it is kept for the next wait.
+        tokio::time::timeout(std::time::Duration::from_secs(5), outbox.signalled())
+            .await
+            .expect("the hold's end signals the outbox");
+    }
+}
