@@ -1,7 +1,8 @@
 //! `POST /admin/v1/webhook-deliveries/{requestId}/redeliver` (operator contract section 3): a terminal
 //! request's webhook is sent again at once, signed as usual, outside the rounds; it shows in the delivery
 //! log, the metrics and the audit log; 409 while the request is `PROCESSING`, 404 for an unknown id, 403 for
-//! support; and an acknowledged redelivery survives a kill -9.
+//! support; a redelivery asked while a round is being sent waits for it; and an acknowledged redelivery
+//! survives a kill -9.
 
 use std::time::Duration;
 
@@ -74,20 +75,9 @@ async fn wait_log(api: &Api, id: &str, until: impl Fn(&Value) -> bool) -> Value 
     }
 }
 
-/// `POST .../redeliver` once the round the log already shows has ended. The log shows a round's outcome
-/// as soon as it is saved, a moment before the dispatcher counts the round as ended; until then the call
-/// answers 409 and asks to be sent again, which is what a client does here.
-async fn redeliver_once_ended(api: &Api, id: &str) -> (u16, Value) {
-    let deadline = std::time::Instant::now() + LIMIT;
-    loop {
-        let (status, body) = api
-            .send(Method::POST, &redeliver_path(id), ADMIN_TOKEN, None)
-            .await;
-        if status != 409 || std::time::Instant::now() > deadline {
-            return (status, body);
-        }
-        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
-    }
+async fn redeliver(api: &Api, id: &str) -> (u16, Value) {
+    api.send(Method::POST, &redeliver_path(id), ADMIN_TOKEN, None)
+        .await
 }
 
 fn hmac_hex(secret: &str, body: &[u8]) -> String {
@@ -126,7 +116,7 @@ async fn a_delivered_webhook_is_sent_again_signed_as_usual_logged_counted_and_au
     wait_log(&app, &id, |log| log["status"] == "delivered").await;
     assert_eq!(redeliveries_counted(&app).await, 0);
 
-    let (status, body) = redeliver_once_ended(&app, &id).await;
+    let (status, body) = redeliver(&app, &id).await;
     assert_eq!(status, 202, "{body}");
     assert_eq!(body, json!({ "requestId": id, "status": "accepted" }));
 
@@ -184,11 +174,47 @@ async fn a_rejected_delivery_sent_again_and_acknowledged_reads_delivered() {
         .await;
     wait_log(&app, &id, |log| log["status"] == "rejected").await;
 
-    let (status, body) = redeliver_once_ended(&app, &id).await;
+    let (status, body) = redeliver(&app, &id).await;
     assert_eq!(status, 202, "{body}");
     let log = wait_log(&app, &id, |log| log["status"] == "delivered").await;
     assert_eq!(log["deliveries"].as_array().unwrap().len(), 2, "{log}");
     assert_eq!(receiver.wait_for(2, LIMIT).await.len(), 2);
+}
+
+#[actix_web::test]
+async fn a_redelivery_asked_while_a_round_is_being_sent_waits_for_it_and_is_sent_after_it() {
+    let receiver = Receiver::start().await;
+    // The first round's attempt is held long enough for the redelivery to arrive in the middle of it.
+    receiver.respond_with(vec![Reply::Delay(Duration::from_millis(800), 200)]);
+    let app = spawn_app_with(&config()).await;
+    let token = app.sandbox_token().await;
+    let id = app
+        .create_request(&token, &sandbox_to(&receiver.url("/hook")))
+        .await;
+    receiver.wait_for(1, LIMIT).await;
+
+    let (status, body) = redeliver(&app, &id).await;
+    assert_eq!(
+        status, 202,
+        "accepted, not refused while the round runs: {body}"
+    );
+    let got = receiver.wait_for(2, LIMIT).await;
+    assert!(
+        got[1].at >= got[0].at + Duration::from_millis(800),
+        "sent after the round's attempt was answered"
+    );
+    let log = wait_log(&app, &id, |log| {
+        log["deliveries"].as_array().is_some_and(|a| a.len() == 2)
+    })
+    .await;
+    assert!(log["deliveries"][0].get("redelivery").is_none(), "{log}");
+    assert_eq!(log["deliveries"][1]["redelivery"], 1, "{log}");
+    actix_web::rt::time::sleep(QUIET).await;
+    assert_eq!(
+        receiver.received().len(),
+        2,
+        "the round once, the redelivery once"
+    );
 }
 
 #[actix_web::test]
@@ -262,7 +288,7 @@ async fn an_acknowledged_redelivery_is_sent_after_a_kill_9_and_only_once() {
 
     // The redelivery's attempt hangs at the receiver, so the server dies before it can record it.
     receiver.respond_with(vec![Reply::Delay(Duration::from_secs(30), 200)]);
-    let (status, body) = redeliver_once_ended(&first, &id).await;
+    let (status, body) = redeliver(&first, &id).await;
     assert_eq!(status, 202, "{body}");
     first.kill_hard();
     // An attempt written to the socket just before the kill still reaches the receiver: count after it

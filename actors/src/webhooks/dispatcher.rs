@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use switchboard_storage::audit::NewEvent;
 use switchboard_storage::{DeliveryRecord, QueuePosition, RequestId, StorageError, Store};
-use tokio::sync::Semaphore;
+use tokio::sync::{oneshot, Semaphore};
 
 use super::round::run_round;
 use super::target::GuardedResolver;
@@ -44,6 +44,8 @@ pub struct WebhookDispatcher {
     /// every round in flight again. `None`: the next tick scans from the oldest entry.
     resume_after: Option<QueuePosition>,
     last_tick: Instant,
+    /// Redeliveries asked for while a round of the same delivery ran, told when it has ended.
+    after_round: HashMap<RequestId, Vec<oneshot::Sender<()>>>,
 }
 
 #[derive(Message)]
@@ -79,6 +81,7 @@ impl WebhookDispatcher {
             backlog: false,
             resume_after: None,
             last_tick: Instant::now(),
+            after_round: HashMap::new(),
         })
     }
 
@@ -253,6 +256,14 @@ impl Handler<RoundEnded> for WebhookDispatcher {
 
     fn handle(&mut self, ended: RoundEnded, ctx: &mut Context<Self>) {
         self.in_flight.remove(&ended.request_id);
+        for waiting in self
+            .after_round
+            .remove(&ended.request_id)
+            .into_iter()
+            .flatten()
+        {
+            let _ = waiting.send(());
+        }
         if self.backlog {
             self.wake(ctx);
         }
@@ -307,19 +318,29 @@ pub enum Redelivery {
     Accepted,
     /// The request has no delivery: not terminal yet, no webhook URL, or gone.
     NoDelivery,
-    /// A round of this delivery is running now; asking again once it ends is accepted.
-    RoundRunning,
 }
 
 impl Handler<Redeliver> for WebhookDispatcher {
     type Result = ResponseFuture<Result<Redelivery, StorageError>>;
 
     fn handle(&mut self, redeliver: Redeliver, ctx: &mut Context<Self>) -> Self::Result {
+        // A round of the same delivery is running, and would save over the mark: the redelivery is
+        // asked for again once that round has ended (the log can show its outcome a moment before).
+        if self.in_flight.contains(&redeliver.request_id) {
+            let (ended, wait) = oneshot::channel();
+            self.after_round
+                .entry(redeliver.request_id.clone())
+                .or_default()
+                .push(ended);
+            let me = ctx.address();
+            return Box::pin(async move {
+                // Dropped unanswered only when the dispatcher stops; asking again then fails as a stop.
+                let _ = wait.await;
+                me.send(redeliver).await.map_err(|_| StorageError::Closed)?
+            });
+        }
         // Marked in flight before anything is written, so no round of the same delivery starts (and saves
         // over the mark) between the write and the send.
-        if self.in_flight.contains(&redeliver.request_id) {
-            return Box::pin(async { Ok(Redelivery::RoundRunning) });
-        }
         let url = match self.store.delivery(&redeliver.request_id) {
             Ok(Some(delivery)) => delivery.url,
             Ok(None) => return Box::pin(async { Ok(Redelivery::NoDelivery) }),

@@ -18,8 +18,9 @@ struct RedeliveryOut<'a> {
 }
 
 /// 202 once the redelivery is durable (the send follows at once, outside the scheduled rounds, and shows
-/// in the delivery log); 409 `CONFLICT` while the request is `PROCESSING`, when it has no webhook, or
-/// while a round of its delivery is running; 404 `REQUEST_NOT_FOUND` for an unknown or purged id.
+/// in the delivery log; a round of the same delivery that is running ends first); 409 `CONFLICT` while
+/// the request is `PROCESSING` or when it has no webhook; 404 `REQUEST_NOT_FOUND` for an unknown or
+/// purged id.
 #[tracing::instrument(name = "admin_redeliver_webhook", skip_all, fields(request_id = %request_id))]
 pub async fn redeliver(
     Admin(operator): Admin,
@@ -70,9 +71,5 @@ pub async fn redeliver(
                 "The request has no webhook: neither it nor its account names a webhook URL",
             )),
         },
-        Redelivery::RoundRunning => Err(ApiError::new(
-            Code::Conflict,
-            "A delivery round of this webhook is running; ask again once it has ended",
-        )),
     }
 }
