@@ -69,16 +69,16 @@ where
     .instrument(span)
 }
 
-/// The one line every HTTP request gets (operator contract section 1), with a message of its own: "request
-/// finished" is an extraction request's. A server error is a warning; a 503 is not, since it is what
-/// `/readyz` and the closed API answer while the server starts, and what a client is told to retry.
-/// Method, route and status are the fields of the `http` span the line is written in.
+/// The one `info` line every HTTP request gets (operator contract section 1), with a message of its own:
+/// "request finished" is an extraction request's. A server error also gets a warning of its own, so a
+/// level filter finds it; a 503 does not, since it is what `/readyz` and the closed API answer while the
+/// server starts, and what a client is told to retry. Method, route and status are the fields of the
+/// `http` span the lines are written in.
 fn log_answer(status: StatusCode, latency: Duration) {
     let latency_ms = latency.as_micros() as f64 / 1000.0;
+    tracing::info!(latency_ms, "http request answered");
     if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {
-        tracing::warn!(latency_ms, "http request answered");
-    } else {
-        tracing::info!(latency_ms, "http request answered");
+        tracing::warn!("server error answered");
     }
 }
 

@@ -10,7 +10,7 @@ use switchboard::configuration::{self, ConfigSource, Settings};
 use switchboard::startup::{Application, StoppedStandingBy};
 use switchboard::telemetry;
 use switchboard::trace::TraceTarget;
-use switchboard_storage::Store;
+use switchboard_storage::{EngineChoice, Store};
 
 /// mimalloc instead of glibc's malloc: the request path allocates many small, short-lived buffers, and
 /// glibc's bin upkeep (consolidation, unlinking) was a sixth of the server core's samples under create load.
@@ -45,7 +45,7 @@ fn main() -> ExitCode {
     let settings = match configuration::load(&args.overrides()) {
         Ok(settings) => settings,
         Err(e) => {
-            eprintln!("switchboard: {e}");
+            telemetry::report_fatal(&format!("switchboard: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -53,19 +53,15 @@ fn main() -> ExitCode {
     let traces = match telemetry::Traces::start(&settings.telemetry) {
         Ok(traces) => traces,
         Err(e) => {
-            eprintln!("switchboard: telemetry.otlp_endpoint: {e}");
+            telemetry::report_fatal(&format!("switchboard: telemetry.otlp_endpoint: {e}"));
             return ExitCode::from(2);
         }
     };
     telemetry::init_subscriber_with(std::io::stderr, traces.as_ref());
-    let (data_dir, cache_bytes) = (
+    let (engine, data_dir, cache_bytes) = (
+        settings.storage_engine.clone(),
         settings.server.data_dir.clone(),
         settings.storage_cache_bytes,
-    );
-    // Only sled replays a log at start; on PostgreSQL there is no store under data_dir to prepare.
-    let embedded = matches!(
-        settings.storage_engine,
-        switchboard_storage::EngineChoice::Sled
     );
     let system = actix_web::rt::System::new();
     let served = system.block_on(serve(settings));
@@ -75,13 +71,11 @@ fn main() -> ExitCode {
     }
     match served {
         Ok(()) => {
-            if embedded {
-                prepare_next_start(&data_dir, cache_bytes);
-            }
+            prepare_next_start(&engine, &data_dir, cache_bytes);
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("switchboard: {e:#}");
+            telemetry::report_fatal(&format!("switchboard: {e:#}"));
             ExitCode::FAILURE
         }
     }
@@ -97,12 +91,13 @@ fn drop_in_runtime_context(system: actix_web::rt::SystemRunner) {
     drop(system);
 }
 
-/// After a graceful stop: leaves a recovery snapshot, so the next start does not replay this run's whole
-/// log. Not fatal: without it the next start is only slower.
-fn prepare_next_start(data_dir: &Path, cache_bytes: u64) {
+/// After a graceful stop: whatever makes the engine's next start quick (a recovery snapshot on sled). Not
+/// fatal: without it the next start is only slower.
+fn prepare_next_start(engine: &EngineChoice, data_dir: &Path, cache_bytes: u64) {
     let started = Instant::now();
-    match Store::write_recovery_snapshot(data_dir, cache_bytes, Duration::from_secs(5)) {
-        Ok(()) => tracing::info!(
+    match Store::prepare_next_start(engine, data_dir, cache_bytes, Duration::from_secs(5)) {
+        Ok(false) => {}
+        Ok(true) => tracing::info!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             "recovery snapshot written"
         ),

@@ -135,8 +135,25 @@ fn fingerprint(parts: &[&str]) -> String {
 
 /// Everything an account declaration says, secrets as digests.
 fn account_fingerprint(spec: &AccountSpec) -> String {
-    let credentials: Vec<String> = spec
-        .credentials
+    // Named one by one, so a field added to declarations cannot be left out of the fingerprint unnoticed:
+    // an edit to it would be kept out of the store, logged as unchanged.
+    let AccountSpec {
+        id: _,
+        name,
+        daily_call_capacity,
+        timezone,
+        webhook_url,
+        webhook_secret,
+        features,
+        schemas,
+        credentials,
+        phone_book,
+        provider_name,
+        retention_days,
+        dialer,
+    } = spec;
+    let declared_none = matches!(credentials, Some(list) if list.is_empty());
+    let credentials: Vec<String> = credentials
         .iter()
         .flatten()
         .map(|c| {
@@ -148,35 +165,39 @@ fn account_fingerprint(spec: &AccountSpec) -> String {
             )
         })
         .collect();
-    let phone_book: Vec<String> = spec
-        .phone_book
+    let phone_book: Vec<String> = phone_book
         .iter()
         .map(|e| format!("{}|{}", e.payer, e.phone))
         .collect();
-    let features: Vec<&str> = spec.features.iter().map(|f| f.as_str()).collect();
-    let webhook_secret = spec
-        .webhook_secret
+    let features: Vec<&str> = features.iter().map(|f| f.as_str()).collect();
+    let webhook_secret = webhook_secret
         .as_ref()
         .map(|s| secret_digest(s.expose()))
         .unwrap_or_default();
-    let capacity = spec.daily_call_capacity.to_string();
+    let capacity = daily_call_capacity.to_string();
     let lists = [
         features.join(","),
-        spec.schemas.join(","),
+        schemas.join(","),
         phone_book.join(","),
         credentials.join(","),
     ];
     let mut parts = vec![
-        spec.name.as_deref().unwrap_or_default(),
+        name.as_deref().unwrap_or_default(),
         &capacity,
-        &spec.timezone,
-        spec.webhook_url.as_deref().unwrap_or_default(),
+        timezone,
+        webhook_url.as_deref().unwrap_or_default(),
         &webhook_secret,
     ];
     parts.extend(lists.iter().map(String::as_str));
-    // Only when declared, so accounts without one keep the fingerprint they were provisioned under.
-    let dialer = spec.dialer.map(|kind| format!("dialer={}", kind.as_str()));
-    parts.extend(dialer.as_deref());
+    // Each only when declared, so accounts without one keep the fingerprint they were provisioned under.
+    let optional = [
+        dialer.map(|kind| format!("dialer={}", kind.as_str())),
+        provider_name.as_ref().map(|n| format!("provider_name={n}")),
+        retention_days.map(|days| format!("retention_days={days}")),
+        // No pairs declared (all issued ones go) is not the same as `credentials` left out (kept).
+        declared_none.then(|| "credentials=[]".to_owned()),
+    ];
+    parts.extend(optional.iter().flatten().map(String::as_str));
     fingerprint(&parts)
 }
 
@@ -340,3 +361,7 @@ pub fn payer_record(name: &str, spec: &PayerSpec) -> PayerRecord {
         timezone: spec.timezone.as_ref().map(|zone| zone.trim().to_owned()),
     }
 }
+
+#[cfg(test)]
+#[path = "provisioning_tests.rs"]
+mod tests;

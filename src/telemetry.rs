@@ -111,9 +111,7 @@ where
         .with_writer(writer)
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false);
-    let json =
-        std::env::var("SWITCHBOARD_LOG_FORMAT").is_ok_and(|v| v.eq_ignore_ascii_case("json"));
-    let lines = if json {
+    let lines = if json_lines_wanted() {
         lines.json().with_filter(lines_filter).boxed()
     } else {
         lines.with_filter(lines_filter).boxed()
@@ -128,6 +126,29 @@ where
     if installed.is_ok() {
         std::panic::set_hook(Box::new(crate::panic_log::log_panic));
     }
+}
+
+/// Whether the log is JSON lines (`SWITCHBOARD_LOG_FORMAT=json`).
+fn json_lines_wanted() -> bool {
+    std::env::var("SWITCHBOARD_LOG_FORMAT").is_ok_and(|v| v.eq_ignore_ascii_case("json"))
+}
+
+/// Writes the message a failed start or run ends on to stderr: as it stands, or with JSON lines as one
+/// `ERROR` line shaped like the log's, so every line stays JSON (operator contract section 1) also when
+/// the failure comes before the log is set up (a configuration error) or after it stopped.
+pub fn report_fatal(message: &str) {
+    if !json_lines_wanted() {
+        eprintln!("{message}");
+        return;
+    }
+    // A log line's time is the wall's, as the subscriber's own lines are, not the service clock's.
+    let now = chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now());
+    let line = serde_json::json!({
+        "timestamp": now.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        "level": "ERROR",
+        "fields": { "message": message },
+    });
+    eprintln!("{line}");
 }
 
 /// Drops actix-http's `ERROR stream error: ...` event. The HTTP/1 dispatcher logs it when a client sends

@@ -13,7 +13,13 @@ async fn a_store_opens_over_a_snapshot_left_unfinished() {
         secret
     };
     // Opening again writes a snapshot of what the first run wrote.
-    Store::write_recovery_snapshot(dir.path(), 1 << 20, std::time::Duration::ZERO).unwrap();
+    let prepared = Store::prepare_next_start(
+        &switchboard_storage::EngineChoice::Sled,
+        dir.path(),
+        1 << 20,
+        std::time::Duration::ZERO,
+    );
+    assert!(prepared.unwrap(), "sled writes a snapshot");
     let torn = switchboard_storage::sled_dir(dir.path()).join("snap.FFFFFFFFFFFFFFFF.generating");
     std::fs::write(&torn, b"a snapshot cut off mid-write").unwrap();
 

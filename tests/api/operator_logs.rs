@@ -202,6 +202,19 @@ async fn with_json_logs_a_panic_is_logged_as_json_and_every_stderr_line_stays_js
         "RUST_BACKTRACE=1 puts the backtrace in a field: {}",
         panics[0]
     );
+    // The 500 gets its access line at info, as every request does, and a warning of its own.
+    let of_the_500 = |message: &str| -> Vec<&Value> {
+        lines
+            .iter()
+            .filter(|l| l["span"]["status"] == 500 && l["fields"]["message"] == message)
+            .collect()
+    };
+    let answered = of_the_500(HTTP_LINE);
+    assert_eq!(answered.len(), 1, "{lines:#?}");
+    assert_eq!(answered[0]["level"], "INFO");
+    let warned = of_the_500("server error answered");
+    assert_eq!(warned.len(), 1, "{lines:#?}");
+    assert_eq!(warned[0]["level"], "WARN");
     // Frames named with every type argument of an async handler made this one line 400 KB.
     let longest = lines.iter().map(|l| l.to_string().len()).max().unwrap_or(0);
     assert!(longest < 32 * 1024, "a log line of {longest} bytes");
@@ -352,4 +365,49 @@ async fn each_start_logs_per_config_entry_whether_it_was_applied_or_kept_as_stor
         .filter(|(kind, _)| kind == "payer")
         .count();
     assert!(payers > 10, "every payer is logged: {payers}");
+}
+
+#[actix_web::test]
+async fn with_json_logs_a_start_that_fails_ends_on_a_json_error_line() {
+    let holder = LoggedBinary::start("json", free_port());
+    holder.wait_ready().await;
+    let held = holder._data_dir.as_ref().unwrap().path();
+    let config = holder
+        ._config_dir
+        .as_ref()
+        .unwrap()
+        .path()
+        .join("switchboard.toml");
+    let second = command(&config, held, "json", free_port())
+        .output()
+        .unwrap();
+    assert_ne!(second.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    let lines = json_lines(&stderr);
+    let fatal: Vec<&Value> = lines.iter().filter(|l| l["level"] == "ERROR").collect();
+    assert_eq!(fatal.len(), 1, "{stderr}");
+    let message = fatal[0]["fields"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("another Switchboard holds the data directory"),
+        "{message}"
+    );
+    assert!(fatal[0]["timestamp"].is_string(), "{}", fatal[0]);
+
+    // A configuration that cannot be read fails before the log is set up, still as a JSON line.
+    let broken = holder
+        ._config_dir
+        .as_ref()
+        .unwrap()
+        .path()
+        .join("broken.toml");
+    std::fs::write(&broken, "[server\n").unwrap();
+    let unreadable = command(&broken, held, "json", free_port())
+        .output()
+        .unwrap();
+    assert_eq!(unreadable.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&unreadable.stderr);
+    let lines = json_lines(&stderr);
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert_eq!(lines[0]["level"], "ERROR");
+    holder.stop();
 }
