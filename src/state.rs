@@ -47,6 +47,8 @@ pub struct AppState {
     ready: AtomicBool,
     /// On PostgreSQL: the key that proves a client's address forwarded by a standby node.
     pub forwarding: Option<crate::client_ip::ForwardingKey>,
+    /// When this server started, on its clock: the configured admin operator exists from then on.
+    pub started_at: chrono::DateTime<chrono::Utc>,
 }
 
 impl AppState {
@@ -67,6 +69,7 @@ impl AppState {
         AppState {
             tokens: TokenIssuer::new(&signing_key),
             links: RecordingLinks::new(&signing_key, settings.server.public_url.as_str()),
+            started_at: clock.now(),
             store,
             clock,
             settings,

@@ -1,6 +1,6 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 
-use switchboard_storage::audit::Actor;
+use switchboard_storage::audit::{Actor, Target};
 
 use crate::audit;
 use crate::auth::{constant_time_eq, secret_digest};
@@ -31,42 +31,49 @@ pub async fn get_token(
             .map(str::trim)
             .filter(|v| !v.is_empty())
     };
-    // Every exchange is audited, refused ones too (a refusal without a key names no one).
-    let exchanged = |actor: Actor, outcome: &'static str| {
+    // Every exchange is audited, refused ones too (a refusal without a key names no one). Its target is
+    // the account the key belongs to, `unknown` when it belongs to none.
+    let exchanged = |actor: Actor, account: &str, outcome: &'static str| {
         let event = audit::event(
             &state,
             actor,
             "auth.token",
-            None,
+            Some(Target::new("account", account)),
             outcome,
             audit::peer(&req),
         );
         state.store.audit_read(event);
     };
     let Some(key) = header("Key") else {
-        exchanged(Actor::api_key("unknown"), "denied");
+        exchanged(Actor::api_key("unknown"), "unknown", "denied");
         return Err(AuthError::MissingApiKey.into());
-    };
-    let Some(secret) = header("Secret") else {
-        exchanged(audit::unknown_key(key), "denied");
-        return Err(AuthError::MissingApiSecret.into());
     };
     let account = state.store.account_by_key(key).map_err(ApiError::from)?;
     let credential = account
         .as_ref()
         .and_then(|account| account.credentials.iter().find(|c| c.key == key));
-    let (Some(account), Some(credential)) = (account.as_ref(), credential) else {
-        exchanged(audit::unknown_key(key), "denied");
+    let known = account.as_ref().zip(credential);
+    let Some(secret) = header("Secret") else {
+        match known {
+            Some((account, credential)) => {
+                exchanged(Actor::api_key(&credential.id), &account.id, "denied")
+            }
+            None => exchanged(audit::unknown_key(key), "unknown", "denied"),
+        }
+        return Err(AuthError::MissingApiSecret.into());
+    };
+    let Some((account, credential)) = known else {
+        exchanged(audit::unknown_key(key), "unknown", "denied");
         return Err(AuthError::InvalidApiKey.into());
     };
     if !constant_time_eq(
         secret_digest(secret).as_bytes(),
         credential.secret_sha256.as_bytes(),
     ) {
-        exchanged(Actor::api_key(&credential.id), "denied");
+        exchanged(Actor::api_key(&credential.id), &account.id, "denied");
         return Err(AuthError::Unauthorized.into());
     }
-    exchanged(Actor::api_key(&credential.id), "ok");
+    exchanged(Actor::api_key(&credential.id), &account.id, "ok");
     let token = state.tokens.issue(
         &account.id,
         credential.environment,

@@ -96,6 +96,13 @@ async fn each_kind_of_access_and_change_is_one_event_with_ids_only_and_the_chain
         ])
         .await;
     assert_eq!(refused.status(), 401);
+    let stranger = app
+        .auth_with(&[
+            ("Switchboard-API-Key", "sk_live_nobody_has_this"),
+            ("Switchboard-API-Secret", "wrong"),
+        ])
+        .await;
+    assert_eq!(stranger.status(), 401);
     let token = app.live_token().await;
     let id = create_vob(&app, &token).await;
     let done = app.wait_terminal(&token, &id).await;
@@ -126,6 +133,20 @@ async fn each_kind_of_access_and_change_is_one_event_with_ids_only_and_the_chain
     assert!(
         outcomes.contains(&"denied") && outcomes.contains(&"ok"),
         "{exchanges:?}"
+    );
+    // Each names the account its key belongs to (the refused secret was for the demo account's key too),
+    // or `unknown` for a key of no account.
+    let targets: Vec<&Value> = exchanges.iter().map(|e| &e["target"]).collect();
+    assert!(
+        targets.iter().all(|t| t["kind"] == "account"),
+        "{targets:?}"
+    );
+    let unknown = targets.iter().filter(|t| t["id"] == "unknown").count();
+    assert_eq!(unknown, 1, "{targets:?}");
+    assert_eq!(
+        targets.iter().filter(|t| t["id"] == "demo").count(),
+        targets.len() - 1,
+        "{targets:?}"
     );
 
     // One read event per entry of a list, and per single read.

@@ -136,7 +136,11 @@ async fn operators_are_listed_without_tokens_and_a_deleted_operators_token_is_re
         .collect();
     assert_eq!(names, ["admin", "alice"]);
     assert_eq!(listed["operators"][1]["role"], "support");
-    assert!(listed["operators"][1]["createdAt"].is_string());
+    // Every entry's createdAt is an RFC 3339 instant, the configured admin's included.
+    for operator in listed["operators"].as_array().unwrap() {
+        let at = operator["createdAt"].as_str().unwrap();
+        chrono::DateTime::parse_from_rfc3339(at).unwrap();
+    }
     assert!(
         !listed.to_string().contains(&token),
         "tokens are shown once"

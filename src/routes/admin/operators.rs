@@ -56,20 +56,27 @@ pub async fn create_operator(
     })))
 }
 
-/// `GET /admin/v1/operators`: `{"operators":[{"name","role","createdAt"}]}`; the configured admin first.
+/// `GET /admin/v1/operators`: `{"operators":[{"name","role","createdAt"}]}`; the configured admin first,
+/// created when this server started with its token.
 pub async fn list_operators(
     _: Admin,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
+    let at = |instant: chrono::DateTime<chrono::Utc>| {
+        instant.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+    };
     let mut operators = Vec::new();
-    operators.push(
-        json!({ "name": CONFIGURED_ADMIN, "role": "admin", "createdAt": null, "configured": true }),
-    );
+    operators.push(json!({
+        "name": CONFIGURED_ADMIN,
+        "role": "admin",
+        "createdAt": at(state.started_at),
+        "configured": true,
+    }));
     for record in state.store.operators()? {
         operators.push(json!({
             "name": record.name,
             "role": record.role.as_str(),
-            "createdAt": record.created_at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            "createdAt": at(record.created_at),
         }));
     }
     Ok(HttpResponse::Ok().json(json!({ "operators": operators })))
