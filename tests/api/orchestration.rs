@@ -588,6 +588,63 @@ async fn digital_finishes_without_a_call_at_minimum_completeness_with_a_result_s
     );
 }
 
+#[actix_web::test]
+async fn digital_ends_electronically_also_on_a_schema_written_without_mappings() {
+    // The operator contract's schema shape, with no `electronic` on any field.
+    let mut config = TestConfig::default();
+    config.dispatching().features(&ALL_FEATURES).push(
+        "schemas",
+        r#"
+            id = "plain-status"
+            name = "Plain status"
+            request_type = "claim-status"
+            version = 1
+            required_inputs = ["payerName", "memberId", "patientFirstName", "patientLastName",
+                               "patientDateOfBirth"]
+            [[fields]]
+            name = "claimStatus"
+            label = "Claim status"
+            description = "What is the current status of the claim?"
+            type = "multiple"
+            allowed_values = ["PAID", "DENIED", "PENDING"]
+            required = true
+            [[fields]]
+            name = "billedAmount"
+            label = "Billed amount"
+            description = "What amount was billed?"
+            type = "dollar"
+            required = true
+        "#,
+    );
+    let schemas = config.demo_account()["schemas"].as_array_mut().unwrap();
+    schemas.push("plain-status".into());
+    let app = spawn_app_with(&config).await;
+    let token = app.sandbox_token().await;
+    let mut inputs = sandbox_inputs("digital", 0);
+    inputs.as_object_mut().unwrap().remove("dateOfService");
+    let (status, body) = on(&app)
+        .post_requests(
+            &token,
+            &json!({ "schemaId": "plain-status", "inputs": inputs }),
+        )
+        .await;
+    assert_eq!(status, 200, "create: {body}");
+    let id = body["requestId"].as_str().unwrap();
+
+    let request = app.wait_terminal(&token, id).await;
+
+    assert_eq!(request["state"], "SUCCESS", "{request}");
+    assert_eq!(request["modality"], "digital_only", "{request}");
+    assert_eq!(request["data_completeness"], "minimum");
+    assert!(
+        request.get("callSteps").is_none(),
+        "no call was placed: {request}"
+    );
+    for field in ["claimStatus", "billedAmount"] {
+        assert!(request["results"][field].is_string(), "{field}: {request}");
+    }
+}
+
 /// The `claim-status-basic` fields the default config maps to an element of a claim-status answer (277).
 const CLAIM_STATUS_ELECTRONIC: [&str; 7] = [
     "billedAmount",

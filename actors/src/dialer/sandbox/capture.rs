@@ -94,9 +94,11 @@ pub(crate) fn capture(
 }
 
 /// What the electronic channel fills, following what a real clearinghouse answer can carry: only the
-/// fields the schema maps to an element of an electronic answer (a schema without a mapping gets nothing,
-/// as a real channel would not even ask). Fields that only a call can answer, such as a representative's
-/// name or a call reference number, are never filled here; the call asks them.
+/// fields the schema maps to an element of an electronic answer. Fields that only a call can answer, such
+/// as a representative's name or a call reference number, are never filled here; the call asks them. A
+/// schema that maps no field at all (one written without mappings, as the operator contract's schema
+/// shape has none) is answered as if every field were mapped, so its `digital` scenarios still end
+/// electronically, as the contract's scenario table says they do on any schema.
 ///
 /// `all` (the `digital` scenario): every mapped field, conditional ones whose condition holds on what the
 /// answer filled. Otherwise (`digital_plus_phone`): part of the mapped required fields fixed by the dice
@@ -107,7 +109,8 @@ pub(crate) fn electronic_fields(
     inputs: &BTreeMap<String, String>,
     all: bool,
 ) -> BTreeMap<String, String> {
-    let carried = |f: &FieldRecord| schema.electronic.fields.contains_key(&f.name);
+    let unmapped = schema.electronic.fields.is_empty();
+    let carried = |f: &FieldRecord| unmapped || schema.electronic.fields.contains_key(&f.name);
     if !all {
         let mut required: Vec<&FieldRecord> = schema
             .fields

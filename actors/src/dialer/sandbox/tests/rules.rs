@@ -110,13 +110,29 @@ async fn electronic_fills_only_mapped_fields_all_part_or_none_of_them() {
             assert!(!all.contains_key(phone_only) && !part.contains_key(phone_only));
         }
     }
-    // A schema that maps nothing gets nothing, as a real channel would not be asked.
-    for scenario in ["digital", "digital_plus_phone"] {
-        let unmapped = channel
-            .inquire(electronic(&claim_status(), Some(scenario), 7))
-            .await;
-        assert!(unmapped.captured.is_empty(), "{scenario}: {unmapped:?}");
+    // A schema that maps nothing is answered as if it mapped every field: `digital` fills every
+    // unconditional field, `digital_plus_phone` part of the required ones and never all of them.
+    let unmapped = claim_status();
+    assert!(unmapped.definition.electronic.fields.is_empty());
+    let required: Vec<&str> = unmapped
+        .definition
+        .fields
+        .iter()
+        .filter(|f| f.required && f.when.is_none())
+        .map(|f| f.name.as_str())
+        .collect();
+    let all = channel
+        .inquire(electronic(&unmapped, Some("digital"), 7))
+        .await
+        .captured;
+    for name in &required {
+        assert!(all.contains_key(*name), "digital fills {name}: {all:?}");
     }
+    let part = channel
+        .inquire(electronic(&unmapped, Some("digital_plus_phone"), 7))
+        .await
+        .captured;
+    assert!(!part.is_empty() && part.len() < required.len(), "{part:?}");
     assert!(channel
         .inquire(electronic(&mapped, None, 7))
         .await
