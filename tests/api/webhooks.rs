@@ -861,6 +861,43 @@ async fn private_loopback_metadata_and_non_http_webhook_urls_are_refused_at_crea
     assert_eq!(status, 200, "{body}");
 }
 
+#[actix_web::test]
+async fn a_target_refused_when_its_round_runs_ends_the_round_and_the_next_round_tries_again() {
+    let receiver = Receiver::start().await;
+    let config_dir = tempfile::tempdir().unwrap();
+    let data_dir = tempfile::tempdir().unwrap();
+    // Accepted while loopback targets are allowed, and created while no request runs.
+    let mut accepting = config();
+    accepting.set("dialer.paused", true);
+    let config_path = write_config(config_dir.path(), &accepting);
+    let first = BinaryServer::start(&config_path, data_dir.path());
+    let api = first.api.clone();
+    let id = api
+        .create_request(
+            &api.sandbox_token().await,
+            &sandbox_to(&receiver.url("/hook")),
+        )
+        .await;
+    assert_eq!(first.terminate(), Some(0));
+
+    // Restarted with loopback refused: the request runs, and its webhook's target is refused.
+    let mut refusing = config();
+    refusing.set("webhooks.allow_private_targets", false);
+    let config_path = write_config(config_dir.path(), &refusing);
+    let second = BinaryServer::start(&config_path, data_dir.path());
+    let api = second.api.clone();
+    let log = api.wait_pending_for(&id, 1).await;
+    let tried = attempts(&log);
+    assert_eq!(tried.len(), 1, "{log}");
+    assert!(tried[0]["statusCode"].is_null(), "never sent: {log}");
+    assert!(tried[0]["error"].is_string(), "{log}");
+    // Only a receiver's 400 or 404 stops delivery for good: the next round checks the target again.
+    api.advance_clock(ROUNDS_S[0]).await;
+    let log = api.wait_pending_for(&id, 2).await;
+    assert_eq!(attempts(&log).len(), 2, "{log}");
+    assert!(receiver.received().is_empty());
+}
+
 // ---- 12. restart ------------------------------------------------------------------------------------
 
 #[actix_web::test]

@@ -54,18 +54,16 @@ pub(super) async fn run_round(
             tracing::error!(error.message = %e, "cannot log a webhook attempt");
         }
     };
-    // A refused address is permanent; a name that does not resolve right now is a connection failure like
-    // any other and goes through the retries below.
+    // A target refused here (its name now resolves to a private address; URLs are checked when they are
+    // accepted) ends the round unsent, and the next round checks again: only a receiver's 400 or 404
+    // stops delivery for good. A name that does not resolve right now is a connection failure like any
+    // other and goes through the retries below.
     let checked = check_target(&delivery.url, config.allow_private_targets).await;
     if let Err(refused @ (TargetError::Private { .. } | TargetError::NotHttp)) = checked {
         log(1, None, Some(refused.to_string()), clock.now(), 0);
         metrics.webhook_attempt(WebhookAttempt::TargetRefused);
-        delivery.attempts += 1;
-        if redelivery.is_none() {
-            delivery.status = DeliveryStatus::Rejected;
-        }
         tracing::warn!(request_id = %delivery.request_id, reason = refused.kind(), "webhook target refused");
-        return delivery;
+        return settle(delivery, Verdict::EndRound, 1, redelivery, config);
     }
     let signed = signature(&delivery.signing_secret, delivery.payload.as_bytes());
     let mut attempt = 0u32;
@@ -143,7 +141,19 @@ pub(super) async fn run_round(
             settled => break settled,
         }
     };
-    delivery.attempts += attempt;
+    settle(delivery, outcome, attempt, redelivery, config)
+}
+
+/// The delivery after a round (or redelivery, `redelivery` given) of `attempts` that ended on `outcome`.
+fn settle(
+    mut delivery: DeliveryRecord,
+    outcome: Verdict,
+    attempts: u32,
+    redelivery: Option<u32>,
+    config: &WebhookConfig,
+) -> DeliveryRecord {
+    let round = delivery.next_round;
+    delivery.attempts += attempts;
     delivery.status = match outcome {
         Verdict::Acknowledged => DeliveryStatus::Delivered,
         Verdict::RejectedForGood => DeliveryStatus::Rejected,
@@ -158,6 +168,6 @@ pub(super) async fn run_round(
             None => DeliveryStatus::Exhausted,
         },
     };
-    tracing::info!(request_id = %delivery.request_id, round, redelivery, attempts = attempt, status = delivery.status.as_str(), "webhook round finished");
+    tracing::info!(request_id = %delivery.request_id, round, redelivery, attempts, status = delivery.status.as_str(), "webhook round finished");
     delivery
 }
