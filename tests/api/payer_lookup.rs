@@ -554,6 +554,41 @@ async fn a_matched_payer_without_a_number_on_file_is_a_payer_lookup_failure() {
 }
 
 #[actix_web::test]
+async fn a_batch_with_a_payer_lookup_failure_answers_500_per_entry_and_keeps_the_entries_created() {
+    let app = lookup_app().await;
+    let token = app.live_token().await;
+    let response = app
+        .admin(
+            Method::PUT,
+            "/admin/v1/payers/Numberless%20Health",
+            Some(json!({ "aliases": [] })),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let good = vob_request("Aetna", Some(SUPPLIED), "W123456789");
+    let failing = vob_request("Numberless Health", None, "W123456780");
+    let body = json!({ "requests": [good, failing] });
+
+    let (status, answer) = create(&app, &token, &body).await;
+
+    // 500 with the per-entry body: the server-side failure surfaces as INVALID_REQUEST in its entry.
+    assert_eq!(status, 500, "{answer}");
+    let entries = answer["requests"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{answer}"));
+    assert_eq!(entries.len(), 2, "{answer}");
+    assert_envelope(&entries[1], "INVALID_REQUEST");
+    let created = entries[0]["requestId"].as_str().unwrap();
+    // The successful entry is a real, persisted request.
+    let (status, read) =
+        status_and_json(app.get(&format!("/v1/requests/{created}"), &token).await).await;
+    assert_eq!(status, 200, "{read}");
+    let listed = listed(&app, &token).await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["requestId"], created);
+}
+
+#[actix_web::test]
 async fn the_directory_source_carries_the_configured_product_word_in_lowercase() {
     let mut config = TestConfig::default();
     config

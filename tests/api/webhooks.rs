@@ -256,6 +256,52 @@ fn assert_signed(webhook: &crate::receiver::Received, secret: &str, not: &[&str]
 }
 
 #[actix_web::test]
+async fn partial_and_failure_requests_get_their_state_in_the_webhook() {
+    let receiver = Receiver::start().await;
+    let mut config = config();
+    // A partial ending needs a follow-up leg: claim-status-basic on an account with follow_up_calls.
+    config.features(&["follow_up_calls"]);
+    let app = spawn_app_with(&config).await;
+    let api = app.api.clone();
+    let token = api.sandbox_token().await;
+    let claim = |scenario: &str, n: u32| {
+        json!({
+            "schemaId": "claim-status-basic",
+            "webhookUrl": receiver.url("/hook"),
+            "inputs": {
+                "payerName": "Aetna", "phoneNumber": "8005550123",
+                "memberId": format!("W{:09}", 223_456_000 + n),
+                "patientFirstName": "Jane", "patientLastName": "Doe",
+                "patientDateOfBirth": "1980-04-12", "dateOfService": "2026-10-01",
+                "billingProviderNpi": "1234567890", "billingProviderTaxId": "12-3456789",
+                "sandboxScenario": scenario
+            }
+        })
+    };
+    let (status, created) = api
+        .post_requests(
+            &token,
+            &json!({ "requests": [claim("partial", 1), claim("failure:MEMBER_NOT_FOUND", 2)] }),
+        )
+        .await;
+    assert_eq!(status, 200, "{created}");
+
+    let got = receiver.wait_for(2, LIMIT).await;
+    for webhook in &got {
+        let body = webhook.json();
+        let id = body["requestId"].as_str().unwrap();
+        let request = api.read_request(&token, id).await;
+        assert_eq!(body["state"], request["state"], "{body} vs {request}");
+    }
+    let mut states: Vec<String> = got
+        .iter()
+        .map(|w| w.json()["state"].as_str().unwrap().to_owned())
+        .collect();
+    states.sort();
+    assert_eq!(states, ["FAILURE", "PARTIAL"]);
+}
+
+#[actix_web::test]
 async fn sandbox_webhooks_are_signed_with_the_sandbox_key_and_production_ones_with_the_webhook_secret(
 ) {
     let receiver = Receiver::start().await;
