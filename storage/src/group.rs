@@ -74,6 +74,10 @@ pub(crate) struct GroupTrees {
     pub(crate) gate: Arc<WriteGate>,
     /// Seals the batches lone creates share, once the group's jobs have all joined theirs.
     sealer: Arc<Sealer>,
+    /// Held for writing by a test to stop the flusher after a group's transaction, before its flush:
+    /// the moment a write is readable and not yet durable.
+    #[cfg(test)]
+    pub(crate) before_flush: Arc<std::sync::RwLock<()>>,
 }
 
 /// A write's own verdict inside a transaction: `Ok(Err(_))` declines (nothing written), the outer error is
@@ -200,6 +204,8 @@ impl GroupTrees {
             sealer,
             chain: Arc::new(AuditChain::load(&audit)?),
             gate: Arc::new(WriteGate::default()),
+            #[cfg(test)]
+            before_flush: Arc::default(),
             audit,
             requests: db.open_tree(trees::REQUESTS)?,
             intake: db.open_tree(trees::INTAKE)?,

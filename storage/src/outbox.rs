@@ -7,7 +7,7 @@
 //! commits are durable when they return, a hold ends with its commit, so the page sees what any reader
 //! sees.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
@@ -49,10 +49,13 @@ impl Outbox {
         }
     }
 
-    /// A test of whether a request is held, for one page of the outbox: one lock for the whole page.
-    pub(crate) fn held(&self) -> impl Fn(&RequestId) -> bool + '_ {
+    /// Whether a request is held, as of this call: one look for a whole page of the outbox, copied (the
+    /// set is nearly always empty) so that no hold waits on the page's reads.
+    pub(crate) fn held(&self) -> impl Fn(&RequestId) -> bool {
         let held = self.lock();
-        move |id| !held.is_empty() && held.contains_key(id)
+        let snapshot: Option<HashSet<RequestId>> =
+            (!held.is_empty()).then(|| held.keys().cloned().collect());
+        move |id| snapshot.as_ref().is_some_and(|held| held.contains(id))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, usize>> {

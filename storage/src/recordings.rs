@@ -23,7 +23,8 @@ pub(crate) fn recordings_dir(data_dir: &Path) -> PathBuf {
 
 impl Store {
     /// Keeps the audio of a call of request `owner` under `name` (`{callId}.{ext}`), sealed, durably: a
-    /// file is written beside its name and renamed, so a crash never leaves half of one.
+    /// file is written beside its name, synced, renamed and its directory synced, so a crash never leaves
+    /// half of one, and the request's record, written next, never names a file the disk lost.
     pub fn keep_recording(
         &self,
         owner: &RequestId,
@@ -35,9 +36,7 @@ impl Store {
             Recordings::Files(dir) => {
                 let target = dir.join(name);
                 let partial = dir.join(format!("{name}.part"));
-                std::fs::create_dir_all(dir)
-                    .and_then(|()| std::fs::write(&partial, &sealed))
-                    .and_then(|()| std::fs::rename(&partial, &target))
+                write_durably(dir, &partial, &target, &sealed)
                     .map_err(|e| StorageError::from(sled::Error::Io(e)))
             }
             Recordings::Rows(tree) => {
@@ -78,4 +77,15 @@ impl Store {
             }
         }
     }
+}
+
+/// Writes `bytes` to `partial`, then makes it `target`, each step on disk before the next.
+fn write_durably(dir: &Path, partial: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::create_dir_all(dir)?;
+    let mut file = std::fs::File::create(partial)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(partial, target)?;
+    std::fs::File::open(dir)?.sync_all()
 }

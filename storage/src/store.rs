@@ -236,8 +236,9 @@ impl Store {
         })
     }
 
-    /// Waits until a delivery is enqueued after the previous wait returned (or, the first time, since the
-    /// store was opened). Signals coalesce: one wake-up may stand for many deliveries.
+    /// Waits until the outbox may hold a round to hand out that it did not at the previous wait (or, the
+    /// first time, since the store was opened): a first round became durable, or a delivery was queued.
+    /// Signals coalesce: one wake-up may stand for many deliveries.
     pub async fn outbox_enqueued(&self) {
         self.outbox.signalled().await;
     }

@@ -110,8 +110,9 @@ async fn admit_once(
                     }
                     (Ok(()), stored)
                 }
-                // Whether these reached the store is unknown: their places stay taken until the ledgers
-                // are read again, since a day counted full is safer than one overbooked.
+                // The group or its flush failed, or the store closed: whether these reached the disk is
+                // not known here, so their places stay taken until the ledgers are read again, since a
+                // day counted full is safer than one overbooked.
                 Err(e @ (StorageError::Flush(_) | StorageError::Closed)) => {
                     reservation.stored();
                     (Err(e), records)

@@ -25,6 +25,10 @@ const SWEEP: Duration = Duration::from_secs(1);
 const GAP: Duration = Duration::from_millis(5);
 /// Deliveries started per tick, so a backlog drains without a thundering herd.
 const BATCH: usize = 512;
+/// How long a redelivery asked during a round of the same delivery waits for that round to end. A round
+/// is one attempt with its inline retries (under a minute by default), but may first wait for a slot of a
+/// slow destination.
+const ROUND_WAIT: Duration = Duration::from_secs(60);
 
 /// Drains the webhook outbox.
 pub struct WebhookDispatcher {
@@ -114,13 +118,16 @@ impl WebhookDispatcher {
             Arc::clone(&self.config),
             Arc::clone(&self.metrics),
         );
-        let me = ctx.address();
-        let request_id = delivery.request_id.clone();
+        let ended = RoundEnds {
+            dispatcher: ctx.address(),
+            request_id: Some(delivery.request_id.clone()),
+        };
         // Each round is its own task, not an item of this actor's context: actix polls every item of a
         // context on each wake-up, so thousands of rounds waiting for a destination's slot would make
         // every wake-up cost thousands of polls. Only the bookkeeping comes back, as a message; the
         // address outlives restarts, so a round running across one still reports.
         actix::spawn(async move {
+            let _ended = ended;
             let previous_queued_at = delivery.queued_at();
             let updated = {
                 let _permit = gate.acquire_owned().await;
@@ -129,7 +136,6 @@ impl WebhookDispatcher {
             if let Err(e) = store.commit_delivery(previous_queued_at, &updated).await {
                 tracing::error!(error.message = %e, request_id = %updated.request_id, "cannot save a webhook delivery");
             }
-            me.do_send(RoundEnded { request_id });
         });
     }
 
@@ -244,6 +250,21 @@ impl Handler<Rescan> for WebhookDispatcher {
     }
 }
 
+/// Reports a round's end when dropped: at the end of its task, and also when the task panicked, so its
+/// delivery does not stay in flight (and a redelivery waiting on it does not wait forever).
+struct RoundEnds {
+    dispatcher: Addr<WebhookDispatcher>,
+    request_id: Option<RequestId>,
+}
+
+impl Drop for RoundEnds {
+    fn drop(&mut self) {
+        if let Some(request_id) = self.request_id.take() {
+            self.dispatcher.do_send(RoundEnded { request_id });
+        }
+    }
+}
+
 /// A round has ended and its delivery is saved: it may be picked up again when its next round falls due.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -318,6 +339,8 @@ pub enum Redelivery {
     Accepted,
     /// The request has no delivery: not terminal yet, no webhook URL, or gone.
     NoDelivery,
+    /// A round of the same delivery has been running for longer than a redelivery waits for it.
+    RoundRunning,
 }
 
 impl Handler<Redeliver> for WebhookDispatcher {
@@ -334,9 +357,12 @@ impl Handler<Redeliver> for WebhookDispatcher {
                 .push(ended);
             let me = ctx.address();
             return Box::pin(async move {
-                // Dropped unanswered only when the dispatcher stops; asking again then fails as a stop.
-                let _ = wait.await;
-                me.send(redeliver).await.map_err(|_| StorageError::Closed)?
+                match tokio::time::timeout(ROUND_WAIT, wait).await {
+                    // Dropped unanswered only when the dispatcher stops; asking again then fails as a
+                    // stop.
+                    Ok(_) => me.send(redeliver).await.map_err(|_| StorageError::Closed)?,
+                    Err(_) => Ok(Redelivery::RoundRunning),
+                }
             });
         }
         // Marked in flight before anything is written, so no round of the same delivery starts (and saves

@@ -19,8 +19,8 @@ struct RedeliveryOut<'a> {
 
 /// 202 once the redelivery is durable (the send follows at once, outside the scheduled rounds, and shows
 /// in the delivery log; a round of the same delivery that is running ends first); 409 `CONFLICT` while
-/// the request is `PROCESSING` or when it has no webhook; 404 `REQUEST_NOT_FOUND` for an unknown or
-/// purged id.
+/// the request is `PROCESSING`, when it has no webhook, or when a running round has not ended within a
+/// minute; 404 `REQUEST_NOT_FOUND` for an unknown or purged id.
 #[tracing::instrument(name = "admin_redeliver_webhook", skip_all, fields(request_id = %request_id))]
 pub async fn redeliver(
     Admin(operator): Admin,
@@ -71,5 +71,9 @@ pub async fn redeliver(
                 "The request has no webhook: neither it nor its account names a webhook URL",
             )),
         },
+        Redelivery::RoundRunning => Err(ApiError::new(
+            Code::Conflict,
+            "A delivery round of this webhook has been running for over a minute; ask again once it has ended",
+        )),
     }
 }

@@ -162,30 +162,25 @@ async fn admit_entries(
         let (mut drafts, mut slots) = (Vec::new(), Vec::with_capacity(items.len()));
         for item in items {
             let key = Replays::key(item);
-            let slot = match replays.check(key).await {
+            let slot = match replays.check(key) {
                 Ok(Some(replay)) => Ok(Slot::Replay(replay)),
                 Ok(None) => {
-                    let prepared =
-                        match prepare_entry(state, caller, &directory, &mut schemas, item, mode) {
-                            Ok(draft) => check_webhook_target(state, draft).await,
-                            Err(error) => Err(error),
-                        };
-                    match prepared {
-                        Ok(draft) => {
-                            replays.claim(key, drafts.len());
-                            drafts.push(draft);
-                            Ok(Slot::New(drafts.len() - 1))
-                        }
-                        Err(error) => match replays.check_rejected(key).await {
-                            Ok(replay) => replay.map(Slot::Replay).ok_or(error),
-                            Err(lookup) => Err(lookup),
-                        },
+                    match prepare_entry(state, caller, &directory, &mut schemas, item, mode) {
+                        Ok(draft) => check_webhook_target(state, draft).await,
+                        Err(error) => Err(error),
                     }
+                    .map(|draft| {
+                        replays.claim(key, drafts.len());
+                        drafts.push(draft);
+                        Slot::New(drafts.len() - 1)
+                    })
+                    .or_else(|error| replays.check_rejected(key)?.map(Slot::Replay).ok_or(error))
                 }
                 Err(error) => Err(error),
             };
             slots.push(slot);
         }
+        let replays_only = drafts.is_empty();
         let keyed = drafts.iter().any(|draft| draft.internal_id.is_some());
         let created = match admit(
             &state.scheduler,
@@ -225,6 +220,14 @@ async fn admit_entries(
         let now = state.clock.now();
         if created.iter().any(|record| record.due_at <= now) {
             state.due_work.announce();
+        }
+        // A replayed request may be a concurrent POST's whose flush is still running. A POST that stored
+        // requests of its own has waited for its flush, which covers every group before it.
+        let stored_replays = slots
+            .iter()
+            .any(|slot| matches!(slot, Ok(Slot::Replay(Replay::Stored(_)))));
+        if replays_only && stored_replays {
+            state.store.replays_durable().await?;
         }
         // Backwards, so that each new request is moved out at its own entry, after the later entries
         // replaying it took their copies.

@@ -322,6 +322,8 @@ fn run(db: crate::engine::Db, trees: GroupTrees, shared: Arc<Shared>) {
                 job.fail(StorageError::Flush(message.clone()));
             }
         }
+        #[cfg(test)]
+        drop(trees.before_flush.read().expect("test gate"));
         let began = Instant::now();
         let result = db.flush();
         record(&shared, began.elapsed());

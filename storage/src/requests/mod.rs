@@ -92,22 +92,9 @@ impl Store {
         }
     }
 
-    /// The request that claimed `internal_id` in `scope`, once it is durable: a replay answers a client
-    /// with it, and the create that stored it may be a concurrent one whose flush is still running.
-    pub async fn request_by_internal_id(
-        &self,
-        scope: &Scope,
-        internal_id: &str,
-    ) -> Result<Option<RequestRecord>, StorageError> {
-        let claimed = self.claimed_request(scope, internal_id)?;
-        if claimed.is_some() {
-            // Keys are claimed only by grouped creates.
-            self.groups_durable().await?;
-        }
-        Ok(claimed)
-    }
-
-    fn claimed_request(
+    /// The request that claimed `internal_id` in `scope`. It may be a concurrent create's whose flush is
+    /// still running: a caller that answers a client with it awaits [`Store::replays_durable`] first.
+    pub fn request_by_internal_id(
         &self,
         scope: &Scope,
         internal_id: &str,
@@ -120,6 +107,13 @@ impl Store {
             Some(id) => self.request(&RequestId::from(String::from_utf8_lossy(&id).into_owned())),
             None => Ok(None),
         }
+    }
+
+    /// Waits until every request [`Store::request_by_internal_id`] can find now is durable, so a replay
+    /// never answers with a request a crash could still undo. Once for all the lookups of a POST: keys
+    /// are claimed only by grouped creates, and this waits for the group being written, if any.
+    pub async fn replays_durable(&self) -> Result<(), StorageError> {
+        self.groups_durable().await
     }
 
     /// Requests booked per day in `scope`, for days in `from..=to`.

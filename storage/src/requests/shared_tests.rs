@@ -120,7 +120,6 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
     assert_eq!(
         store
             .request_by_internal_id(&production, "claim-a")
-            .await
             .unwrap()
             .unwrap()
             .id,
@@ -227,7 +226,6 @@ async fn purging_a_lone_request_keeps_the_others_of_its_shared_batch(engine: Tes
         .is_empty());
     assert!(store
         .request_by_internal_id(&production, "claim-b")
-        .await
         .unwrap()
         .is_none());
     for other in [&stored[0], &stored[2]] {

@@ -187,7 +187,6 @@ async fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing(engine:
     assert_eq!(
         store
             .request_by_internal_id(&scope(Environment::Production), "key")
-            .await
             .unwrap()
             .unwrap()
             .id,
@@ -553,7 +552,6 @@ async fn concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_noth
     for key in 0..50 {
         assert!(store
             .request_by_internal_id(&scope(Environment::Production), &format!("key-{key}"))
-            .await
             .unwrap()
             .is_some());
     }
@@ -782,6 +780,34 @@ async fn a_terminal_write_holds_its_first_round_back_until_it_is_durable(engine:
     tokio::time::timeout(std::time::Duration::from_secs(5), store.outbox_enqueued())
         .await
         .expect("the outbox was signalled");
+
+    // Stopped between its transaction and its flush, the round is readable and still held: the page
+    // ends before it until the flush has settled.
+    let later = record("r3", Environment::Production, None, 3_000);
+    stored(&store, vec![later.clone()]).await;
+    let mut terminal = later;
+    terminal.state = RequestState::Success;
+    let flush = Arc::clone(&store.group.before_flush);
+    let paused = flush.write().unwrap();
+    // Queued after r1's round.
+    let mut third = delivery(&id("r3"), "third");
+    third.next_at += chrono::Duration::seconds(1);
+    let mut write = Box::pin(store.commit_final(terminal, Some(third)));
+    assert!(futures::FutureExt::now_or_never(&mut write).is_none());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while store.delivery(&id("r3")).unwrap().is_none() {
+        assert!(std::time::Instant::now() < deadline, "never written");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(
+        store.outbox.held()(&id("r3")),
+        "written, not yet flushed: held"
+    );
+    assert_eq!(page(&store, None), ids(&["r1"]));
+    drop(paused);
+    write.await.unwrap();
+    assert!(!store.outbox.held()(&id("r3")));
+    assert_eq!(page(&store, None), ids(&["r1", "r3"]));
 
     // A terminal write without a webhook holds nothing.
     let plain = record("r2", Environment::Production, None, 2_000);

@@ -94,11 +94,12 @@ pub(crate) fn capture(
 }
 
 /// What the electronic channel fills, following what a real clearinghouse answer can carry: only the
-/// fields the schema maps to an element of an electronic answer. Fields that only a call can answer, such
-/// as a representative's name or a call reference number, are never filled here; the call asks them. A
-/// schema that maps no field at all (one written without mappings, as the operator contract's schema
-/// shape has none) is answered as if every field were mapped, so its `digital` scenarios still end
-/// electronically, as the contract's scenario table says they do on any schema.
+/// fields the schema maps to an element of an electronic answer, so fields that only a call can answer,
+/// such as a representative's name or a call reference number, are left to the call. A schema that maps
+/// no field at all (one written without mappings, as the operator contract's schema shape has none) is
+/// answered as if every field were mapped, call-only ones included, since nothing tells them apart: its
+/// `digital` scenarios still end electronically, as the contract's scenario table says they do on any
+/// schema.
 ///
 /// `all` (the `digital` scenario): every mapped field, conditional ones whose condition holds on what the
 /// answer filled. Otherwise (`digital_plus_phone`): part of the mapped required fields fixed by the dice

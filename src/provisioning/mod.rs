@@ -8,7 +8,6 @@
 
 use chrono::{DateTime, Utc};
 use rand::distributions::{Alphanumeric, DistString};
-use sha2::{Digest, Sha256};
 use switchboard_storage::{
     AccountRecord, CallingHoursRecord, CredentialRecord, ElectronicMapping, Environment,
     FieldCondition, FieldRecord, PayerRecord, PhoneBookEntry, PublishRule, SchemaDefinition,
@@ -19,6 +18,9 @@ use crate::auth::secret_digest;
 use crate::configuration::specs::{AccountSpec, PayerSpec, SchemaSpec};
 use crate::configuration::Settings;
 use crate::domain::UsPhone;
+use fingerprint::{
+    account_fingerprint, fingerprint, has_later_settings, with_later_settings, Covered,
+};
 
 /// Upserts every schema, account and payer the settings declare, skipping declarations unchanged since
 /// they were last provisioned.
@@ -69,12 +71,26 @@ pub async fn provision(
             .as_deref()
             .expect("validated config accounts have ids");
         let key = format!("account:{id}");
-        let print = account_fingerprint(spec);
-        if !changed(store, &key, &print)? {
+        let print = account_fingerprint(spec, Covered::All);
+        let provisioned = store.provisioned_fingerprint(&key)?;
+        if provisioned.as_deref() == Some(print.as_str()) {
             log_kept("account", id);
             continue;
         }
         let existing = store.account(id)?;
+        if provisioned == Some(account_fingerprint(spec, Covered::BeforeRetention)) {
+            // Applied by a release whose fingerprint left these settings out, and unchanged since in
+            // everything else: what the admin API changed stands, and only the settings that release
+            // kept out of the store come from the file now.
+            if let Some(existing) = existing.filter(|a| !has_later_settings(a, spec)) {
+                let record = with_later_settings(existing, spec);
+                let event = crate::audit::provisioned(now, "account.change", "account", id);
+                store.put_account(&record, &[event]).await?;
+            }
+            store.set_provisioned_fingerprint(&key, &print).await?;
+            log_applied("account", id);
+            continue;
+        }
         let record = account_record(id, spec, existing.as_ref(), now);
         if existing.as_ref() != Some(&record) {
             let event = crate::audit::provisioned(now, "account.change", "account", id);
@@ -122,83 +138,6 @@ fn log_kept(kind: &'static str, id: &str) {
 /// Whether the declaration under `key` differs from the one provisioned last.
 fn changed(store: &Store, key: &str, print: &str) -> Result<bool, StorageError> {
     Ok(store.provisioned_fingerprint(key)?.as_deref() != Some(print))
-}
-
-fn fingerprint(parts: &[&str]) -> String {
-    let mut hasher = Sha256::new();
-    for part in parts {
-        hasher.update(part.as_bytes());
-        hasher.update([0]);
-    }
-    hex::encode(hasher.finalize())
-}
-
-/// Everything an account declaration says, secrets as digests.
-fn account_fingerprint(spec: &AccountSpec) -> String {
-    // Named one by one, so a field added to declarations cannot be left out of the fingerprint unnoticed:
-    // an edit to it would be kept out of the store, logged as unchanged.
-    let AccountSpec {
-        id: _,
-        name,
-        daily_call_capacity,
-        timezone,
-        webhook_url,
-        webhook_secret,
-        features,
-        schemas,
-        credentials,
-        phone_book,
-        provider_name,
-        retention_days,
-        dialer,
-    } = spec;
-    let declared_none = matches!(credentials, Some(list) if list.is_empty());
-    let credentials: Vec<String> = credentials
-        .iter()
-        .flatten()
-        .map(|c| {
-            format!(
-                "{}|{}|{}",
-                c.environment.as_str(),
-                c.key,
-                secret_digest(c.secret.expose())
-            )
-        })
-        .collect();
-    let phone_book: Vec<String> = phone_book
-        .iter()
-        .map(|e| format!("{}|{}", e.payer, e.phone))
-        .collect();
-    let features: Vec<&str> = features.iter().map(|f| f.as_str()).collect();
-    let webhook_secret = webhook_secret
-        .as_ref()
-        .map(|s| secret_digest(s.expose()))
-        .unwrap_or_default();
-    let capacity = daily_call_capacity.to_string();
-    let lists = [
-        features.join(","),
-        schemas.join(","),
-        phone_book.join(","),
-        credentials.join(","),
-    ];
-    let mut parts = vec![
-        name.as_deref().unwrap_or_default(),
-        &capacity,
-        timezone,
-        webhook_url.as_deref().unwrap_or_default(),
-        &webhook_secret,
-    ];
-    parts.extend(lists.iter().map(String::as_str));
-    // Each only when declared, so accounts without one keep the fingerprint they were provisioned under.
-    let optional = [
-        dialer.map(|kind| format!("dialer={}", kind.as_str())),
-        provider_name.as_ref().map(|n| format!("provider_name={n}")),
-        retention_days.map(|days| format!("retention_days={days}")),
-        // No pairs declared (all issued ones go) is not the same as `credentials` left out (kept).
-        declared_none.then(|| "credentials=[]".to_owned()),
-    ];
-    parts.extend(optional.iter().flatten().map(String::as_str));
-    fingerprint(&parts)
 }
 
 /// The stored form of an account declaration. Declared credentials replace the issued ones, except that a
@@ -362,6 +301,6 @@ pub fn payer_record(name: &str, spec: &PayerSpec) -> PayerRecord {
     }
 }
 
+mod fingerprint;
 #[cfg(test)]
-#[path = "provisioning_tests.rs"]
 mod tests;
