@@ -56,11 +56,8 @@ where
             Ok(Ok(response)) => Ok(ensure_envelope(response.map_into_boxed_body())),
             Ok(Err(error)) => Err(error),
             Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
+                // Logged as the error's cause: only what the panic hook would log of it.
+                let what = switchboard_actors::panic_text::loggable_message(&*panic);
                 Err(ApiError::internal(anyhow::anyhow!("handler panicked: {what}")).into())
             }
         }

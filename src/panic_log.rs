@@ -2,8 +2,7 @@
 //! asks for one, the backtrace as a field. The default hook writes plain text to stderr, which breaks
 //! a JSON log into lines no collector can parse.
 
-use std::any::Any;
-use std::borrow::Cow;
+use switchboard_actors::panic_text::loggable_message;
 
 pub(crate) fn log_panic(info: &std::panic::PanicHookInfo<'_>) {
     let message = loggable_message(info.payload());
@@ -24,23 +23,6 @@ pub(crate) fn log_panic(info: &std::panic::PanicHookInfo<'_>) {
         backtrace = backtrace.as_deref(),
         "a thread panicked"
     );
-}
-
-/// The panic's message if the code wrote it as it stands (`panic!("...")`), which holds no request data.
-/// A message formatted at run time may quote a value from a request: slicing a string off a character
-/// boundary quotes the string, `unwrap` on an error prints the error, `expect` on a `Result` too. Such a
-/// message is withheld and only its length told; the location and the backtrace still point at the line.
-fn loggable_message(payload: &(dyn Any + Send)) -> Cow<'static, str> {
-    if let Some(literal) = payload.downcast_ref::<&'static str>() {
-        return Cow::Borrowed(literal);
-    }
-    match payload.downcast_ref::<String>() {
-        Some(formatted) => Cow::Owned(format!(
-            "(a message formatted at run time, {} bytes, withheld: it may quote request data)",
-            formatted.len()
-        )),
-        None => Cow::Borrowed("(a panic without a message)"),
-    }
 }
 
 /// The backtrace's text with the type arguments of each frame's name left out:

@@ -12,6 +12,7 @@ pub mod dialer;
 pub mod electronic;
 pub mod metrics;
 pub mod orchestration;
+pub mod panic_text;
 pub mod scheduler;
 pub mod supervision;
 pub mod telemetry;

@@ -62,9 +62,19 @@ impl From<&AttemptRecord> for WebhookAttemptOut {
 }
 
 impl WebhookDeliveryOut {
-    /// The delivery with its attempts; the next round is shown only while the delivery is pending.
+    /// The delivery with its attempts; the next round is shown only while the delivery is pending. An
+    /// attempt logged without its URL was posted to the delivery's, which never changes.
     pub fn new(delivery: &DeliveryRecord, attempts: Vec<WebhookAttemptOut>) -> WebhookDeliveryOut {
         let pending = delivery.status == DeliveryStatus::Pending;
+        let attempts = attempts
+            .into_iter()
+            .map(|mut attempt| {
+                if attempt.url.is_empty() {
+                    attempt.url = delivery.url.clone();
+                }
+                attempt
+            })
+            .collect();
         WebhookDeliveryOut {
             url: delivery.url.clone(),
             status: delivery.status.as_str(),

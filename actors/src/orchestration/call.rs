@@ -149,11 +149,7 @@ async fn report_crash(parent: &CallParent, call_id: CallId, reason: String) {
     let _ = parent.crashed.send(CallCrashed { call_id, reason }).await;
 }
 
-/// The text of a panic payload.
+/// The text of a panic payload that may be logged and recorded (see [`crate::panic_text`]).
 pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "panic".to_owned())
+    crate::panic_text::loggable_message(&**panic).into_owned()
 }

@@ -41,7 +41,7 @@ pub(super) async fn run_round(
     let log = |attempt: u32, status_code: Option<u16>, error: Option<String>, at, latency_ms| {
         let record = AttemptRecord {
             request_id: delivery.request_id.clone(),
-            url: delivery.url.clone(),
+            url: String::new(),
             at,
             round,
             attempt,
@@ -125,7 +125,8 @@ pub(super) async fn run_round(
                 log(
                     attempt,
                     None,
-                    Some(format!("{kind}: {error}")),
+                    // Without the URL, which the log must not hold (see `AttemptRecord::url`).
+                    Some(format!("{kind}: {}", error.without_url())),
                     at,
                     latency_ms,
                 );

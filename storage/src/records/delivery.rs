@@ -98,7 +98,9 @@ impl DeliveryStatus {
 pub struct AttemptRecord {
     /// The request.
     pub request_id: RequestId,
-    /// Destination.
+    /// Destination, as releases before 2026-11-28 logged it; empty since. The log is not sealed, and a URL
+    /// can carry request data, so it is read from the sealed delivery instead.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub url: String,
     /// When the attempt started.
     pub at: DateTime<Utc>,

@@ -12,6 +12,8 @@ pub struct Markers {
     pub internal_id: String,
     pub internal_tag: String,
     pub group_number: String,
+    /// A path segment of a webhook URL (a URL can carry request data).
+    pub webhook_path: String,
 }
 
 impl Markers {
@@ -26,6 +28,7 @@ impl Markers {
         let last_name = format!("Vqj{}", letters(9));
         let internal_id = format!("CLMPHI{}", letters(10));
         let internal_tag = format!("TAGPHI{}", letters(10));
+        let webhook_path = format!("HOOKPHI{}", letters(10));
         let mut rng = rand::thread_rng();
         Markers {
             first_name,
@@ -34,6 +37,7 @@ impl Markers {
             internal_id,
             internal_tag,
             group_number: format!("GRP{:07}", rng.gen_range(1_000_000..9_999_999u32)),
+            webhook_path,
         }
     }
 
@@ -46,6 +50,7 @@ impl Markers {
             self.internal_id.clone(),
             self.internal_tag.clone(),
             self.group_number.clone(),
+            self.webhook_path.clone(),
         ]
     }
 

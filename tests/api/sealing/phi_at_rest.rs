@@ -8,7 +8,10 @@ use super::markers::Markers;
 use super::scan::{files_under, holds_plain_riff, scan};
 use super::{create, stable};
 use crate::fakes::retell::{FakeRetell, Scenario, RECORDING};
-use crate::helpers::{client, write_config, BinaryServer, TestConfig, SANDBOX_KEY, SANDBOX_SECRET};
+use crate::helpers::{
+    client, write_config, BinaryServer, TestConfig, ADMIN_TOKEN, SANDBOX_KEY, SANDBOX_SECRET,
+};
+use crate::receiver::Receiver;
 use crate::voice_retell::retell_config;
 
 const SCENARIOS: [&str; 9] = [
@@ -32,7 +35,10 @@ async fn no_marker_and_no_audio_is_readable_anywhere_under_data_dir() {
     // 1. The seeded simulator: production requests (electronic answer, then calls and follow-up legs) and
     // every sandbox scenario.
     let mut simulated = TestConfig::default();
-    simulated.dispatching();
+    simulated
+        .dispatching()
+        .set("webhooks.allow_private_targets", true);
+    let receiver = Receiver::start().await;
     let config = write_config(configs.path(), &simulated);
     let server = BinaryServer::start_ready(&config, data.path()).await;
     let live = server.live_token().await;
@@ -42,8 +48,11 @@ async fn no_marker_and_no_audio_is_readable_anywhere_under_data_dir() {
         let id = create(&server, &live, &markers.claim(n, None)).await;
         finished.push((id, "live", Value::Null));
     }
-    let id = create(&server, &live, &markers.vob(3)).await;
-    finished.push((id, "live", Value::Null));
+    // Its webhook goes to a URL carrying a marker: the delivery and its attempt log hold it.
+    let mut hooked = markers.vob(3);
+    hooked["webhookUrl"] = format!("{}/{}", receiver.url("/hook"), markers.webhook_path).into();
+    let hooked = create(&server, &live, &hooked).await;
+    finished.push((hooked.clone(), "live", Value::Null));
     let mut stuck = None;
     for (i, scenario) in SCENARIOS.iter().enumerate() {
         let id = create(&server, &sandbox, &markers.claim(10 + i, Some(scenario))).await;
@@ -63,6 +72,24 @@ async fn no_marker_and_no_audio_is_readable_anywhere_under_data_dir() {
         .filter(|(_, _, body)| body.to_string().contains("digital"))
         .count();
     assert!(electronic >= 2, "the electronic channel answered some");
+    receiver
+        .wait_for(1, std::time::Duration::from_secs(10))
+        .await;
+    // Its attempt is logged once the round ends.
+    let log = format!("/admin/v1/webhook-deliveries?requestId={hooked}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (status, body) = server.get_json(&log, ADMIN_TOKEN).await;
+        assert_eq!(status, 200, "{body}");
+        if body["status"] == "delivered" && body["deliveries"][0]["url"].is_string() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never delivered: {body}"
+        );
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     assert_eq!(server.terminate(), Some(0));
 
     // 2. A real platform's call on the same data: its recording is downloaded into data_dir. The requests
