@@ -160,6 +160,33 @@ async fn a_delivered_webhook_is_sent_again_signed_as_usual_logged_counted_and_au
     );
     assert_eq!(events[0]["target"], json!({ "kind": "request", "id": id }));
     assert_eq!(events[0]["outcome"], "ok");
+
+    // Reading the delivery log (the webhook's URL is the request's data) is a read of the request.
+    let deadline = std::time::Instant::now() + LIMIT;
+    loop {
+        let (status, reads) = app
+            .send(
+                Method::GET,
+                &format!("/admin/v1/audit?action=request.read&targetId={id}&actor=admin"),
+                ADMIN_TOKEN,
+                None,
+            )
+            .await;
+        assert_eq!(status, 200, "{reads}");
+        let by_admin = reads["events"].as_array().unwrap();
+        if !by_admin.is_empty() {
+            assert_eq!(
+                by_admin[0]["actor"],
+                json!({ "kind": "operator", "id": "admin" })
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no read audited: {reads}"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[actix_web::test]

@@ -261,6 +261,19 @@ async fn a_new_request_reads_back_with_every_field_of_the_request_shape() {
 }
 
 #[actix_web::test]
+async fn answers_carrying_request_data_tell_every_cache_not_to_keep_them() {
+    let app = spawn_app_with(&plain_config()).await;
+    let token = app.live_token().await;
+    let created = create_one(&app, &token).await;
+    let id = created["requestId"].as_str().unwrap();
+    for path in [format!("/v1/requests/{id}"), "/v1/requests".to_owned()] {
+        let response = app.get(&path, &token).await;
+        assert_eq!(response.status(), 200, "{path}");
+        assert_eq!(response.headers()["cache-control"], "no-store", "{path}");
+    }
+}
+
+#[actix_web::test]
 async fn date_created_keeps_the_microseconds_of_the_creation_instant() {
     let app = spawn_app_with(&plain_config()).await;
     let response = app

@@ -2,6 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
+use switchboard_storage::audit::Target;
 use switchboard_storage::RequestId;
 
 use crate::auth::Reader;
@@ -29,7 +30,7 @@ struct DeliveriesOut {
 
 /// The delivery's state and every attempt (url, time, round, attempt, status code or error, latency).
 pub async fn list_deliveries(
-    _: Reader,
+    Reader(operator): Reader,
     state: web::Data<AppState>,
     query: web::Query<DeliveriesQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -46,6 +47,17 @@ pub async fn list_deliveries(
     // it include every attempt the delivery counts. Read the other way round, a round ending in between
     // showed its new status without its last attempt.
     let delivery = state.store.delivery(request_id)?;
+    // The delivery's URL is the request's data: reading it is a read of the request, as the console's.
+    if delivery.is_some() {
+        state.store.audit_read(crate::audit::event(
+            &state,
+            operator.actor(),
+            "request.read",
+            Some(Target::new("request", request_id.as_str())),
+            "ok",
+            operator.ip,
+        ));
+    }
     let attempts: Vec<WebhookAttemptOut> = state
         .store
         .attempts(request_id)?
