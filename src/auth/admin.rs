@@ -6,6 +6,7 @@
 //! - [`Auditor`]: `admin` or `auditor` (the audit log, which holds no PHI).
 //!
 //! An unknown or deleted operator's token is 401; a known operator whose role may not is 403 `FORBIDDEN`.
+//! Both are audited as `admin.access` `denied`.
 
 use std::future::{ready, Ready};
 use std::net::IpAddr;
@@ -14,7 +15,7 @@ use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpRequest};
 use sha2::{Digest, Sha256};
-use switchboard_storage::audit::Actor;
+use switchboard_storage::audit::{Actor, Target};
 use switchboard_storage::Role;
 
 use super::constant_time_eq;
@@ -99,12 +100,41 @@ fn signed_in(req: &HttpRequest, roles: &[Role]) -> Result<Operator, actix_web::E
     if !enabled {
         return Err(AdminUnauthorized.into());
     }
-    let operator = operator_of(req)?.ok_or(AdminUnauthorized)?;
+    let operator = match operator_of(req)? {
+        Some(operator) => operator,
+        None => {
+            // A token nobody holds is named only by a digest of it.
+            let who = bearer(req).map_or("unknown".to_owned(), |token| {
+                format!("unknown:{}", &token_digest(token)[..12])
+            });
+            denied(req, Actor::operator(&who));
+            return Err(AdminUnauthorized.into());
+        }
+    };
     if roles.contains(&operator.role) {
         Ok(operator)
     } else {
+        denied(req, operator.actor());
         Err(AdminForbidden.into())
     }
+}
+
+/// Audits a refused admin call (`admin.access`, `denied`): who tried which route, by its pattern, so the
+/// event holds no id a path carries.
+pub fn denied(req: &HttpRequest, actor: Actor) {
+    let Some(state) = req.app_data::<web::Data<AppState>>() else {
+        return;
+    };
+    let route = req.match_pattern().unwrap_or_else(|| "unknown".to_owned());
+    let event = crate::audit::event(
+        state,
+        actor,
+        "admin.access",
+        Some(Target::new("route", &route)),
+        "denied",
+        crate::client_ip::client_ip(req),
+    );
+    state.store.audit_read(event);
 }
 
 macro_rules! role_extractor {

@@ -7,7 +7,9 @@ mod caller;
 mod digest;
 mod token;
 
-pub use admin::{operator_of, token_digest, Admin, Auditor, Operator, Reader, CONFIGURED_ADMIN};
+pub use admin::{
+    denied, operator_of, token_digest, Admin, Auditor, Operator, Reader, CONFIGURED_ADMIN,
+};
 pub use caller::Caller;
 pub use digest::{constant_time_eq, secret_digest};
 pub use token::{Claims, TokenIssuer, TokenProblem, TOKEN_LIFETIME};

@@ -123,6 +123,7 @@ fn resolve(req: &HttpRequest, payload: &mut Payload) -> Result<ConsoleScope, act
     if let Some(operator) = operator_of(req)? {
         // The auditor sees the audit log and no PHI; the console shows requests.
         if operator.role == Role::Auditor || state.settings.server.admin_token.is_none() {
+            crate::auth::denied(req, operator.actor());
             return Err(AdminForbidden.into());
         }
         let query = web::Query::<ScopeQuery>::from_query(req.query_string())

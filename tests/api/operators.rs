@@ -115,6 +115,46 @@ async fn every_admin_route_answers_each_role_as_its_rule_says() {
     // A token nobody holds is 401, as before.
     let (status, body) = call(&app, Method::GET, "/admin/v1/accounts", "sbop_nobody", None).await;
     assert_eq!((status, body), (401, json!({ "error": "UNAUTHORIZED" })));
+
+    // Every refusal is audited: by whom, on which route (its pattern, never a path's ids).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let events = loop {
+        let (status, page) = status_and_json(
+            app.admin(
+                Method::GET,
+                "/admin/v1/audit?action=admin.access&pageSize=500",
+                None,
+            )
+            .await,
+        )
+        .await;
+        assert_eq!(status, 200, "{page}");
+        let events = page["events"].as_array().unwrap().clone();
+        let refusals = ROUTES.iter().filter(|(_, _, rule)| *rule != 'R').count()
+            + ROUTES.iter().filter(|(_, _, rule)| *rule != 'U').count()
+            + 1;
+        if events.len() >= refusals || std::time::Instant::now() > deadline {
+            assert_eq!(events.len(), refusals, "{page}");
+            break events;
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    for event in &events {
+        assert_eq!(event["outcome"], "denied", "{event}");
+        assert_eq!(event["target"]["kind"], "route", "{event}");
+        let route = event["target"]["id"].as_str().unwrap();
+        assert!(
+            route.starts_with("/admin/v1/") || route.starts_with("/console/api/"),
+            "{event}"
+        );
+    }
+    let by = |id: &str| events.iter().filter(|e| e["actor"]["id"] == id).count();
+    assert!(by("sam") > 0 && by("aud") > 0, "{events:?}");
+    let stranger = events
+        .iter()
+        .find(|e| e["actor"]["id"].as_str().unwrap().starts_with("unknown:"));
+    assert!(stranger.is_some(), "{events:?}");
+    assert!(!stranger.unwrap().to_string().contains("sbop_nobody"));
 }
 
 #[actix_web::test]
