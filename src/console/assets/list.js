@@ -1,5 +1,7 @@
 // The request list: filters (state, creation dates, schema, batch, internal id), counts per state, live
-// refresh every 2 s (pausable) and keyset paging. Filters live in the URL, so a filtered view is a link.
+// refresh every 2 s (pausable) and keyset paging. Filters live in the URL, so a filtered view is a link;
+// all but the internal id, which is request data: it stays in this tab's sessionStorage, out of the
+// browser history and of links.
 
 import { consoleGet, session } from './api.js';
 import {
@@ -8,12 +10,28 @@ import {
 } from './ui.js';
 
 const FILTERS = ['state', 'dateFrom', 'dateTo', 'schemaId', 'requestBatchId', 'internalId'];
+const INTERNAL_ID_KEY = 'switchboard.console.internalIdFilter';
+
+/** The filters a link may carry: every one but the internal id. */
+const linkable = (filters) => ({ ...filters, internalId: '' });
+
+/** Keeps the internal id filter in this tab only (empty: none). */
+function holdInternalId(value) {
+  if (value) sessionStorage.setItem(INTERNAL_ID_KEY, value);
+  else sessionStorage.removeItem(INTERNAL_ID_KEY);
+}
 const REFRESH_MS = 2000;
 let live = true;
 
 export async function renderList(query) {
   const ticket = beginView();
   const filters = Object.fromEntries(FILTERS.map((name) => [name, query.get(name) || '']));
+  // A link from before the internal id left the URL: the id moves to this tab, and out of the history.
+  if (filters.internalId) {
+    holdInternalId(filters.internalId);
+    history.replaceState(null, '', hashLink('/requests', linkable(filters)));
+  }
+  filters.internalId = sessionStorage.getItem(INTERNAL_ID_KEY) || '';
   const pages = [''];
   const chips = h('div', { class: 'chips', 'data-testid': 'state-counts' });
   const tableSlot = h('div', { class: 'card card-flush' });
@@ -42,7 +60,7 @@ export async function renderList(query) {
     }
     if (!isCurrent(ticket)) return;
     chips.replaceChildren(...countChips(page.countsByState, filters.state, page.countsComplete, (state) => {
-      location.hash = hashLink('/requests', { ...filters, state });
+      location.hash = hashLink('/requests', { ...linkable(filters), state });
     }));
     const w = page.window;
     windowNote.textContent = w.requestBatchId
@@ -87,11 +105,15 @@ function filterBar(filters) {
     label('Internal id', input('internalId', { placeholder: 'contains…' })),
     h('div', { class: 'filter-actions' },
       h('button', { class: 'button button-primary', type: 'submit' }, 'Apply'),
-      h('a', { class: 'button button-quiet', href: '#/requests' }, 'Reset')));
+      h('a', { class: 'button button-quiet', href: '#/requests', onclick: () => holdInternalId('') }, 'Reset')));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const values = Object.fromEntries(FILTERS.map((name) => [name, form.elements[name].value.trim()]));
-    location.hash = hashLink('/requests', values);
+    holdInternalId(values.internalId);
+    const link = hashLink('/requests', linkable(values));
+    // The same link with another internal id: hashchange would not fire, so the list renders again here.
+    if (location.hash === link) window.dispatchEvent(new HashChangeEvent('hashchange'));
+    else location.hash = link;
   });
   return form;
 }
