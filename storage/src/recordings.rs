@@ -31,6 +31,10 @@ impl Store {
         name: &str,
         audio: &[u8],
     ) -> Result<(), StorageError> {
+        // A purged request's call may still end and download its audio: nothing is kept for it.
+        if self.request(owner)?.is_none() {
+            return Err(StorageError::RequestMissing(owner.clone()));
+        }
         let sealed = self.sealer.seal_file(owner, name, audio);
         match &self.recordings {
             Recordings::Files(dir) => {
@@ -64,6 +68,12 @@ impl Store {
     }
 
     /// Removes the recording kept under `name`, if there is one.
+    /// Removes the recording `name` of a request that no longer names it (purged while its audio was
+    /// being kept).
+    pub fn discard_recording(&self, name: &str) -> Result<(), StorageError> {
+        self.remove_recording(name)
+    }
+
     pub(crate) fn remove_recording(&self, name: &str) -> Result<(), StorageError> {
         match &self.recordings {
             Recordings::Files(dir) => match std::fs::remove_file(dir.join(name)) {

@@ -67,3 +67,38 @@ async fn purging_one_request_keeps_its_batch_mates_and_its_hours_neighbours_read
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_purged_requests_call_keeps_no_recording_and_one_kept_before_can_be_discarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let requests = batch_of(2);
+    store
+        .commit_requests(Arc::new(requests.clone()))
+        .await
+        .unwrap();
+    let (purged, kept) = (&requests[0], &requests[1]);
+    // Kept while its request lived, then the request purged before the recording was named on it.
+    store
+        .keep_recording(&purged.id, "call-a.wav", b"RIFF....")
+        .unwrap();
+    store
+        .purge_request(&purged.id, event(&purged.id))
+        .await
+        .unwrap()
+        .unwrap();
+    store.discard_recording("call-a.wav").unwrap();
+    assert!(store.recording("call-a.wav").unwrap().is_none());
+    // Downloaded after the purge: nothing is written.
+    assert!(matches!(
+        store.keep_recording(&purged.id, "call-b.wav", b"RIFF...."),
+        Err(StorageError::RequestMissing(_))
+    ));
+    assert!(store.recording("call-b.wav").unwrap().is_none());
+    // A living request's recording is kept as before.
+    store
+        .keep_recording(&kept.id, "call-c.wav", b"RIFF....")
+        .unwrap();
+    assert_eq!(store.recording("call-c.wav").unwrap().unwrap(), b"RIFF....");
+    store.close().unwrap();
+}

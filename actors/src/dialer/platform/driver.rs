@@ -305,9 +305,18 @@ impl Inner {
                 })
                 .await;
             if let Some(file) = &recording_file {
-                let file = file.clone();
-                self.update(job, move |p| p.recording_file = Some(file.clone()))
-                    .await?;
+                let named = file.clone();
+                let written = self
+                    .update(job, move |p| p.recording_file = Some(named.clone()))
+                    .await;
+                // Purged while the audio downloaded: the purge removed the files the request named,
+                // not this one, which must not outlive its request.
+                if written.is_err() && matches!(self.store.request(&job.request_id), Ok(None)) {
+                    if let Err(e) = self.store.discard_recording(file) {
+                        tracing::error!(error.message = %e, "cannot remove the recording of a purged request");
+                    }
+                }
+                written?;
             }
         }
         if recording_file.is_some() {
