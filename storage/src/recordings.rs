@@ -68,6 +68,21 @@ impl Store {
     }
 
     /// Removes the recording kept under `name`, if there is one.
+    /// Replaces the recording file `name` with `sealed`, the same audio sealed under its batch's new key.
+    pub(crate) fn replace_recording(&self, name: &str, sealed: &[u8]) -> Result<(), StorageError> {
+        match &self.recordings {
+            Recordings::Files(dir) => {
+                let partial = dir.join(format!("{name}.part"));
+                write_durably(dir, &partial, &dir.join(name), sealed)
+                    .map_err(|e| StorageError::from(sled::Error::Io(e)))
+            }
+            Recordings::Rows(tree) => {
+                tree.insert(name, sealed)?;
+                Ok(())
+            }
+        }
+    }
+
     /// Removes the recording `name` of a request that no longer names it (purged while its audio was
     /// being kept).
     pub fn discard_recording(&self, name: &str) -> Result<(), StorageError> {

@@ -316,7 +316,7 @@ fn mark_for_shred(shreds: &TxTree, owner: &[u8], rekey: bool) -> Tx<()> {
 }
 
 /// The recording files a request's calls kept.
-fn recording_files(record: &RequestRecord) -> Vec<String> {
+pub(crate) fn recording_files(record: &RequestRecord) -> Vec<String> {
     record
         .run
         .iter()

@@ -15,12 +15,12 @@ use std::collections::BTreeSet;
 use rand::RngCore;
 use zeroize::Zeroizing;
 
-use super::members;
+use super::{members, recording_files};
 use crate::codec::decode;
 use crate::requests::{intake_chunk_key, intake_chunks, IntakeRecord};
 use crate::seal::overrides::{self, epoch_of_entry};
 use crate::seal::{epoch_of, Key, Sealed, VAULT_BASE};
-use crate::{RequestBatchId, RequestId, StorageError, Store};
+use crate::{RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
 impl Store {
     /// Replaces the keys every pending purge names (see the module docs): afterwards what was purged is
@@ -53,8 +53,9 @@ impl Store {
             None => epoch_of(owner),
         };
         let vault = keyring.fresh_vault_epoch()?;
+        let mut resealed = Vec::new();
         if rekey {
-            self.rekey(owner, vault)?;
+            resealed = self.rekey(owner, vault)?;
         } else {
             self.data_keys.remove(owner)?;
             self.sealer.overrides.set(owner, None);
@@ -93,6 +94,11 @@ impl Store {
         self.data_keys.apply_batch(kept)?;
         // The kept keys reach the disk before the key they come from is gone.
         self.flush_now()?;
+        // And so does the batch's new key before a recording sealed under it replaces the old file: a
+        // crash in between leaves each recording under the old key, which a new start's shred opens.
+        for (name, sealed) in resealed {
+            self.replace_recording(&name, &sealed)?;
+        }
         keyring.replace(replaced)?;
         self.sealer.keys_changed();
         Ok(())
@@ -100,8 +106,9 @@ impl Store {
 
     /// Gives `batch` a new random data key kept under `vault` and seals its values again with it. Every
     /// value is opened first; the new key is then known (with the old one beside it, so a reader meanwhile
-    /// opens either) before the values sealed under it are written.
-    fn rekey(&self, batch: &[u8], vault: u32) -> Result<(), StorageError> {
+    /// opens either) before the values sealed under it are written. The members' recordings are sealed
+    /// again too, and handed back: their files are replaced once the new key is on disk.
+    fn rekey(&self, batch: &[u8], vault: u32) -> Result<Vec<(String, Vec<u8>)>, StorageError> {
         let mut key: Key = Zeroizing::new([0u8; 32]);
         rand::rngs::OsRng.fill_bytes(key.as_mut());
         let batch_id = RequestBatchId::from(String::from_utf8_lossy(batch).into_owned());
@@ -115,6 +122,7 @@ impl Store {
             None => 0,
         };
         let mut opened = Vec::new();
+        let mut recordings = Vec::new();
         for chunk in 0..intake_chunks(count).max(1) {
             let chunk_key = intake_chunk_key(&batch_id, chunk);
             if let Some(bytes) = self.group.intake.get(&chunk_key)? {
@@ -129,6 +137,14 @@ impl Store {
             ] {
                 if let Some(bytes) = stored.get(member.as_bytes())? {
                     let plain = self.sealer.open(tree, member.as_bytes(), &bytes)?;
+                    if tree == Sealed::Requests {
+                        let record: RequestRecord = decode(&plain)?;
+                        for name in recording_files(&record) {
+                            if let Some(audio) = self.recording(&name)? {
+                                recordings.push((name, audio));
+                            }
+                        }
+                    }
                     opened.push((tree, member.as_bytes().to_vec(), plain));
                 }
             }
@@ -164,7 +180,15 @@ impl Store {
         self.group.requests.apply_batch(requests)?;
         self.group.deliveries.apply_batch(deliveries)?;
         self.data_keys.insert(batch, entry)?;
-        Ok(())
+        Ok(recordings
+            .into_iter()
+            .map(|(name, audio)| {
+                let sealed = self
+                    .sealer
+                    .seal_file_under(batch, &name, &audio, vault, &key);
+                (name, sealed)
+            })
+            .collect())
     }
 
     /// Every owner whose id (a UUID v7) was minted in hour `epoch`: batches, and requests that name none.

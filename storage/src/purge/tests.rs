@@ -102,3 +102,59 @@ async fn a_purged_requests_call_keeps_no_recording_and_one_kept_before_can_be_di
     assert_eq!(store.recording("call-c.wav").unwrap().unwrap(), b"RIFF....");
     store.close().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_mates_recording_still_opens_after_a_purge_gave_the_batch_a_new_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let three = batch_of(3);
+    store
+        .commit_requests(Arc::new(three.clone()))
+        .await
+        .unwrap();
+    let audio = b"RIFF and the rest of a call".to_vec();
+    store
+        .keep_recording(&three[0].id, "call-mate.wav", &audio)
+        .unwrap();
+    let at = Utc::now();
+    store
+        .commit_update(&three[0].id, move |r| {
+            r.run = Some(crate::RunRecord {
+                calls: vec![crate::CallRecord {
+                    id: crate::CallId::from("call-mate".to_owned()),
+                    seq: 1,
+                    step_key: crate::StepKey::from("step-1".to_owned()),
+                    attempt: 1,
+                    to: "8005550123".into(),
+                    number_source: crate::NumberSource::Input,
+                    placed_at: at,
+                    outcome: None,
+                    platform: Some(crate::PlatformCallRecord {
+                        platform: "retell".into(),
+                        requested_at: at,
+                        platform_call_id: Some("p-1".into()),
+                        events: Vec::new(),
+                        result: None,
+                        recording_file: Some("call-mate.wav".into()),
+                    }),
+                }],
+                ..Default::default()
+            })
+        })
+        .await
+        .unwrap();
+
+    store
+        .purge_request(&three[1].id, event(&three[1].id))
+        .await
+        .unwrap()
+        .unwrap();
+    store.finish_purges().unwrap();
+
+    assert_eq!(store.recording("call-mate.wav").unwrap().unwrap(), audio);
+    store.close().unwrap();
+    drop(store);
+    // And after a new opening, from the key kept on disk.
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.recording("call-mate.wav").unwrap().unwrap(), audio);
+}

@@ -217,6 +217,29 @@ impl Sealer {
         file
     }
 
+    /// [`Sealer::seal_file`] under `data_key`, the key the batch `owner` keeps wrapped under `epoch` (a
+    /// purge gave it a new one).
+    pub(crate) fn seal_file_under(
+        &self,
+        owner: &[u8],
+        name: &str,
+        bytes: &[u8],
+        epoch: u32,
+        data_key: &Key,
+    ) -> Vec<u8> {
+        let cipher = XChaCha20Poly1305::new(data_key.as_ref().into());
+        let mut file = vec![FILE_MARK, owner.len() as u8];
+        file.extend_from_slice(owner);
+        file.extend(seal_with(
+            &cipher,
+            FILE_MARK,
+            epoch,
+            &file_aad(name, owner, epoch),
+            bytes,
+        ));
+        file
+    }
+
     /// The bytes of the sealed recording file `name`.
     pub(crate) fn open_file(&self, name: &str, file: &[u8]) -> Result<Vec<u8>, StorageError> {
         let refused = || unsealed("recording");
