@@ -98,6 +98,13 @@ impl Application {
         };
         let settings = Arc::new(settings);
         crate::encryption::log_key_source(&key, &settings);
+        for (key, host) in settings.plain_http_links() {
+            tracing::warn!(
+                key,
+                host = %host,
+                "patient data would travel over plain http to another machine: use an https URL"
+            );
+        }
         if let Some(migrated) = store.migrated() {
             tracing::info!(
                 sealed = migrated.sealed,

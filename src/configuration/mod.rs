@@ -12,6 +12,7 @@ mod checks;
 mod dialer;
 mod electronic;
 pub mod electronic_mapping;
+mod plain_http;
 mod public_url;
 mod raw;
 mod settings;
