@@ -53,7 +53,19 @@ where
             Ok(Ok(future)) => AssertUnwindSafe(future).catch_unwind().await,
         };
         match outcome {
-            Ok(Ok(response)) => Ok(ensure_envelope(response.map_into_boxed_body())),
+            Ok(Ok(response)) => {
+                let mut response = ensure_envelope(response.map_into_boxed_body());
+                // Answers carry request data (reads, creates, recordings, the console's API): no cache
+                // along the way or in the browser keeps a copy. The console's own files say otherwise.
+                let headers = response.headers_mut();
+                if !headers.contains_key(header::CACHE_CONTROL) {
+                    headers.insert(
+                        header::CACHE_CONTROL,
+                        header::HeaderValue::from_static("no-store"),
+                    );
+                }
+                Ok(response)
+            }
             Ok(Err(error)) => Err(error),
             Err(panic) => {
                 // Logged as the error's cause: only what the panic hook would log of it.

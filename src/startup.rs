@@ -207,12 +207,6 @@ impl Application {
         let document = web::Data::new(routes::ApiDocument(document.into()));
         let server = HttpServer::new(move || {
             App::new()
-                // Answers carry request data (reads, creates, recordings, the console's API): no cache
-                // along the way or in the browser keeps a copy. The console's own files say otherwise.
-                .wrap(
-                    actix_web::middleware::DefaultHeaders::new()
-                        .add((actix_web::http::header::CACHE_CONTROL, "no-store")),
-                )
                 .wrap_fn(middleware::guard)
                 .wrap_fn(http_metrics::record)
                 .app_data(app_state.clone())
