@@ -20,16 +20,23 @@ impl Store {
     /// Reads one account without copying it: the record is shared until the next account write.
     pub fn shared_account(&self, id: &str) -> Result<Option<Arc<AccountRecord>>, StorageError> {
         self.current_accounts.get(id, || {
-            self.accounts
-                .get(id)?
-                .map(|bytes| self.decoded_accounts.get(id.as_bytes(), bytes))
-                .transpose()
+            let Some(bytes) = self.accounts.get(id)? else {
+                return Ok(None);
+            };
+            let stored = self.decoded_accounts.get(id.as_bytes(), bytes)?;
+            // Opened once per account write: what this answers is kept until the next one.
+            let opened = self.opened_account(Arc::unwrap_or_clone(stored))?;
+            Ok(Some(Arc::new(opened)))
         })
     }
 
     /// Every account, in id order.
     pub fn accounts(&self) -> Result<Vec<AccountRecord>, StorageError> {
-        self.accounts.iter().values().map(|v| decode(&v?)).collect()
+        self.accounts
+            .iter()
+            .values()
+            .map(|v| self.opened_account(decode(&v?)?))
+            .collect()
     }
 
     /// The account that issued `api_key`.
@@ -60,7 +67,7 @@ impl Store {
             for credential in &account.credentials {
                 claim_key(keys, &credential.key, &account.id)?;
             }
-            accounts.insert(account.id.as_bytes(), encode(account))?;
+            accounts.insert(account.id.as_bytes(), self.account_bytes(account))?;
             Ok(())
         })?;
         self.durable().await

@@ -12,6 +12,7 @@
 //! change is on disk, and concurrent writers share one `fsync`.
 #![warn(missing_docs)]
 
+mod account_secrets;
 mod accounts;
 pub mod audit;
 mod backup;

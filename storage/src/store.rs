@@ -167,6 +167,7 @@ impl Store {
         };
         // A purge a crash interrupted replaces its keys before anything else is read.
         store.complete_shreds()?;
+        store.seal_account_secrets()?;
         Ok(store)
     }
 

@@ -152,7 +152,7 @@ impl Sealer {
         tree: Sealed,
         owner: &[u8],
     ) -> Result<(u32, XChaCha20Poly1305), StorageError> {
-        if tree == Sealed::Meta {
+        if tree.by_system_key() {
             return Ok((SYSTEM_EPOCH, self.cipher(SYSTEM_EPOCH, owner)?));
         }
         if let Some(kept) = self.overrides.get(owner) {
@@ -175,7 +175,7 @@ impl Sealer {
         let aad = aad(tree.name(), key, epoch);
         // A kept key first; the derived one while a purge is re-sealing the owner's values (the one that
         // fails to open is the other).
-        if tree != Sealed::Meta {
+        if !tree.by_system_key() {
             if let Some(kept) = self.overrides.get(&owner) {
                 for key in std::iter::once(&kept.key).chain(kept.previous.as_ref()) {
                     let cipher = XChaCha20Poly1305::new(key.as_ref().into());
@@ -190,7 +190,7 @@ impl Sealer {
             return Ok(plain);
         }
         match self.overrides.get(&owner) {
-            Some(kept) if tree != Sealed::Meta => {
+            Some(kept) if !tree.by_system_key() => {
                 let cipher = XChaCha20Poly1305::new(kept.key.as_ref().into());
                 open_with(&cipher, &aad, sealed).ok_or_else(|| unsealed(tree.name()))
             }

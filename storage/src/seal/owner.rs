@@ -14,6 +14,8 @@ pub(crate) enum Sealed {
     Deliveries,
     /// `meta`: process settings, sealed by the system key.
     Meta,
+    /// `accounts`: an account's webhook signing secret (keyed by the account id), sealed by the system key.
+    AccountSecrets,
 }
 
 impl Sealed {
@@ -23,7 +25,13 @@ impl Sealed {
             Sealed::Intake => crate::trees::INTAKE,
             Sealed::Deliveries => crate::trees::DELIVERIES,
             Sealed::Meta => crate::trees::META,
+            Sealed::AccountSecrets => crate::trees::ACCOUNTS,
         }
+    }
+
+    /// Whether it is sealed by the system key, which no purge replaces, rather than by an owner's data key.
+    pub(super) fn by_system_key(self) -> bool {
+        matches!(self, Sealed::Meta | Sealed::AccountSecrets)
     }
 
     /// The owner of the key the value under `key` is sealed with: the batch, or the request itself when
@@ -32,7 +40,7 @@ impl Sealed {
         match self {
             Sealed::Intake => key[..key.len().saturating_sub(2)].to_vec(),
             Sealed::Requests | Sealed::Deliveries => owner_of_request(key),
-            Sealed::Meta => Vec::new(),
+            Sealed::Meta | Sealed::AccountSecrets => Vec::new(),
         }
     }
 }

@@ -14,6 +14,8 @@ pub struct Markers {
     pub group_number: String,
     /// A path segment of a webhook URL (a URL can carry request data).
     pub webhook_path: String,
+    /// The account's webhook signing secret: not PHI, but whoever reads it can sign webhooks.
+    pub webhook_secret: String,
 }
 
 impl Markers {
@@ -29,6 +31,7 @@ impl Markers {
         let internal_id = format!("CLMPHI{}", letters(10));
         let internal_tag = format!("TAGPHI{}", letters(10));
         let webhook_path = format!("HOOKPHI{}", letters(10));
+        let webhook_secret = format!("WHSECPHI{}", letters(10));
         let mut rng = rand::thread_rng();
         Markers {
             first_name,
@@ -38,6 +41,7 @@ impl Markers {
             internal_tag,
             group_number: format!("GRP{:07}", rng.gen_range(1_000_000..9_999_999u32)),
             webhook_path,
+            webhook_secret,
         }
     }
 
@@ -51,6 +55,7 @@ impl Markers {
             self.internal_tag.clone(),
             self.group_number.clone(),
             self.webhook_path.clone(),
+            self.webhook_secret.clone(),
         ]
     }
 

@@ -38,6 +38,10 @@ async fn no_marker_and_no_audio_is_readable_anywhere_under_data_dir() {
     simulated
         .dispatching()
         .set("webhooks.allow_private_targets", true);
+    let secret = toml::Value::String(markers.webhook_secret.clone());
+    simulated
+        .demo_account()
+        .insert("webhook_secret".into(), secret.clone());
     let receiver = Receiver::start().await;
     let config = write_config(configs.path(), &simulated);
     let server = BinaryServer::start_ready(&config, data.path()).await;
@@ -101,6 +105,9 @@ async fn no_marker_and_no_audio_is_readable_anywhere_under_data_dir() {
     let features = TestConfig::default().demo_account()["features"].clone();
     retell_config(&mut platform, &fake);
     platform.demo_account().insert("features".into(), features);
+    platform
+        .demo_account()
+        .insert("webhook_secret".into(), secret);
     let config = write_config(configs.path(), &platform);
     let server = BinaryServer::start_ready(&config, data.path()).await;
     fake.deliver_to(&server.address);
