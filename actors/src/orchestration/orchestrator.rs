@@ -16,7 +16,7 @@ use switchboard_storage::{RequestId, Visited};
 
 use super::error::OrchestrationError;
 use super::messages::{DispatchDue, GetStats, Halt, RequestEnded, StatsSnapshot, StopForPurge};
-use super::request::RequestActor;
+use super::request::{record_restart, RequestActor};
 use super::Shared;
 use crate::supervision::{guarded, InjectPanic, Singleton};
 use crate::Metrics;
@@ -201,13 +201,9 @@ impl Orchestrator {
             let now = self.shared.clock.now();
             let (store, vanished) = (self.shared.store.clone(), id.clone());
             let recorded = async move {
-                let record_fault = move |r: &mut switchboard_storage::RequestRecord| {
-                    if let Some(run) = r.run.as_mut() {
-                        run.faults += 1;
-                        run.restarts.push(now);
-                    }
-                };
-                store.commit_update(&vanished, record_fault).await
+                store
+                    .commit_update(&vanished, move |r| record_restart(r, now))
+                    .await
             };
             self.shared.metrics.actor_restarted();
             self.running.remove(&id);
