@@ -27,14 +27,6 @@ pub(super) enum Covered {
     BeforeRetention,
 }
 
-/// Whether the stored account already has the settings the declaration gives that earlier fingerprints
-/// left out.
-pub(super) fn has_later_settings(stored: &AccountRecord, spec: &AccountSpec) -> bool {
-    let declared = with_later_settings(stored.clone(), spec);
-    declared.provider_name == stored.provider_name
-        && declared.retention_days == stored.retention_days
-}
-
 /// `stored` with the settings the declaration gives that earlier fingerprints left out.
 pub(super) fn with_later_settings(mut stored: AccountRecord, spec: &AccountSpec) -> AccountRecord {
     stored.provider_name = spec.provider_name.as_ref().map(|n| n.trim().to_owned());

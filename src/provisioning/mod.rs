@@ -18,9 +18,7 @@ use crate::auth::secret_digest;
 use crate::configuration::specs::{AccountSpec, PayerSpec, SchemaSpec};
 use crate::configuration::Settings;
 use crate::domain::UsPhone;
-use fingerprint::{
-    account_fingerprint, fingerprint, has_later_settings, with_later_settings, Covered,
-};
+use fingerprint::{account_fingerprint, fingerprint, with_later_settings, Covered};
 
 /// Upserts every schema, account and payer the settings declare, skipping declarations unchanged since
 /// they were last provisioned.
@@ -78,21 +76,17 @@ pub async fn provision(
             continue;
         }
         let existing = store.account(id)?;
-        if provisioned == Some(account_fingerprint(spec, Covered::BeforeRetention)) {
+        let record = if provisioned == Some(account_fingerprint(spec, Covered::BeforeRetention)) {
             // Applied by a release whose fingerprint left these settings out, and unchanged since in
             // everything else: what the admin API changed stands, and only the settings that release
-            // kept out of the store come from the file now.
-            if let Some(existing) = existing.filter(|a| !has_later_settings(a, spec)) {
-                let record = with_later_settings(existing, spec);
-                let event = crate::audit::provisioned(now, "account.change", "account", id);
-                store.put_account(&record, &[event]).await?;
-            }
-            store.set_provisioned_fingerprint(&key, &print).await?;
-            log_applied("account", id);
-            continue;
-        }
-        let record = account_record(id, spec, existing.as_ref(), now);
-        if existing.as_ref() != Some(&record) {
+            // kept out of the store come from the file now (a deleted account stays deleted).
+            existing
+                .clone()
+                .map(|stored| with_later_settings(stored, spec))
+        } else {
+            Some(account_record(id, spec, existing.as_ref(), now))
+        };
+        if let Some(record) = record.filter(|record| existing.as_ref() != Some(record)) {
             let event = crate::audit::provisioned(now, "account.change", "account", id);
             store.put_account(&record, &[event]).await?;
         }
