@@ -46,14 +46,19 @@ pub fn peer(req: &HttpRequest) -> Option<IpAddr> {
     crate::client_ip::client_ip(req)
 }
 
-/// The actor of a key/secret exchange that found no credential: the key itself is a credential's half, so
-/// only a short digest of it names the attempt.
+/// The actor of a key/secret exchange that found no credential: see [`unknown`].
 pub fn unknown_key(key: &str) -> Actor {
-    let digest = Sha256::digest(key.as_bytes());
-    Actor::api_key(&format!("unknown:{}", hex::encode(&digest[..6])))
+    Actor::api_key(&unknown(key))
 }
 
-/// The event of `operator` making a change (`action`) to the `kind` named `id`.
+/// The name of whoever presented `credential` (an API key, an operator token) that belongs to no one: the
+/// text itself may be half of a real credential, so only a short digest of it names the attempt.
+pub fn unknown(credential: &str) -> String {
+    let digest = Sha256::digest(credential.as_bytes());
+    format!("unknown:{}", hex::encode(&digest[..6]))
+}
+
+/// The event of `operator` taking `action` (a change, or a read audited as one) on the `kind` named `id`.
 pub fn change(
     state: &AppState,
     operator: &crate::auth::Operator,

@@ -104,9 +104,7 @@ fn signed_in(req: &HttpRequest, roles: &[Role]) -> Result<Operator, actix_web::E
         Some(operator) => operator,
         None => {
             // A token nobody holds is named only by a digest of it.
-            let who = bearer(req).map_or("unknown".to_owned(), |token| {
-                format!("unknown:{}", &token_digest(token)[..12])
-            });
+            let who = bearer(req).map_or("unknown".to_owned(), crate::audit::unknown);
             denied(req, Actor::operator(&who));
             return Err(AdminUnauthorized.into());
         }

@@ -2,7 +2,6 @@
 
 use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
-use switchboard_storage::audit::Target;
 use switchboard_storage::RequestId;
 
 use crate::auth::Reader;
@@ -49,14 +48,14 @@ pub async fn list_deliveries(
     let delivery = state.store.delivery(request_id)?;
     // The delivery's URL is the request's data: reading it is a read of the request, as the console's.
     if delivery.is_some() {
-        state.store.audit_read(crate::audit::event(
+        let read = crate::audit::change(
             &state,
-            operator.actor(),
+            &operator,
             "request.read",
-            Some(Target::new("request", request_id.as_str())),
-            "ok",
-            operator.ip,
-        ));
+            "request",
+            request_id.as_str(),
+        );
+        state.store.audit_read(read);
     }
     let attempts: Vec<WebhookAttemptOut> = state
         .store
