@@ -35,19 +35,7 @@ impl Store {
         if self.request(owner)?.is_none() {
             return Err(StorageError::RequestMissing(owner.clone()));
         }
-        let sealed = self.sealer.seal_file(owner, name, audio);
-        match &self.recordings {
-            Recordings::Files(dir) => {
-                let target = dir.join(name);
-                let partial = dir.join(format!("{name}.part"));
-                write_durably(dir, &partial, &target, &sealed)
-                    .map_err(|e| StorageError::from(sled::Error::Io(e)))
-            }
-            Recordings::Rows(tree) => {
-                tree.insert(name, sealed)?;
-                Ok(())
-            }
-        }
+        self.write_recording(name, &self.sealer.seal_file(owner, name, audio))
     }
 
     /// The audio kept under `name`, opened; `None` when there is none. Audio that does not open with its
@@ -67,9 +55,9 @@ impl Store {
         self.sealer.open_file(name, &sealed).map(Some)
     }
 
-    /// Removes the recording kept under `name`, if there is one.
-    /// Replaces the recording file `name` with `sealed`, the same audio sealed under its batch's new key.
-    pub(crate) fn replace_recording(&self, name: &str, sealed: &[u8]) -> Result<(), StorageError> {
+    /// Writes the recording `name` as `sealed`, durably, in place of any before it (a purge's rekey seals
+    /// a batch-mate's audio again under the batch's new key).
+    pub(crate) fn write_recording(&self, name: &str, sealed: &[u8]) -> Result<(), StorageError> {
         match &self.recordings {
             Recordings::Files(dir) => {
                 let partial = dir.join(format!("{name}.part"));
@@ -83,13 +71,9 @@ impl Store {
         }
     }
 
-    /// Removes the recording `name` of a request that no longer names it (purged while its audio was
-    /// being kept).
-    pub fn discard_recording(&self, name: &str) -> Result<(), StorageError> {
-        self.remove_recording(name)
-    }
-
-    pub(crate) fn remove_recording(&self, name: &str) -> Result<(), StorageError> {
+    /// Removes the recording kept under `name`, if there is one: a purged request's, also one kept while
+    /// its request was being purged.
+    pub fn remove_recording(&self, name: &str) -> Result<(), StorageError> {
         match &self.recordings {
             Recordings::Files(dir) => match std::fs::remove_file(dir.join(name)) {
                 Ok(()) => Ok(()),

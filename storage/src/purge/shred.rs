@@ -97,7 +97,7 @@ impl Store {
         // And so does the batch's new key before a recording sealed under it replaces the old file: a
         // crash in between leaves each recording under the old key, which a new start's shred opens.
         for (name, sealed) in resealed {
-            self.replace_recording(&name, &sealed)?;
+            self.write_recording(&name, &sealed)?;
         }
         keyring.replace(replaced)?;
         self.sealer.keys_changed();

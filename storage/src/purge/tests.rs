@@ -87,7 +87,7 @@ async fn a_purged_requests_call_keeps_no_recording_and_one_kept_before_can_be_di
         .await
         .unwrap()
         .unwrap();
-    store.discard_recording("call-a.wav").unwrap();
+    store.remove_recording("call-a.wav").unwrap();
     assert!(store.recording("call-a.wav").unwrap().is_none());
     // Downloaded after the purge: nothing is written.
     assert!(matches!(

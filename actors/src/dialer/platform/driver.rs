@@ -312,7 +312,7 @@ impl Inner {
                 // Purged while the audio downloaded: the purge removed the files the request named,
                 // not this one, which must not outlive its request.
                 if written.is_err() && matches!(self.store.request(&job.request_id), Ok(None)) {
-                    if let Err(e) = self.store.discard_recording(file) {
+                    if let Err(e) = self.store.remove_recording(file) {
                         tracing::error!(error.message = %e, "cannot remove the recording of a purged request");
                     }
                 }
