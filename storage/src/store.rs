@@ -55,8 +55,8 @@ pub struct Store {
     /// [`GroupTrees::apply_one`]).
     pub(crate) group: GroupTrees,
     flusher: Arc<Flusher>,
-    /// Signalled whenever a delivery is enqueued, so the webhook dispatcher wakes on work, not on a timer;
-    /// and the first rounds not yet durable.
+    /// The first webhook rounds not yet durable, and the signal that wakes the dispatcher when one becomes
+    /// durable, so it wakes on work, not on a timer.
     pub(crate) outbox: Arc<Outbox>,
     pub(crate) decoded_accounts: Arc<Decoded<AccountRecord>>,
     /// Accounts as last read, until the next account write.
