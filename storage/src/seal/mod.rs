@@ -205,16 +205,7 @@ impl Sealer {
         let (epoch, cipher) = self
             .sealing_cipher(Sealed::Requests, &owner)
             .expect("a live key for a new recording");
-        let mut file = vec![FILE_MARK, owner.len() as u8];
-        file.extend_from_slice(&owner);
-        file.extend(seal_with(
-            &cipher,
-            FILE_MARK,
-            epoch,
-            &file_aad(name, &owner, epoch),
-            bytes,
-        ));
-        file
+        sealed_file(&cipher, &owner, name, bytes, epoch)
     }
 
     /// [`Sealer::seal_file`] under `data_key`, the key the batch `owner` keeps wrapped under `epoch` (a
@@ -228,16 +219,7 @@ impl Sealer {
         data_key: &Key,
     ) -> Vec<u8> {
         let cipher = XChaCha20Poly1305::new(data_key.as_ref().into());
-        let mut file = vec![FILE_MARK, owner.len() as u8];
-        file.extend_from_slice(owner);
-        file.extend(seal_with(
-            &cipher,
-            FILE_MARK,
-            epoch,
-            &file_aad(name, owner, epoch),
-            bytes,
-        ));
-        file
+        sealed_file(&cipher, owner, name, bytes, epoch)
     }
 
     /// The bytes of the sealed recording file `name`.
@@ -303,6 +285,27 @@ fn aad(tree: &str, key: &[u8], epoch: u32) -> Vec<u8> {
     aad.push(MARK);
     aad.extend_from_slice(&epoch.to_be_bytes());
     aad
+}
+
+/// A recording file: its mark, its owner in the clear (an id, so it opens without a lookup), and the audio
+/// sealed under `cipher`, the owner's key of `epoch`.
+fn sealed_file(
+    cipher: &XChaCha20Poly1305,
+    owner: &[u8],
+    name: &str,
+    bytes: &[u8],
+    epoch: u32,
+) -> Vec<u8> {
+    let mut file = vec![FILE_MARK, owner.len() as u8];
+    file.extend_from_slice(owner);
+    file.extend(seal_with(
+        cipher,
+        FILE_MARK,
+        epoch,
+        &file_aad(name, owner, epoch),
+        bytes,
+    ));
+    file
 }
 
 fn file_aad(name: &str, owner: &[u8], epoch: u32) -> Vec<u8> {
