@@ -53,13 +53,13 @@ impl Store {
             None => epoch_of(owner),
         };
         let vault = keyring.fresh_vault_epoch()?;
-        let mut resealed = Vec::new();
-        if rekey {
-            resealed = self.rekey(owner, vault)?;
+        let resealed = if rekey {
+            self.rekey(owner, vault)?
         } else {
             self.data_keys.remove(owner)?;
             self.sealer.overrides.set(owner, None);
-        }
+            Vec::new()
+        };
         // Who else the replaced key served, with the data key each keeps.
         let mut survivors = Vec::new();
         if replaced < VAULT_BASE {
@@ -138,12 +138,7 @@ impl Store {
                 if let Some(bytes) = stored.get(member.as_bytes())? {
                     let plain = self.sealer.open(tree, member.as_bytes(), &bytes)?;
                     if tree == Sealed::Requests {
-                        let record: RequestRecord = decode(&plain)?;
-                        for name in recording_files(&record) {
-                            if let Some(audio) = self.recording(&name)? {
-                                recordings.push((name, audio));
-                            }
-                        }
+                        recordings.extend(self.recordings_of(&plain)?);
                     }
                     opened.push((tree, member.as_bytes().to_vec(), plain));
                 }
@@ -189,6 +184,18 @@ impl Store {
                 (name, sealed)
             })
             .collect())
+    }
+
+    /// The recordings a request's calls kept (`plain`, its stored record opened), opened.
+    fn recordings_of(&self, plain: &[u8]) -> Result<Vec<(String, Vec<u8>)>, StorageError> {
+        let record: RequestRecord = decode(plain)?;
+        let mut kept = Vec::new();
+        for name in recording_files(&record) {
+            if let Some(audio) = self.recording(&name)? {
+                kept.push((name, audio));
+            }
+        }
+        Ok(kept)
     }
 
     /// Every owner whose id (a UUID v7) was minted in hour `epoch`: batches, and requests that name none.
