@@ -103,6 +103,11 @@ async fn each_kind_of_access_and_change_is_one_event_with_ids_only_and_the_chain
         ])
         .await;
     assert_eq!(stranger.status(), 401);
+    // A known key without its secret names the key's account too.
+    let no_secret = app
+        .auth_with(&[("Switchboard-API-Key", "sk_live_demo_7Qh2m9XcP4")])
+        .await;
+    assert_eq!(no_secret.status(), 401);
     let token = app.live_token().await;
     let id = create_vob(&app, &token).await;
     let done = app.wait_terminal(&token, &id).await;

@@ -271,6 +271,11 @@ async fn answers_carrying_request_data_tell_every_cache_not_to_keep_them() {
         assert_eq!(response.status(), 200, "{path}");
         assert_eq!(response.headers()["cache-control"], "no-store", "{path}");
     }
+    // The console's API shows the same data to operators.
+    let path = format!("/console/api/requests/{id}?account=demo&environment=production");
+    let response = app.admin(Method::GET, &path, None).await;
+    assert_eq!(response.status(), 200, "{path}");
+    assert_eq!(response.headers()["cache-control"], "no-store", "{path}");
 }
 
 #[actix_web::test]
