@@ -87,7 +87,9 @@ impl Application {
                 )
                 .await?;
                 // A failed opening drops the lease, which gives it up for a standby to take.
-                (open_store(&settings, &key)?, listener, Some(holding))
+                let store = open_store(&settings, &key)?;
+                store.fence_to(holding.lease.holder());
+                (store, listener, Some(holding))
             }
             // Bound after the store is open, so that a second server started with the same command is
             // told the data directory is held rather than that the port is taken.

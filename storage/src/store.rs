@@ -176,6 +176,14 @@ impl Store {
         self.migrated.as_deref()
     }
 
+    /// Commits from now on only while this process holds the orchestrator lease under the name `holder`
+    /// ([`crate::NodeLease::holder`]): a node that lost the lease unawares (it stalled past its expiry)
+    /// has its transactions refused instead of writing beside the node that took over. Only PostgreSQL's
+    /// stores are shared; on sled this does nothing.
+    pub fn fence_to(&self, holder: &str) {
+        self.db.fence_to(holder);
+    }
+
     /// Waits until every write made before the call is on disk: how a write made alone becomes durable
     /// before its operation returns. Grouped writes are durable when their answer arrives.
     pub(crate) async fn durable(&self) -> Result<(), StorageError> {

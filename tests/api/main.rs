@@ -19,6 +19,7 @@ mod health;
 mod helpers;
 mod interop;
 mod keep_alive;
+mod lease_fence;
 mod metrics;
 mod openapi;
 mod operator_logs;

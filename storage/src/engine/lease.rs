@@ -143,6 +143,28 @@ impl Drop for NodeLease {
     }
 }
 
+/// Renews the lease on `client`, connected again first when the database restarted or failed over: `true`
+/// when this node still holds it.
+async fn renew(
+    client: &mut tokio_postgres::Client,
+    url: &str,
+    tls: &tokio_postgres_rustls::MakeRustlsConnect,
+    holder: &str,
+    node_url: &Option<String>,
+    ttl: f64,
+) -> Result<bool, String> {
+    if client.is_closed() {
+        *client = super::connect::connect(url, tls.clone())
+            .await
+            .map_err(|e| super::postgres::describe(&e))?;
+    }
+    client
+        .query_opt(TAKE, &[&holder, node_url, &ttl])
+        .await
+        .map(|row| row.is_some())
+        .map_err(|e| super::postgres::describe(&e))
+}
+
 /// The lease thread: takes the lease (waiting as long as another node holds it), answers `acquired`, then
 /// renews until stopped or lost.
 async fn hold(
@@ -220,35 +242,33 @@ async fn hold(
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        if client.is_closed() {
-            // The database restarted or failed over: a new connection keeps the lease if it comes in time.
-            match super::connect::connect(&url, tls.clone()).await {
-                Ok(fresh) => client = fresh,
-                Err(e) => {
-                    tracing::warn!(error = %super::postgres::describe(&e), "cannot reach PostgreSQL to renew the lease")
-                }
-            }
-        }
         let asked = Instant::now();
-        let outcome = tokio::time::timeout(
-            FENCE_AFTER,
-            client.query_opt(TAKE, &[&holder, &node_url, &ttl]),
+        // Whatever a renewal waits on, a new connection included, ends at the fence: past it, the lease
+        // last renewed has only the time left that the process needs to stop.
+        let fence = renewed + FENCE_AFTER;
+        let outcome = tokio::time::timeout_at(
+            fence.into(),
+            renew(&mut client, &url, &tls, &holder, &node_url, ttl),
         )
         .await;
         match outcome {
-            Ok(Ok(Some(_))) => renewed = asked,
-            Ok(Ok(None)) => {
+            Ok(Ok(true)) => renewed = asked,
+            Ok(Ok(false)) => {
                 lost("another node holds the orchestrator lease now");
                 return;
             }
-            Ok(Err(_)) | Err(_) if renewed.elapsed() >= FENCE_AFTER => {
+            // Cut at the fence, or failed with no time left for the next try.
+            Err(_) => {
+                lost("the orchestrator lease could not be renewed in time");
+                return;
+            }
+            Ok(Err(_)) if Instant::now() + RENEW_EVERY >= fence => {
                 lost("the orchestrator lease could not be renewed in time");
                 return;
             }
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "the orchestrator lease was not renewed; retrying")
             }
-            Err(_) => tracing::warn!("renewing the orchestrator lease timed out; retrying"),
         }
     }
     // Stopped: given up at once, so a standby need not wait for it to expire.

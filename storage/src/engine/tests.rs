@@ -104,3 +104,53 @@ crate::on_both_engines!(
     concurrent_increments_lose_no_update,
     reads_made_ahead_answer_as_reads_made_then,
 );
+
+/// A PostgreSQL store fenced by a lease name commits only while that name holds an unexpired lease: a
+/// node that stalled past its lease cannot write beside the node that took it over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fenced_store_commits_only_while_its_holder_holds_the_lease() {
+    let url = crate::fresh_postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let engine = crate::EngineChoice::Postgres {
+        url: url.clone(),
+        ca_file: None,
+    };
+    let store = crate::Store::open_on(
+        dir.path(),
+        crate::DEFAULT_CACHE_BYTES,
+        &crate::seal::KeySource::BesideData,
+        &engine,
+    )
+    .unwrap();
+    let write = |value: &[u8]| {
+        transaction(&[&store.meta], |t| -> Body {
+            t[0].put(&b"fenced"[..], value.to_vec())?;
+            Ok(())
+        })
+    };
+    write(b"before the fence").unwrap();
+    store.fence_to("node-a");
+    let lease = |sql: &str| crate::admin_query(Some(&url), sql, &[]);
+
+    let refused = write(b"no lease").unwrap_err();
+    assert!(
+        format!("{refused:?}").contains("no longer holds the orchestrator lease"),
+        "{refused:?}"
+    );
+    lease(
+        "INSERT INTO switchboard_lease (name, holder, expires_at) \
+         VALUES ('orchestrator', 'node-a', now() + interval '1 minute')",
+    );
+    write(b"held").unwrap();
+    lease("UPDATE switchboard_lease SET expires_at = now() - interval '1 second'");
+    assert!(write(b"expired").is_err(), "an expired lease fences");
+    lease(
+        "UPDATE switchboard_lease \
+         SET holder = 'node-b', expires_at = now() + interval '1 minute'",
+    );
+    assert!(write(b"taken").is_err(), "a lease another took fences");
+    assert_eq!(
+        store.meta.get(b"fenced").unwrap().as_deref(),
+        Some(&b"held"[..])
+    );
+}

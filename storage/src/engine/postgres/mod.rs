@@ -19,7 +19,7 @@ mod tree;
 use std::future::Future;
 use std::path::Path;
 use std::rc::Rc;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use sled::transaction::{ConflictableTransactionError, TransactionError};
@@ -55,6 +55,9 @@ struct Inner {
     /// Connections free for a transaction.
     pool: Mutex<Vec<Arc<Conn>>>,
     returned: Condvar,
+    /// The name this process holds the orchestrator lease under, once it does: from then on every
+    /// transaction commits only while the lease is still this process's ([`Pg::fence_to`]).
+    fence: OnceLock<String>,
     /// Drives every connection's task; declared last, so it is dropped after the clients.
     _runtime: IoRuntime,
 }
@@ -83,6 +86,7 @@ pub(crate) struct Conn {
     backward: Statement,
     backward_open: Statement,
     next_id: Statement,
+    fence: Statement,
 }
 
 /// A failure of the database, in the engines' shared vocabulary.
@@ -145,7 +149,18 @@ impl Pg {
             shared: Mutex::new(shared),
             pool: Mutex::new(pool),
             returned: Condvar::new(),
+            fence: OnceLock::new(),
         })))
+    }
+
+    /// Fences this engine's transactions with the orchestrator lease `holder` holds: each checks, in the
+    /// round trip of its `BEGIN`, that the lease is still `holder`'s, and commits nothing otherwise. A
+    /// holder that stalled past its lease (a paused VM, a process stopped and continued) and wakes after
+    /// a standby took over cannot write beside the new holder; and as the check reads the lease row inside
+    /// each SERIALIZABLE transaction, a transaction that began before a takeover and commits after it is
+    /// ordered before the takeover, or fails.
+    pub(crate) fn fence_to(&self, holder: &str) {
+        let _ = self.0.fence.set(holder.to_owned());
     }
 
     pub(crate) fn tree(&self, name: &str) -> PgTree {
@@ -166,7 +181,8 @@ impl Pg {
         body: impl Fn(&[TxTree]) -> Result<T, ConflictableTransactionError<E>>,
     ) -> Result<T, TransactionError<E>> {
         let conn = self.checkout();
-        let result = run_transaction(&conn.0, names, body);
+        let fence = self.0.fence.get().map(String::as_str);
+        let result = run_transaction(&conn.0, names, fence, body);
         drop(conn);
         result
     }
@@ -228,6 +244,7 @@ impl Drop for Checkout<'_> {
 fn run_transaction<T, E>(
     conn: &Arc<Conn>,
     names: &[&str],
+    fence: Option<&str>,
     body: impl Fn(&[TxTree]) -> Result<T, ConflictableTransactionError<E>>,
 ) -> Result<T, TransactionError<E>> {
     let writes = tree::Writes::default();
@@ -251,11 +268,23 @@ fn run_transaction<T, E>(
             std::thread::sleep(Duration::from_millis(u64::from(attempt.min(20))));
         }
         let storage = |e| TransactionError::Storage(engine_error(e));
-        wait(
-            conn.client
-                .batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE"),
-        )
-        .map_err(storage)?;
+        let begun = wait(begin(conn, fence));
+        if !matches!(begun, Ok(true)) {
+            // Whatever was begun is not this attempt's: the connection goes back to the pool clean.
+            wait(conn.client.batch_execute("ROLLBACK")).map_err(storage)?;
+            match begun {
+                Err(e) if is_conflict(&e) => continue,
+                Err(e) => return Err(storage(e)),
+                _ => {
+                    tracing::error!(
+                        "a write was refused: this node no longer holds the orchestrator lease"
+                    );
+                    return Err(TransactionError::Storage(sled::Error::Io(
+                        std::io::Error::other("this node no longer holds the orchestrator lease"),
+                    )));
+                }
+            }
+        }
         // What an attempt that met a conflict buffered is not the next attempt's.
         writes.borrow_mut().clear();
         ahead.clear();
@@ -278,6 +307,23 @@ fn run_transaction<T, E>(
             return Err(error);
         }
     }
+}
+
+/// Begins a SERIALIZABLE transaction on `conn`; with a `fence`, checks in the same round trip (the two
+/// statements pipelined) that the lease is still the fence's. `false`: it is not, and the transaction must
+/// be rolled back.
+async fn begin(conn: &Conn, fence: Option<&str>) -> Result<bool, tokio_postgres::Error> {
+    let begin = conn
+        .client
+        .batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE");
+    let Some(holder) = fence else {
+        return begin.await.map(|()| true);
+    };
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&holder];
+    let held = conn.client.query_opt(&conn.fence, &params);
+    let (begun, held) = futures::join!(begin, held);
+    begun?;
+    Ok(held?.is_some())
 }
 
 /// A connection ready for the engine's statements.
@@ -347,6 +393,10 @@ fn prepare(client: Client) -> Result<Arc<Conn>, StorageError> {
         backward: prepare(&range("DESC", true))?,
         backward_open: prepare(&range("DESC", false))?,
         next_id: prepare("SELECT nextval('switchboard_ids')")?,
+        fence: prepare(
+            "SELECT 1 FROM switchboard_lease \
+             WHERE name = 'orchestrator' AND holder = $1 AND expires_at >= now()",
+        )?,
         client,
     }))
 }
