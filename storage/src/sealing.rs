@@ -7,13 +7,13 @@ use crate::engine::postgres::Pg;
 use crate::engine::{Db, EngineChoice};
 use crate::opening::{open_db_when_released, sled_dir, unlock};
 use crate::seal::{Home, KeySource, Keyring, MasterKey};
-use crate::{trees, StorageError, Store};
+use crate::{trees, LeaseHolder, NodeLease, StorageError, Store};
 
 impl Store {
     /// Wraps every key of the stopped store in `dir` (on `engine`) under `new` instead of the key
     /// `current` names; afterwards `new` opens the store and the old key is refused. With sled it is
-    /// refused while a server holds the store (sled's lock tells); with PostgreSQL every node must be
-    /// stopped first. Answers how many epoch keys were re-wrapped.
+    /// refused while a server holds the store: sled's lock tells, and on PostgreSQL the orchestrator lease
+    /// does (standbys hold nothing, but they too must be started again with the new key). Answers how many epoch keys were re-wrapped.
     pub fn rotate_master_key(
         dir: &Path,
         current: &KeySource,
@@ -23,6 +23,8 @@ impl Store {
         let EngineChoice::Postgres { url, ca_file } = engine else {
             return rotate_sled(dir, current, new);
         };
+        // Held until the keyring is re-wrapped: no node runs meanwhile, and none can start.
+        let _lease = lease_for_rotation(url, ca_file.as_deref())?;
         let db = Db::Postgres(Pg::open(url, ca_file.as_deref())?);
         let home = Home::Database(db.open_tree(trees::KEYRING)?);
         if !Keyring::exists(&home)? {
@@ -33,6 +35,43 @@ impl Store {
         let (old, _) = unlock(dir, &home, current)?;
         Keyring::rewrap(&home, &old, new)
     }
+}
+
+/// The orchestrator lease of the database at `url`, taken for a rotation, or a refusal naming the node
+/// that holds it. A running node mints the next hour's keys under the master key it was started with, so
+/// keys it wrote after the re-wrap would open under neither key.
+fn lease_for_rotation(url: &str, ca_file: Option<&Path>) -> Result<NodeLease, StorageError> {
+    let (url, ca_file) = (url.to_owned(), ca_file.map(Path::to_path_buf));
+    // A thread of its own: the caller may be on a runtime already, where another cannot be entered.
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| StorageError::Database(format!("cannot start a runtime: {e}")))?;
+        runtime.block_on(async {
+            let (holder_seen, mut holders) = tokio::sync::mpsc::unbounded_channel();
+            let me = LeaseHolder {
+                name: format!("keys-rotate:{}", std::process::id()),
+                node_url: None,
+            };
+            let watch = move |holder: Option<&LeaseHolder>| {
+                if let Some(holder) = holder {
+                    let _ = holder_seen.send(holder.name.clone());
+                }
+            };
+            // A rotation lasts milliseconds: a renewal it misses changes nothing.
+            let acquired = NodeLease::acquire(&url, ca_file.as_deref(), me, watch, |_| {});
+            tokio::select! {
+                lease = acquired => lease,
+                Some(holder) = holders.recv() => Err(StorageError::Keyring(format!(
+                    "a node runs on this database (it holds the orchestrator lease as {holder}): stop \
+                     every node before rotating the master key"
+                ))),
+            }
+        })
+    })
+    .join()
+    .unwrap_or_else(|_| Err(StorageError::Database("the lease thread panicked".into())))
 }
 
 fn rotate_sled(dir: &Path, current: &KeySource, new: &MasterKey) -> Result<usize, StorageError> {

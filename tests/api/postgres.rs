@@ -326,7 +326,7 @@ async fn a_server_whose_database_connections_are_cut_connects_again_and_keeps_it
 }
 
 /// A master key as `keys generate` writes it, in `dir`: its path and its text.
-fn generated_key(dir: &Path, name: &str) -> (std::path::PathBuf, String) {
+pub(crate) fn generated_key(dir: &Path, name: &str) -> (std::path::PathBuf, String) {
     let path = dir.join(name);
     let mut command = Command::new(binary());
     command.args(["keys", "generate", "--out"]).arg(&path);
@@ -349,21 +349,30 @@ async fn rotation_rewraps_the_keyring_in_the_database_and_the_old_key_is_refused
     let token = server.live_token().await;
     let id = server.create_request(&token, &claim("pg-rotate-1")).await;
     let before = server.wait_terminal(&token, &id).await;
+    let rotate = || {
+        let mut rotate = Command::new(binary());
+        rotate
+            .args(["keys", "rotate", "--config"])
+            .arg(&config)
+            .arg("--new-key-file")
+            .arg(&new_file)
+            .env("SWITCHBOARD_MASTER_KEY", &old)
+            .env("SWITCHBOARD_DATA_DIR", &data_dir);
+        run_to_exit(rotate)
+    };
+    // A running node would go on sealing under the old key: refused, and the node is unharmed.
+    let refused = rotate();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(stderr.contains("stop every node"), "{stderr}");
+    assert_eq!(server.read_request(&token, &id).await, before);
     assert_eq!(server.terminate(), Some(0));
     assert!(
         !data_dir.join("store").exists(),
         "a node on PostgreSQL keeps no store of its own, not even after a graceful stop"
     );
 
-    let mut rotate = Command::new(binary());
-    rotate
-        .args(["keys", "rotate", "--config"])
-        .arg(&config)
-        .arg("--new-key-file")
-        .arg(&new_file)
-        .env("SWITCHBOARD_MASTER_KEY", &old)
-        .env("SWITCHBOARD_DATA_DIR", &data_dir);
-    let rotated = run_to_exit(rotate);
+    let rotated = rotate();
     let stderr = String::from_utf8_lossy(&rotated.stderr);
     assert!(rotated.status.success(), "{stderr}");
 
