@@ -40,7 +40,7 @@ pub async fn get_request(
     scope: ConsoleScope,
     request_id: web::Path<RequestId>,
 ) -> Result<HttpResponse, ApiError> {
-    let record = scope.request(&state.store, &request_id)?;
+    let record = scope.request(&state.store, &request_id).await?;
     let read = state.read_context(&scope.account, ReadKind::Single);
     let request = RequestOut::new(&record, &read);
     let schemas = schemas_behind(&state, &record, &request)?;

@@ -70,8 +70,12 @@ impl ConsoleScope {
 
     /// The stored request `id` of this scope; 404 `REQUEST_NOT_FOUND` when it is missing or another
     /// scope's, so the console never tells the two apart.
-    pub fn request(&self, store: &Store, id: &RequestId) -> Result<RequestRecord, ApiError> {
-        match store.request(id)? {
+    pub async fn request(
+        &self,
+        store: &Store,
+        id: &RequestId,
+    ) -> Result<Arc<RequestRecord>, ApiError> {
+        match store.fetch_request(id).await? {
             Some(record)
                 if record.account_id == self.account.id
                     && record.environment == self.environment =>

@@ -19,7 +19,7 @@ pub async fn get_voice(
     scope: ConsoleScope,
     request_id: web::Path<RequestId>,
 ) -> Result<HttpResponse, ApiError> {
-    let record = scope.request(&state.store, &request_id)?;
+    let record = scope.request(&state.store, &request_id).await?;
     let calls = record
         .run
         .iter()

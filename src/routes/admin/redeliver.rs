@@ -36,7 +36,8 @@ pub async fn redeliver(
     };
     let request = state
         .store
-        .shared_request(&request_id)?
+        .fetch_request(&request_id)
+        .await?
         .ok_or_else(not_found)?;
     if request.state == RequestState::Processing {
         return Err(ApiError::new(
@@ -64,7 +65,7 @@ pub async fn redeliver(
             request_id: &request_id,
             status: "accepted",
         })),
-        Redelivery::NoDelivery => match state.store.shared_request(&request_id)? {
+        Redelivery::NoDelivery => match state.store.fetch_request(&request_id).await? {
             None => Err(not_found()),
             Some(_) => Err(ApiError::new(
                 Code::Conflict,

@@ -27,7 +27,7 @@ pub async fn get_request(
     caller: Caller,
     request_id: web::Path<RequestId>,
 ) -> Result<HttpResponse, ApiError> {
-    let record = visible_request(&state, &caller, &request_id)?;
+    let record = visible_request(&state, &caller, &request_id).await?;
     state.store.audit_read(read_event(&caller, &record.id));
     let body = state.request_bodies.body(&record, &caller.account, || {
         let read = state.read_context(&caller.account, ReadKind::Single);
@@ -57,12 +57,12 @@ pub(crate) fn read_event(caller: &Caller, id: &RequestId) -> switchboard_storage
 
 /// The request if it belongs to the caller's scope. Another account's or environment's request is
 /// indistinguishable from a missing one.
-pub(crate) fn visible_request(
+pub(crate) async fn visible_request(
     state: &AppState,
     caller: &Caller,
     request_id: &RequestId,
 ) -> Result<Arc<RequestRecord>, ApiError> {
-    match state.store.shared_request(request_id)? {
+    match state.store.fetch_request(request_id).await? {
         Some(record)
             if record.account_id == caller.account.id
                 && record.environment == caller.environment =>

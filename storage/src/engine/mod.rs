@@ -23,6 +23,18 @@ use sled::{CompareAndSwapError, Transactional};
 
 pub(crate) use iter::Iter;
 
+/// The answer of `future` on a synchronous path: at once when it is ready at its first poll, as every
+/// sled read is, else by blocking this thread until it is (a PostgreSQL statement). So a read is written
+/// once, async, and serves both the HTTP handlers that await it and the actors that cannot.
+pub(crate) fn resolve<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut context) {
+        std::task::Poll::Ready(answer) => answer,
+        std::task::Poll::Pending => futures::executor::block_on(future),
+    }
+}
+
 /// A stored key or value: a cheaply cloned byte buffer.
 pub(crate) type Bytes = sled::IVec;
 
@@ -81,6 +93,14 @@ impl Db {
         }
     }
 
+    /// From now on, commits only while `holder` holds the orchestrator lease (PostgreSQL; a sled store
+    /// is one process's alone).
+    pub(crate) fn fence_to(&self, holder: &str) {
+        if let Db::Postgres(pg) = self {
+            pg.fence_to(holder);
+        }
+    }
+
     /// A unique, increasing number.
     pub(crate) fn generate_id(&self) -> sled::Result<u64> {
         match self {
@@ -112,6 +132,15 @@ impl Tree {
         match self {
             Tree::Sled(tree) => tree.get(key),
             Tree::Postgres(tree) => tree.get(key.as_ref()),
+        }
+    }
+
+    /// [`Tree::get`] for a caller on an async path: on PostgreSQL the thread serves others while the
+    /// statement is out, where `get` would hold it for the round trip. On sled it is `get`, ready at once.
+    pub(crate) async fn get_async(&self, key: impl AsRef<[u8]>) -> sled::Result<Option<Bytes>> {
+        match self {
+            Tree::Sled(tree) => tree.get(key),
+            Tree::Postgres(tree) => tree.get_async(key.as_ref()).await,
         }
     }
 

@@ -126,14 +126,14 @@ impl IntakeRecord {
 
 impl Store {
     /// A request that has no record of its own yet, as its batch stored it at creation.
-    pub(crate) fn intake_member(
+    pub(crate) async fn intake_member(
         &self,
         id: &RequestId,
     ) -> Result<Option<Arc<RequestRecord>>, StorageError> {
         let Some((key, index)) = member_slot(id) else {
             return Ok(None);
         };
-        match self.group.intake.get(&key)? {
+        match self.group.intake.get_async(&key).await? {
             Some(bytes) => Ok(self.decoded_intake.get(&key, bytes)?.member(id, index)),
             None => Ok(None),
         }

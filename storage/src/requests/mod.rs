@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
+use crate::engine::resolve;
 use crate::seal::Sealer;
 use crate::{Environment, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
@@ -72,21 +73,31 @@ impl Store {
     }
 
     /// Reads a request by id without copying it: the decoded record is shared while the stored bytes stay
-    /// the same.
+    /// the same. On PostgreSQL this blocks the thread for the round trip; an async caller awaits
+    /// [`Store::fetch_request`] instead.
     pub fn shared_request(
         &self,
         id: &RequestId,
     ) -> Result<Option<Arc<RequestRecord>>, StorageError> {
-        if let Some(bytes) = self.group.requests.get(id.as_str())? {
+        resolve(self.fetch_request(id))
+    }
+
+    /// [`Store::shared_request`], awaited: the HTTP handlers read this way, so a worker thread serves
+    /// other calls while PostgreSQL answers.
+    pub async fn fetch_request(
+        &self,
+        id: &RequestId,
+    ) -> Result<Option<Arc<RequestRecord>>, StorageError> {
+        if let Some(bytes) = self.group.requests.get_async(id.as_str()).await? {
             return self.decoded_requests.get(id.as_bytes(), bytes).map(Some);
         }
         // Not started yet: only its batch holds it.
-        if let Some(member) = self.intake_member(id)? {
+        if let Some(member) = self.intake_member(id).await? {
             return Ok(Some(member));
         }
         // Or it started, and its batch was retired, between the two reads: a batch retires only once
         // every member has a record of its own.
-        match self.group.requests.get(id.as_str())? {
+        match self.group.requests.get_async(id.as_str()).await? {
             Some(bytes) => self.decoded_requests.get(id.as_bytes(), bytes).map(Some),
             None => Ok(None),
         }

@@ -60,10 +60,27 @@ impl PgTree {
     }
 
     pub(crate) fn get(&self, key: &[u8]) -> sled::Result<Option<Bytes>> {
-        self.retried(|conn| {
-            let row = wait(conn.client.query_opt(&conn.get, &[&&*self.name, &key]))?;
-            Ok(row.as_ref().map(|row| column(row, 0)))
-        })
+        wait(self.get_async(key))
+    }
+
+    /// One row, awaited: the client's future needs no runtime of ours, only its connection's task on the
+    /// I/O thread. Retried like [`PgTree::retried`], without its pause: a single read meets a conflict
+    /// only in corner cases of SERIALIZABLE, and no writer waits on it to go away.
+    pub(crate) async fn get_async(&self, key: &[u8]) -> sled::Result<Option<Bytes>> {
+        let mut reconnected = false;
+        loop {
+            let conn = self.conn();
+            match conn
+                .client
+                .query_opt(&conn.get, &[&&*self.name, &key])
+                .await
+            {
+                Ok(row) => return Ok(row.as_ref().map(|row| column(row, 0))),
+                Err(e) if is_conflict(&e) => {}
+                Err(e) if e.is_closed() && !reconnected => reconnected = true,
+                Err(e) => return Err(engine_error(e)),
+            }
+        }
     }
 
     pub(crate) fn insert(&self, key: &[u8], value: &[u8]) -> sled::Result<Option<Bytes>> {
