@@ -78,7 +78,11 @@ pub async fn apply_retention(state: &AppState) -> Result<usize, StorageError> {
         for environment in [Environment::Production, Environment::Sandbox] {
             let scope = Scope::new(account.id.clone(), environment);
             // A request ends after it is created, so only those created before the cutoff can qualify.
-            for id in state.store.expired_requests(&scope, cutoff, cutoff, 1000)? {
+            for id in state
+                .store
+                .expired_requests(&scope, cutoff, cutoff, 1000)
+                .await?
+            {
                 if purge(state, &id, Actor::system(), None).await?.is_some() {
                     purged += 1;
                 }

@@ -119,8 +119,8 @@ pub async fn list_requests(
     };
     let cursor = resumed.map(|(cursor, _)| cursor);
 
-    let page = scan_page(&state, &store_scope, &window, &filter, cursor, page_size)?;
-    let counts = count_states(&state, &store_scope, &window, &filter)?;
+    let page = scan_page(&state, &store_scope, &window, &filter, cursor, page_size).await?;
+    let counts = count_states(&state, &store_scope, &window, &filter).await?;
 
     let read = state.read_context(&scope.account, ReadKind::List);
     let requests: Vec<RequestOut> = page
@@ -166,7 +166,7 @@ struct Page {
 
 /// Walks the window from `cursor` until a page and one more match are found, the window ends, or
 /// [`MAX_SCAN`] entries were walked.
-fn scan_page(
+async fn scan_page(
     state: &AppState,
     scope: &Scope,
     window: &Window,
@@ -188,7 +188,7 @@ fn scan_page(
             });
         }
         let limit = CHUNK.min(budget);
-        let chunk = read_chunk(state, scope, window, cursor.as_ref(), limit)?;
+        let chunk = read_chunk(state, scope, window, cursor.as_ref(), limit).await?;
         let exhausted = chunk.len() < limit;
         for record in chunk {
             scanned += 1;
@@ -226,7 +226,7 @@ struct Counts {
 
 /// Requests per state in the whole window (every filter but the state one), walking at most
 /// [`MAX_COUNT_SCAN`] entries.
-fn count_states(
+async fn count_states(
     state: &AppState,
     scope: &Scope,
     window: &Window,
@@ -240,7 +240,7 @@ fn count_states(
             break false;
         }
         let limit = CHUNK.min(MAX_COUNT_SCAN - scanned);
-        let chunk = read_chunk(state, scope, window, cursor.as_ref(), limit)?;
+        let chunk = read_chunk(state, scope, window, cursor.as_ref(), limit).await?;
         let exhausted = chunk.len() < limit;
         scanned += chunk.len();
         cursor = chunk.last().map(cursor_of);
@@ -260,7 +260,7 @@ fn count_states(
     Ok(Counts { by_state, complete })
 }
 
-fn read_chunk(
+async fn read_chunk(
     state: &AppState,
     scope: &Scope,
     window: &Window,
@@ -268,11 +268,12 @@ fn read_chunk(
     limit: usize,
 ) -> Result<Vec<RequestRecord>, ApiError> {
     Ok(match window {
-        Window::Batch(batch) => state.store.list_batch(scope, batch, cursor, limit)?,
+        Window::Batch(batch) => state.store.list_batch(scope, batch, cursor, limit).await?,
         Window::Created { from, to } => {
             state
                 .store
-                .list_requests(scope, midnight(*from), midnight(*to), cursor, limit)?
+                .list_requests(scope, midnight(*from), midnight(*to), cursor, limit)
+                .await?
         }
     })
 }

@@ -136,6 +136,7 @@ async fn a_create_abandoned_after_its_write_was_queued_keeps_its_places_booked()
                 None,
                 10,
             )
+            .await
             .unwrap()
             .is_empty()
         {

@@ -111,16 +111,20 @@ pub async fn list_requests(
     };
     // One extra row tells whether another page exists without a second query.
     let mut rows = match &batch {
-        Some(batch) => state
-            .store
-            .list_batch(&scope, batch, cursor.as_ref(), page_size + 1)?,
+        Some(batch) => {
+            state
+                .store
+                .list_batch(&scope, batch, cursor.as_ref(), page_size + 1)
+                .await?
+        }
         None => {
             let (from, to) = window.expect("a date listing has a window");
             let start = from.and_time(NaiveTime::MIN).and_utc();
             let end = to.and_time(NaiveTime::MIN).and_utc();
             state
                 .store
-                .list_requests(&scope, start, end, cursor.as_ref(), page_size + 1)?
+                .list_requests(&scope, start, end, cursor.as_ref(), page_size + 1)
+                .await?
         }
     };
     let next = if rows.len() > page_size {

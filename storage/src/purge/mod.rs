@@ -276,7 +276,7 @@ impl Store {
 
     /// Ids of terminal requests of `scope` created before `created_before` whose `completed_at` is before
     /// `ended_before`, at most `limit`: what retention purges.
-    pub fn expired_requests(
+    pub async fn expired_requests(
         &self,
         scope: &Scope,
         created_before: DateTime<Utc>,
@@ -287,7 +287,9 @@ impl Store {
         let mut cursor = None;
         let epoch = DateTime::from_timestamp_micros(0).expect("1970");
         loop {
-            let page = self.list_requests(scope, epoch, created_before, cursor.as_ref(), 256)?;
+            let page = self
+                .list_requests(scope, epoch, created_before, cursor.as_ref(), 256)
+                .await?;
             let Some(last) = page.last() else {
                 return Ok(expired);
             };

@@ -55,8 +55,16 @@ async fn purging_one_request_keeps_its_batch_mates_and_its_hours_neighbours_read
     }
     let listed = store
         .list_batch(&scope_of(), &three[0].batch_id, None, 10)
+        .await
         .unwrap();
     assert_eq!(listed.len(), 2);
+    // A page of two read past the purged member's place: the member after it fills the page.
+    let page = store
+        .list_batch(&scope_of(), &three[0].batch_id, None, 2)
+        .await
+        .unwrap();
+    let ids: Vec<_> = page.iter().map(|r| &r.id).collect();
+    assert_eq!(ids, [&three[2].id, &three[0].id], "newest first");
     store.close().unwrap();
     drop(store);
     let store = Store::open(dir.path()).unwrap();

@@ -9,6 +9,7 @@
 
 mod create;
 mod intake;
+mod listing;
 mod shared;
 
 pub(crate) use shared::SharedBatches;
@@ -25,7 +26,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::engine::resolve;
 use crate::seal::Sealer;
-use crate::{Environment, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
+use crate::{Environment, RequestId, RequestRecord, StorageError, Store};
 
 /// What one caller can see: one account in one environment. Sandbox and production never share a scope.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -147,152 +148,6 @@ impl Store {
             booked.insert(day, read_count(&value)?);
         }
         Ok(booked)
-    }
-
-    /// Requests of `scope` created in `[from, to)`, newest first, after `cursor`, at most `limit`.
-    pub fn list_requests(
-        &self,
-        scope: &Scope,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-        cursor: Option<&Cursor>,
-        limit: usize,
-    ) -> Result<Vec<RequestRecord>, StorageError> {
-        let prefix = scope.prefix();
-        self.page(
-            &self.group.request_index,
-            &prefix,
-            Some((from, to)),
-            cursor,
-            limit,
-        )
-    }
-
-    /// Every request of one batch in `scope`, newest first, after `cursor`, at most `limit`.
-    pub fn list_batch(
-        &self,
-        scope: &Scope,
-        batch_id: &RequestBatchId,
-        cursor: Option<&Cursor>,
-        limit: usize,
-    ) -> Result<Vec<RequestRecord>, StorageError> {
-        if let Some(id) = shared::shared_member(batch_id) {
-            return self.list_lone(scope, batch_id, &id, cursor);
-        }
-        let Some((count, shared)) = self.intake_count(batch_id)? else {
-            // A batch created before batches were stored whole has an index of its own.
-            let mut prefix = scope.prefix();
-            prefix.extend_from_slice(batch_id.as_bytes());
-            prefix.push(0);
-            return self.page(&self.group.batch_index, &prefix, None, cursor, limit);
-        };
-        if shared {
-            // Not a batch of any client's: each of its members is a batch of its own.
-            return Ok(Vec::new());
-        }
-        let after = cursor.map(|c| &c.request_id);
-        let mut page = Vec::with_capacity(limit.min(count as usize));
-        let members = IntakeRecord::listed_after(batch_id, count, after);
-        for member in members {
-            if page.len() == limit {
-                break;
-            }
-            // A purged member is gone from listings.
-            let Some(record) = self.listed(&member)? else {
-                continue;
-            };
-            // Batch ids are not scoped: another account's batch lists as no batch at all.
-            if record.account_id != scope.account_id || record.environment != scope.environment {
-                return Ok(Vec::new());
-            }
-            page.push(record);
-        }
-        Ok(page)
-    }
-
-    /// The batch of a lone request, which its id names: that request, if it is in `scope`, still stored,
-    /// and after `cursor`.
-    fn list_lone(
-        &self,
-        scope: &Scope,
-        batch_id: &RequestBatchId,
-        id: &RequestId,
-        cursor: Option<&Cursor>,
-    ) -> Result<Vec<RequestRecord>, StorageError> {
-        if cursor.is_some_and(|after| after.request_id <= *id) {
-            return Ok(Vec::new());
-        }
-        Ok(self
-            .listed(id)?
-            .filter(|record| {
-                record.batch_id == *batch_id
-                    && record.account_id == scope.account_id
-                    && record.environment == scope.environment
-            })
-            .into_iter()
-            .collect())
-    }
-
-    /// Keyset pagination over a `prefix + created + id` index: the cost of a page does not depend on how
-    /// deep it is.
-    fn page(
-        &self,
-        index: &crate::engine::Tree,
-        prefix: &[u8],
-        window: Option<(DateTime<Utc>, DateTime<Utc>)>,
-        cursor: Option<&Cursor>,
-        limit: usize,
-    ) -> Result<Vec<RequestRecord>, StorageError> {
-        let mut start = prefix.to_vec();
-        let mut end = prefix.to_vec();
-        match window {
-            Some((from, to)) => {
-                start.extend_from_slice(&micros(from).to_be_bytes());
-                end.extend_from_slice(&micros(to).to_be_bytes());
-            }
-            None => end.extend_from_slice(&u64::MAX.to_be_bytes()),
-        }
-        if let Some(cursor) = cursor {
-            let after = created_key(prefix, cursor.created_at, cursor.request_id.as_bytes());
-            if after < end {
-                end = after;
-            }
-        }
-        if start >= end {
-            return Ok(Vec::new());
-        }
-        let mut page = Vec::with_capacity(limit.min(1024));
-        for entry in index.range(start..end).rev() {
-            if page.len() == limit {
-                break;
-            }
-            let (key, value) = entry?;
-            let (instant, id) = key[prefix.len()..].split_at(8);
-            let id = String::from_utf8_lossy(id).into_owned();
-            if value.is_empty() {
-                // A request created before batches were stored whole: an entry of its own.
-                page.extend(self.listed(&RequestId::from(id))?);
-                continue;
-            }
-            // A cursor at the batch's creation instant may fall inside it.
-            let resume_after = cursor
-                .filter(|c| instant == micros(c.created_at).to_be_bytes())
-                .map(|c| &c.request_id);
-            let batch = RequestBatchId::from(id);
-            let members = IntakeRecord::listed_after(&batch, read_count(&value)?, resume_after);
-            for member in members {
-                if page.len() == limit {
-                    break;
-                }
-                page.extend(self.listed(&member)?);
-            }
-        }
-        Ok(page)
-    }
-
-    /// A request an index lists, by its id; `None` for a member of a batch purged since.
-    fn listed(&self, id: &RequestId) -> Result<Option<RequestRecord>, StorageError> {
-        Ok(self.shared_request(id)?.map(Arc::unwrap_or_clone))
     }
 }
 

@@ -80,6 +80,7 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
     assert_eq!(
         store
             .list_batch(&production, &b.batch_id, None, 10)
+            .await
             .unwrap(),
         vec![b.clone()]
     );
@@ -89,14 +90,17 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
     };
     assert!(store
         .list_batch(&production, &b.batch_id, Some(&after_b), 10)
+        .await
         .unwrap()
         .is_empty());
     assert!(store
         .list_batch(&scope(Environment::Sandbox), &b.batch_id, None, 10)
+        .await
         .unwrap()
         .is_empty());
     assert!(store
         .list_batch(&production, &batch, None, 10)
+        .await
         .unwrap()
         .is_empty());
 
@@ -109,6 +113,7 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
             None,
             10,
         )
+        .await
         .unwrap();
     assert_eq!(
         listed.iter().map(|r| &r.id).collect::<Vec<_>>(),
@@ -144,6 +149,7 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
     assert!(
         store
             .list_batch(&production, &batch, None, 10)
+            .await
             .unwrap()
             .is_empty(),
         "still nobody's batch once retired"
@@ -151,6 +157,7 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
     assert_eq!(
         store
             .list_batch(&production, &b.batch_id, None, 10)
+            .await
             .unwrap()[0]
             .id,
         b.id
@@ -222,6 +229,7 @@ async fn purging_a_lone_request_keeps_the_others_of_its_shared_batch(engine: Tes
     assert!(store.request(&b.id).unwrap().is_none());
     assert!(store
         .list_batch(&production, &b.batch_id, None, 10)
+        .await
         .unwrap()
         .is_empty());
     assert!(store
@@ -233,6 +241,7 @@ async fn purging_a_lone_request_keeps_the_others_of_its_shared_batch(engine: Tes
         assert_eq!(
             store
                 .list_batch(&production, &other.batch_id, None, 10)
+                .await
                 .unwrap(),
             vec![other.clone()]
         );

@@ -4,7 +4,7 @@
 use super::*;
 use crate::codec::{decode, encode};
 use crate::seal::Sealed;
-use crate::{DeliveryRecord, DueEntry, RequestState, TestEngine, Visited};
+use crate::{DeliveryRecord, DueEntry, RequestBatchId, RequestState, TestEngine, Visited};
 use intake::{chunk_key, CHUNK};
 
 fn open() -> (tempfile::TempDir, Store) {
@@ -233,6 +233,7 @@ async fn listing_is_newest_first_within_the_window_and_pages_by_keyset(engine: T
     loop {
         let page = store
             .list_requests(&production, from, to, cursor.as_ref(), 10)
+            .await
             .unwrap();
         if page.is_empty() {
             break;
@@ -250,6 +251,7 @@ async fn listing_is_newest_first_within_the_window_and_pages_by_keyset(engine: T
     let narrow_from = DateTime::from_timestamp_micros(1_000_010).unwrap();
     let narrow: Vec<RequestId> = store
         .list_requests(&production, narrow_from, narrow_to, None, 100)
+        .await
         .unwrap()
         .into_iter()
         .map(|r| r.id)
@@ -257,6 +259,7 @@ async fn listing_is_newest_first_within_the_window_and_pages_by_keyset(engine: T
     assert_eq!(narrow, ids(&["r04", "r03", "r02", "r01"]));
     assert!(store
         .list_requests(&scope(Environment::Sandbox), from, to, None, 100)
+        .await
         .unwrap()
         .is_empty());
 }
@@ -306,8 +309,8 @@ async fn a_batch_lists_regardless_of_dates_newest_first_and_pages_inside_it(engi
     let batch_id = &members[0].batch_id;
     let listed = |cursor: Option<&Cursor>, limit| -> Vec<RequestId> {
         ids_of(
-            &store
-                .list_batch(&production, batch_id, cursor, limit)
+            // A closure cannot await: the read resolved on this thread, as the actors' reads are.
+            &crate::engine::resolve(store.list_batch(&production, batch_id, cursor, limit))
                 .unwrap(),
         )
     };
@@ -322,10 +325,12 @@ async fn a_batch_lists_regardless_of_dates_newest_first_and_pages_inside_it(engi
     let sandbox = scope(Environment::Sandbox);
     assert!(store
         .list_batch(&sandbox, batch_id, None, 100)
+        .await
         .unwrap()
         .is_empty());
     assert!(store
         .list_batch(&production, &RequestBatchId::new(), None, 100)
+        .await
         .unwrap()
         .is_empty());
 }
@@ -359,6 +364,7 @@ async fn a_listing_pages_through_batches_and_requests_stored_one_by_one() {
         loop {
             let page = store
                 .list_requests(&production, from, to, cursor.as_ref(), page_size)
+                .await
                 .unwrap();
             assert!(page.len() <= page_size);
             let Some(last) = page.last() else { break };
@@ -374,6 +380,7 @@ async fn a_listing_pages_through_batches_and_requests_stored_one_by_one() {
     assert_eq!(store.request(&old.id).unwrap().unwrap(), old);
     let old_batch = store
         .list_batch(&production, &old.batch_id, None, 10)
+        .await
         .unwrap();
     assert_eq!(old_batch, std::slice::from_ref(&old));
     let due: Vec<DueEntry> = store.due_by(old.due_at).unwrap();
@@ -472,6 +479,7 @@ async fn a_batch_member_gets_a_record_of_its_own_at_its_first_change_and_the_bat
     assert!(decode::<IntakeRecord>(&intake).unwrap().members.is_empty());
     let listed = store
         .list_batch(&scope(Environment::Production), &batch_id, None, 10)
+        .await
         .unwrap();
     assert_eq!(
         ids_of(&listed),
@@ -538,6 +546,7 @@ async fn concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_noth
             None,
             1_000,
         )
+        .await
         .unwrap();
     assert_eq!(listed.len(), 50, "no index entry of a declined create");
     let day: NaiveDate = "2026-11-23".parse().unwrap();
@@ -883,6 +892,7 @@ async fn a_batch_larger_than_a_chunk_reads_lists_and_retires_whole(engine: TestE
     loop {
         let page = store
             .list_batch(&production, &batch_id, cursor.as_ref(), 50)
+            .await
             .unwrap();
         let Some(last) = page.last() else { break };
         cursor = Some(Cursor {
@@ -905,6 +915,7 @@ async fn a_batch_larger_than_a_chunk_reads_lists_and_retires_whole(engine: TestE
         ids_of(
             &store
                 .list_batch(&production, &batch_id, None, 1_000)
+                .await
                 .unwrap()
         ),
         newest_first

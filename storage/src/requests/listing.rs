@@ -1,0 +1,200 @@
+//! Listings: a page of a scope's requests in a window, or of one batch, newest first, by keyset.
+//!
+//! A page is read as the index names its members, then their records: on PostgreSQL each record is a
+//! statement, so the records of a page are asked for together (the client pipelines them on its
+//! connection) and the page waits on the network about once, not once per member.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use futures::future::try_join_all;
+
+use super::intake::IntakeRecord;
+use super::{created_key, micros, read_count, shared, Cursor, Scope};
+use crate::engine::Tree;
+use crate::{RequestBatchId, RequestId, RequestRecord, StorageError, Store};
+
+impl Store {
+    /// Requests of `scope` created in `[from, to)`, newest first, after `cursor`, at most `limit`.
+    pub async fn list_requests(
+        &self,
+        scope: &Scope,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        cursor: Option<&Cursor>,
+        limit: usize,
+    ) -> Result<Vec<RequestRecord>, StorageError> {
+        let prefix = scope.prefix();
+        let window = Some((from, to));
+        self.page(&self.group.request_index, &prefix, window, cursor, limit)
+            .await
+    }
+
+    /// Every request of one batch in `scope`, newest first, after `cursor`, at most `limit`.
+    pub async fn list_batch(
+        &self,
+        scope: &Scope,
+        batch_id: &RequestBatchId,
+        cursor: Option<&Cursor>,
+        limit: usize,
+    ) -> Result<Vec<RequestRecord>, StorageError> {
+        if let Some(id) = shared::shared_member(batch_id) {
+            return self.list_lone(scope, batch_id, &id, cursor).await;
+        }
+        let Some((count, shared)) = self.intake_count(batch_id)? else {
+            // A batch created before batches were stored whole has an index of its own.
+            let mut prefix = scope.prefix();
+            prefix.extend_from_slice(batch_id.as_bytes());
+            prefix.push(0);
+            return self
+                .page(&self.group.batch_index, &prefix, None, cursor, limit)
+                .await;
+        };
+        if shared {
+            // Not a batch of any client's: each of its members is a batch of its own.
+            return Ok(Vec::new());
+        }
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let after = cursor.map(|c| &c.request_id);
+        let mut page = Page::new(limit);
+        for member in IntakeRecord::listed_after(batch_id, count, after) {
+            if page.add(self, member).await? {
+                break;
+            }
+        }
+        let page = page.finish(self).await?;
+        // Batch ids are not scoped: another account's batch lists as no batch at all.
+        let foreign = |record: &RequestRecord| {
+            record.account_id != scope.account_id || record.environment != scope.environment
+        };
+        Ok(if page.iter().any(foreign) {
+            Vec::new()
+        } else {
+            page
+        })
+    }
+
+    /// The batch of a lone request, which its id names: that request, if it is in `scope`, still stored,
+    /// and after `cursor`.
+    async fn list_lone(
+        &self,
+        scope: &Scope,
+        batch_id: &RequestBatchId,
+        id: &RequestId,
+        cursor: Option<&Cursor>,
+    ) -> Result<Vec<RequestRecord>, StorageError> {
+        if cursor.is_some_and(|after| after.request_id <= *id) {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .fetch_request(id)
+            .await?
+            .map(Arc::unwrap_or_clone)
+            .filter(|record| {
+                record.batch_id == *batch_id
+                    && record.account_id == scope.account_id
+                    && record.environment == scope.environment
+            })
+            .into_iter()
+            .collect())
+    }
+
+    /// Keyset pagination over a `prefix + created + id` index: the cost of a page does not depend on how
+    /// deep it is.
+    async fn page(
+        &self,
+        index: &Tree,
+        prefix: &[u8],
+        window: Option<(DateTime<Utc>, DateTime<Utc>)>,
+        cursor: Option<&Cursor>,
+        limit: usize,
+    ) -> Result<Vec<RequestRecord>, StorageError> {
+        let mut start = prefix.to_vec();
+        let mut end = prefix.to_vec();
+        match window {
+            Some((from, to)) => {
+                start.extend_from_slice(&micros(from).to_be_bytes());
+                end.extend_from_slice(&micros(to).to_be_bytes());
+            }
+            None => end.extend_from_slice(&u64::MAX.to_be_bytes()),
+        }
+        if let Some(cursor) = cursor {
+            let after = created_key(prefix, cursor.created_at, cursor.request_id.as_bytes());
+            if after < end {
+                end = after;
+            }
+        }
+        if start >= end || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut page = Page::new(limit);
+        'index: for entry in index.range(start..end).rev() {
+            let (key, value) = entry?;
+            let (instant, id) = key[prefix.len()..].split_at(8);
+            let id = String::from_utf8_lossy(id).into_owned();
+            if value.is_empty() {
+                // A request created before batches were stored whole: an entry of its own.
+                if page.add(self, RequestId::from(id)).await? {
+                    break;
+                }
+                continue;
+            }
+            // A cursor at the batch's creation instant may fall inside it.
+            let resume_after = cursor
+                .filter(|c| instant == micros(c.created_at).to_be_bytes())
+                .map(|c| &c.request_id);
+            let batch = RequestBatchId::from(id);
+            let members = IntakeRecord::listed_after(&batch, read_count(&value)?, resume_after);
+            for member in members {
+                if page.add(self, member).await? {
+                    break 'index;
+                }
+            }
+        }
+        page.finish(self).await
+    }
+}
+
+/// A page being gathered: the records read so far, and the members named since, read together once
+/// there are as many as the page has room for.
+struct Page {
+    limit: usize,
+    records: Vec<RequestRecord>,
+    wanted: Vec<RequestId>,
+}
+
+impl Page {
+    fn new(limit: usize) -> Page {
+        Page {
+            limit,
+            records: Vec::with_capacity(limit.min(1024)),
+            wanted: Vec::new(),
+        }
+    }
+
+    /// Adds `id`; answers whether the page is full. A purged member is gone from listings, so its place
+    /// is taken by the next.
+    async fn add(&mut self, store: &Store, id: RequestId) -> Result<bool, StorageError> {
+        self.wanted.push(id);
+        if self.records.len() + self.wanted.len() < self.limit {
+            return Ok(false);
+        }
+        self.read(store).await?;
+        Ok(self.records.len() >= self.limit)
+    }
+
+    async fn read(&mut self, store: &Store) -> Result<(), StorageError> {
+        let wanted = std::mem::take(&mut self.wanted);
+        let read = try_join_all(wanted.iter().map(|id| store.fetch_request(id))).await?;
+        self.records
+            .extend(read.into_iter().flatten().map(Arc::unwrap_or_clone));
+        Ok(())
+    }
+
+    async fn finish(mut self, store: &Store) -> Result<Vec<RequestRecord>, StorageError> {
+        self.read(store).await?;
+        Ok(self.records)
+    }
+}
