@@ -96,7 +96,7 @@ impl IntakeRecord {
     }
 
     /// The member `id` names at `index` of this chunk, if the chunk still holds it as created.
-    fn member(&self, id: &RequestId, index: usize) -> Option<Arc<RequestRecord>> {
+    pub(super) fn member(&self, id: &RequestId, index: usize) -> Option<Arc<RequestRecord>> {
         let member = self.members.get(index)?.as_ref()?;
         (member.id == *id).then(|| Arc::clone(member))
     }

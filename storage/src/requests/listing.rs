@@ -4,14 +4,15 @@
 //! statement, so the records of a page are asked for together (the client pipelines them on its
 //! connection) and the page waits on the network about once, not once per member.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use futures::future::try_join_all;
 
-use super::intake::IntakeRecord;
+use super::intake::{member_slot, IntakeRecord};
 use super::{created_key, micros, read_count, shared, Cursor, Scope};
-use crate::engine::Tree;
+use crate::engine::{Bytes, Tree};
 use crate::{RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
 impl Store {
@@ -157,6 +158,53 @@ impl Store {
     }
 }
 
+impl Store {
+    /// The records of `ids`, as [`Store::fetch_request`] reads each, in two bursts: the records of their
+    /// own, then the batch chunks holding the others, each chunk once (a chunk holds 64 members, and
+    /// on PostgreSQL every read of it carries all of them).
+    async fn fetch_members(
+        &self,
+        ids: &[RequestId],
+    ) -> Result<Vec<Option<Arc<RequestRecord>>>, StorageError> {
+        let own = try_join_all(
+            ids.iter()
+                .map(|id| self.group.requests.get_async(id.as_str())),
+        )
+        .await?;
+        let mut chunks: BTreeMap<Vec<u8>, Option<Bytes>> = ids
+            .iter()
+            .zip(&own)
+            .filter(|(_, own)| own.is_none())
+            .filter_map(|(id, _)| Some((member_slot(id)?.0, None)))
+            .collect();
+        let keys: Vec<Vec<u8>> = chunks.keys().cloned().collect();
+        let read = try_join_all(keys.iter().map(|key| self.group.intake.get_async(key))).await?;
+        for (key, bytes) in keys.into_iter().zip(read) {
+            chunks.insert(key, bytes);
+        }
+        let mut records = Vec::with_capacity(ids.len());
+        for (id, own) in ids.iter().zip(own) {
+            if let Some(bytes) = own {
+                records.push(Some(self.decoded_requests.get(id.as_bytes(), bytes)?));
+                continue;
+            }
+            let in_chunk = match member_slot(id) {
+                Some((key, index)) => match chunks.get(&key).cloned().flatten() {
+                    Some(bytes) => self.decoded_intake.get(&key, bytes)?.member(id, index),
+                    None => None,
+                },
+                None => None,
+            };
+            records.push(match in_chunk {
+                Some(record) => Some(record),
+                // Purged, or started with its batch retired between the two bursts: read alone.
+                None => self.fetch_request(id).await?,
+            });
+        }
+        Ok(records)
+    }
+}
+
 /// A page being gathered: the records read so far, and the members named since, read together once
 /// there are as many as the page has room for.
 struct Page {
@@ -187,7 +235,7 @@ impl Page {
 
     async fn read(&mut self, store: &Store) -> Result<(), StorageError> {
         let wanted = std::mem::take(&mut self.wanted);
-        let read = try_join_all(wanted.iter().map(|id| store.fetch_request(id))).await?;
+        let read = store.fetch_members(&wanted).await?;
         self.records
             .extend(read.into_iter().flatten().map(Arc::unwrap_or_clone));
         Ok(())
