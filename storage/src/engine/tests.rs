@@ -137,11 +137,15 @@ async fn a_fenced_store_commits_only_while_its_holder_holds_the_lease() {
         format!("{refused:?}").contains("no longer holds the orchestrator lease"),
         "{refused:?}"
     );
+    // A write of one key, outside any transaction of the caller's, is fenced too.
+    assert!(store.meta.insert(b"single", b"no lease".to_vec()).is_err());
+    assert!(store.meta.remove(b"fenced").is_err());
     lease(
         "INSERT INTO switchboard_lease (name, holder, expires_at) \
          VALUES ('orchestrator', 'node-a', now() + interval '1 minute')",
     );
     write(b"held").unwrap();
+    store.meta.insert(b"single", b"held".to_vec()).unwrap();
     lease("UPDATE switchboard_lease SET expires_at = now() - interval '1 second'");
     assert!(write(b"expired").is_err(), "an expired lease fences");
     lease(
@@ -149,8 +153,13 @@ async fn a_fenced_store_commits_only_while_its_holder_holds_the_lease() {
          SET holder = 'node-b', expires_at = now() + interval '1 minute'",
     );
     assert!(write(b"taken").is_err(), "a lease another took fences");
+    assert!(store.meta.remove(b"single").is_err());
     assert_eq!(
         store.meta.get(b"fenced").unwrap().as_deref(),
+        Some(&b"held"[..])
+    );
+    assert_eq!(
+        store.meta.get(b"single").unwrap().as_deref(),
         Some(&b"held"[..])
     );
 }

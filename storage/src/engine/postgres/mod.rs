@@ -153,14 +153,20 @@ impl Pg {
         })))
     }
 
-    /// Fences this engine's transactions with the orchestrator lease `holder` holds: each checks, in the
-    /// round trip of its `BEGIN`, that the lease is still `holder`'s, and commits nothing otherwise. A
+    /// Fences this engine's writes with the orchestrator lease `holder` holds: each transaction checks, in
+    /// the round trip of its `BEGIN`, that the lease is still `holder`'s, and commits nothing otherwise;
+    /// a write of one key runs as a transaction of its own from then on. A
     /// holder that stalled past its lease (a paused VM, a process stopped and continued) and wakes after
     /// a standby took over cannot write beside the new holder; and as the check reads the lease row inside
     /// each SERIALIZABLE transaction, a transaction that began before a takeover and commits after it is
     /// ordered before the takeover, or fails.
     pub(crate) fn fence_to(&self, holder: &str) {
         let _ = self.0.fence.set(holder.to_owned());
+    }
+
+    /// Whether [`Pg::fence_to`] was called: a write outside a transaction would escape the fence.
+    pub(crate) fn fenced(&self) -> bool {
+        self.0.fence.get().is_some()
     }
 
     pub(crate) fn tree(&self, name: &str) -> PgTree {

@@ -84,6 +84,10 @@ impl PgTree {
     }
 
     pub(crate) fn insert(&self, key: &[u8], value: &[u8]) -> sled::Result<Option<Bytes>> {
+        if self.pg.fenced() {
+            // A fenced engine writes only in transactions: they check the lease.
+            return self.transaction(|tree| tree.insert(key, value));
+        }
         self.retried(|conn| {
             let row = wait(
                 conn.client
@@ -94,6 +98,9 @@ impl PgTree {
     }
 
     pub(crate) fn remove(&self, key: &[u8]) -> sled::Result<Option<Bytes>> {
+        if self.pg.fenced() {
+            return self.transaction(|tree| tree.remove(key));
+        }
         self.retried(|conn| {
             let row = wait(conn.client.query_opt(&conn.delete, &[&&*self.name, &key]))?;
             Ok(row.as_ref().map(|row| column(row, 0)))
