@@ -24,8 +24,10 @@ impl Store {
             return rotate_sled(dir, current, new);
         };
         // Held until the keyring is re-wrapped: no node runs meanwhile, and none can start.
-        let _lease = lease_for_rotation(url, ca_file.as_deref())?;
+        let lease = lease_for_rotation(url, ca_file.as_deref())?;
         let db = Db::Postgres(Pg::open(url, ca_file.as_deref())?);
+        // Should the lease be lost meanwhile, the node that took it keeps the keyring it read.
+        db.fence_to(lease.holder());
         let home = Home::Database(db.open_tree(trees::KEYRING)?);
         if !Keyring::exists(&home)? {
             return Err(StorageError::Keyring(

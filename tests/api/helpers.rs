@@ -270,6 +270,27 @@ impl BinaryServer {
         data_dir: &Path,
         env: &[(&str, &str)],
     ) -> BinaryServer {
+        BinaryServer::spawn(config_path, data_dir, env, Stdio::inherit())
+    }
+
+    /// [`BinaryServer::start_with_env`], its log (stderr) read to its end by a thread that answers it
+    /// once the server has exited.
+    pub fn start_logged(
+        config_path: &Path,
+        data_dir: &Path,
+        env: &[(&str, &str)],
+    ) -> (BinaryServer, std::thread::JoinHandle<String>) {
+        let mut server = BinaryServer::spawn(config_path, data_dir, env, Stdio::piped());
+        let log = drain_stderr(&mut server.child);
+        (server, log)
+    }
+
+    fn spawn(
+        config_path: &Path,
+        data_dir: &Path,
+        env: &[(&str, &str)],
+        stderr: Stdio,
+    ) -> BinaryServer {
         let mut command = Command::new(binary());
         command
             .args(["serve", "--config"])
@@ -283,7 +304,7 @@ impl BinaryServer {
         }
         let mut child = command
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let mut stdout = BufReader::new(child.stdout.take().unwrap());

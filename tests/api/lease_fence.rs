@@ -39,6 +39,10 @@ impl Relay {
                     continue;
                 }
                 let server = TcpStream::connect(upstream).unwrap();
+                // As the client and the server do: pipelined statements must not wait on Nagle.
+                for stream in [&client, &server] {
+                    stream.set_nodelay(true).unwrap();
+                }
                 streams.push(client.try_clone().unwrap());
                 streams.push(server.try_clone().unwrap());
                 pump(client.try_clone().unwrap(), server.try_clone().unwrap());
@@ -98,7 +102,7 @@ async fn a_holder_cut_off_from_the_database_stops_before_its_lease_expires() {
     let config = write_config(dir.path(), &config);
     let data_dir = tempfile::tempdir().unwrap();
     let (_, key) = generated_key(dir.path(), "master.key");
-    let mut server = BinaryServer::start_with_env(
+    let (mut server, log) = BinaryServer::start_logged(
         &config,
         data_dir.path(),
         &[("SWITCHBOARD_MASTER_KEY", key.as_str())],
@@ -118,11 +122,16 @@ async fn a_holder_cut_off_from_the_database_stops_before_its_lease_expires() {
         );
         std::thread::sleep(Duration::from_millis(20));
     };
+    let stopped_after = cut_at.elapsed();
     assert_eq!(status.code(), Some(1));
+    let log = log.join().unwrap();
+    assert!(
+        log.contains("the orchestrator lease could not be renewed in time"),
+        "it stopped for its lease, not for another failure: {log}"
+    );
     // The lease it last renewed, at most a second before the cut, lasts LEASE_TTL from then.
     assert!(
-        cut_at.elapsed() < LEASE_TTL - Duration::from_secs(1),
-        "the node stopped {:?} after the cut: a standby could have taken the lease before",
-        cut_at.elapsed()
+        stopped_after < LEASE_TTL - Duration::from_secs(1),
+        "the node stopped {stopped_after:?} after the cut: a standby could have taken the lease before"
     );
 }

@@ -154,7 +154,7 @@ async fn renew(
     ttl: f64,
 ) -> Result<bool, String> {
     if client.is_closed() {
-        *client = super::connect::connect(url, tls.clone())
+        *client = lease_connection(url, tls)
             .await
             .map_err(|e| super::postgres::describe(&e))?;
     }
@@ -163,6 +163,21 @@ async fn renew(
         .await
         .map(|row| row.is_some())
         .map_err(|e| super::postgres::describe(&e))
+}
+
+/// A connection for the lease's statements, SERIALIZABLE as the engine's transactions are: a takeover then
+/// conflicts with a fenced transaction of the old holder that read the lease row, so the database orders
+/// that transaction before the takeover or fails it (PostgreSQL checks serializability only between
+/// SERIALIZABLE transactions).
+async fn lease_connection(
+    url: &str,
+    tls: &tokio_postgres_rustls::MakeRustlsConnect,
+) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
+    let client = super::connect::connect(url, tls.clone()).await?;
+    client
+        .batch_execute("SET default_transaction_isolation TO serializable")
+        .await?;
+    Ok(client)
 }
 
 /// The lease thread: takes the lease (waiting as long as another node holds it), answers `acquired`, then
@@ -180,7 +195,7 @@ async fn hold(
         name: holder,
         node_url,
     } = me;
-    let mut client = match super::connect::connect(&url, tls.clone()).await {
+    let mut client = match lease_connection(&url, &tls).await {
         Ok(client) => client,
         Err(e) => {
             let _ = acquired.send(Err(StorageError::Database(format!(
@@ -191,12 +206,14 @@ async fn hold(
         }
     };
     let ttl = LEASE_TTL.as_secs_f64();
-    loop {
+    let taken_at = loop {
         if acquired.is_closed() {
             return;
         }
+        // The lease runs from the database's clock when it took the statement, so from no later than this.
+        let asked = Instant::now();
         match client.query_opt(TAKE, &[&holder, &node_url, &ttl]).await {
-            Ok(Some(_)) => break,
+            Ok(Some(_)) => break asked,
             Ok(None) => {
                 let current = client.query_opt(HOLDER, &[]).await.ok().flatten();
                 watch(
@@ -208,6 +225,8 @@ async fn hold(
                         .as_ref(),
                 );
             }
+            // Another node's TAKE at the same moment: the next try tells who won.
+            Err(e) if super::postgres::is_conflict(&e) => {}
             Err(e) => {
                 // No lease table, or one without this release's columns: the schema is older.
                 let outdated = [SqlState::UNDEFINED_TABLE, SqlState::UNDEFINED_COLUMN];
@@ -230,13 +249,13 @@ async fn hold(
             }
         }
         tokio::time::sleep(RENEW_EVERY).await;
-    }
+    };
     if acquired.send(Ok(())).is_err() {
         // Nobody waits for it any more (the node was stopped while standing by).
         let _ = client.execute(RELEASE, &[&holder]).await;
         return;
     }
-    let mut renewed = Instant::now();
+    let mut renewed = taken_at;
     while !stop.load(Ordering::SeqCst) {
         tokio::time::sleep(RENEW_EVERY).await;
         if stop.load(Ordering::SeqCst) {

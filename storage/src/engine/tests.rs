@@ -132,14 +132,21 @@ async fn a_fenced_store_commits_only_while_its_holder_holds_the_lease() {
     store.fence_to("node-a");
     let lease = |sql: &str| crate::admin_query(Some(&url), sql, &[]);
 
-    let refused = write(b"no lease").unwrap_err();
-    assert!(
-        format!("{refused:?}").contains("no longer holds the orchestrator lease"),
-        "{refused:?}"
-    );
+    // Refused by the fence, not for another reason.
+    fn fenced<T: std::fmt::Debug, E: std::fmt::Debug>(answer: Result<T, E>, when: &str) {
+        let refusal = format!("{:?}", answer.expect_err(when));
+        assert!(
+            refusal.contains("no longer holds the orchestrator lease"),
+            "{when}: {refusal}"
+        );
+    }
+    fenced(write(b"no lease"), "no lease");
     // A write of one key, outside any transaction of the caller's, is fenced too.
-    assert!(store.meta.insert(b"single", b"no lease".to_vec()).is_err());
-    assert!(store.meta.remove(b"fenced").is_err());
+    fenced(
+        store.meta.insert(b"single", b"no lease".to_vec()),
+        "one key",
+    );
+    fenced(store.meta.remove(b"fenced"), "a removal");
     lease(
         "INSERT INTO switchboard_lease (name, holder, expires_at) \
          VALUES ('orchestrator', 'node-a', now() + interval '1 minute')",
@@ -147,13 +154,13 @@ async fn a_fenced_store_commits_only_while_its_holder_holds_the_lease() {
     write(b"held").unwrap();
     store.meta.insert(b"single", b"held".to_vec()).unwrap();
     lease("UPDATE switchboard_lease SET expires_at = now() - interval '1 second'");
-    assert!(write(b"expired").is_err(), "an expired lease fences");
+    fenced(write(b"expired"), "an expired lease");
     lease(
         "UPDATE switchboard_lease \
          SET holder = 'node-b', expires_at = now() + interval '1 minute'",
     );
-    assert!(write(b"taken").is_err(), "a lease another took fences");
-    assert!(store.meta.remove(b"single").is_err());
+    fenced(write(b"taken"), "a lease another took");
+    fenced(store.meta.remove(b"single"), "a removal once taken");
     assert_eq!(
         store.meta.get(b"fenced").unwrap().as_deref(),
         Some(&b"held"[..])
@@ -162,4 +169,49 @@ async fn a_fenced_store_commits_only_while_its_holder_holds_the_lease() {
         store.meta.get(b"single").unwrap().as_deref(),
         Some(&b"held"[..])
     );
+}
+
+/// A read resolved on a synchronous path (an actor's) that finds the connection lost connects again
+/// there, also when the loss shows only after the read first waited: the new connection is made by a
+/// blocking wait inside the read's own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_resolved_on_this_thread_rides_out_a_lost_connection() {
+    let url = crate::fresh_postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let engine = crate::EngineChoice::Postgres {
+        url: url.clone(),
+        ca_file: None,
+    };
+    let store = crate::Store::open_on(
+        dir.path(),
+        crate::DEFAULT_CACHE_BYTES,
+        &crate::seal::KeySource::BesideData,
+        &engine,
+    )
+    .unwrap();
+    store.meta.insert(b"kept", b"value".to_vec()).unwrap();
+    crate::admin_query(
+        Some(&url),
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        &[],
+    );
+    // Until the client has seen its connection end.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let meta = store.meta.clone();
+    let read = super::resolve(async move {
+        // Pending once: what follows runs inside the blocking wait, as a second read of a request does.
+        let mut waited = false;
+        std::future::poll_fn(|cx| {
+            if std::mem::replace(&mut waited, true) {
+                std::task::Poll::Ready(())
+            } else {
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
+            }
+        })
+        .await;
+        meta.get_async(b"kept").await
+    });
+    assert_eq!(read.unwrap().as_deref(), Some(&b"value"[..]));
 }

@@ -106,7 +106,7 @@ pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
 }
 
 /// Whether `e` means "run the transaction again": SERIALIZABLE found a conflict, or a deadlock was broken.
-fn is_conflict(e: &tokio_postgres::Error) -> bool {
+pub(crate) fn is_conflict(e: &tokio_postgres::Error) -> bool {
     matches!(
         e.code(),
         Some(&SqlState::T_R_SERIALIZATION_FAILURE) | Some(&SqlState::T_R_DEADLOCK_DETECTED)
@@ -121,8 +121,12 @@ fn tx_error(e: tokio_postgres::Error) -> sled::transaction::UnabortableTransacti
     }
 }
 
+/// Blocks this thread until `future` is ready. pollster, not `futures::executor::block_on`: a wait may
+/// run inside another (a read resolved on an actor's thread that must connect again), which futures'
+/// executor refuses with a panic. Nesting is safe here: what is waited on progresses on the I/O thread,
+/// never on the waiting one.
 fn wait<F: Future>(future: F) -> F::Output {
-    futures::executor::block_on(future)
+    pollster::block_on(future)
 }
 
 impl Pg {
