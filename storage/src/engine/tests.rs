@@ -215,3 +215,81 @@ async fn a_read_resolved_on_this_thread_rides_out_a_lost_connection() {
     });
     assert_eq!(read.unwrap().as_deref(), Some(&b"value"[..]));
 }
+
+/// A transaction of the old holder that began before a takeover and commits after it, over a key the new
+/// holder read meanwhile, is refused: the takeover and both holders' transactions are SERIALIZABLE, so the
+/// database sees the cycle and fails the old holder's commit, whose retry then meets the fence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_spanning_a_takeover_does_not_commit_over_the_new_holders_reads() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::mpsc;
+
+    let url = crate::fresh_postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let engine = crate::EngineChoice::Postgres {
+        url: url.clone(),
+        ca_file: None,
+    };
+    let open = || {
+        crate::Store::open_on(
+            dir.path(),
+            crate::DEFAULT_CACHE_BYTES,
+            &crate::seal::KeySource::BesideData,
+            &engine,
+        )
+        .unwrap()
+    };
+    let (old, new) = (open(), open());
+    crate::admin_query(
+        Some(&url),
+        "INSERT INTO switchboard_lease (name, holder, expires_at) \
+         VALUES ('orchestrator', 'old-holder', now() + interval '2 seconds')",
+        &[],
+    );
+    old.fence_to("old-holder");
+
+    // The old holder reads the key and stalls before it writes.
+    let (read, was_read) = mpsc::channel();
+    let (resume, resumed) = mpsc::channel::<()>();
+    let stalled = AtomicBool::new(false);
+    let meta = old.meta.clone();
+    let old_write = std::thread::spawn(move || {
+        transaction(&[&meta], |t| -> Body {
+            t[0].get(b"contested")?;
+            if !stalled.swap(true, Ordering::SeqCst) {
+                read.send(()).unwrap();
+                resumed.recv().unwrap();
+            }
+            t[0].put(&b"contested"[..], b"old holder".to_vec())?;
+            Ok(())
+        })
+    });
+    was_read.recv().unwrap();
+
+    // Its lease expires; another node takes it, and reads the key in a transaction of its own.
+    tokio::time::sleep(std::time::Duration::from_millis(2_200)).await;
+    let successor = crate::LeaseHolder {
+        name: "new-holder".into(),
+        node_url: None,
+    };
+    let lease = crate::NodeLease::acquire(&url, None, successor, |_| {}, |_| {})
+        .await
+        .unwrap();
+    new.fence_to("new-holder");
+    // Reads only: a write here could meet the old holder's reads in a shared index page and fail it
+    // for that alone, passing this test whatever the lease does.
+    transaction(&[&new.meta], |t| -> Body {
+        assert_eq!(t[0].get(b"contested")?, None);
+        Ok(())
+    })
+    .unwrap();
+
+    resume.send(()).unwrap();
+    let refusal = format!("{:?}", old_write.join().unwrap().unwrap_err());
+    assert!(
+        refusal.contains("no longer holds the orchestrator lease"),
+        "{refusal}"
+    );
+    assert_eq!(new.meta.get(b"contested").unwrap(), None);
+    lease.release();
+}
