@@ -261,6 +261,10 @@ impl Batch {
     pub(crate) fn insert(&mut self, key: impl Into<Bytes>, value: impl Into<Bytes>) {
         self.0.push((key.into(), Some(value.into())));
     }
+
+    pub(crate) fn remove(&mut self, key: impl Into<Bytes>) {
+        self.0.push((key.into(), None));
+    }
 }
 
 /// A tree inside a transaction.

@@ -263,9 +263,12 @@ impl Store {
         let _open = self.group.gate.read().expect("write gate");
         let mut prefix = id.as_bytes().to_vec();
         prefix.push(0);
+        // One write for all: on PostgreSQL each write of the holder is a transaction.
+        let mut removals = crate::engine::Batch::default();
         for key in self.delivery_attempts.scan_prefix(prefix).keys() {
-            self.delivery_attempts.remove(key?)?;
+            removals.remove(key?);
         }
+        self.delivery_attempts.apply_batch(removals)?;
         Ok(())
     }
 

@@ -166,3 +166,35 @@ async fn a_batch_mates_recording_still_opens_after_a_purge_gave_the_batch_a_new_
     let store = Store::open(dir.path()).unwrap();
     assert_eq!(store.recording("call-mate.wav").unwrap().unwrap(), audio);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_purge_removes_every_webhook_attempt_of_its_request_and_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let two = batch_of(2);
+    store.commit_requests(Arc::new(two.clone())).await.unwrap();
+    let attempt = |request: &RequestRecord, attempt| crate::AttemptRecord {
+        request_id: request.id.clone(),
+        url: String::new(),
+        at: Utc::now(),
+        round: 0,
+        attempt,
+        status_code: Some(500),
+        error: None,
+        latency_ms: 3,
+        redelivery: None,
+    };
+    for n in 1..=3 {
+        store.record_attempt(&attempt(&two[0], n)).unwrap();
+    }
+    store.record_attempt(&attempt(&two[1], 1)).unwrap();
+
+    store
+        .purge_request(&two[0].id, event(&two[0].id))
+        .await
+        .unwrap()
+        .unwrap();
+    store.finish_purges().unwrap();
+    assert!(store.attempts(&two[0].id).unwrap().is_empty());
+    assert_eq!(store.attempts(&two[1].id).unwrap().len(), 1);
+}
