@@ -288,7 +288,7 @@ impl Settings {
             Some(mb) => mb.saturating_mul(1 << 20),
             None => switchboard_storage::DEFAULT_CACHE_BYTES,
         };
-        let storage_engine = validate_engine(&raw.storage)?;
+        let storage_engine = super::storage_engine::validate_engine(&raw.storage)?;
         let master_key_file = match raw.encryption.key_file {
             Some(path) if path.trim().is_empty() => {
                 return Err(SpecError::new(
@@ -355,44 +355,6 @@ impl Settings {
     /// The settings of the dialer of `kind`, when production requests may go to it.
     pub fn dialer_of(&self, kind: DialerKind) -> Option<&DialerSettings> {
         self.dialers.iter().find(|d| d.kind() == kind)
-    }
-}
-
-/// `[storage] kind` and `url`: sled unless PostgreSQL is named, and a URL exactly when it is.
-fn validate_engine(
-    storage: &super::raw::RawStorage,
-) -> Result<switchboard_storage::EngineChoice, SpecError> {
-    use super::raw::StorageKind;
-    let kind = storage.kind.unwrap_or(StorageKind::Sled);
-    if kind == StorageKind::Sled && storage.ca_file.is_some() {
-        return Err(SpecError::new(
-            "storage.ca_file",
-            "applies to kind = \"postgres\" only; set kind = \"postgres\" or remove it",
-        ));
-    }
-    match (kind, &storage.url) {
-        (StorageKind::Sled, None) => Ok(switchboard_storage::EngineChoice::Sled),
-        (StorageKind::Sled, Some(_)) => Err(SpecError::new(
-            "storage.url",
-            "applies to kind = \"postgres\" only; set kind = \"postgres\" or remove it",
-        )),
-        (StorageKind::Postgres, None) => Err(SpecError::new(
-            "storage.url",
-            "is required with kind = \"postgres\" (postgres://user:password@host:port/database)",
-        )),
-        (StorageKind::Postgres, Some(url)) => {
-            let url = url.expose().trim();
-            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-                return Err(SpecError::new(
-                    "storage.url",
-                    "must be a postgres:// or postgresql:// URL",
-                ));
-            }
-            Ok(switchboard_storage::EngineChoice::Postgres {
-                url: url.to_owned(),
-                ca_file: storage.ca_file.as_deref().map(std::path::PathBuf::from),
-            })
-        }
     }
 }
 

@@ -11,16 +11,19 @@
 //! next one, so N concurrent writers cost about two fsyncs, not N. Under load the thread also lingers briefly
 //! before each flush (see [`LINGER`]), so that next one covers more of them.
 
+mod metrics;
+
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use prometheus::{Histogram, HistogramOpts};
+use prometheus::Histogram;
 use tokio::sync::watch;
 
 use crate::group::{GroupTrees, Job};
 use crate::StorageError;
+use metrics::{flush_histogram, group_size_histogram};
 
 /// Most jobs applied in one transaction: a bound on the transaction's memory and on how long a write
 /// that arrives just after a group began waits for the next one (a job costs tens of microseconds).
@@ -39,17 +42,8 @@ const LINGER: Duration = Duration::from_millis(2);
 /// The linger is slept in slices, so a group that fills up early goes at once.
 const LINGER_SLICE: Duration = Duration::from_micros(250);
 
-/// Upper bounds, in seconds, of the flush-latency histogram's buckets: an fsync takes from well under a
-/// millisecond on a fast disk to seconds on a congested one.
-const FLUSH_BUCKETS: [f64; 12] = [
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
-];
-
 /// How often an idle flusher looks for audit read events that have waited their delay.
 const READS_POLL: Duration = Duration::from_millis(100);
-
-/// Upper bounds of the group-size histogram's buckets, up to [`MAX_GROUP`].
-const GROUP_BUCKETS: [f64; 7] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
 
 /// What the flusher has finished so far, published to waiting writers.
 #[derive(Clone, Debug, Default)]
@@ -357,27 +351,6 @@ fn run(db: crate::engine::Db, trees: GroupTrees, shared: Arc<Shared>) {
     for job in left {
         job.fail(StorageError::Closed);
     }
-}
-
-fn group_size_histogram() -> Histogram {
-    histogram(
-        "switchboard_store_group_writes",
-        "Writes applied together in one grouped transaction before a flush",
-        &GROUP_BUCKETS,
-    )
-}
-
-fn flush_histogram() -> Histogram {
-    histogram(
-        "switchboard_store_flush_duration_seconds",
-        "Duration of the store's group-commit flushes (one fsync covers every writer waiting on it)",
-        &FLUSH_BUCKETS,
-    )
-}
-
-fn histogram(name: &str, help: &str, buckets: &[f64]) -> Histogram {
-    Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets.to_vec()))
-        .expect("the store's histogram names and buckets are valid")
 }
 
 /// Lets more writes join the coming group: sleeps up to [`LINGER`] without the lock, until the group is

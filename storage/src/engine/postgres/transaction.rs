@@ -1,0 +1,97 @@
+//! One SERIALIZABLE transaction of the PostgreSQL engine, run again from scratch after each conflict,
+//! and fenced by the orchestrator lease once the process holds it.
+
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sled::transaction::{ConflictableTransactionError, TransactionError};
+
+use super::tree::{self, PgTxTree};
+use super::{engine_error, is_conflict, wait, Conn};
+use crate::engine::TxTree;
+
+pub(super) fn run<T, E>(
+    conn: &Arc<Conn>,
+    names: &[&str],
+    fence: Option<&str>,
+    body: impl Fn(&[TxTree]) -> Result<T, ConflictableTransactionError<E>>,
+) -> Result<T, TransactionError<E>> {
+    let writes = tree::Writes::default();
+    let ahead = tree::ReadAhead::default();
+    let views: Vec<TxTree> = names
+        .iter()
+        .map(|name| {
+            TxTree::Postgres(PgTxTree {
+                conn: Arc::clone(conn),
+                name: Arc::from(*name),
+                writes: Rc::clone(&writes),
+                ahead: ahead.clone(),
+            })
+        })
+        .collect();
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        if attempt > 3 {
+            // Conflicts that keep coming are between transactions that keep meeting: let the others pass.
+            std::thread::sleep(Duration::from_millis(u64::from(attempt.min(20))));
+        }
+        let storage = |e| TransactionError::Storage(engine_error(e));
+        let begun = wait(begin(conn, fence));
+        if !matches!(begun, Ok(true)) {
+            // Whatever was begun is not this attempt's: the connection goes back to the pool clean.
+            wait(conn.client.batch_execute("ROLLBACK")).map_err(storage)?;
+            match begun {
+                Err(e) if is_conflict(&e) => continue,
+                Err(e) => return Err(storage(e)),
+                _ => {
+                    tracing::error!(
+                        "a write was refused: this node no longer holds the orchestrator lease"
+                    );
+                    return Err(TransactionError::Storage(sled::Error::Io(
+                        std::io::Error::other("this node no longer holds the orchestrator lease"),
+                    )));
+                }
+            }
+        }
+        // What an attempt that met a conflict buffered is not the next attempt's.
+        writes.borrow_mut().clear();
+        ahead.clear();
+        // What ends the attempt unless it commits: `None` runs the body again.
+        let failed = match body(&views) {
+            Ok(value) => {
+                let committed = tree::commit(conn, &writes);
+                match committed {
+                    Ok(()) => return Ok(value),
+                    Err(e) if is_conflict(&e) => None,
+                    Err(e) => Some(storage(e)),
+                }
+            }
+            Err(ConflictableTransactionError::Conflict) => None,
+            Err(ConflictableTransactionError::Abort(e)) => Some(TransactionError::Abort(e)),
+            Err(ConflictableTransactionError::Storage(e)) => Some(TransactionError::Storage(e)),
+        };
+        wait(conn.client.batch_execute("ROLLBACK")).map_err(storage)?;
+        if let Some(error) = failed {
+            return Err(error);
+        }
+    }
+}
+
+/// Begins a SERIALIZABLE transaction on `conn`; with a `fence`, checks in the same round trip (the two
+/// statements pipelined) that the lease is still the fence's. `false`: it is not, and the transaction must
+/// be rolled back.
+async fn begin(conn: &Conn, fence: Option<&str>) -> Result<bool, tokio_postgres::Error> {
+    let begin = conn
+        .client
+        .batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE");
+    let Some(holder) = fence else {
+        return begin.await.map(|()| true);
+    };
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&holder];
+    let held = conn.client.query_opt(&conn.fence, &params);
+    let (begun, held) = futures::join!(begin, held);
+    begun?;
+    Ok(held?.is_some())
+}
