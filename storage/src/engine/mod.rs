@@ -264,6 +264,10 @@ impl Batch {
     pub(crate) fn remove(&mut self, key: impl Into<Bytes>) {
         self.0.push((key.into(), None));
     }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// The bound as owned bytes.

@@ -197,7 +197,7 @@ async fn a_read_resolved_on_this_thread_rides_out_a_lost_connection() {
         &[],
     );
     // Until the client has seen its connection end.
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::thread::sleep(std::time::Duration::from_millis(1_000));
     let meta = store.meta.clone();
     let read = super::resolve(async move {
         // Pending once: what follows runs inside the blocking wait, as a second read of a request does.
@@ -243,7 +243,7 @@ async fn a_transaction_spanning_a_takeover_does_not_commit_over_the_new_holders_
     crate::admin_query(
         Some(&url),
         "INSERT INTO switchboard_lease (name, holder, expires_at) \
-         VALUES ('orchestrator', 'old-holder', now() + interval '2 seconds')",
+         VALUES ('orchestrator', 'old-holder', now() + interval '5 seconds')",
         &[],
     );
     old.fence_to("old-holder");
@@ -266,8 +266,8 @@ async fn a_transaction_spanning_a_takeover_does_not_commit_over_the_new_holders_
     });
     was_read.recv().unwrap();
 
-    // Its lease expires; another node takes it, and reads the key in a transaction of its own.
-    tokio::time::sleep(std::time::Duration::from_millis(2_200)).await;
+    // Its lease expires; another node takes it (trying every second until then), and reads the key in a
+    // transaction of its own.
     let successor = crate::LeaseHolder {
         name: "new-holder".into(),
         node_url: None,

@@ -268,7 +268,9 @@ impl Store {
         for key in self.delivery_attempts.scan_prefix(prefix).keys() {
             removals.remove(key?);
         }
-        self.delivery_attempts.apply_batch(removals)?;
+        if !removals.is_empty() {
+            self.delivery_attempts.apply_batch(removals)?;
+        }
         Ok(())
     }
 

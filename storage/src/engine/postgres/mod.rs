@@ -104,6 +104,17 @@ pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
     }
 }
 
+/// Whether `e` means the connection is gone: closed, or ended by the server (an administrator's
+/// `pg_terminate_backend`, a shutdown), whose notice may answer the next statement before the client has
+/// seen the connection close.
+pub(crate) fn is_lost(e: &tokio_postgres::Error) -> bool {
+    e.is_closed()
+        || matches!(
+            e.code(),
+            Some(&SqlState::ADMIN_SHUTDOWN) | Some(&SqlState::CRASH_SHUTDOWN)
+        )
+}
+
 /// Whether `e` means "run the transaction again": SERIALIZABLE found a conflict, or a deadlock was broken.
 pub(crate) fn is_conflict(e: &tokio_postgres::Error) -> bool {
     matches!(
@@ -240,6 +251,10 @@ struct Checkout<'a>(Arc<Conn>, &'a Pg);
 
 impl Drop for Checkout<'_> {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // Dropped in the middle of a transaction: the next taker must not begin inside it.
+            let _ = wait(self.0.client.batch_execute("ROLLBACK"));
+        }
         let inner = &self.1 .0;
         inner
             .pool

@@ -53,7 +53,7 @@ impl PgTree {
         loop {
             match run(&self.conn()) {
                 Err(e) if is_conflict(&e) => std::thread::sleep(Duration::from_millis(1)),
-                Err(e) if e.is_closed() && !reconnected => reconnected = true,
+                Err(e) if super::is_lost(&e) && !reconnected => reconnected = true,
                 other => return other.map_err(engine_error),
             }
         }
@@ -77,7 +77,7 @@ impl PgTree {
             {
                 Ok(row) => return Ok(row.as_ref().map(|row| column(row, 0))),
                 Err(e) if is_conflict(&e) => {}
-                Err(e) if e.is_closed() && !reconnected => reconnected = true,
+                Err(e) if super::is_lost(&e) && !reconnected => reconnected = true,
                 Err(e) => return Err(engine_error(e)),
             }
         }
