@@ -87,14 +87,13 @@ impl Application {
                 )
                 .await?;
                 // A failed opening drops the lease, which gives it up for a standby to take.
-                let store = open_store(&settings, &key)?;
-                store.fence_to(holding.lease.holder());
+                let store = open_store(&settings, &key, Some(holding.lease.holder()))?;
                 (store, listener, Some(holding))
             }
             // Bound after the store is open, so that a second server started with the same command is
             // told the data directory is held rather than that the port is taken.
             EngineChoice::Sled => {
-                let store = open_store(&settings, &key)?;
+                let store = open_store(&settings, &key, None)?;
                 (store, bind(&mut settings)?, None)
             }
         };
@@ -324,14 +323,15 @@ fn bind(settings: &mut Settings) -> anyhow::Result<TcpListener> {
 
 /// Opens the sealed store in `data_dir`. A directory another Switchboard holds gets a message of its own:
 /// sled's lock error names a lock file and an OS error, not what the operator should do about it.
-fn open_store(settings: &Settings, key: &KeySource) -> anyhow::Result<Store> {
+/// The store, fenced by the orchestrator lease `leased` names when this node holds one.
+fn open_store(settings: &Settings, key: &KeySource, leased: Option<&str>) -> anyhow::Result<Store> {
     let data_dir = &settings.server.data_dir;
-    match Store::open_on(
-        data_dir,
-        settings.storage_cache_bytes,
-        key,
-        &settings.storage_engine,
-    ) {
+    let (cache, engine) = (settings.storage_cache_bytes, &settings.storage_engine);
+    let opened = match leased {
+        Some(holder) => Store::open_leased(data_dir, cache, key, engine, holder),
+        None => Store::open_on(data_dir, cache, key, engine),
+    };
+    match opened {
         Ok(store) => Ok(store),
         Err(e) if e.is_held_elsewhere() => Err(anyhow::anyhow!(
             "another Switchboard holds the data directory {}: stop it first, or give this server \

@@ -102,6 +102,29 @@ impl Store {
         key: &KeySource,
         engine: &EngineChoice,
     ) -> Result<Store, StorageError> {
+        Store::open_fenced(dir, cache_bytes, key, engine, None)
+    }
+
+    /// [`Store::open_on`] for the holder of the orchestrator lease, named `holder` in it: on PostgreSQL
+    /// every write from the opening's own on commits only while the lease is still `holder`'s (see
+    /// [`Store::fence_to`]). On sled `holder` changes nothing.
+    pub fn open_leased(
+        dir: &Path,
+        cache_bytes: u64,
+        key: &KeySource,
+        engine: &EngineChoice,
+        holder: &str,
+    ) -> Result<Store, StorageError> {
+        Store::open_fenced(dir, cache_bytes, key, engine, Some(holder))
+    }
+
+    fn open_fenced(
+        dir: &Path,
+        cache_bytes: u64,
+        key: &KeySource,
+        engine: &EngineChoice,
+        fence: Option<&str>,
+    ) -> Result<Store, StorageError> {
         let (db, sealer, migrated) = match engine {
             EngineChoice::Sled => {
                 let (_, keyring) = unlock(dir, &Home::Dir(dir.to_path_buf()), key)?;
@@ -112,6 +135,9 @@ impl Store {
             }
             EngineChoice::Postgres { url, ca_file } => {
                 let db = Db::Postgres(Pg::open(url, ca_file.as_deref())?);
+                if let Some(holder) = fence {
+                    db.fence_to(holder);
+                }
                 let home = Home::Database(db.open_tree(trees::KEYRING)?);
                 let (_, keyring) = unlock(dir, &home, key)?;
                 (db, Arc::new(Sealer::new(keyring)), None)
