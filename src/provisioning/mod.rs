@@ -60,8 +60,7 @@ pub async fn provision(
                 )],
             )
             .await?;
-        store.set_provisioned_fingerprint(&key, &print).await?;
-        log_applied("schema", id);
+        applied(store, ("schema", id), &key, &print).await?;
     }
     for spec in &settings.accounts {
         let id = spec
@@ -90,8 +89,7 @@ pub async fn provision(
             let event = crate::audit::provisioned(now, "account.change", "account", id);
             store.put_account(&record, &[event]).await?;
         }
-        store.set_provisioned_fingerprint(&key, &print).await?;
-        log_applied("account", id);
+        applied(store, ("account", id), &key, &print).await?;
     }
     for spec in &settings.payers {
         let name = spec
@@ -102,21 +100,28 @@ pub async fn provision(
         let key = format!("payer:{name}");
         let print =
             fingerprint(&[&serde_json::to_string(&record).expect("payer record serializes")]);
-        if changed(store, &key, &print)? {
-            let event = crate::audit::provisioned(now, "payer.change", "payer", name);
-            store.put_payer(&record, &[event]).await?;
-            store.set_provisioned_fingerprint(&key, &print).await?;
-            log_applied("payer", name);
-        } else {
+        if !changed(store, &key, &print)? {
             log_kept("payer", name);
+            continue;
         }
+        let event = crate::audit::provisioned(now, "payer.change", "payer", name);
+        store.put_payer(&record, &[event]).await?;
+        applied(store, ("payer", name), &key, &print).await?;
     }
     Ok(())
 }
 
-/// The file's entry was written to the store. Ids only: an entry's other fields hold secrets.
-fn log_applied(kind: &'static str, id: &str) {
+/// The file's entry was written to the store: its fingerprint is kept for the next start's comparison.
+/// Logs ids only: an entry's other fields hold secrets.
+async fn applied(
+    store: &Store,
+    (kind, id): (&'static str, &str),
+    key: &str,
+    print: &str,
+) -> Result<(), StorageError> {
+    store.set_provisioned_fingerprint(key, print).await?;
     tracing::info!(kind, id, "config entry applied to the store");
+    Ok(())
 }
 
 /// The store's version was kept: the file's entry is the one applied at an earlier start, so whatever

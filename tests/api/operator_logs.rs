@@ -372,12 +372,8 @@ async fn with_json_logs_a_start_that_fails_ends_on_a_json_error_line() {
     let holder = LoggedBinary::start("json", free_port());
     holder.wait_ready().await;
     let held = holder._data_dir.as_ref().unwrap().path();
-    let config = holder
-        ._config_dir
-        .as_ref()
-        .unwrap()
-        .path()
-        .join("switchboard.toml");
+    let config_dir = holder._config_dir.as_ref().unwrap().path();
+    let config = config_dir.join("switchboard.toml");
     let second = command(&config, held, "json", free_port())
         .output()
         .unwrap();
@@ -394,12 +390,7 @@ async fn with_json_logs_a_start_that_fails_ends_on_a_json_error_line() {
     assert!(fatal[0]["timestamp"].is_string(), "{}", fatal[0]);
 
     // A configuration that cannot be read fails before the log is set up, still as a JSON line.
-    let broken = holder
-        ._config_dir
-        .as_ref()
-        .unwrap()
-        .path()
-        .join("broken.toml");
+    let broken = config_dir.join("broken.toml");
     std::fs::write(&broken, "[server\n").unwrap();
     let unreadable = command(&broken, held, "json", free_port())
         .output()

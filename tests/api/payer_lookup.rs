@@ -526,10 +526,8 @@ async fn an_unknown_payer_without_a_phone_number_is_payer_not_found_and_nothing_
     assert_eq!(listed(&app, &token).await, Vec::<Value>::new());
 }
 
-#[actix_web::test]
-async fn a_matched_payer_without_a_number_on_file_is_a_payer_lookup_failure() {
-    let app = lookup_app().await;
-    let token = app.live_token().await;
+/// Adds "Numberless Health" to the directory: a payer with no number on file.
+async fn add_numberless_payer(app: &TestApp) {
     let response = app
         .admin(
             Method::PUT,
@@ -538,6 +536,13 @@ async fn a_matched_payer_without_a_number_on_file_is_a_payer_lookup_failure() {
         )
         .await;
     assert_eq!(response.status(), 200);
+}
+
+#[actix_web::test]
+async fn a_matched_payer_without_a_number_on_file_is_a_payer_lookup_failure() {
+    let app = lookup_app().await;
+    let token = app.live_token().await;
+    add_numberless_payer(&app).await;
 
     let body = vob_request("Numberless Health", None, "W123456789");
     let (status, rejected) = create(&app, &token, &body).await;
@@ -557,14 +562,7 @@ async fn a_matched_payer_without_a_number_on_file_is_a_payer_lookup_failure() {
 async fn a_batch_with_a_payer_lookup_failure_answers_500_per_entry_and_keeps_the_entries_created() {
     let app = lookup_app().await;
     let token = app.live_token().await;
-    let response = app
-        .admin(
-            Method::PUT,
-            "/admin/v1/payers/Numberless%20Health",
-            Some(json!({ "aliases": [] })),
-        )
-        .await;
-    assert_eq!(response.status(), 200);
+    add_numberless_payer(&app).await;
     let good = vob_request("Aetna", Some(SUPPLIED), "W123456789");
     let failing = vob_request("Numberless Health", None, "W123456780");
     let body = json!({ "requests": [good, failing] });

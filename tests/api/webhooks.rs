@@ -74,6 +74,12 @@ fn sandbox_to(url: &str) -> Value {
     item(Some("success"), Some(url))
 }
 
+/// A sandbox request of `api` whose webhook goes to `url`: its id.
+async fn created_to(api: &Api, url: &str) -> String {
+    api.create_request(&api.sandbox_token().await, &sandbox_to(url))
+        .await
+}
+
 fn hmac_hex(secret: &str, body: &[u8]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
     mac.update(body);
@@ -423,12 +429,7 @@ async fn a_5xx_is_retried_inline_after_each_configured_backoff_until_acknowledge
     receiver.respond_with(vec![Reply::Status(503), Reply::Status(500)]);
     let app = spawn_app_with(&config()).await;
     let api = app.api.clone();
-    let id = api
-        .create_request(
-            &api.sandbox_token().await,
-            &sandbox_to(&receiver.url("/hook")),
-        )
-        .await;
+    let id = created_to(&api, &receiver.url("/hook")).await;
 
     let got = receiver.wait_for(3, LIMIT).await;
     for (i, backoff) in BACKOFF_MS[..2].iter().enumerate() {
@@ -500,12 +501,7 @@ async fn the_default_inline_ladder_waits_half_a_second_then_one_then_two() {
         .set("webhooks.allow_private_targets", true);
     let app = spawn_app_with(&config).await;
     let api = app.api.clone();
-    let id = api
-        .create_request(
-            &api.sandbox_token().await,
-            &sandbox_to(&receiver.url("/hook")),
-        )
-        .await;
+    let id = created_to(&api, &receiver.url("/hook")).await;
 
     let got = receiver.wait_for(4, LIMIT).await;
     for (i, backoff) in [500, 1_000, 2_000].into_iter().enumerate() {
@@ -569,12 +565,7 @@ async fn a_401_or_403_ends_the_round_without_inline_retries_and_the_next_round_r
     receiver.respond_with(vec![Reply::Status(401), Reply::Status(403)]);
     let app = spawn_app_with(&config()).await;
     let api = app.api.clone();
-    let id = api
-        .create_request(
-            &api.sandbox_token().await,
-            &sandbox_to(&receiver.url("/hook")),
-        )
-        .await;
+    let id = created_to(&api, &receiver.url("/hook")).await;
 
     receiver.wait_for(1, LIMIT).await;
     api.wait_pending_for(&id, 1).await;
@@ -609,12 +600,7 @@ async fn a_redirect_is_not_followed_and_the_delivery_waits_for_its_next_round() 
     receiver.respond_with(vec![Reply::Redirect("/elsewhere")]);
     let app = spawn_app_with(&config()).await;
     let api = app.api.clone();
-    let id = api
-        .create_request(
-            &api.sandbox_token().await,
-            &sandbox_to(&receiver.url("/hook")),
-        )
-        .await;
+    let id = created_to(&api, &receiver.url("/hook")).await;
 
     receiver.wait_for(1, LIMIT).await;
     let log = api.wait_pending_for(&id, 1).await;
@@ -696,12 +682,7 @@ async fn an_attempt_that_outlasts_the_timeout_is_logged_as_a_timeout_and_retried
     config.set("webhooks.attempt_timeout_ms", 300);
     let app = spawn_app_with(&config).await;
     let api = app.api.clone();
-    let id = api
-        .create_request(
-            &api.sandbox_token().await,
-            &sandbox_to(&receiver.url("/slow")),
-        )
-        .await;
+    let id = created_to(&api, &receiver.url("/slow")).await;
 
     let log = api.wait_pending_for(&id, 1).await;
     assert_eq!(
@@ -918,12 +899,7 @@ async fn a_target_refused_when_its_round_runs_ends_the_round_and_the_next_round_
     let config_path = write_config(config_dir.path(), &accepting);
     let first = BinaryServer::start(&config_path, data_dir.path());
     let api = first.api.clone();
-    let id = api
-        .create_request(
-            &api.sandbox_token().await,
-            &sandbox_to(&receiver.url("/hook")),
-        )
-        .await;
+    let id = created_to(&api, &receiver.url("/hook")).await;
     assert_eq!(first.terminate(), Some(0));
 
     // Restarted with loopback refused: the request runs, and its webhook's target is refused.
@@ -956,12 +932,7 @@ async fn a_pending_delivery_survives_a_restart_and_its_next_round_runs_on_the_ne
 
     let first = BinaryServer::start(&config_path, data_dir.path());
     let api = first.api.clone();
-    let id = api
-        .create_request(
-            &api.sandbox_token().await,
-            &sandbox_to(&receiver.url("/hook")),
-        )
-        .await;
+    let id = created_to(&api, &receiver.url("/hook")).await;
     receiver.wait_for(4, LIMIT).await;
     api.wait_pending_for(&id, 1).await;
     assert_eq!(first.terminate(), Some(0), "clean exit on SIGTERM");

@@ -105,23 +105,29 @@ crate::on_both_engines!(
     reads_made_ahead_answer_as_reads_made_then,
 );
 
+/// A store in `dir` on the PostgreSQL database at `url`: a second call opens a second node's store on
+/// the same database.
+fn open_postgres(dir: &std::path::Path, url: &str) -> crate::Store {
+    let engine = crate::EngineChoice::Postgres {
+        url: url.to_owned(),
+        ca_file: None,
+    };
+    crate::Store::open_on(
+        dir,
+        crate::DEFAULT_CACHE_BYTES,
+        &crate::seal::KeySource::BesideData,
+        &engine,
+    )
+    .unwrap()
+}
+
 /// A PostgreSQL store fenced by a lease name commits only while that name holds an unexpired lease: a
 /// node that stalled past its lease cannot write beside the node that took it over.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fenced_store_commits_only_while_its_holder_holds_the_lease() {
     let url = crate::fresh_postgres_database();
     let dir = tempfile::tempdir().unwrap();
-    let engine = crate::EngineChoice::Postgres {
-        url: url.clone(),
-        ca_file: None,
-    };
-    let store = crate::Store::open_on(
-        dir.path(),
-        crate::DEFAULT_CACHE_BYTES,
-        &crate::seal::KeySource::BesideData,
-        &engine,
-    )
-    .unwrap();
+    let store = open_postgres(dir.path(), &url);
     let write = |value: &[u8]| {
         transaction(&[&store.meta], |t| -> Body {
             t[0].put(&b"fenced"[..], value.to_vec())?;
@@ -178,17 +184,7 @@ async fn a_fenced_store_commits_only_while_its_holder_holds_the_lease() {
 async fn a_read_resolved_on_this_thread_rides_out_a_lost_connection() {
     let url = crate::fresh_postgres_database();
     let dir = tempfile::tempdir().unwrap();
-    let engine = crate::EngineChoice::Postgres {
-        url: url.clone(),
-        ca_file: None,
-    };
-    let store = crate::Store::open_on(
-        dir.path(),
-        crate::DEFAULT_CACHE_BYTES,
-        &crate::seal::KeySource::BesideData,
-        &engine,
-    )
-    .unwrap();
+    let store = open_postgres(dir.path(), &url);
     store.meta.insert(b"kept", b"value".to_vec()).unwrap();
     crate::admin_query(
         Some(&url),
@@ -226,20 +222,10 @@ async fn a_transaction_spanning_a_takeover_does_not_commit_over_the_new_holders_
 
     let url = crate::fresh_postgres_database();
     let dir = tempfile::tempdir().unwrap();
-    let engine = crate::EngineChoice::Postgres {
-        url: url.clone(),
-        ca_file: None,
-    };
-    let open = || {
-        crate::Store::open_on(
-            dir.path(),
-            crate::DEFAULT_CACHE_BYTES,
-            &crate::seal::KeySource::BesideData,
-            &engine,
-        )
-        .unwrap()
-    };
-    let (old, new) = (open(), open());
+    let (old, new) = (
+        open_postgres(dir.path(), &url),
+        open_postgres(dir.path(), &url),
+    );
     crate::admin_query(
         Some(&url),
         "INSERT INTO switchboard_lease (name, holder, expires_at) \

@@ -15,37 +15,42 @@ fn event(id: &RequestId) -> NewEvent {
     }
 }
 
+/// A store in `dir` holding `requests`, committed together.
+async fn storing(dir: &std::path::Path, requests: &[RequestRecord]) -> Store {
+    let store = Store::open(dir).unwrap();
+    store
+        .commit_requests(Arc::new(requests.to_vec()))
+        .await
+        .unwrap();
+    store
+}
+
+/// Purges `id`, its keys replaced and everything of it removed.
+async fn purge_fully(store: &Store, id: &RequestId) {
+    store.purge_request(id, event(id)).await.unwrap().unwrap();
+    store.finish_purges().unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn purging_one_request_keeps_its_batch_mates_and_its_hours_neighbours_readable() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
     let lone = batch_of(1);
     let three = batch_of(3);
     let all: Vec<RequestRecord> = lone.iter().chain(&three).cloned().collect();
-    store.commit_requests(Arc::new(all)).await.unwrap();
+    let store = storing(dir.path(), &all).await;
     // One member of the three gets a record of its own, as a run's start does.
     store
         .commit_update(&three[0].id, |r| r.internal_tag = Some("own".into()))
         .await
         .unwrap();
-    store
-        .purge_request(&lone[0].id, event(&lone[0].id))
-        .await
-        .unwrap()
-        .unwrap();
-    store.finish_purges().unwrap();
+    purge_fully(&store, &lone[0].id).await;
     for member in &three {
         assert!(
             store.request(&member.id).unwrap().is_some(),
             "a neighbour stays readable"
         );
     }
-    store
-        .purge_request(&three[1].id, event(&three[1].id))
-        .await
-        .unwrap()
-        .unwrap();
-    store.finish_purges().unwrap();
+    purge_fully(&store, &three[1].id).await;
     assert!(store.request(&three[1].id).unwrap().is_none());
     for member in [&three[0], &three[2]] {
         assert!(
@@ -79,12 +84,8 @@ async fn purging_one_request_keeps_its_batch_mates_and_its_hours_neighbours_read
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_purged_requests_call_keeps_no_recording_and_one_kept_before_can_be_discarded() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
     let requests = batch_of(2);
-    store
-        .commit_requests(Arc::new(requests.clone()))
-        .await
-        .unwrap();
+    let store = storing(dir.path(), &requests).await;
     let (purged, kept) = (&requests[0], &requests[1]);
     // Kept while its request lived, then the request purged before the recording was named on it.
     store
@@ -114,12 +115,8 @@ async fn a_purged_requests_call_keeps_no_recording_and_one_kept_before_can_be_di
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_mates_recording_still_opens_after_a_purge_gave_the_batch_a_new_key() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
     let three = batch_of(3);
-    store
-        .commit_requests(Arc::new(three.clone()))
-        .await
-        .unwrap();
+    let store = storing(dir.path(), &three).await;
     let audio = b"RIFF and the rest of a call".to_vec();
     store
         .keep_recording(&three[0].id, "call-mate.wav", &audio)
@@ -152,12 +149,7 @@ async fn a_batch_mates_recording_still_opens_after_a_purge_gave_the_batch_a_new_
         .await
         .unwrap();
 
-    store
-        .purge_request(&three[1].id, event(&three[1].id))
-        .await
-        .unwrap()
-        .unwrap();
-    store.finish_purges().unwrap();
+    purge_fully(&store, &three[1].id).await;
 
     assert_eq!(store.recording("call-mate.wav").unwrap().unwrap(), audio);
     store.close().unwrap();
@@ -170,9 +162,8 @@ async fn a_batch_mates_recording_still_opens_after_a_purge_gave_the_batch_a_new_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_purge_removes_every_webhook_attempt_of_its_request_and_no_other() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
     let two = batch_of(2);
-    store.commit_requests(Arc::new(two.clone())).await.unwrap();
+    let store = storing(dir.path(), &two).await;
     let attempt = |request: &RequestRecord, attempt| crate::AttemptRecord {
         request_id: request.id.clone(),
         url: String::new(),
@@ -189,12 +180,7 @@ async fn a_purge_removes_every_webhook_attempt_of_its_request_and_no_other() {
     }
     store.record_attempt(&attempt(&two[1], 1)).unwrap();
 
-    store
-        .purge_request(&two[0].id, event(&two[0].id))
-        .await
-        .unwrap()
-        .unwrap();
-    store.finish_purges().unwrap();
+    purge_fully(&store, &two[0].id).await;
     assert!(store.attempts(&two[0].id).unwrap().is_empty());
     assert_eq!(store.attempts(&two[1].id).unwrap().len(), 1);
 }
