@@ -49,13 +49,20 @@ impl Outbox {
         }
     }
 
-    /// Whether a request is held, as of this call: one look for a whole page of the outbox, copied (the
-    /// set is nearly always empty) so that no hold waits on the page's reads.
-    pub(crate) fn held(&self) -> impl Fn(&RequestId) -> bool {
+    /// Whether a request is held: as of this call (a hold that ends later, after its flush failed, is
+    /// still seen, since the caller checks for a failed flush after this call), or now (a hold taken
+    /// during the page, whose round sled may make readable before it is durable). The copy is of a set
+    /// that is nearly always empty; no lock is held across the page's reads.
+    pub(crate) fn held(self: &Arc<Self>) -> impl Fn(&RequestId) -> bool {
         let held = self.lock();
         let snapshot: Option<HashSet<RequestId>> =
             (!held.is_empty()).then(|| held.keys().cloned().collect());
-        move |id| snapshot.as_ref().is_some_and(|held| held.contains(id))
+        drop(held);
+        let outbox = Arc::clone(self);
+        move |id| {
+            snapshot.as_ref().is_some_and(|held| held.contains(id))
+                || outbox.lock().contains_key(id)
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, usize>> {
