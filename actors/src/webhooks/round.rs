@@ -60,7 +60,8 @@ pub(super) async fn run_round(
     // other and goes through the retries below.
     let checked = check_target(&delivery.url, config.allow_private_targets).await;
     if let Err(refused @ (TargetError::Private { .. } | TargetError::NotHttp)) = checked {
-        log(1, None, Some(refused.to_string()), clock.now(), 0);
+        // The kind only: the refusal's text names the host, and the attempt log is not sealed.
+        log(1, None, Some(refused.kind().to_owned()), clock.now(), 0);
         metrics.webhook_attempt(WebhookAttempt::TargetRefused);
         tracing::warn!(request_id = %delivery.request_id, reason = refused.kind(), "webhook target refused");
         return settle(delivery, Verdict::EndRound, 1, redelivery, config);
