@@ -44,7 +44,7 @@ pub async fn get_request(
     let read = state.read_context(&scope.account, ReadKind::Single);
     let request = RequestOut::new(&record, &read);
     let schemas = schemas_behind(&state, &record, &request)?;
-    let webhook = webhook(&state, &record.id)?;
+    let webhook = webhook(&state, &record.id).await?;
     Ok(HttpResponse::Ok().json(RequestDetailOut {
         request,
         schemas,
@@ -94,16 +94,17 @@ fn schemas_behind(
 }
 
 /// The webhook delivery and every attempt, if one was enqueued.
-fn webhook(
+async fn webhook(
     state: &AppState,
     request_id: &RequestId,
 ) -> Result<Option<WebhookDeliveryOut>, ApiError> {
-    let Some(delivery) = state.store.delivery(request_id)? else {
+    let Some(delivery) = state.store.delivery(request_id).await? else {
         return Ok(None);
     };
     let attempts = state
         .store
-        .attempts(request_id)?
+        .attempts(request_id)
+        .await?
         .iter()
         .map(WebhookAttemptOut::from)
         .collect();

@@ -50,7 +50,7 @@ pub async fn get_schedule(
     let today = local_date(state.clock.now(), timezone);
     let days: Vec<_> = business_days_from(today).take(n_days).collect();
     let last = days.last().copied().unwrap_or(today);
-    let booked = state.store.bookings(&scope.scope(), today, last)?;
+    let booked = state.store.bookings(&scope.scope(), today, last).await?;
     let capacity = account.daily_call_capacity;
     let rows = days
         .iter()

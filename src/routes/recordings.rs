@@ -86,7 +86,7 @@ pub async fn download(
         ));
     }
     downloaded("ok");
-    let (name, content_type, audio) = match stored_recording(&state, &call_id)? {
+    let (name, content_type, audio) = match stored_recording(&state, &call_id).await? {
         Some((name, content_type, bytes)) => (name, content_type, bytes),
         None => (
             format!("{call_id}.wav"),
@@ -108,7 +108,10 @@ type Recording = (String, &'static str, Vec<u8>);
 
 /// The downloaded recording of `call_id`, with its content type. A file that
 /// does not open with its key is an error, never taken for a simulated call's missing one.
-fn stored_recording(state: &AppState, call_id: &CallId) -> Result<Option<Recording>, ApiError> {
+async fn stored_recording(
+    state: &AppState,
+    call_id: &CallId,
+) -> Result<Option<Recording>, ApiError> {
     // Call ids are ours (UUIDs); anything else never names a file.
     let call_id = call_id.as_str();
     if call_id.is_empty()
@@ -118,20 +121,18 @@ fn stored_recording(state: &AppState, call_id: &CallId) -> Result<Option<Recordi
     {
         return Ok(None);
     }
-    [
+    for (ext, content_type) in [
         ("wav", "audio/wav"),
         ("mp3", "audio/mpeg"),
         ("ogg", "audio/ogg"),
         ("m4a", "audio/mp4"),
-    ]
-    .into_iter()
-    .find_map(|(ext, content_type)| {
+    ] {
         let name = format!("{call_id}.{ext}");
         // Opened only now, to be served.
-        match state.store.recording(&name) {
-            Ok(audio) => audio.map(|audio| Ok((name, content_type, audio))),
-            Err(e) => Some(Err(ApiError::internal(e))),
+        let audio = state.store.recording(&name).await;
+        if let Some(audio) = audio.map_err(ApiError::internal)? {
+            return Ok(Some((name, content_type, audio)));
         }
-    })
-    .transpose()
+    }
+    Ok(None)
 }

@@ -71,10 +71,14 @@ impl Store {
     }
 
     /// The delivery of a request.
-    pub fn delivery(&self, request_id: &RequestId) -> Result<Option<DeliveryRecord>, StorageError> {
+    pub async fn delivery(
+        &self,
+        request_id: &RequestId,
+    ) -> Result<Option<DeliveryRecord>, StorageError> {
         self.group
             .deliveries
-            .get(request_id.as_str())?
+            .get_async(request_id.as_str())
+            .await?
             .map(|b| self.deliveries.read(request_id.as_bytes(), &b))
             .transpose()
     }
@@ -174,13 +178,17 @@ impl Store {
     }
 
     /// Every attempt for a request, in order.
-    pub fn attempts(&self, request_id: &RequestId) -> Result<Vec<AttemptRecord>, StorageError> {
+    pub async fn attempts(
+        &self,
+        request_id: &RequestId,
+    ) -> Result<Vec<AttemptRecord>, StorageError> {
         let mut prefix = request_id.as_bytes().to_vec();
         prefix.push(0);
         self.delivery_attempts
-            .scan_prefix(prefix)
-            .values()
-            .map(|v| decode(&v?))
+            .read_prefix(prefix)
+            .await?
+            .iter()
+            .map(|(_, value)| decode(value))
             .collect()
     }
 }
@@ -251,13 +259,13 @@ mod tests {
         plain.extend_from_slice(&serde_json::to_vec(&old).unwrap());
         let sealed = store.sealer.seal(Sealed::Deliveries, b"r1", &plain);
         store.group.deliveries.insert("r1", sealed).unwrap();
-        assert_eq!(store.delivery(&"r1".into()).unwrap().unwrap(), old);
+        assert_eq!(store.delivery(&"r1".into()).await.unwrap().unwrap(), old);
         store.commit_delivery(at, &old).await.unwrap();
         let raw = store.group.deliveries.get("r1").unwrap().unwrap();
         let raw = store.sealer.open(Sealed::Deliveries, b"r1", &raw).unwrap();
         assert_eq!(raw[0], 2);
         assert!(raw.len() < plain.len() / 2, "{} bytes", raw.len());
-        assert_eq!(store.delivery(&"r1".into()).unwrap().unwrap(), old);
+        assert_eq!(store.delivery(&"r1".into()).await.unwrap().unwrap(), old);
     }
 
     #[tokio::test]
@@ -341,7 +349,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(queued(&store), vec![queue_key(next_round, "r1")]);
-        assert_eq!(store.delivery(&"r1".into()).unwrap().unwrap(), ran);
+        assert_eq!(store.delivery(&"r1".into()).await.unwrap().unwrap(), ran);
 
         assert_eq!(
             store

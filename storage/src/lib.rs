@@ -44,12 +44,15 @@ mod trees;
 
 pub use backup::Backup;
 pub use deliveries::QueuePosition;
-pub use due_pass::Visited;
+pub use due_pass::{Standing, Visited};
 pub use durability::FlushStats;
 pub use engine::lease::{LeaseHolder, NodeLease, FENCE_AFTER, LEASE_TTL};
 pub use engine::postgres::{
     migrate as migrate_postgres, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION,
 };
+/// The answer of a store's read on a path that cannot await (an actor's handler): at once on sled; on
+/// PostgreSQL the thread waits for the round trip.
+pub use engine::resolve;
 #[cfg(any(test, feature = "test-hooks"))]
 pub use engine::testing::{
     admin_query, empty_postgres_database, fresh_postgres_database, TestEngine,

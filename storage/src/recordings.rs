@@ -40,14 +40,14 @@ impl Store {
 
     /// The audio kept under `name`, opened; `None` when there is none. Audio that does not open with its
     /// key is an error.
-    pub fn recording(&self, name: &str) -> Result<Option<Vec<u8>>, StorageError> {
+    pub async fn recording(&self, name: &str) -> Result<Option<Vec<u8>>, StorageError> {
         let sealed = match &self.recordings {
             Recordings::Files(dir) => match std::fs::read(dir.join(name)) {
                 Ok(bytes) => bytes,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
                 Err(e) => return Err(StorageError::from(sled::Error::Io(e))),
             },
-            Recordings::Rows(tree) => match tree.get(name)? {
+            Recordings::Rows(tree) => match tree.get_async(name).await? {
                 Some(bytes) => bytes.to_vec(),
                 None => return Ok(None),
             },

@@ -72,13 +72,16 @@ impl Store {
     }
 
     /// Ids of requests whose run has started and not finished.
-    pub fn active_request_ids(&self) -> Result<Vec<RequestId>, StorageError> {
-        self.group
+    pub async fn active_request_ids(&self) -> Result<Vec<RequestId>, StorageError> {
+        let active = self
+            .group
             .active
+            .read_range::<&[u8], _>(.., false, usize::MAX);
+        Ok(active
+            .await?
             .iter()
-            .keys()
-            .map(|k| Ok(RequestId::from(String::from_utf8_lossy(&k?).into_owned())))
-            .collect()
+            .map(|(key, _)| RequestId::from(String::from_utf8_lossy(key).into_owned()))
+            .collect())
     }
 
     /// Applies `change` to a request atomically, grouped with every write waiting on the same flush (one

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
-use switchboard_storage::{RequestId, Visited};
+use switchboard_storage::{resolve, RequestId, Standing, Visited};
 
 use super::error::OrchestrationError;
 use super::messages::{DispatchDue, GetStats, Halt, RequestEnded, StatsSnapshot, StopForPurge};
@@ -120,7 +120,8 @@ impl Orchestrator {
     }
 
     fn resume_active(&mut self, ctx: &mut Context<Self>) -> Result<usize, OrchestrationError> {
-        let ids = self.shared.store.active_request_ids()?;
+        // Once, at start-up, before anything else runs.
+        let ids = resolve(self.shared.store.active_request_ids())?;
         let count = ids.len();
         for id in ids {
             self.start_request(ctx, id);
@@ -146,26 +147,27 @@ impl Orchestrator {
         &mut self,
         ctx: &mut Context<Self>,
         request_id: &RequestId,
+        standing: Standing,
         now: DateTime<Utc>,
         starts: &mut usize,
-    ) -> Result<Visited, OrchestrationError> {
-        // A due batch lists its members until it retires: those running are told apart without decoding.
-        if self.shared.store.is_active(request_id)? {
-            return Ok(Visited::LeftDue);
-        }
+    ) -> Visited {
         // Shared, not copied: only its standing is read here, and the actor started next finds it decoded.
-        let Some(record) = self.shared.store.shared_request(request_id)? else {
-            return Ok(Visited::Waiting);
+        let record = match standing {
+            // A due batch lists its members until it retires: those running are told apart without
+            // decoding.
+            Standing::Active => return Visited::LeftDue,
+            Standing::Gone => return Visited::Waiting,
+            Standing::Stored(record) => record,
         };
         if record.left_due() {
-            return Ok(Visited::LeftDue);
+            return Visited::LeftDue;
         }
         // An actor may be running that has not recorded the start yet.
         if record.due_at <= now && !self.running.contains_key(request_id) {
             self.start_request(ctx, request_id.clone());
             *starts -= 1;
         }
-        Ok(Visited::Waiting)
+        Visited::Waiting
     }
 
     fn dispatch_due(&mut self, ctx: &mut Context<Self>) -> Result<(), OrchestrationError> {
@@ -178,12 +180,12 @@ impl Orchestrator {
             let store = self.shared.store.clone();
             let mut starts = self.waves.size;
             let mut cut_short = false;
-            store.due_pass(now, |request_id, _| {
+            store.due_pass(now, |request_id, _, standing| {
                 if starts == 0 {
                     cut_short = true;
                     return Ok::<_, OrchestrationError>(Visited::Stop);
                 }
-                self.dispatch_entry(ctx, request_id, now, &mut starts)
+                Ok(self.dispatch_entry(ctx, request_id, standing, now, &mut starts))
             })?;
             if cut_short {
                 self.wake(ctx, self.waves.interval);

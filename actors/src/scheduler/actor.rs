@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use actix::{Actor, Addr, ArbiterHandle, Context, Handler, Supervised, Supervisor};
 use chrono::{Days, NaiveDate};
-use switchboard_storage::{Scope, Store};
+use switchboard_storage::{resolve, Scope, Store};
 
 use super::desk::{BookingDesk, Ledger};
 use super::messages::{Booking, BookingError, LoadLedger};
@@ -36,7 +36,8 @@ impl CapacityScheduler {
             .unwrap_or(NaiveDate::MAX);
         // Pending first: a request stored meanwhile is then counted twice, never missed.
         let pending = self.desk.pending(&scope);
-        let mut days = self.store.bookings(&scope, today, last)?;
+        // Once per account and day: the reply waits for the ledger anyway.
+        let mut days = resolve(self.store.bookings(&scope, today, last))?;
         for (day, count) in pending {
             *days.entry(day).or_default() += count;
         }

@@ -256,6 +256,7 @@ async fn two_processes_never_overbook_a_day(engine: switchboard_storage::TestEng
     let scope = Scope::new("acme", Environment::Production);
     let booked = store
         .bookings(&scope, day("2026-11-23"), day("2026-11-24"))
+        .await
         .unwrap();
     assert_eq!(
         (booked[&day("2026-11-23")], booked[&day("2026-11-24")]),

@@ -45,7 +45,7 @@ pub async fn list_deliveries(
     // The delivery first: a round logs each attempt before it saves the delivery, so attempts read after
     // it include every attempt the delivery counts. Read the other way round, a round ending in between
     // showed its new status without its last attempt.
-    let delivery = state.store.delivery(request_id)?;
+    let delivery = state.store.delivery(request_id).await?;
     // The delivery's URL is the request's data: reading it is a read of the request, as the console's.
     if delivery.is_some() {
         let read = crate::audit::change(
@@ -59,7 +59,8 @@ pub async fn list_deliveries(
     }
     let attempts: Vec<WebhookAttemptOut> = state
         .store
-        .attempts(request_id)?
+        .attempts(request_id)
+        .await?
         .iter()
         .map(WebhookAttemptOut::from)
         .collect();

@@ -25,7 +25,7 @@ pub(crate) use tx::{transaction, TxResult, TxTree};
 /// The answer of `future` on a synchronous path: at once when it is ready at its first poll, as every
 /// sled read is, else by blocking this thread until it is (a PostgreSQL statement). So a read is written
 /// once, async, and serves both the HTTP handlers that await it and the actors that cannot.
-pub(crate) fn resolve<F: std::future::Future>(future: F) -> F::Output {
+pub fn resolve<F: std::future::Future>(future: F) -> F::Output {
     let mut future = std::pin::pin!(future);
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
     match future.as_mut().poll(&mut context) {
@@ -194,13 +194,45 @@ impl Tree {
         match self {
             Tree::Sled(tree) => Iter::Sled(tree.scan_prefix(prefix)),
             Tree::Postgres(tree) => {
-                let start = prefix.as_ref().to_vec();
-                let end = prefix_end(&start);
-                let end = match &end {
-                    Some(end) => Bound::Excluded(end.clone()),
-                    None => Bound::Unbounded,
-                };
-                Iter::Postgres(tree.range(Bound::Included(start), end))
+                let (start, end) = prefix_bounds(prefix.as_ref());
+                Iter::Postgres(tree.range(start, end))
+            }
+        }
+    }
+
+    /// Up to `limit` entries of `range` in key order, from its end when `reverse`: [`Tree::range`] for a
+    /// caller on an async path, which on PostgreSQL awaits each page where `range` holds the thread.
+    pub(crate) async fn read_range<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        &self,
+        range: R,
+        reverse: bool,
+        limit: usize,
+    ) -> sled::Result<Vec<(Bytes, Bytes)>> {
+        match self {
+            Tree::Sled(tree) if reverse => tree.range(range).rev().take(limit).collect(),
+            Tree::Sled(tree) => tree.range(range).take(limit).collect(),
+            Tree::Postgres(tree) => {
+                let (start, end) = (
+                    bound_bytes(range.start_bound()),
+                    bound_bytes(range.end_bound()),
+                );
+                let (low, high) = postgres::half_open(start, end);
+                tree.read_range(low, high, reverse, limit).await
+            }
+        }
+    }
+
+    /// Every entry whose key starts with `prefix`, in key order: [`Tree::scan_prefix`], awaited.
+    pub(crate) async fn read_prefix(
+        &self,
+        prefix: impl AsRef<[u8]>,
+    ) -> sled::Result<Vec<(Bytes, Bytes)>> {
+        match self {
+            Tree::Sled(tree) => tree.scan_prefix(prefix).collect(),
+            Tree::Postgres(tree) => {
+                let (start, end) = prefix_bounds(prefix.as_ref());
+                let (low, high) = postgres::half_open(start, end);
+                tree.read_range(low, high, false, usize::MAX).await
             }
         }
     }
@@ -277,6 +309,15 @@ fn bound_bytes<K: AsRef<[u8]>>(bound: Bound<&K>) -> Bound<Vec<u8>> {
         Bound::Excluded(key) => Bound::Excluded(key.as_ref().to_vec()),
         Bound::Unbounded => Bound::Unbounded,
     }
+}
+
+/// The range of the keys that start with `prefix`.
+fn prefix_bounds(prefix: &[u8]) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    let end = match prefix_end(prefix) {
+        Some(end) => Bound::Excluded(end),
+        None => Bound::Unbounded,
+    };
+    (Bound::Included(prefix.to_vec()), end)
 }
 
 /// The first key after every key that starts with `prefix`; `None` when no key is (all `0xff`).

@@ -99,10 +99,58 @@ async fn reads_made_ahead_answer_as_reads_made_then(engine: TestEngine) {
     assert_eq!(attempts.into_inner(), 1);
 }
 
+/// The awaited range reads answer what the iterators answer, across pages (PostgreSQL reads 16 rows,
+/// then twice as many each page), either way, up to a limit.
+async fn ranges_read_awaited_answer_as_ranges_iterated(engine: TestEngine) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = engine.open(dir.path()).unwrap();
+    let tree = &store.meta;
+    for n in 0..100u8 {
+        tree.insert([b'k', n], vec![n]).unwrap();
+    }
+    tree.insert(b"l", b"past the prefix".to_vec()).unwrap();
+    type Pairs = Vec<(super::Bytes, super::Bytes)>;
+    let iterated = |pairs: super::Iter, reverse: bool, limit: usize| -> Pairs {
+        let pairs: Vec<_> = if reverse {
+            pairs.rev().take(limit).collect()
+        } else {
+            pairs.take(limit).collect()
+        };
+        pairs.into_iter().map(Result::unwrap).collect()
+    };
+    for reverse in [false, true] {
+        for limit in [0, 1, 16, 17, 40, 100, usize::MAX] {
+            let whole = tree
+                .read_range::<&[u8], _>(.., reverse, limit)
+                .await
+                .unwrap();
+            assert_eq!(whole, iterated(tree.iter(), reverse, limit));
+            assert_eq!(whole.len(), limit.min(101));
+            let (low, high) = ([b'k', 10], [b'k', 70]);
+            let inclusive = tree.read_range(low..=high, reverse, limit).await.unwrap();
+            assert_eq!(inclusive, iterated(tree.range(low..=high), reverse, limit));
+            let exclusive = (
+                std::ops::Bound::Excluded(low),
+                std::ops::Bound::Excluded(high),
+            );
+            let open = tree.read_range(exclusive, reverse, limit).await.unwrap();
+            assert_eq!(open, iterated(tree.range(exclusive), reverse, limit));
+            assert_eq!(open.len(), limit.min(59));
+        }
+    }
+    let prefixed = tree.read_prefix(b"k").await.unwrap();
+    assert_eq!(
+        prefixed,
+        iterated(tree.scan_prefix(b"k"), false, usize::MAX)
+    );
+    assert_eq!(prefixed.len(), 100);
+}
+
 crate::on_both_engines!(
     a_transaction_reads_its_own_writes_and_the_last_write_of_a_key_wins,
     concurrent_increments_lose_no_update,
     reads_made_ahead_answer_as_reads_made_then,
+    ranges_read_awaited_answer_as_ranges_iterated,
 );
 
 /// A store in `dir` on the PostgreSQL database at `url`: a second call opens a second node's store on

@@ -191,7 +191,7 @@ impl Store {
         let record: RequestRecord = decode(plain)?;
         let mut kept = Vec::new();
         for name in recording_files(&record) {
-            if let Some(audio) = self.recording(&name)? {
+            if let Some(audio) = crate::engine::resolve(self.recording(&name))? {
                 kept.push((name, audio));
             }
         }

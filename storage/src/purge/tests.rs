@@ -97,18 +97,21 @@ async fn a_purged_requests_call_keeps_no_recording_and_one_kept_before_can_be_di
         .unwrap()
         .unwrap();
     store.remove_recording("call-a.wav").unwrap();
-    assert!(store.recording("call-a.wav").unwrap().is_none());
+    assert!(store.recording("call-a.wav").await.unwrap().is_none());
     // Downloaded after the purge: nothing is written.
     assert!(matches!(
         store.keep_recording(&purged.id, "call-b.wav", b"RIFF...."),
         Err(StorageError::RequestMissing(_))
     ));
-    assert!(store.recording("call-b.wav").unwrap().is_none());
+    assert!(store.recording("call-b.wav").await.unwrap().is_none());
     // A living request's recording is kept as before.
     store
         .keep_recording(&kept.id, "call-c.wav", b"RIFF....")
         .unwrap();
-    assert_eq!(store.recording("call-c.wav").unwrap().unwrap(), b"RIFF....");
+    assert_eq!(
+        store.recording("call-c.wav").await.unwrap().unwrap(),
+        b"RIFF...."
+    );
     store.close().unwrap();
 }
 
@@ -151,12 +154,18 @@ async fn a_batch_mates_recording_still_opens_after_a_purge_gave_the_batch_a_new_
 
     purge_fully(&store, &three[1].id).await;
 
-    assert_eq!(store.recording("call-mate.wav").unwrap().unwrap(), audio);
+    assert_eq!(
+        store.recording("call-mate.wav").await.unwrap().unwrap(),
+        audio
+    );
     store.close().unwrap();
     drop(store);
     // And after a new opening, from the key kept on disk.
     let store = Store::open(dir.path()).unwrap();
-    assert_eq!(store.recording("call-mate.wav").unwrap().unwrap(), audio);
+    assert_eq!(
+        store.recording("call-mate.wav").await.unwrap().unwrap(),
+        audio
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -181,6 +190,6 @@ async fn a_purge_removes_every_webhook_attempt_of_its_request_and_no_other() {
     store.record_attempt(&attempt(&two[1], 1)).unwrap();
 
     purge_fully(&store, &two[0].id).await;
-    assert!(store.attempts(&two[0].id).unwrap().is_empty());
-    assert_eq!(store.attempts(&two[1].id).unwrap().len(), 1);
+    assert!(store.attempts(&two[0].id).await.unwrap().is_empty());
+    assert_eq!(store.attempts(&two[1].id).await.unwrap().len(), 1);
 }

@@ -162,7 +162,7 @@ impl Store {
     /// The records of `ids`, as [`Store::fetch_request`] reads each, in two bursts: the records of their
     /// own, then the batch chunks holding the others, each chunk once (a chunk holds 64 members, and
     /// on PostgreSQL every read of it carries all of them).
-    async fn fetch_members(
+    pub(crate) async fn fetch_members(
         &self,
         ids: &[RequestId],
     ) -> Result<Vec<Option<Arc<RequestRecord>>>, StorageError> {

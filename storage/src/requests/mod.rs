@@ -129,7 +129,7 @@ impl Store {
     }
 
     /// Requests booked per day in `scope`, for days in `from..=to`.
-    pub fn bookings(
+    pub async fn bookings(
         &self,
         scope: &Scope,
         from: NaiveDate,
@@ -139,8 +139,12 @@ impl Store {
         let start = booking_key(scope, from);
         let end = booking_key(scope, to);
         let mut booked = BTreeMap::new();
-        for entry in self.group.bookings.range(start..=end) {
-            let (key, value) = entry?;
+        for (key, value) in self
+            .group
+            .bookings
+            .read_range(start..=end, false, usize::MAX)
+            .await?
+        {
             let day = std::str::from_utf8(&key[prefix.len()..])
                 .ok()
                 .and_then(|s| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok())

@@ -131,7 +131,10 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
         stored[0].id
     );
     let day = stored[0].due_date;
-    assert_eq!(store.bookings(&production, day, day).unwrap()[&day], 3);
+    assert_eq!(
+        store.bookings(&production, day, day).await.unwrap()[&day],
+        3
+    );
 
     // Once every member has started, the shared batch retires as any batch does.
     for record in &stored[..4] {
@@ -141,7 +144,7 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
             .unwrap();
     }
     store
-        .due_pass(stored[0].due_at, |_, _| {
+        .due_pass(stored[0].due_at, |_, _, _| {
             Ok::<_, StorageError>(Visited::LeftDue)
         })
         .unwrap();
@@ -193,7 +196,10 @@ async fn a_lone_create_replaying_a_claimed_internal_id_is_declined_and_takes_no_
         Err(StorageError::InternalIdClaimed(key)) if key == "claim"
     ));
     let day = replay[0].due_date;
-    assert_eq!(store.bookings(&production, day, day).unwrap()[&day], 1);
+    assert_eq!(
+        store.bookings(&production, day, day).await.unwrap()[&day],
+        1
+    );
     assert_eq!(keys(&store.group.due), 1, "no shared batch was written");
 
     // A full day declines it too, with nothing written.

@@ -39,7 +39,7 @@ crate::on_both_engines!(
 fn pass(store: &Store, due_at: DateTime<Utc>, verdicts: &[Visited]) -> Vec<RequestId> {
     let mut seen = Vec::new();
     store
-        .due_pass(due_at, |id, at| {
+        .due_pass(due_at, |id, at, _| {
             assert_eq!(at, due_at);
             seen.push(id.clone());
             Ok::<_, StorageError>(
@@ -175,12 +175,14 @@ async fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing(engine:
     assert_eq!(
         store
             .bookings(&scope(Environment::Production), day, day)
+            .await
             .unwrap()[&day],
         1
     );
     assert_eq!(
         store
             .bookings(&scope(Environment::Sandbox), day, day)
+            .await
             .unwrap()[&day],
         1
     );
@@ -500,6 +502,7 @@ async fn a_request_not_named_by_its_place_in_its_batch_is_declined_whole(engine:
     let day = members[0].due_date;
     assert!(store
         .bookings(&scope(Environment::Production), day, day)
+        .await
         .unwrap()
         .is_empty());
 }
@@ -553,6 +556,7 @@ async fn concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_noth
     assert_eq!(
         store
             .bookings(&scope(Environment::Production), day, day)
+            .await
             .unwrap()
             .get(&day),
         Some(&50),
@@ -683,7 +687,7 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
         .commit_update(&id("r1"), |r| r.run = Some(Default::default()))
         .await
         .unwrap();
-    assert_eq!(store.active_request_ids().unwrap(), ids(&["r1"]));
+    assert_eq!(store.active_request_ids().await.unwrap(), ids(&["r1"]));
     assert_eq!(
         store.due_by(created.due_at).unwrap()[0].batch,
         Some(created.batch_id.clone()),
@@ -704,8 +708,11 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
         .await
         .unwrap();
     assert_eq!(store.request(&id("r1")).unwrap().unwrap(), terminal);
-    assert!(store.active_request_ids().unwrap().is_empty());
-    assert_eq!(store.delivery(&id("r1")).unwrap().unwrap().payload, "first");
+    assert!(store.active_request_ids().await.unwrap().is_empty());
+    assert_eq!(
+        store.delivery(&id("r1")).await.unwrap().unwrap().payload,
+        "first"
+    );
 
     // A second ending finds the request terminal: its record and its webhook stay the first ones.
     let mut late = running;
@@ -715,7 +722,10 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
         .await
         .unwrap();
     assert_eq!(store.request(&id("r1")).unwrap().unwrap(), terminal);
-    assert_eq!(store.delivery(&id("r1")).unwrap().unwrap().payload, "first");
+    assert_eq!(
+        store.delivery(&id("r1")).await.unwrap().unwrap().payload,
+        "first"
+    );
 
     // Made terminal by another write without a webhook: the final record and its webhook are both dropped.
     stored(
@@ -734,7 +744,7 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
         .await
         .unwrap();
     assert_eq!(store.request(&id("r2")).unwrap().unwrap(), failed);
-    assert!(store.delivery(&id("r2")).unwrap().is_none());
+    assert!(store.delivery(&id("r2")).await.unwrap().is_none());
 
     let mut missing = terminal;
     missing.id = id("nope");
@@ -804,7 +814,10 @@ async fn a_terminal_write_holds_its_first_round_back_until_it_is_durable(engine:
     let mut write = Box::pin(store.commit_final(terminal, Some(third)));
     assert!(futures::FutureExt::now_or_never(&mut write).is_none());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while store.delivery(&id("r3")).unwrap().is_none() {
+    while crate::engine::resolve(store.delivery(&id("r3")))
+        .unwrap()
+        .is_none()
+    {
         assert!(std::time::Instant::now() < deadline, "never written");
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
@@ -841,7 +854,7 @@ async fn the_outbox_page_ends_before_a_first_round_not_yet_durable(engine: TestE
         ids(&["r1"]),
         "ends before r2, not past it"
     );
-    let after_r1 = crate::QueuePosition::of(&store.delivery(&id("r1")).unwrap().unwrap());
+    let after_r1 = crate::QueuePosition::of(&store.delivery(&id("r1")).await.unwrap().unwrap());
     assert!(page(&store, Some(&after_r1)).is_empty());
     drop(hold);
     assert_eq!(page(&store, Some(&after_r1)), ids(&["r2", "r3"]));

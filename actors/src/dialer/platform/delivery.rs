@@ -29,12 +29,12 @@ impl PlatformDialer {
             .or_else(|| inner.waiting_request(&event.call_id))
         {
             Some(id) => Some(id),
-            None => inner.find_request(&event.call_id)?,
+            None => inner.find_request(&event.call_id).await?,
         };
         let Some(request_id) = request_id else {
             return Ok(Delivery::UnknownCall);
         };
-        if inner.store.request(&request_id)?.is_none() {
+        if inner.store.fetch_request(&request_id).await?.is_none() {
             return Ok(Delivery::UnknownCall);
         }
         let platform = inner.adapter.name();
@@ -99,9 +99,12 @@ impl Inner {
 
     /// The running request holding `call_id`, for events that do not name their request (a voice agent's
     /// callback arriving before its call re-attached after a restart).
-    pub(super) fn find_request(&self, call_id: &CallId) -> Result<Option<RequestId>, StorageError> {
-        for id in self.store.active_request_ids()? {
-            if let Some(record) = self.store.request(&id)? {
+    pub(super) async fn find_request(
+        &self,
+        call_id: &CallId,
+    ) -> Result<Option<RequestId>, StorageError> {
+        for id in self.store.active_request_ids().await? {
+            if let Some(record) = self.store.fetch_request(&id).await? {
                 let holds = record
                     .run
                     .as_ref()

@@ -98,10 +98,11 @@ impl PlatformDialer {
 }
 
 impl Inner {
-    fn stored_call(&self, job: &CallJob) -> Step<CallRecord> {
+    async fn stored_call(&self, job: &CallJob) -> Step<CallRecord> {
         let record = self
             .store
-            .request(&job.request_id)
+            .fetch_request(&job.request_id)
+            .await
             .map_err(|e| system_failure(&format!("store read failed: {e}")))?
             .ok_or_else(|| system_failure("the request vanished"))?;
         record
@@ -150,7 +151,8 @@ impl Inner {
 
     async fn run(&self, job: &CallJob, wake: &Notify) -> Step<CallReport> {
         let stored = self
-            .stored_call(job)?
+            .stored_call(job)
+            .await?
             .platform
             .filter(|p| p.platform == self.adapter.name());
         let platform_call_id = match stored.as_ref().and_then(|p| p.platform_call_id.clone()) {
@@ -247,7 +249,7 @@ impl Inner {
         // A re-attached call may have ended while nobody listened: read it soon rather than a full period on.
         let mut next_read = Instant::now() + self.options.poll_interval.min(Duration::from_secs(1));
         loop {
-            let Some(stored) = self.stored_call(job)?.platform else {
+            let Some(stored) = self.stored_call(job).await?.platform else {
                 return Err(system_failure("the call's platform record vanished"));
             };
             if let Some(result) = stored.result.clone() {
@@ -311,7 +313,9 @@ impl Inner {
                     .await;
                 // Purged while the audio downloaded: the purge removed the files the request named,
                 // not this one, which must not outlive its request.
-                if written.is_err() && matches!(self.store.request(&job.request_id), Ok(None)) {
+                if written.is_err()
+                    && matches!(self.store.fetch_request(&job.request_id).await, Ok(None))
+                {
                     if let Err(e) = self.store.remove_recording(file) {
                         tracing::error!(error.message = %e, "cannot remove the recording of a purged request");
                     }

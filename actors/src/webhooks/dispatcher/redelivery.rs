@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use actix::prelude::*;
 use switchboard_storage::audit::NewEvent;
-use switchboard_storage::{DeliveryRecord, RequestId, StorageError};
+use switchboard_storage::{resolve, DeliveryRecord, RequestId, StorageError};
 use tokio::sync::{oneshot, Semaphore};
 
 use super::{RoundEnded, WebhookDispatcher, ROUND_WAIT};
@@ -57,7 +57,8 @@ impl Handler<Redeliver> for WebhookDispatcher {
         }
         // Marked in flight before anything is written, so no round of the same delivery starts (and saves
         // over the mark) between the write and the send.
-        let url = match self.store.delivery(&redeliver.request_id) {
+        // Read before the handler returns, so no round of the delivery starts between the read and the mark.
+        let url = match resolve(self.store.delivery(&redeliver.request_id)) {
             Ok(Some(delivery)) => delivery.url,
             Ok(None) => return Box::pin(async { Ok(Redelivery::NoDelivery) }),
             Err(e) => return Box::pin(async { Err(e) }),

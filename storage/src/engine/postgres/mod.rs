@@ -31,7 +31,7 @@ pub(crate) use range::PgIter;
 use schema::check_schema;
 pub(crate) use schema::outdated;
 pub use schema::{migrate, SCHEMA_VERSION};
-pub(crate) use tree::{PgTree, PgTxTree};
+pub(crate) use tree::{half_open, PgTree, PgTxTree};
 
 use super::TxTree;
 use crate::StorageError;

@@ -2,7 +2,8 @@
 
 use std::collections::VecDeque;
 
-use super::tree::PgTree;
+use super::tree::{column, PgTree};
+use super::wait;
 use crate::engine::Bytes;
 
 /// Rows read by the first page of a range, doubled at each next page up to [`MAX_PAGE`]: a range read for
@@ -127,5 +128,84 @@ impl Iterator for PgIter {
 impl DoubleEndedIterator for PgIter {
     fn next_back(&mut self) -> Option<Self::Item> {
         self.step(false)
+    }
+}
+
+impl PgTree {
+    /// Up to `limit` rows of `[low, high)` (no end: `None`), from the low end when `forward`.
+    pub(super) fn page(
+        &self,
+        low: &[u8],
+        high: Option<&[u8]>,
+        forward: bool,
+        limit: i64,
+    ) -> sled::Result<Vec<(Bytes, Bytes)>> {
+        wait(self.page_async(low, high, forward, limit))
+    }
+
+    /// [`PgTree::page`], awaited.
+    pub(super) async fn page_async(
+        &self,
+        low: &[u8],
+        high: Option<&[u8]>,
+        forward: bool,
+        limit: i64,
+    ) -> sled::Result<Vec<(Bytes, Bytes)>> {
+        let name = self.name();
+        self.retried_async(|conn| async move {
+            let statement = match (high.is_some(), forward) {
+                (true, true) => &conn.forward,
+                (false, true) => &conn.forward_open,
+                (true, false) => &conn.backward,
+                (false, false) => &conn.backward_open,
+            };
+            let rows = match high {
+                Some(high) => {
+                    conn.client
+                        .query(statement, &[&name, &low, &high, &limit])
+                        .await
+                }
+                None => conn.client.query(statement, &[&name, &low, &limit]).await,
+            }?;
+            Ok(rows
+                .iter()
+                .map(|row| (column(row, 0), column(row, 1)))
+                .collect())
+        })
+        .await
+    }
+
+    /// Up to `limit` rows of `[low, high)`, from the high end when `reverse`, read a page at a time
+    /// without holding the thread.
+    pub(crate) async fn read_range(
+        &self,
+        mut low: Vec<u8>,
+        mut high: Option<Vec<u8>>,
+        reverse: bool,
+        limit: usize,
+    ) -> sled::Result<Vec<(Bytes, Bytes)>> {
+        let mut rows = Vec::new();
+        let mut page = FIRST_PAGE;
+        while rows.len() < limit {
+            let wanted = page.min((limit - rows.len()).try_into().unwrap_or(MAX_PAGE));
+            let read = self
+                .page_async(&low, high.as_deref(), !reverse, wanted)
+                .await?;
+            let done = (read.len() as i64) < wanted;
+            if let Some((last, _)) = read.last() {
+                if reverse {
+                    high = Some(last.to_vec());
+                } else {
+                    low = last.to_vec();
+                    low.push(0);
+                }
+            }
+            rows.extend(read);
+            if done {
+                break;
+            }
+            page = (page * 2).min(MAX_PAGE);
+        }
+        Ok(rows)
     }
 }

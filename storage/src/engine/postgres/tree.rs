@@ -64,21 +64,28 @@ impl PgTree {
     }
 
     /// One row, awaited: the client's future needs no runtime of ours, only its connection's task on the
-    /// I/O thread. Retried like [`PgTree::retried`], without its pause: a single read meets a conflict
-    /// only in corner cases of SERIALIZABLE, and no writer waits on it to go away.
+    /// I/O thread.
     pub(crate) async fn get_async(&self, key: &[u8]) -> sled::Result<Option<Bytes>> {
+        let name = &*self.name;
+        self.retried_async(|conn| async move {
+            let row = conn.client.query_opt(&conn.get, &[&name, &key]).await?;
+            Ok(row.as_ref().map(|row| column(row, 0)))
+        })
+        .await
+    }
+
+    /// A read awaited, retried like [`PgTree::retried`] without its pause: a single read meets a
+    /// conflict only in corner cases of SERIALIZABLE, and no writer waits on it to go away.
+    pub(super) async fn retried_async<T, F>(&self, run: impl Fn(Arc<Conn>) -> F) -> sled::Result<T>
+    where
+        F: std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+    {
         let mut reconnected = false;
         loop {
-            let conn = self.conn();
-            match conn
-                .client
-                .query_opt(&conn.get, &[&&*self.name, &key])
-                .await
-            {
-                Ok(row) => return Ok(row.as_ref().map(|row| column(row, 0))),
+            match run(self.conn()).await {
                 Err(e) if is_conflict(&e) => {}
                 Err(e) if super::is_lost(&e) && !reconnected => reconnected = true,
-                Err(e) => return Err(engine_error(e)),
+                other => return other.map_err(engine_error),
             }
         }
     }
@@ -108,21 +115,7 @@ impl PgTree {
     }
 
     pub(crate) fn range(&self, start: Bound<Vec<u8>>, end: Bound<Vec<u8>>) -> PgIter {
-        // Every range becomes [low, high): the key right after `k` in byte order is `k` then a zero.
-        let after = |mut key: Vec<u8>| {
-            key.push(0);
-            key
-        };
-        let low = match start {
-            Bound::Included(key) => key,
-            Bound::Excluded(key) => after(key),
-            Bound::Unbounded => Vec::new(),
-        };
-        let high = match end {
-            Bound::Included(key) => Some(after(key)),
-            Bound::Excluded(key) => Some(key),
-            Bound::Unbounded => None,
-        };
+        let (low, high) = half_open(start, end);
         PgIter::new(self.clone(), low, high)
     }
 
@@ -185,36 +178,29 @@ impl PgTree {
             Ok(next)
         })
     }
+}
 
-    pub(super) fn page(
-        &self,
-        low: &[u8],
-        high: Option<&[u8]>,
-        forward: bool,
-        limit: i64,
-    ) -> sled::Result<Vec<(Bytes, Bytes)>> {
-        self.retried(|conn| {
-            let statement = match (high.is_some(), forward) {
-                (true, true) => &conn.forward,
-                (false, true) => &conn.forward_open,
-                (true, false) => &conn.backward,
-                (false, false) => &conn.backward_open,
-            };
-            let name = &*self.name;
-            let rows = match high {
-                Some(high) => wait(conn.client.query(statement, &[&name, &low, &high, &limit])),
-                None => wait(conn.client.query(statement, &[&name, &low, &limit])),
-            }?;
-            Ok(rows
-                .iter()
-                .map(|row| (column(row, 0), column(row, 1)))
-                .collect())
-        })
-    }
+/// A range as `[low, high)` (no end: `None`): the key right after `k` in byte order is `k` then a zero.
+pub(crate) fn half_open(start: Bound<Vec<u8>>, end: Bound<Vec<u8>>) -> (Vec<u8>, Option<Vec<u8>>) {
+    let after = |mut key: Vec<u8>| {
+        key.push(0);
+        key
+    };
+    let low = match start {
+        Bound::Included(key) => key,
+        Bound::Excluded(key) => after(key),
+        Bound::Unbounded => Vec::new(),
+    };
+    let high = match end {
+        Bound::Included(key) => Some(after(key)),
+        Bound::Excluded(key) => Some(key),
+        Bound::Unbounded => None,
+    };
+    (low, high)
 }
 
 /// A `bytea` column of `row` (a key or a value).
-fn column(row: &Row, index: usize) -> Bytes {
+pub(super) fn column(row: &Row, index: usize) -> Bytes {
     Bytes::from(row.get::<_, &[u8]>(index))
 }
 
