@@ -25,6 +25,7 @@ pub mod limits;
 mod messages;
 mod orchestrator;
 pub mod outcome;
+mod reading;
 mod request;
 mod step;
 

@@ -7,7 +7,7 @@ use actix::prelude::*;
 use chrono_tz::Tz;
 use switchboard_storage::{
     CallId, CallRecord, Environment, RequestId, RequestRecord, SchemaVersionRecord, StepKey,
-    StepState,
+    StepState, StorageError,
 };
 
 use super::call::CallActor;
@@ -18,6 +18,7 @@ use super::messages::{
     Advance, CallCrashed, CallEnded, CallParent, StepCrashed, StepEnded, StepParent,
 };
 use super::outcome::{next_step_move, StepDecision};
+use super::reading::read_then;
 use super::Shared;
 use crate::dialer::CallJob;
 
@@ -215,13 +216,28 @@ impl StepActor {
     }
 
     /// Reads the record once (with the edges not written yet) and takes the step's next move: resume an
-    /// unfinished call, place the next one (written and flushed first), or close the step.
-    fn advance(&mut self, ctx: &mut Context<Self>) -> Result<(), OrchestrationError> {
-        let mut record = self
-            .shared
-            .store
-            .request(&self.job.request_id)?
-            .ok_or(OrchestrationError::RequestVanished)?;
+    /// unfinished call, place the next one (written and flushed first), or close the step. A failure
+    /// crashes the step.
+    fn advance(&mut self, ctx: &mut Context<Self>) {
+        let (shared, id) = (self.shared.clone(), self.job.request_id.clone());
+        let read = async move { shared.store.fetch_request(&id).await };
+        read_then(self, ctx, read, |act, ctx, read| {
+            let span = act.span.clone();
+            let _entered = span.enter();
+            if let Err(reason) = act.advance_from(ctx, read) {
+                act.crash(ctx, reason.to_string());
+            }
+        });
+    }
+
+    /// [`StepActor::advance`], with the record read.
+    fn advance_from(
+        &mut self,
+        ctx: &mut Context<Self>,
+        read: Result<Option<Arc<RequestRecord>>, StorageError>,
+    ) -> Result<(), OrchestrationError> {
+        let read = read?.ok_or(OrchestrationError::RequestVanished)?;
+        let mut record = Arc::unwrap_or_clone(read);
         self.job.edges.apply(&mut record);
         let run = record.run.as_ref().ok_or(OrchestrationError::RunMissing)?;
         let step = run
@@ -345,9 +361,7 @@ impl Handler<Advance> for StepActor {
         if !matches!(self.activity, Activity::Idle) {
             return;
         }
-        if let Err(reason) = self.advance(ctx) {
-            self.crash(ctx, reason.to_string());
-        }
+        self.advance(ctx);
     }
 }
 

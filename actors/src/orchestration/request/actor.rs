@@ -8,6 +8,7 @@
 use actix::prelude::*;
 use chrono_tz::Tz;
 use std::future::Future;
+use std::sync::Arc;
 use tracing::Instrument;
 
 use switchboard_storage::{AccountRecord, RequestId, RequestRecord, StorageError};
@@ -22,6 +23,7 @@ use crate::electronic::ElectronicJob;
 use crate::orchestration::edges::{Edge, Edges};
 use crate::orchestration::messages::{RequestEnded, StepParent};
 use crate::orchestration::orchestrator::Orchestrator;
+use crate::orchestration::reading::read_then;
 use crate::orchestration::step::{StepActor, StepJob};
 use crate::orchestration::Shared;
 
@@ -89,28 +91,45 @@ impl RequestActor {
         &mut self,
         ctx: &mut Context<Self>,
         known: Option<RequestRecord>,
-        mut edges: Edges,
+        edges: Edges,
     ) {
         if self.purged || !matches!(self.activity, Activity::Idle) {
             return;
         }
+        if let Some(known) = known {
+            return self.advance_from(ctx, known, edges);
+        }
+        let (shared, id) = (self.shared.clone(), self.request_id.clone());
+        let read = async move { shared.store.fetch_request(&id).await };
+        read_then(self, ctx, read, move |act, ctx, read| match read {
+            Ok(Some(read)) => {
+                let mut record = Arc::unwrap_or_clone(read);
+                edges.apply(&mut record);
+                act.advance_from(ctx, record, edges)
+            }
+            Ok(None) => {
+                let span = act.span.clone();
+                let _entered = span.enter();
+                act.end(ctx)
+            }
+            Err(e) => {
+                let span = act.span.clone();
+                let _entered = span.enter();
+                act.fault(ctx, e.to_string())
+            }
+        });
+    }
+
+    /// [`RequestActor::advance`], with `record` as it will be once `edges` are written.
+    fn advance_from(
+        &mut self,
+        ctx: &mut Context<Self>,
+        mut record: RequestRecord,
+        mut edges: Edges,
+    ) {
         let span = self.span.clone();
         let _entered = span.enter();
         let store = &self.shared.store;
-        let record = match known {
-            Some(known) => Ok(Some(known)),
-            None => store.request(&self.request_id).map(|read| {
-                read.map(|mut record| {
-                    edges.apply(&mut record);
-                    record
-                })
-            }),
-        };
-        let mut record = match record {
-            Ok(Some(record)) => record,
-            Ok(None) => return self.end(ctx),
-            Err(e) => return self.fault(ctx, e.to_string()),
-        };
         let account = match store.account(&record.account_id) {
             Ok(account) => account,
             Err(e) => return self.fault(ctx, e.to_string()),
