@@ -15,7 +15,8 @@ impl Store {
     ) -> Result<(), StorageError> {
         {
             let _open = self.group.gate.read().expect("write gate");
-            self.payers.insert(payer.name.as_bytes(), encode(payer))?;
+            self.current_payers
+                .changed(|| self.payers.insert(payer.name.as_bytes(), encode(payer)))?;
             crate::audit::append_plain(&self.audit, &self.group.chain, events.to_vec(), false)?;
         }
         self.durable().await
@@ -28,9 +29,41 @@ impl Store {
 
     /// One directory entry by its canonical name.
     pub fn payer(&self, name: &str) -> Result<Option<PayerRecord>, StorageError> {
-        self.payers
-            .get(name.as_bytes())?
-            .map(|v| decode(&v))
-            .transpose()
+        let payer = self.current_payers.get(name, || {
+            self.payers
+                .get(name.as_bytes())?
+                .map(|v| decode(&v).map(std::sync::Arc::new))
+                .transpose()
+        })?;
+        Ok(payer.map(std::sync::Arc::unwrap_or_clone))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Entries are kept in memory once read: a payer written after it was read is read anew.
+    #[tokio::test]
+    async fn a_payer_read_before_a_write_is_read_anew_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut payer = PayerRecord {
+            name: "Aetna".into(),
+            aliases: vec![],
+            phone: Some("8005550100".into()),
+            required_inputs: vec![],
+            electronic: false,
+            electronic_payer_id: None,
+            member_id_prefixes: vec![],
+            calling_hours: None,
+            timezone: None,
+        };
+        store.put_payer(&payer, &[]).await.unwrap();
+        assert_eq!(store.payer("Aetna").unwrap(), Some(payer.clone()));
+        payer.timezone = Some("America/Chicago".into());
+        store.put_payer(&payer, &[]).await.unwrap();
+        assert_eq!(store.payer("Aetna").unwrap(), Some(payer));
+        assert_eq!(store.payer("Cigna").unwrap(), None);
     }
 }

@@ -13,10 +13,13 @@ use crate::{SchemaDefinition, SchemaHeadRecord, SchemaVersionRecord, StorageErro
 impl Store {
     /// Reads a schema's head.
     pub fn schema_head(&self, id: &str) -> Result<Option<SchemaHeadRecord>, StorageError> {
-        self.schema_heads
-            .get(id)?
-            .map(|bytes| decode(&bytes))
-            .transpose()
+        let head = self.current_schema_heads.get(id, || {
+            self.schema_heads
+                .get(id)?
+                .map(|bytes| decode(&bytes).map(Arc::new))
+                .transpose()
+        })?;
+        Ok(head.map(Arc::unwrap_or_clone))
     }
 
     /// Reads one version of a schema. Versions are immutable, so every reader shares one decoded copy.
@@ -26,10 +29,14 @@ impl Store {
         version: u32,
     ) -> Result<Option<Arc<SchemaVersionRecord>>, StorageError> {
         let key = schema_version_key(id, version);
-        self.schema_versions
-            .get(&key)?
-            .map(|bytes| self.decoded_schema_versions.get(&key, bytes))
-            .transpose()
+        // The key as text for the map: schema ids are text, and the version's bytes are kept exact.
+        let kept = format!("{id}\0{version}");
+        self.current_schema_versions.get(&kept, || {
+            self.schema_versions
+                .get(&key)?
+                .map(|bytes| decode(&bytes).map(Arc::new))
+                .transpose()
+        })
     }
 
     /// Publishes `definition` as a new version of schema `id` (version 1, or `first_version`, for a new
@@ -44,63 +51,65 @@ impl Store {
         now: chrono::DateTime<chrono::Utc>,
         events: &[NewEvent],
     ) -> Result<SchemaHeadRecord, StorageError> {
-        let head = self.audited_if_changed(
-            &[&self.schema_heads, &self.schema_versions],
-            events,
-            |trees| {
-                let (heads, versions) = (&trees[0], &trees[1]);
-                let current: Option<SchemaHeadRecord> = heads
-                    .get(id.as_bytes())?
-                    .map(|b| decode(&b))
-                    .transpose()
-                    .map_err(ConflictableTransactionError::Abort)?;
-                // The version to publish, or `None` when only the flags change.
-                let new_version = match (&current, publish) {
-                    (None, PublishRule::Always { first_version })
-                    | (None, PublishRule::IfChanged { first_version }) => {
-                        Some(first_version.max(1))
-                    }
-                    (Some(head), PublishRule::Always { .. }) => Some(head.latest_version + 1),
-                    (Some(head), PublishRule::IfChanged { first_version }) => {
-                        let latest: Option<SchemaVersionRecord> = versions
-                            .get(schema_version_key(id, head.latest_version))?
-                            .map(|b| decode(&b))
-                            .transpose()
-                            .map_err(ConflictableTransactionError::Abort)?;
-                        let same_content = latest.is_some_and(|l| &l.definition == definition);
-                        let same_flags =
-                            head.retired == flags.retired && head.hidden == flags.hidden;
-                        match (same_content, same_flags) {
-                            (true, true) => return Ok((head.clone(), false)),
-                            (true, false) => None,
-                            (false, _) => Some((head.latest_version + 1).max(first_version)),
+        let head = self.schema_written(|| {
+            self.audited_if_changed(
+                &[&self.schema_heads, &self.schema_versions],
+                events,
+                |trees| {
+                    let (heads, versions) = (&trees[0], &trees[1]);
+                    let current: Option<SchemaHeadRecord> = heads
+                        .get(id.as_bytes())?
+                        .map(|b| decode(&b))
+                        .transpose()
+                        .map_err(ConflictableTransactionError::Abort)?;
+                    // The version to publish, or `None` when only the flags change.
+                    let new_version = match (&current, publish) {
+                        (None, PublishRule::Always { first_version })
+                        | (None, PublishRule::IfChanged { first_version }) => {
+                            Some(first_version.max(1))
                         }
-                    }
-                };
-                let latest_version = match (new_version, &current) {
-                    (Some(version), _) => {
-                        let record = SchemaVersionRecord {
-                            id: id.to_owned(),
-                            version,
-                            published_at: now,
-                            definition: definition.clone(),
-                        };
-                        versions.insert(schema_version_key(id, version), encode(&record))?;
-                        version
-                    }
-                    (None, Some(head)) => head.latest_version,
-                    (None, None) => unreachable!("a flags-only change needs an existing head"),
-                };
-                let head = SchemaHeadRecord {
-                    id: id.to_owned(),
-                    latest_version,
-                    retired: flags.retired,
-                    hidden: flags.hidden,
-                };
-                heads.insert(id.as_bytes(), encode(&head))?;
-                Ok((head, true))
-            },
-        )?;
+                        (Some(head), PublishRule::Always { .. }) => Some(head.latest_version + 1),
+                        (Some(head), PublishRule::IfChanged { first_version }) => {
+                            let latest: Option<SchemaVersionRecord> = versions
+                                .get(schema_version_key(id, head.latest_version))?
+                                .map(|b| decode(&b))
+                                .transpose()
+                                .map_err(ConflictableTransactionError::Abort)?;
+                            let same_content = latest.is_some_and(|l| &l.definition == definition);
+                            let same_flags =
+                                head.retired == flags.retired && head.hidden == flags.hidden;
+                            match (same_content, same_flags) {
+                                (true, true) => return Ok((head.clone(), false)),
+                                (true, false) => None,
+                                (false, _) => Some((head.latest_version + 1).max(first_version)),
+                            }
+                        }
+                    };
+                    let latest_version = match (new_version, &current) {
+                        (Some(version), _) => {
+                            let record = SchemaVersionRecord {
+                                id: id.to_owned(),
+                                version,
+                                published_at: now,
+                                definition: definition.clone(),
+                            };
+                            versions.insert(schema_version_key(id, version), encode(&record))?;
+                            version
+                        }
+                        (None, Some(head)) => head.latest_version,
+                        (None, None) => unreachable!("a flags-only change needs an existing head"),
+                    };
+                    let head = SchemaHeadRecord {
+                        id: id.to_owned(),
+                        latest_version,
+                        retired: flags.retired,
+                        hidden: flags.hidden,
+                    };
+                    heads.insert(id.as_bytes(), encode(&head))?;
+                    Ok((head, true))
+                },
+            )
+        })?;
         self.durable().await?;
         Ok(head)
     }
@@ -111,16 +120,18 @@ impl Store {
         id: &str,
         events: &[NewEvent],
     ) -> Result<Option<SchemaHeadRecord>, StorageError> {
-        let head = self.audited_if_changed(&[&self.schema_heads], events, |trees| {
-            let heads = &trees[0];
-            let Some(bytes) = heads.get(id.as_bytes())? else {
-                return Ok((None, false));
-            };
-            let mut head: SchemaHeadRecord =
-                decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
-            head.retired = true;
-            heads.insert(id.as_bytes(), encode(&head))?;
-            Ok((Some(head), true))
+        let head = self.schema_written(|| {
+            self.audited_if_changed(&[&self.schema_heads], events, |trees| {
+                let heads = &trees[0];
+                let Some(bytes) = heads.get(id.as_bytes())? else {
+                    return Ok((None, false));
+                };
+                let mut head: SchemaHeadRecord =
+                    decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
+                head.retired = true;
+                heads.insert(id.as_bytes(), encode(&head))?;
+                Ok((Some(head), true))
+            })
         })?;
         self.durable().await?;
         Ok(head)
@@ -135,9 +146,19 @@ impl Store {
         version: u32,
         bytes: &[u8],
     ) -> Result<(), StorageError> {
-        self.schema_versions
-            .insert(schema_version_key(id, version), bytes)?;
+        self.schema_written(|| {
+            self.schema_versions
+                .insert(schema_version_key(id, version), bytes)
+        })?;
         Ok(())
+    }
+}
+
+impl Store {
+    /// Runs `write`, which changes the schema trees, then drops every head and version kept.
+    fn schema_written<T>(&self, write: impl FnOnce() -> T) -> T {
+        self.current_schema_heads
+            .changed(|| self.current_schema_versions.changed(write))
     }
 }
 
@@ -242,5 +263,43 @@ mod tests {
         );
         assert!(store.schema_version("s", 1).unwrap().is_some());
         assert!(store.retire_schema("nope", &[]).await.unwrap().is_none());
+    }
+
+    /// Heads and versions are kept in memory once read: each schema write must drop them, or a create
+    /// would validate against a retired or superseded schema.
+    #[tokio::test]
+    async fn a_schema_read_before_a_write_is_read_anew_after_it() {
+        let (_dir, store) = open();
+        let now = chrono::Utc::now();
+        let rule = PublishRule::Always { first_version: 1 };
+        let flags = SchemaFlags::default();
+        store
+            .publish_schema("s", &definition("a"), flags, rule, now, &[])
+            .await
+            .unwrap();
+        assert_eq!(store.schema_head("s").unwrap().unwrap().latest_version, 1);
+        store
+            .publish_schema("s", &definition("b"), flags, rule, now, &[])
+            .await
+            .unwrap();
+        assert_eq!(store.schema_head("s").unwrap().unwrap().latest_version, 2);
+        store.retire_schema("s", &[]).await.unwrap();
+        assert!(store.schema_head("s").unwrap().unwrap().retired);
+        let first = store.schema_version("s", 1).unwrap().unwrap();
+        assert_eq!(first.definition, definition("a"));
+        // Rewritten in place only by the test hook; a version read before must not answer after it.
+        let mut changed = (*first).clone();
+        changed.definition = definition("c");
+        store
+            .schema_written(|| {
+                store
+                    .schema_versions
+                    .insert(schema_version_key("s", 1), encode(&changed))
+            })
+            .unwrap();
+        assert_eq!(
+            store.schema_version("s", 1).unwrap().unwrap().definition,
+            definition("c")
+        );
     }
 }

@@ -17,7 +17,9 @@ use crate::recordings::{recordings_dir, Recordings};
 use crate::requests::IntakeRecord;
 use crate::seal::{Home, KeySource, Migrated, Sealed, Sealer};
 use crate::trees;
-use crate::{AccountRecord, RequestRecord, SchemaVersionRecord, StorageError};
+use crate::{
+    AccountRecord, PayerRecord, RequestRecord, SchemaHeadRecord, SchemaVersionRecord, StorageError,
+};
 
 /// The page cache of [`Store::open`] and of a configuration that sets none: 16 MiB, where sled's default
 /// is 1 GiB. sled's nodes in memory take about twice the bytes the cache counts: writing 1,000,000
@@ -61,7 +63,12 @@ pub struct Store {
     pub(crate) decoded_accounts: Arc<Decoded<AccountRecord>>,
     /// Accounts as last read, until the next account write.
     pub(crate) current_accounts: Arc<Current<AccountRecord>>,
-    pub(crate) decoded_schema_versions: Arc<Decoded<SchemaVersionRecord>>,
+    /// Schema heads and versions as last read, until the next schema write: a create and a request's
+    /// run read them, and on PostgreSQL each read would be a round trip.
+    pub(crate) current_schema_heads: Arc<Current<SchemaHeadRecord>>,
+    pub(crate) current_schema_versions: Arc<Current<SchemaVersionRecord>>,
+    /// Payer directory entries as last read, until the next payer write: every real call's hours.
+    pub(crate) current_payers: Arc<Current<PayerRecord>>,
     pub(crate) decoded_requests: Arc<Decoded<RequestRecord>>,
     /// Batches stored whole, decoded: a batch's members are read one after another when its day comes.
     pub(crate) decoded_intake: Arc<Decoded<IntakeRecord>>,
@@ -175,7 +182,9 @@ impl Store {
             outbox: Arc::new(Outbox::default()),
             decoded_accounts: Arc::new(Decoded::new()),
             current_accounts: Arc::new(Current::new()),
-            decoded_schema_versions: Arc::new(Decoded::new()),
+            current_schema_heads: Arc::new(Current::new()),
+            current_schema_versions: Arc::new(Current::new()),
+            current_payers: Arc::new(Current::new()),
             decoded_requests: Arc::new(Decoded::with_capacity(
                 DECODED_REQUESTS,
                 sealed(Sealed::Requests),
