@@ -5,6 +5,7 @@
 //! webhook leaves before its request reads as terminal.
 
 use chrono::{DateTime, Utc};
+use futures::future::try_join_all;
 use sled::transaction::UnabortableTransactionError;
 use std::ops::Bound;
 
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
 use crate::durability::Lane;
+use crate::engine::resolve;
 use crate::group::{Queued, Txn};
 use crate::{AttemptRecord, DeliveryRecord, RequestId, StorageError, Store};
 
@@ -45,26 +47,34 @@ impl Store {
                 "the last flush failed; no webhook is sent until one succeeds".into(),
             ));
         }
-        let mut due = Vec::new();
+        let mut page = Vec::new();
         for entry in self
             .group
             .delivery_queue
             .range((start, Bound::Excluded(end)))
         {
-            if due.len() == limit {
+            if page.len() == limit {
                 break;
             }
             let (key, _) = entry?;
-            let id = &key[8..];
-            let request_id = RequestId::from(String::from_utf8_lossy(id).into_owned());
+            let request_id = RequestId::from(String::from_utf8_lossy(&key[8..]).into_owned());
             if held(&request_id) {
                 break;
             }
             if skip(&request_id) {
                 continue;
             }
-            if let Some(bytes) = self.group.deliveries.get(id)? {
-                due.push(self.deliveries.read(id, &bytes)?);
+            page.push(request_id);
+        }
+        // Read together: on PostgreSQL one wait on the network for the page, not one per delivery.
+        let read = try_join_all(
+            page.iter()
+                .map(|id| self.group.deliveries.get_async(id.as_str())),
+        );
+        let mut due = Vec::with_capacity(page.len());
+        for (id, bytes) in page.iter().zip(resolve(read)?) {
+            if let Some(bytes) = bytes {
+                due.push(self.deliveries.read(id.as_bytes(), &bytes)?);
             }
         }
         Ok(due)
