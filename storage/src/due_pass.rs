@@ -8,7 +8,6 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use futures::future::try_join_all;
 
-use crate::engine::resolve;
 use crate::{DueEntry, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
 /// Due requests whose standing is read together, ahead of their visits: on PostgreSQL a pass waits on
@@ -37,47 +36,96 @@ pub enum Standing {
     Gone,
 }
 
+/// A pass over the requests due by an instant, earliest first, read a burst at a time
+/// ([`DuePass::next_burst`], awaited, so an actor's thread is free while PostgreSQL answers). The visitor
+/// tells the pass what it made of each request ([`DuePass::visited`]); [`DuePass::finish`] then retires
+/// each batch whose members were all visited and all left the due state, so the next pass reads none of
+/// them again.
+pub struct DuePass {
+    store: Store,
+    entries: Vec<DueEntry>,
+    read: usize,
+    retirable: HashMap<RequestBatchId, (DateTime<Utc>, bool)>,
+}
+
 impl Store {
-    /// Visits every request due by `now`, earliest first, until `visit` answers [`Visited::Stop`]; then
-    /// retires each batch whose members were all visited and all left the due state, so the next pass
-    /// reads none of them again. A retirement that fails is logged and made at a later pass.
-    pub fn due_pass<E: From<StorageError>>(
-        &self,
-        now: DateTime<Utc>,
-        mut visit: impl FnMut(&RequestId, DateTime<Utc>, Standing) -> Result<Visited, E>,
-    ) -> Result<(), E> {
-        let mut retirable: HashMap<RequestBatchId, (DateTime<Utc>, bool)> = HashMap::new();
-        'pass: for burst in self.due_by(now)?.chunks(BURST) {
-            // Visits only start actors, which write later: what a burst read stays what its visits see.
-            let standings = resolve(self.standings(burst))?;
-            for (entry, standing) in burst.iter().zip(standings) {
-                let visited = visit(&entry.request_id, entry.due_at, standing)?;
-                if visited == Visited::Stop {
-                    // A batch seen in part cannot tell whether all its members left the due state.
-                    if let Some(batch) = &entry.batch {
-                        retirable.remove(batch);
-                    }
-                    break 'pass;
-                }
-                if let Some(batch) = &entry.batch {
-                    retirable
-                        .entry(batch.clone())
-                        .or_insert((entry.due_at, true))
-                        .1 &= visited == Visited::LeftDue;
-                }
-            }
+    /// A pass over every request due by `now`: the due index is read now, the requests' standings burst
+    /// by burst.
+    pub fn due_pass(&self, now: DateTime<Utc>) -> Result<DuePass, StorageError> {
+        Ok(DuePass {
+            store: self.clone(),
+            entries: self.due_by(now)?,
+            read: 0,
+            retirable: HashMap::new(),
+        })
+    }
+}
+
+impl DuePass {
+    /// The next due requests, with their standing, read together; empty once the pass has read them all.
+    /// Visits only start actors, which write later: what a burst read stays what its visits see.
+    pub async fn next_burst(&mut self) -> Result<Vec<(DueEntry, Standing)>, StorageError> {
+        let end = (self.read + BURST).min(self.entries.len());
+        let burst = &self.entries[self.read..end];
+        let standings = self.store.standings(burst).await?;
+        self.read = end;
+        Ok(burst.iter().cloned().zip(standings).collect())
+    }
+
+    /// Records what the visitor made of `entry`. After [`Visited::Stop`] the pass ends: the caller
+    /// visits nothing more, and finishes it.
+    pub fn visited(&mut self, entry: &DueEntry, visited: Visited) {
+        let Some(batch) = &entry.batch else { return };
+        if visited == Visited::Stop {
+            // A batch seen in part cannot tell whether all its members left the due state.
+            self.retirable.remove(batch);
+            return;
         }
-        let retiring: Vec<(DateTime<Utc>, RequestBatchId)> = retirable
+        self.retirable
+            .entry(batch.clone())
+            .or_insert((entry.due_at, true))
+            .1 &= visited == Visited::LeftDue;
+    }
+
+    /// Retires the batches every member of which was visited and left the due state. A retirement that
+    /// fails is logged and made at a later pass.
+    pub fn finish(self) {
+        let retiring: Vec<(DateTime<Utc>, RequestBatchId)> = self
+            .retirable
             .into_iter()
             .filter(|(_, (_, all_left))| *all_left)
             .map(|(batch, (due_at, _))| (due_at, batch))
             .collect();
         // A batch that cannot retire (an unreadable member) must not stop the pass's caller.
-        if let Err(e) = self.retire_batches(&retiring) {
+        if let Err(e) = self.store.retire_batches(&retiring) {
             tracing::error!(error.message = %e, "cannot retire due batches");
         }
-        Ok(())
     }
+}
+
+/// A whole pass on this thread, for tests: `visit` is asked about each due request until it answers
+/// [`Visited::Stop`].
+#[cfg(test)]
+pub(crate) fn visit_due(
+    store: &Store,
+    now: DateTime<Utc>,
+    mut visit: impl FnMut(&RequestId, DateTime<Utc>, Standing) -> Visited,
+) {
+    let mut pass = store.due_pass(now).unwrap();
+    loop {
+        let burst = crate::engine::resolve(pass.next_burst()).unwrap();
+        if burst.is_empty() {
+            break;
+        }
+        for (entry, standing) in burst {
+            let visited = visit(&entry.request_id, entry.due_at, standing);
+            pass.visited(&entry, visited);
+            if visited == Visited::Stop {
+                return pass.finish();
+            }
+        }
+    }
+    pass.finish()
 }
 
 impl Store {

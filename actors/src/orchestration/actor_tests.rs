@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use switchboard_storage::{
     CallRecord, DialTarget, Disposition, Environment, FieldRecord, FieldType, NumberSource,
     RequestBatchId, RequestId, RequestRecord, RequestState, RunRecord, SchemaDefinition,
-    SchemaVersionRecord, StepRecord, StepState, Store,
+    SchemaVersionRecord, StepRecord, StepState, Store, TestEngine,
 };
 use tokio::sync::mpsc;
 
@@ -542,10 +542,11 @@ async fn due_work_is_announced_once_until_a_dispatch_reads_the_index_and_again_a
     flag_reads(&announced, false).await;
 }
 
-#[actix::test]
-async fn a_due_batch_whose_members_all_left_the_due_state_is_retired_at_the_next_dispatch() {
+async fn a_due_batch_whose_members_all_left_the_due_state_is_retired_at_the_next_dispatch(
+    engine: TestEngine,
+) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = engine.open(dir.path()).unwrap();
     let members = stored_batch(&store, 3).await;
     // One started, two ended without a run: none waits, so none is started again.
     store
@@ -572,10 +573,9 @@ async fn a_due_batch_whose_members_all_left_the_due_state_is_retired_at_the_next
     );
 }
 
-#[actix::test]
-async fn due_runs_start_in_waves() {
+async fn due_runs_start_in_waves(engine: TestEngine) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = engine.open(dir.path()).unwrap();
     stored_batch(&store, 5).await;
     let started = |orchestrator: Addr<Orchestrator>| async move {
         orchestrator.send(GetStats).await.unwrap().requests_started
@@ -616,3 +616,52 @@ async fn due_runs_start_in_waves() {
     actix::clock::sleep(Duration::from_millis(50)).await;
     assert_eq!(started(orchestrator).await, 3, "no run starts twice");
 }
+
+/// A pass reads the due requests' standings 64 at a time: on PostgreSQL the orchestrator waits for each
+/// burst without holding its thread, and goes on where it stopped. A wave of 150 spans three bursts and
+/// ends the pass with the next wave queued an hour later, so the sweeps that follow start nothing: a
+/// pass that stopped after one burst would leave no wave queued, and the sweep would start the rest.
+async fn a_pass_longer_than_a_burst_starts_a_whole_wave(engine: TestEngine) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = engine.open(dir.path()).unwrap();
+    stored_batch(&store, 200).await;
+    let hourly = Waves {
+        size: 150,
+        interval: Duration::from_secs(3600),
+    };
+    let (orchestrator, due_work) =
+        Orchestrator::start_in_waves(dispatching(&store, Arc::new(SilentDialer)), hourly);
+    due_work.announce();
+    let started = || async { orchestrator.send(GetStats).await.unwrap().requests_started };
+    eventually("the wave never started", || async {
+        started().await >= 150
+    })
+    .await;
+    actix::clock::sleep(Duration::from_millis(1_200)).await;
+    assert_eq!(started().await, 150, "the next wave waits its hour");
+}
+
+/// The dispatch tests on both engines: on sled every burst is ready at once, on PostgreSQL each waits.
+macro_rules! on_both_engines {
+    ($($test:ident),* $(,)?) => {$(
+        mod $test {
+            use super::*;
+
+            #[actix::test]
+            async fn sled() {
+                super::$test(TestEngine::Sled).await
+            }
+
+            #[actix::test]
+            async fn postgres() {
+                super::$test(TestEngine::Postgres).await
+            }
+        }
+    )*};
+}
+
+on_both_engines!(
+    a_due_batch_whose_members_all_left_the_due_state_is_retired_at_the_next_dispatch,
+    due_runs_start_in_waves,
+    a_pass_longer_than_a_burst_starts_a_whole_wave,
+);

@@ -12,10 +12,11 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
-use switchboard_storage::{resolve, RequestId, Standing, Visited};
+use switchboard_storage::{resolve, DueEntry, DuePass, RequestId, Standing, StorageError, Visited};
 
 use super::error::OrchestrationError;
 use super::messages::{DispatchDue, GetStats, Halt, RequestEnded, StatsSnapshot, StopForPurge};
+use super::reading::ready_now;
 use super::request::{record_restart, RequestActor};
 use super::Shared;
 use crate::supervision::{guarded, InjectPanic, Singleton};
@@ -170,6 +171,75 @@ impl Orchestrator {
         Visited::Waiting
     }
 
+    /// Runs `pass` from its next burst on, starting at most `starts` requests: at once while bursts are
+    /// ready (sled), else waiting for each (`ctx.wait`: no other message of the orchestrator runs in
+    /// between, as with a blocking read, but the request actors on its thread do).
+    fn run_pass(
+        &mut self,
+        ctx: &mut Context<Self>,
+        mut pass: DuePass,
+        now: DateTime<Utc>,
+        mut starts: usize,
+    ) {
+        loop {
+            let mut read = Box::pin(async move {
+                let burst = pass.next_burst().await;
+                (pass, burst)
+            });
+            let Some((back, burst)) = ready_now(&mut read) else {
+                let visit = move |(pass, burst), act: &mut Self, ctx: &mut Context<Self>| {
+                    let more = guarded(act, ctx, |act, ctx| {
+                        act.visit_burst(ctx, pass, burst, now, &mut starts)
+                    });
+                    if let Some(Some(pass)) = more {
+                        act.run_pass(ctx, pass, now, starts);
+                    }
+                };
+                ctx.wait(actix::fut::wrap_future::<_, Self>(read).map(visit));
+                return;
+            };
+            match self.visit_burst(ctx, back, burst, now, &mut starts) {
+                Some(more) => pass = more,
+                None => return,
+            }
+        }
+    }
+
+    /// Visits one burst of `pass`; answers the pass when it goes on. Once `starts` requests have
+    /// started, the pass ends and the next wave is queued.
+    fn visit_burst(
+        &mut self,
+        ctx: &mut Context<Self>,
+        mut pass: DuePass,
+        burst: Result<Vec<(DueEntry, Standing)>, StorageError>,
+        now: DateTime<Utc>,
+        starts: &mut usize,
+    ) -> Option<DuePass> {
+        let burst = match burst {
+            Ok(burst) => burst,
+            Err(e) => {
+                // The sweep runs the next pass within a second.
+                tracing::error!(error.message = %e, "cannot read the due requests");
+                return None;
+            }
+        };
+        if burst.is_empty() {
+            pass.finish();
+            return None;
+        }
+        for (entry, standing) in burst {
+            if *starts == 0 {
+                pass.visited(&entry, Visited::Stop);
+                pass.finish();
+                self.wake(ctx, self.waves.interval);
+                return None;
+            }
+            let visited = self.dispatch_entry(ctx, &entry.request_id, standing, now, starts);
+            pass.visited(&entry, visited);
+        }
+        Some(pass)
+    }
+
     fn dispatch_due(&mut self, ctx: &mut Context<Self>) -> Result<(), OrchestrationError> {
         self.dispatch_queued = false;
         // Cleared before the index is read: a request stored after the read announces itself again.
@@ -177,19 +247,8 @@ impl Orchestrator {
         let now = self.shared.clock.now();
         // The due index is keyed by the instant a booked day begins: only what has fallen due is read.
         if !self.shared.dispatch_paused {
-            let store = self.shared.store.clone();
-            let mut starts = self.waves.size;
-            let mut cut_short = false;
-            store.due_pass(now, |request_id, _, standing| {
-                if starts == 0 {
-                    cut_short = true;
-                    return Ok::<_, OrchestrationError>(Visited::Stop);
-                }
-                Ok(self.dispatch_entry(ctx, request_id, standing, now, &mut starts))
-            })?;
-            if cut_short {
-                self.wake(ctx, self.waves.interval);
-            }
+            let pass = self.shared.store.due_pass(now)?;
+            self.run_pass(ctx, pass, now, self.waves.size);
         }
         // An actor that panicked outside the caught paths is gone without a trace but the store's.
         let vanished: Vec<RequestId> = self

@@ -20,15 +20,22 @@ pub(crate) fn read_then<A, T>(
     A: Actor<Context = Context<A>>,
 {
     let mut read = Box::pin(read);
-    // The waker of this first poll is dropped: a read that is not ready is polled again at once by the
-    // actor's context, with its own.
-    let mut first = std::task::Context::from_waker(std::task::Waker::noop());
-    match read.as_mut().poll(&mut first) {
-        Poll::Ready(answer) => then(act, ctx, answer),
-        Poll::Pending => ctx.wait(
+    match ready_now(&mut read) {
+        Some(answer) => then(act, ctx, answer),
+        None => ctx.wait(
             actix::fut::wrap_future::<_, A>(read)
                 .map(move |answer, act, ctx| then(act, ctx, answer)),
         ),
+    }
+}
+
+/// The answer of `read` if it is ready at this poll. The waker of this poll is dropped: a read that is
+/// not ready must be handed to the actor's context, which polls it again at once with its own.
+pub(crate) fn ready_now<F: Future + Unpin>(read: &mut F) -> Option<F::Output> {
+    let mut first = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::pin::Pin::new(read).poll(&mut first) {
+        Poll::Ready(answer) => Some(answer),
+        Poll::Pending => None,
     }
 }
 

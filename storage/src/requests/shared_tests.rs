@@ -143,11 +143,7 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
             .await
             .unwrap();
     }
-    store
-        .due_pass(stored[0].due_at, |_, _, _| {
-            Ok::<_, StorageError>(Visited::LeftDue)
-        })
-        .unwrap();
+    crate::due_pass::visit_due(&store, stored[0].due_at, |_, _, _| Visited::LeftDue);
     assert!(store.due_by(stored[0].due_at).unwrap().is_empty());
     assert!(
         store
