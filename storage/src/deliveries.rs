@@ -47,34 +47,41 @@ impl Store {
                 "the last flush failed; no webhook is sent until one succeeds".into(),
             ));
         }
-        let mut page = Vec::new();
-        for entry in self
+        let mut queue = self
             .group
             .delivery_queue
-            .range((start, Bound::Excluded(end)))
-        {
-            if page.len() == limit {
-                break;
+            .range((start, Bound::Excluded(end)));
+        let mut due = Vec::new();
+        let mut ended = false;
+        // The queue's ids first, then their deliveries read together: on PostgreSQL one wait on the
+        // network for the page, not one per delivery. A queue entry whose delivery has gone (a purge)
+        // leaves room that the next ids fill.
+        while due.len() < limit && !ended {
+            let mut wanted = Vec::new();
+            while due.len() + wanted.len() < limit {
+                let Some(entry) = queue.next() else {
+                    ended = true;
+                    break;
+                };
+                let (key, _) = entry?;
+                let request_id = RequestId::from(String::from_utf8_lossy(&key[8..]).into_owned());
+                if held(&request_id) {
+                    ended = true;
+                    break;
+                }
+                if !skip(&request_id) {
+                    wanted.push(request_id);
+                }
             }
-            let (key, _) = entry?;
-            let request_id = RequestId::from(String::from_utf8_lossy(&key[8..]).into_owned());
-            if held(&request_id) {
-                break;
-            }
-            if skip(&request_id) {
-                continue;
-            }
-            page.push(request_id);
-        }
-        // Read together: on PostgreSQL one wait on the network for the page, not one per delivery.
-        let read = try_join_all(
-            page.iter()
-                .map(|id| self.group.deliveries.get_async(id.as_str())),
-        );
-        let mut due = Vec::with_capacity(page.len());
-        for (id, bytes) in page.iter().zip(resolve(read)?) {
-            if let Some(bytes) = bytes {
-                due.push(self.deliveries.read(id.as_bytes(), &bytes)?);
+            let read = try_join_all(
+                wanted
+                    .iter()
+                    .map(|id| self.group.deliveries.get_async(id.as_str())),
+            );
+            for (id, bytes) in wanted.iter().zip(resolve(read)?) {
+                if let Some(bytes) = bytes {
+                    due.push(self.deliveries.read(id.as_bytes(), &bytes)?);
+                }
             }
         }
         Ok(due)

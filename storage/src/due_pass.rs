@@ -11,7 +11,8 @@ use futures::future::try_join_all;
 use crate::{DueEntry, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
 /// Due requests whose standing is read together, ahead of their visits: on PostgreSQL a pass waits on
-/// the network twice per burst, not twice per request.
+/// the network about three times per burst (whether each runs, the records of their own, the batch
+/// chunks holding the others), not twice per request.
 const BURST: usize = 64;
 
 /// What a due pass's visitor made of a request.
@@ -43,21 +44,24 @@ pub enum Standing {
 /// them again.
 pub struct DuePass {
     store: Store,
-    entries: Vec<DueEntry>,
+    now: DateTime<Utc>,
+    /// Read with the first burst.
+    entries: Option<Vec<DueEntry>>,
     read: usize,
     retirable: HashMap<RequestBatchId, (DateTime<Utc>, bool)>,
 }
 
 impl Store {
-    /// A pass over every request due by `now`: the due index is read now, the requests' standings burst
-    /// by burst.
-    pub fn due_pass(&self, now: DateTime<Utc>) -> Result<DuePass, StorageError> {
-        Ok(DuePass {
+    /// A pass over every request due by `now`: the due index is read with the first burst, the
+    /// requests' standings burst by burst.
+    pub fn due_pass(&self, now: DateTime<Utc>) -> DuePass {
+        DuePass {
             store: self.clone(),
-            entries: self.due_by(now)?,
+            now,
+            entries: None,
             read: 0,
             retirable: HashMap::new(),
-        })
+        }
     }
 }
 
@@ -65,11 +69,31 @@ impl DuePass {
     /// The next due requests, with their standing, read together; empty once the pass has read them all.
     /// Visits only start actors, which write later: what a burst read stays what its visits see.
     pub async fn next_burst(&mut self) -> Result<Vec<(DueEntry, Standing)>, StorageError> {
-        let end = (self.read + BURST).min(self.entries.len());
-        let burst = &self.entries[self.read..end];
+        if self.entries.is_none() {
+            self.entries = Some(self.store.due_by(self.now).await?);
+        }
+        let entries = self.entries.as_deref().unwrap_or_default();
+        let end = (self.read + BURST).min(entries.len());
+        let burst = &entries[self.read..end];
         let standings = self.store.standings(burst).await?;
         self.read = end;
         Ok(burst.iter().cloned().zip(standings).collect())
+    }
+
+    /// Whether every due request has been read (none is left for another burst).
+    pub fn read_all(&self) -> bool {
+        self.entries
+            .as_ref()
+            .is_some_and(|entries| self.read == entries.len())
+    }
+
+    /// Ends the pass before the next request it would read: like [`Visited::Stop`] on that request.
+    pub fn stop(mut self) {
+        let next = self.entries.as_ref().and_then(|e| e.get(self.read));
+        if let Some(batch) = next.and_then(|entry| entry.batch.as_ref()) {
+            self.retirable.remove(batch);
+        }
+        self.finish()
     }
 
     /// Records what the visitor made of `entry`. After [`Visited::Stop`] the pass ends: the caller
@@ -111,7 +135,7 @@ pub(crate) fn visit_due(
     now: DateTime<Utc>,
     mut visit: impl FnMut(&RequestId, DateTime<Utc>, Standing) -> Visited,
 ) {
-    let mut pass = store.due_pass(now).unwrap();
+    let mut pass = store.due_pass(now);
     loop {
         let burst = crate::engine::resolve(pass.next_burst()).unwrap();
         if burst.is_empty() {

@@ -36,11 +36,11 @@ impl Store {
     /// Booked requests whose day began at or before `now`, earliest first: the requests of a batch not yet
     /// retired (some may have started since), and the requests with an entry of their own not yet started.
     /// The index is keyed by that instant, so requests booked for later days are never read.
-    pub fn due_by(&self, now: DateTime<Utc>) -> Result<Vec<DueEntry>, StorageError> {
+    pub async fn due_by(&self, now: DateTime<Utc>) -> Result<Vec<DueEntry>, StorageError> {
         let end = ((now.timestamp_micros().max(0) as u64) + 1).to_be_bytes();
         let mut entries = Vec::new();
-        for entry in self.group.due.range(..end.to_vec()) {
-            let (key, value) = entry?;
+        let due = self.group.due.read_range(..end.to_vec(), false, usize::MAX);
+        for (key, value) in due.await? {
             let (instant, id) = key.split_at(8);
             let micros = u64::from_be_bytes(instant.try_into().map_err(|_| corrupt("due key"))?);
             let due_at = DateTime::from_timestamp_micros(micros as i64)

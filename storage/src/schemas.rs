@@ -137,9 +137,9 @@ impl Store {
         Ok(head)
     }
 
-    /// Writes raw bytes under a key of a tree; test support for corruption scenarios, built only with the
-    /// `test-hooks` feature (which the black-box tests turn on).
-    #[cfg(feature = "test-hooks")]
+    /// Writes raw bytes under a key of a tree; test support for corruption scenarios, built only for this
+    /// crate's tests and with the `test-hooks` feature (which the black-box tests turn on).
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn corrupt_schema_version_for_tests(
         &self,
         id: &str,
@@ -291,11 +291,7 @@ mod tests {
         let mut changed = (*first).clone();
         changed.definition = definition("c");
         store
-            .schema_written(|| {
-                store
-                    .schema_versions
-                    .insert(schema_version_key("s", 1), encode(&changed))
-            })
+            .corrupt_schema_version_for_tests("s", 1, &encode(&changed))
             .unwrap();
         assert_eq!(
             store.schema_version("s", 1).unwrap().unwrap().definition,

@@ -559,12 +559,12 @@ async fn a_due_batch_whose_members_all_left_the_due_state_is_retired_at_the_next
             .await
             .unwrap();
     }
-    assert_eq!(store.due_by(now()).unwrap().len(), 3);
+    assert_eq!(store.due_by(now()).await.unwrap().len(), 3);
     let (_orchestrator, due_work) =
         Orchestrator::start(dispatching(&store, Arc::new(PanickingDialer)));
     due_work.announce();
     eventually("the batch never retired", || async {
-        store.due_by(now()).unwrap().is_empty()
+        store.due_by(now()).await.unwrap().is_empty()
     })
     .await;
     assert_eq!(
@@ -595,7 +595,7 @@ async fn due_runs_start_in_waves(engine: TestEngine) {
     actix::clock::sleep(Duration::from_millis(1_200)).await;
     assert_eq!(started(orchestrator.clone()).await, 2);
     assert_eq!(
-        store.due_by(now()).unwrap().len(),
+        store.due_by(now()).await.unwrap().len(),
         5,
         "a batch seen in part stays due"
     );
@@ -618,27 +618,35 @@ async fn due_runs_start_in_waves(engine: TestEngine) {
 }
 
 /// A pass reads the due requests' standings 64 at a time: on PostgreSQL the orchestrator waits for each
-/// burst without holding its thread, and goes on where it stopped. A wave of 150 spans three bursts and
-/// ends the pass with the next wave queued an hour later, so the sweeps that follow start nothing: a
-/// pass that stopped after one burst would leave no wave queued, and the sweep would start the rest.
+/// burst without holding its thread, and goes on where it stopped. A wave of 150 ends inside the third
+/// burst, one of 128 at the end of the second; either ends the pass with the next wave queued an hour
+/// later, so the sweeps that follow start nothing. A pass that stopped after one burst would leave no
+/// wave queued, and the sweep would start the rest.
 async fn a_pass_longer_than_a_burst_starts_a_whole_wave(engine: TestEngine) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = engine.open(dir.path()).unwrap();
-    stored_batch(&store, 200).await;
-    let hourly = Waves {
-        size: 150,
-        interval: Duration::from_secs(3600),
-    };
-    let (orchestrator, due_work) =
-        Orchestrator::start_in_waves(dispatching(&store, Arc::new(SilentDialer)), hourly);
-    due_work.announce();
-    let started = || async { orchestrator.send(GetStats).await.unwrap().requests_started };
-    eventually("the wave never started", || async {
-        started().await >= 150
-    })
-    .await;
-    actix::clock::sleep(Duration::from_millis(1_200)).await;
-    assert_eq!(started().await, 150, "the next wave waits its hour");
+    for size in [150, 128] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = engine.open(dir.path()).unwrap();
+        stored_batch(&store, 200).await;
+        let hourly = Waves {
+            size,
+            interval: Duration::from_secs(3600),
+        };
+        let (orchestrator, due_work) =
+            Orchestrator::start_in_waves(dispatching(&store, Arc::new(SilentDialer)), hourly);
+        due_work.announce();
+        let started = || async { orchestrator.send(GetStats).await.unwrap().requests_started };
+        eventually("the wave never started", || async {
+            started().await >= size as u64
+        })
+        .await;
+        actix::clock::sleep(Duration::from_millis(1_200)).await;
+        assert_eq!(started().await, size as u64, "the next wave waits its hour");
+        assert_eq!(
+            store.due_by(now()).await.unwrap().len(),
+            200,
+            "a batch seen in part stays due"
+        );
+    }
 }
 
 /// The dispatch tests on both engines: on sled every burst is ready at once, on PostgreSQL each waits.

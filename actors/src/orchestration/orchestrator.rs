@@ -6,12 +6,14 @@
 //! begin as wall time passes and actors that vanished.
 
 use std::collections::HashMap;
+use std::panic::{resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
+use futures::FutureExt;
 use switchboard_storage::{resolve, DueEntry, DuePass, RequestId, Standing, StorageError, Visited};
 
 use super::error::OrchestrationError;
@@ -121,7 +123,7 @@ impl Orchestrator {
     }
 
     fn resume_active(&mut self, ctx: &mut Context<Self>) -> Result<usize, OrchestrationError> {
-        // Once, at start-up, before anything else runs.
+        // At start-up and after a restart of this actor, both rare.
         let ids = resolve(self.shared.store.active_request_ids())?;
         let count = ids.len();
         for id in ids {
@@ -182,22 +184,30 @@ impl Orchestrator {
         mut starts: usize,
     ) {
         loop {
-            let mut read = Box::pin(async move {
-                let burst = pass.next_burst().await;
-                (pass, burst)
-            });
-            let Some((back, burst)) = ready_now(&mut read) else {
-                let visit = move |(pass, burst), act: &mut Self, ctx: &mut Context<Self>| {
-                    let more = guarded(act, ctx, |act, ctx| {
-                        act.visit_burst(ctx, pass, burst, now, &mut starts)
+            // A panic while reading is the handler's, as it was when the read blocked: it reaches
+            // `guarded`, here or in the continuation, and restarts the orchestrator.
+            let mut read = Box::pin(
+                AssertUnwindSafe(async move {
+                    let burst = pass.next_burst().await;
+                    (pass, burst)
+                })
+                .catch_unwind(),
+            );
+            let Some(read) = ready_now(&mut read) else {
+                let visit = move |read: std::thread::Result<_>,
+                                  act: &mut Self,
+                                  ctx: &mut Context<Self>| {
+                    guarded(act, ctx, |act, ctx| {
+                        let (pass, burst) = read.unwrap_or_else(|panic| resume_unwind(panic));
+                        if let Some(pass) = act.visit_burst(ctx, pass, burst, now, &mut starts) {
+                            act.run_pass(ctx, pass, now, starts);
+                        }
                     });
-                    if let Some(Some(pass)) = more {
-                        act.run_pass(ctx, pass, now, starts);
-                    }
                 };
                 ctx.wait(actix::fut::wrap_future::<_, Self>(read).map(visit));
                 return;
             };
+            let (back, burst) = read.unwrap_or_else(|panic| resume_unwind(panic));
             match self.visit_burst(ctx, back, burst, now, &mut starts) {
                 Some(more) => pass = more,
                 None => return,
@@ -237,6 +247,12 @@ impl Orchestrator {
             let visited = self.dispatch_entry(ctx, &entry.request_id, standing, now, starts);
             pass.visited(&entry, visited);
         }
+        // The wave is whole: the next burst is not read just to stop at its first request.
+        if *starts == 0 && !pass.read_all() {
+            pass.stop();
+            self.wake(ctx, self.waves.interval);
+            return None;
+        }
         Some(pass)
     }
 
@@ -247,7 +263,7 @@ impl Orchestrator {
         let now = self.shared.clock.now();
         // The due index is keyed by the instant a booked day begins: only what has fallen due is read.
         if !self.shared.dispatch_paused {
-            let pass = self.shared.store.due_pass(now)?;
+            let pass = self.shared.store.due_pass(now);
             self.run_pass(ctx, pass, now, self.waves.size);
         }
         // An actor that panicked outside the caught paths is gone without a trace but the store's.

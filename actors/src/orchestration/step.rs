@@ -9,6 +9,7 @@ use switchboard_storage::{
     CallId, CallRecord, Environment, RequestId, RequestRecord, SchemaVersionRecord, StepKey,
     StepState, StorageError,
 };
+use tracing::Instrument;
 
 use super::call::CallActor;
 use super::edges::{Edge, Edges};
@@ -220,7 +221,9 @@ impl StepActor {
     /// crashes the step.
     fn advance(&mut self, ctx: &mut Context<Self>) {
         let (shared, id) = (self.shared.clone(), self.job.request_id.clone());
-        let read = async move { shared.store.fetch_request(&id).await };
+        // In the step's span: a read that waits is polled outside this handler.
+        let read =
+            async move { shared.store.fetch_request(&id).await }.instrument(self.span.clone());
         read_then(self, ctx, read, |act, ctx, read| {
             let span = act.span.clone();
             let _entered = span.enter();

@@ -120,7 +120,7 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
         [&stored[4].id, &stored[3].id, &stored[1].id, &stored[0].id],
         "newest batch first, a batch's members last place first"
     );
-    let due = store.due_by(stored[0].due_at).unwrap();
+    let due = store.due_by(stored[0].due_at).await.unwrap();
     assert_eq!(due.len(), 4, "today's four, across both environments");
     assert_eq!(
         store
@@ -144,7 +144,7 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
             .unwrap();
     }
     crate::due_pass::visit_due(&store, stored[0].due_at, |_, _, _| Visited::LeftDue);
-    assert!(store.due_by(stored[0].due_at).unwrap().is_empty());
+    assert!(store.due_by(stored[0].due_at).await.unwrap().is_empty());
     assert!(
         store
             .list_batch(&production, &batch, None, 10)

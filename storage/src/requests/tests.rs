@@ -59,7 +59,11 @@ async fn a_due_pass_retires_a_batch_only_when_it_saw_every_member_leave(engine: 
 
     // The visitor's word is not enough: the store retires only what its records show has left.
     assert_eq!(pass(&store, due_at, &[LeftDue, LeftDue, LeftDue]), all);
-    assert_eq!(store.due_by(due_at).unwrap().len(), 3, "none has started");
+    assert_eq!(
+        store.due_by(due_at).await.unwrap().len(),
+        3,
+        "none has started"
+    );
     for member in &members {
         store
             .commit_update(&member.id, |r| r.run = Some(Default::default()))
@@ -81,7 +85,7 @@ async fn a_due_pass_retires_a_batch_only_when_it_saw_every_member_leave(engine: 
         pass(&store, due_at, &[]).is_empty(),
         "retired: nothing is due"
     );
-    assert!(store.due_by(due_at).unwrap().is_empty());
+    assert!(store.due_by(due_at).await.unwrap().is_empty());
 }
 
 /// The batch a test request named `name` is stored in alone: a UUID v7 drawn from the name, so the same
@@ -270,8 +274,7 @@ async fn only_requests_whose_day_has_begun_are_due(engine: TestEngine) {
     tomorrow.due_at = "2026-11-24T05:00:00Z".parse().unwrap();
     stored(&store, vec![tomorrow, today]).await;
     let due = |now: &str| -> Vec<RequestId> {
-        store
-            .due_by(now.parse().unwrap())
+        crate::engine::resolve(store.due_by(now.parse().unwrap()))
             .unwrap()
             .into_iter()
             .map(|e| e.request_id)
@@ -381,7 +384,7 @@ async fn a_listing_pages_through_batches_and_requests_stored_one_by_one() {
         .await
         .unwrap();
     assert_eq!(old_batch, std::slice::from_ref(&old));
-    let due: Vec<DueEntry> = store.due_by(old.due_at).unwrap();
+    let due: Vec<DueEntry> = store.due_by(old.due_at).await.unwrap();
     assert_eq!(due.len(), 8);
     assert!(due.contains(&DueEntry {
         due_at: old.due_at,
@@ -466,9 +469,13 @@ async fn a_batch_member_gets_a_record_of_its_own_at_its_first_change_and_the_bat
         .commit_update(&members[2].id, |r| r.state = RequestState::Failure)
         .await
         .unwrap();
-    assert_eq!(store.due_by(due_at).unwrap().len(), 3, "due until retired");
+    assert_eq!(
+        store.due_by(due_at).await.unwrap().len(),
+        3,
+        "due until retired"
+    );
     assert_eq!(store.retire_batches(&retire).unwrap(), 1);
-    assert!(store.due_by(due_at).unwrap().is_empty());
+    assert!(store.due_by(due_at).await.unwrap().is_empty());
     assert_eq!(store.retire_batches(&retire).unwrap(), 0, "retired once");
     // Retired, the batch keeps its count only, and still lists and reads through its members' records.
     let key = chunk_key(&batch_id, 0);
@@ -685,14 +692,14 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
         .unwrap();
     assert_eq!(store.active_request_ids().await.unwrap(), ids(&["r1"]));
     assert_eq!(
-        store.due_by(created.due_at).unwrap()[0].batch,
+        store.due_by(created.due_at).await.unwrap()[0].batch,
         Some(created.batch_id.clone()),
         "its batch stays due until retired"
     );
     let batch = [(created.due_at, created.batch_id.clone())];
     assert_eq!(store.retire_batches(&batch).unwrap(), 1);
     assert!(
-        store.due_by(created.due_at).unwrap().is_empty(),
+        store.due_by(created.due_at).await.unwrap().is_empty(),
         "left due once its batch retired"
     );
 

@@ -100,7 +100,9 @@ impl RequestActor {
             return self.advance_from(ctx, known, edges);
         }
         let (shared, id) = (self.shared.clone(), self.request_id.clone());
-        let read = async move { shared.store.fetch_request(&id).await };
+        // In the request's span: a read that waits is polled outside this handler.
+        let read =
+            async move { shared.store.fetch_request(&id).await }.instrument(self.span.clone());
         read_then(self, ctx, read, move |act, ctx, read| match read {
             Ok(Some(read)) => {
                 let mut record = Arc::unwrap_or_clone(read);

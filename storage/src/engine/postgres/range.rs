@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 
 use super::tree::{column, PgTree};
-use super::wait;
+use super::{wait, Conn};
 use crate::engine::Bytes;
 
 /// Rows read by the first page of a range, doubled at each next page up to [`MAX_PAGE`]: a range read for
@@ -132,7 +132,8 @@ impl DoubleEndedIterator for PgIter {
 }
 
 impl PgTree {
-    /// Up to `limit` rows of `[low, high)` (no end: `None`), from the low end when `forward`.
+    /// Up to `limit` rows of `[low, high)` (no end: `None`), from the low end when `forward`; after a
+    /// conflict, again after a pause.
     pub(super) fn page(
         &self,
         low: &[u8],
@@ -140,7 +141,8 @@ impl PgTree {
         forward: bool,
         limit: i64,
     ) -> sled::Result<Vec<(Bytes, Bytes)>> {
-        wait(self.page_async(low, high, forward, limit))
+        let name = self.name();
+        self.retried(|conn| wait(page_rows(conn, name, low, high, forward, limit)))
     }
 
     /// [`PgTree::page`], awaited.
@@ -152,26 +154,9 @@ impl PgTree {
         limit: i64,
     ) -> sled::Result<Vec<(Bytes, Bytes)>> {
         let name = self.name();
-        self.retried_async(|conn| async move {
-            let statement = match (high.is_some(), forward) {
-                (true, true) => &conn.forward,
-                (false, true) => &conn.forward_open,
-                (true, false) => &conn.backward,
-                (false, false) => &conn.backward_open,
-            };
-            let rows = match high {
-                Some(high) => {
-                    conn.client
-                        .query(statement, &[&name, &low, &high, &limit])
-                        .await
-                }
-                None => conn.client.query(statement, &[&name, &low, &limit]).await,
-            }?;
-            Ok(rows
-                .iter()
-                .map(|row| (column(row, 0), column(row, 1)))
-                .collect())
-        })
+        self.retried_async(
+            |conn| async move { page_rows(&conn, name, low, high, forward, limit).await },
+        )
         .await
     }
 
@@ -208,4 +193,33 @@ impl PgTree {
         }
         Ok(rows)
     }
+}
+
+/// The statement of a page of tree `name`, on `conn`.
+async fn page_rows(
+    conn: &Conn,
+    name: &str,
+    low: &[u8],
+    high: Option<&[u8]>,
+    forward: bool,
+    limit: i64,
+) -> Result<Vec<(Bytes, Bytes)>, tokio_postgres::Error> {
+    let statement = match (high.is_some(), forward) {
+        (true, true) => &conn.forward,
+        (false, true) => &conn.forward_open,
+        (true, false) => &conn.backward,
+        (false, false) => &conn.backward_open,
+    };
+    let rows = match high {
+        Some(high) => {
+            conn.client
+                .query(statement, &[&name, &low, &high, &limit])
+                .await
+        }
+        None => conn.client.query(statement, &[&name, &low, &limit]).await,
+    }?;
+    Ok(rows
+        .iter()
+        .map(|row| (column(row, 0), column(row, 1)))
+        .collect())
 }

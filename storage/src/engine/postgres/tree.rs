@@ -45,7 +45,7 @@ impl PgTree {
 
     /// Runs a statement, again after a conflict with a transaction, and once more on a new connection
     /// when it met a connection that had just been lost.
-    fn retried<T>(
+    pub(super) fn retried<T>(
         &self,
         run: impl Fn(&Conn) -> Result<T, tokio_postgres::Error>,
     ) -> sled::Result<T> {
