@@ -108,6 +108,11 @@ async fn each_kind_of_access_and_change_is_one_event_with_ids_only_and_the_chain
         .auth_with(&[("Switchboard-API-Key", "sk_live_demo_7Qh2m9XcP4")])
         .await;
     assert_eq!(no_secret.status(), 401);
+    // No key at all: refused, and audited with no one to name.
+    let keyless = app
+        .auth_with(&[("Switchboard-API-Secret", "demo-live-secret-change-me")])
+        .await;
+    assert_eq!(keyless.status(), 401);
     let token = app.live_token().await;
     let id = create_vob(&app, &token).await;
     let done = app.wait_terminal(&token, &id).await;
@@ -147,10 +152,15 @@ async fn each_kind_of_access_and_change_is_one_event_with_ids_only_and_the_chain
         "{targets:?}"
     );
     let unknown = targets.iter().filter(|t| t["id"] == "unknown").count();
-    assert_eq!(unknown, 1, "{targets:?}");
+    assert_eq!(unknown, 2, "{targets:?}");
+    let nameless = exchanges
+        .iter()
+        .filter(|e| e["actor"] == json!({ "id": "unknown", "kind": "api_key" }))
+        .count();
+    assert_eq!(nameless, 1, "the keyless exchange: {exchanges:?}");
     assert_eq!(
         targets.iter().filter(|t| t["id"] == "demo").count(),
-        targets.len() - 1,
+        targets.len() - unknown,
         "{targets:?}"
     );
 
