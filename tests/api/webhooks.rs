@@ -916,7 +916,10 @@ async fn a_target_refused_when_its_round_runs_ends_the_round_and_the_next_round_
     let error = tried[0]["error"].as_str().expect("a reason");
     let hook = receiver.url("/hook");
     let host = hook.split('/').nth(2).unwrap();
-    assert!(!error.contains("127.0.0.1") && !error.contains(host), "{log}");
+    assert!(
+        !error.contains("127.0.0.1") && !error.contains(host),
+        "{log}"
+    );
     // Only a receiver's 400 or 404 stops delivery for good: the next round checks the target again.
     api.advance_clock(ROUNDS_S[0]).await;
     let log = api.wait_pending_for(&id, 2).await;
