@@ -51,9 +51,12 @@ impl PgIter {
         } else {
             self.back_page
         };
-        let page = self
-            .tree
-            .page(&self.low, self.high.as_deref(), forward, limit)?;
+        let page = self.tree.page(Page {
+            low: &self.low,
+            high: self.high.as_deref(),
+            forward,
+            limit,
+        })?;
         let (done, size, buffer) = if forward {
             (&mut self.front_done, &mut self.front_page, &mut self.front)
         } else {
@@ -131,33 +134,28 @@ impl DoubleEndedIterator for PgIter {
     }
 }
 
+/// One page of a range: up to `limit` rows of `[low, high)` (no end: `None`), from the low end when
+/// `forward`.
+#[derive(Clone, Copy)]
+pub(super) struct Page<'a> {
+    low: &'a [u8],
+    high: Option<&'a [u8]>,
+    forward: bool,
+    limit: i64,
+}
+
 impl PgTree {
-    /// Up to `limit` rows of `[low, high)` (no end: `None`), from the low end when `forward`; after a
-    /// conflict, again after a pause.
-    pub(super) fn page(
-        &self,
-        low: &[u8],
-        high: Option<&[u8]>,
-        forward: bool,
-        limit: i64,
-    ) -> sled::Result<Vec<(Bytes, Bytes)>> {
+    /// The rows of `page`; after a conflict, again after a pause.
+    pub(super) fn page(&self, page: Page<'_>) -> sled::Result<Vec<(Bytes, Bytes)>> {
         let name = self.name();
-        self.retried(|conn| wait(page_rows(conn, name, low, high, forward, limit)))
+        self.retried(|conn| wait(page_rows(conn, name, page)))
     }
 
     /// [`PgTree::page`], awaited.
-    pub(super) async fn page_async(
-        &self,
-        low: &[u8],
-        high: Option<&[u8]>,
-        forward: bool,
-        limit: i64,
-    ) -> sled::Result<Vec<(Bytes, Bytes)>> {
+    pub(super) async fn page_async(&self, page: Page<'_>) -> sled::Result<Vec<(Bytes, Bytes)>> {
         let name = self.name();
-        self.retried_async(
-            |conn| async move { page_rows(&conn, name, low, high, forward, limit).await },
-        )
-        .await
+        self.retried_async(|conn| async move { page_rows(&conn, name, page).await })
+            .await
     }
 
     /// Up to `limit` rows of `[low, high)`, from the high end when `reverse`, read a page at a time
@@ -174,7 +172,12 @@ impl PgTree {
         while rows.len() < limit {
             let wanted = page.min((limit - rows.len()).try_into().unwrap_or(MAX_PAGE));
             let read = self
-                .page_async(&low, high.as_deref(), !reverse, wanted)
+                .page_async(Page {
+                    low: &low,
+                    high: high.as_deref(),
+                    forward: !reverse,
+                    limit: wanted,
+                })
                 .await?;
             let done = (read.len() as i64) < wanted;
             if let Some((last, _)) = read.last() {
@@ -195,15 +198,18 @@ impl PgTree {
     }
 }
 
-/// The statement of a page of tree `name`, on `conn`.
+/// The statement of `page` of tree `name`, on `conn`.
 async fn page_rows(
     conn: &Conn,
     name: &str,
-    low: &[u8],
-    high: Option<&[u8]>,
-    forward: bool,
-    limit: i64,
+    page: Page<'_>,
 ) -> Result<Vec<(Bytes, Bytes)>, tokio_postgres::Error> {
+    let Page {
+        low,
+        high,
+        forward,
+        limit,
+    } = page;
     let statement = match (high.is_some(), forward) {
         (true, true) => &conn.forward,
         (false, true) => &conn.forward_open,
