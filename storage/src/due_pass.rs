@@ -88,7 +88,7 @@ impl DuePass {
     }
 
     /// Ends the pass before the next request it would read: like [`Visited::Stop`] on that request.
-    pub fn stop(mut self) {
+    pub fn stop(mut self) -> Option<Retirement> {
         let next = self.entries.as_ref().and_then(|e| e.get(self.read));
         if let Some(batch) = next.and_then(|entry| entry.batch.as_ref()) {
             self.retirable.remove(batch);
@@ -111,17 +111,34 @@ impl DuePass {
             .1 &= visited == Visited::LeftDue;
     }
 
-    /// Retires the batches every member of which was visited and left the due state. A retirement that
-    /// fails is logged and made at a later pass.
-    pub fn finish(self) {
-        let retiring: Vec<(DateTime<Utc>, RequestBatchId)> = self
+    /// Ends the pass: the batches every member of which was visited and left the due state, to retire,
+    /// if any.
+    pub fn finish(self) -> Option<Retirement> {
+        let batches: Vec<(DateTime<Utc>, RequestBatchId)> = self
             .retirable
             .into_iter()
             .filter(|(_, (_, all_left))| *all_left)
             .map(|(batch, (due_at, _))| (due_at, batch))
             .collect();
+        (!batches.is_empty()).then_some(Retirement {
+            store: self.store,
+            batches,
+        })
+    }
+}
+
+/// The batches a pass found all started or ended, retired in one transaction by [`Retirement::run`]: a
+/// blocking write, which on PostgreSQL waits on the network, so the caller runs it off an actor's thread.
+pub struct Retirement {
+    store: Store,
+    batches: Vec<(DateTime<Utc>, RequestBatchId)>,
+}
+
+impl Retirement {
+    /// Retires the batches. A failure is logged, and the retirement made at a later pass.
+    pub fn run(self) {
         // A batch that cannot retire (an unreadable member) must not stop the pass's caller.
-        if let Err(e) = self.store.retire_batches(&retiring) {
+        if let Err(e) = self.store.retire_batches(&self.batches) {
             tracing::error!(error.message = %e, "cannot retire due batches");
         }
     }
@@ -145,11 +162,11 @@ pub(crate) fn visit_due(
             let visited = visit(&entry.request_id, entry.due_at, standing);
             pass.visited(&entry, visited);
             if visited == Visited::Stop {
-                return pass.finish();
+                return pass.finish().into_iter().for_each(Retirement::run);
             }
         }
     }
-    pass.finish()
+    pass.finish().into_iter().for_each(Retirement::run)
 }
 
 impl Store {

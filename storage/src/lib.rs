@@ -44,7 +44,7 @@ mod trees;
 
 pub use backup::Backup;
 pub use deliveries::QueuePosition;
-pub use due_pass::{DuePass, Standing, Visited};
+pub use due_pass::{DuePass, Retirement, Standing, Visited};
 pub use durability::FlushStats;
 pub use engine::lease::{LeaseHolder, NodeLease, FENCE_AFTER, LEASE_TTL};
 pub use engine::postgres::{
