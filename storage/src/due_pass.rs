@@ -2,7 +2,7 @@
 //! store keeps to itself how due requests are laid out (a batch's one due entry standing for its members,
 //! retired once every member has left the due state).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -45,9 +45,8 @@ pub enum Standing {
 pub struct DuePass {
     store: Store,
     now: DateTime<Utc>,
-    /// Read with the first burst.
-    entries: Option<Vec<DueEntry>>,
-    read: usize,
+    /// The due requests not read yet, from the due index read with the first burst.
+    unread: Option<VecDeque<DueEntry>>,
     retirable: HashMap<RequestBatchId, (DateTime<Utc>, bool)>,
 }
 
@@ -58,8 +57,7 @@ impl Store {
         DuePass {
             store: self.clone(),
             now,
-            entries: None,
-            read: 0,
+            unread: None,
             retirable: HashMap::new(),
         }
     }
@@ -69,27 +67,25 @@ impl DuePass {
     /// The next due requests, with their standing, read together; empty once the pass has read them all.
     /// Visits only start actors, which write later: what a burst read stays what its visits see.
     pub async fn next_burst(&mut self) -> Result<Vec<(DueEntry, Standing)>, StorageError> {
-        if self.entries.is_none() {
-            self.entries = Some(self.store.due_by(self.now).await?);
-        }
-        let entries = self.entries.as_deref().unwrap_or_default();
-        let end = (self.read + BURST).min(entries.len());
-        let burst = &entries[self.read..end];
-        let standings = self.store.standings(burst).await?;
-        self.read = end;
-        Ok(burst.iter().cloned().zip(standings).collect())
+        let unread = match &mut self.unread {
+            Some(unread) => unread,
+            None => self
+                .unread
+                .insert(self.store.due_by(self.now).await?.into()),
+        };
+        let burst: Vec<DueEntry> = unread.drain(..BURST.min(unread.len())).collect();
+        let standings = self.store.standings(&burst).await?;
+        Ok(burst.into_iter().zip(standings).collect())
     }
 
     /// Whether every due request has been read (none is left for another burst).
     pub fn read_all(&self) -> bool {
-        self.entries
-            .as_ref()
-            .is_some_and(|entries| self.read == entries.len())
+        self.unread.as_ref().is_some_and(VecDeque::is_empty)
     }
 
     /// Ends the pass before the next request it would read: like [`Visited::Stop`] on that request.
     pub fn stop(mut self) -> Option<Retirement> {
-        let next = self.entries.as_ref().and_then(|e| e.get(self.read));
+        let next = self.unread.as_ref().and_then(VecDeque::front);
         if let Some(batch) = next.and_then(|entry| entry.batch.as_ref()) {
             self.retirable.remove(batch);
         }
