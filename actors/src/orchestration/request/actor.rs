@@ -103,21 +103,17 @@ impl RequestActor {
         // In the request's span: a read that waits is polled outside this handler.
         let read =
             async move { shared.store.fetch_request(&id).await }.instrument(self.span.clone());
-        read_then(self, ctx, read, move |act, ctx, read| match read {
-            Ok(Some(read)) => {
-                let mut record = Arc::unwrap_or_clone(read);
-                edges.apply(&mut record);
-                act.advance_from(ctx, record, edges)
-            }
-            Ok(None) => {
-                let span = act.span.clone();
-                let _entered = span.enter();
-                act.end(ctx)
-            }
-            Err(e) => {
-                let span = act.span.clone();
-                let _entered = span.enter();
-                act.fault(ctx, e.to_string())
+        read_then(self, ctx, read, move |act, ctx, read| {
+            let span = act.span.clone();
+            let _entered = span.enter();
+            match read {
+                Ok(Some(read)) => {
+                    let mut record = Arc::unwrap_or_clone(read);
+                    edges.apply(&mut record);
+                    act.advance_from(ctx, record, edges)
+                }
+                Ok(None) => act.end(ctx),
+                Err(e) => act.fault(ctx, e.to_string()),
             }
         });
     }
