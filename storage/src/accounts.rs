@@ -186,15 +186,9 @@ mod tests {
         }
     }
 
-    fn open() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        (dir, store)
-    }
-
     #[tokio::test]
     async fn replacing_an_account_moves_its_key_index_with_it() {
-        let (_dir, store) = open();
+        let (_dir, store) = crate::TestEngine::Sled.open_temp();
         store
             .put_account(&account("a", &["k1", "k2"]), &[])
             .await
@@ -209,7 +203,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_key_owned_by_another_account_aborts_the_whole_write() {
-        let (_dir, store) = open();
+        let (_dir, store) = crate::TestEngine::Sled.open_temp();
         store
             .put_account(&account("a", &["shared"]), &[])
             .await
@@ -231,7 +225,7 @@ mod tests {
 
     #[tokio::test]
     async fn deleting_an_account_removes_its_keys() {
-        let (_dir, store) = open();
+        let (_dir, store) = crate::TestEngine::Sled.open_temp();
         store.put_account(&account("a", &["k"]), &[]).await.unwrap();
         assert!(store.delete_account("a", &[]).await.unwrap());
         assert!(store.account_by_key("k").unwrap().is_none());

@@ -46,8 +46,7 @@ mod tests {
     /// Entries are kept in memory once read: a payer written after it was read is read anew.
     #[tokio::test]
     async fn a_payer_read_before_a_write_is_read_anew_after_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
+        let (_dir, store) = crate::TestEngine::Sled.open_temp();
         let mut payer = PayerRecord {
             name: "Aetna".into(),
             aliases: vec![],

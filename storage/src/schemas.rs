@@ -166,12 +166,6 @@ impl Store {
 mod tests {
     use super::*;
 
-    fn open() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        (dir, store)
-    }
-
     fn definition(label: &str) -> SchemaDefinition {
         SchemaDefinition {
             name: Some(label.into()),
@@ -186,7 +180,7 @@ mod tests {
 
     #[tokio::test]
     async fn publishing_if_changed_keeps_the_version_of_unchanged_content() {
-        let (_dir, store) = open();
+        let (_dir, store) = crate::TestEngine::Sled.open_temp();
         let now = chrono::Utc::now();
         let rule = PublishRule::IfChanged { first_version: 1 };
         let flags = SchemaFlags::default();
@@ -240,7 +234,7 @@ mod tests {
 
     #[tokio::test]
     async fn retiring_keeps_the_versions_and_sets_the_flag() {
-        let (_dir, store) = open();
+        let (_dir, store) = crate::TestEngine::Sled.open_temp();
         let now = chrono::Utc::now();
         store
             .publish_schema(
@@ -269,7 +263,7 @@ mod tests {
     /// would validate against a retired or superseded schema.
     #[tokio::test]
     async fn a_schema_read_before_a_write_is_read_anew_after_it() {
-        let (_dir, store) = open();
+        let (_dir, store) = crate::TestEngine::Sled.open_temp();
         let now = chrono::Utc::now();
         let rule = PublishRule::Always { first_version: 1 };
         let flags = SchemaFlags::default();

@@ -91,6 +91,14 @@ impl TestEngine {
         }
     }
 
+    /// A store on this engine in a new temporary directory, kept while the directory is.
+    #[cfg(test)]
+    pub(crate) fn open_temp(self) -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = self.open(dir.path()).unwrap();
+        (dir, store)
+    }
+
     /// A new store in `dir` (the keyring's place, and sled's) on this engine.
     pub fn open(self, dir: &Path) -> Result<Store, StorageError> {
         Store::open_on(

@@ -1,6 +1,6 @@
 //! Lone creates sharing a batch: ids, client batches, listings, the due index, idempotency and purging.
 
-use super::tests::{open_on, record, scope, stored};
+use super::tests::{record, scope, stored};
 use super::*;
 use crate::audit::{Actor, NewEvent, Target};
 use crate::group::Job;
@@ -39,7 +39,7 @@ fn keys(tree: &crate::engine::Tree) -> usize {
 async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_clients_batch(
     engine: TestEngine,
 ) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     let production = scope(Environment::Production);
     let mut tomorrow = record("d", Environment::Production, None, 1_400);
     tomorrow.due_date = tomorrow.due_date.succ_opt().unwrap();
@@ -166,7 +166,7 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
 async fn a_lone_create_replaying_a_claimed_internal_id_is_declined_and_takes_no_place(
     engine: TestEngine,
 ) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     let production = scope(Environment::Production);
     stored(
         &store,
@@ -206,7 +206,7 @@ async fn a_lone_create_replaying_a_claimed_internal_id_is_declined_and_takes_no_
 }
 
 async fn purging_a_lone_request_keeps_the_others_of_its_shared_batch(engine: TestEngine) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     let production = scope(Environment::Production);
     let stored = one_group(
         &store,

@@ -7,16 +7,6 @@ use crate::seal::Sealed;
 use crate::{DeliveryRecord, DueEntry, RequestBatchId, RequestState, TestEngine, Visited};
 use intake::{chunk_key, CHUNK};
 
-fn open() -> (tempfile::TempDir, Store) {
-    open_on(TestEngine::Sled)
-}
-
-pub(super) fn open_on(engine: TestEngine) -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = engine.open(dir.path()).unwrap();
-    (dir, store)
-}
-
 // The tests that hold for any engine, each run on sled and on PostgreSQL.
 crate::on_both_engines!(
     a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing,
@@ -50,7 +40,7 @@ fn pass(store: &Store, due_at: DateTime<Utc>, verdicts: &[Visited]) -> Vec<Reque
 }
 
 async fn a_due_pass_retires_a_batch_only_when_it_saw_every_member_leave(engine: TestEngine) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     let members = batch(3, 1_000);
     stored(&store, members.clone()).await;
     let due_at = members[0].due_at;
@@ -156,7 +146,7 @@ pub(super) fn scope(environment: Environment) -> Scope {
 }
 
 async fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing(engine: TestEngine) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     let first = record("r1", Environment::Production, Some("key"), 1_000);
     let sandbox = record("r3", Environment::Sandbox, Some("key"), 3_000);
     stored(&store, vec![first.clone(), sandbox]).await;
@@ -198,7 +188,7 @@ async fn a_claimed_internal_id_aborts_the_whole_insert_and_books_nothing(engine:
 
 #[tokio::test]
 async fn a_request_written_before_compression_reads_the_same() {
-    let (_dir, store) = open();
+    let (_dir, store) = TestEngine::Sled.open_temp();
     let mut old = record("old", Environment::Production, Some("key"), 1_000);
     old.inputs.insert("payerName".into(), "Aetna".into());
     let mut bytes = vec![1u8];
@@ -215,7 +205,7 @@ async fn a_request_written_before_compression_reads_the_same() {
 }
 
 async fn listing_is_newest_first_within_the_window_and_pages_by_keyset(engine: TestEngine) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     let records: Vec<RequestRecord> = (0..25)
         .map(|i| {
             record(
@@ -267,7 +257,7 @@ async fn listing_is_newest_first_within_the_window_and_pages_by_keyset(engine: T
 }
 
 async fn only_requests_whose_day_has_begun_are_due(engine: TestEngine) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     let mut today = record("today", Environment::Production, None, 1);
     today.due_at = "2026-11-23T05:00:00Z".parse().unwrap();
     let mut tomorrow = record("tomorrow", Environment::Production, None, 2);
@@ -302,7 +292,7 @@ fn ids_of(records: &[RequestRecord]) -> Vec<RequestId> {
 }
 
 async fn a_batch_lists_regardless_of_dates_newest_first_and_pages_inside_it(engine: TestEngine) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     let members = batch(5, 1);
     let other = batch(2, 5);
     stored(&store, members.iter().chain(&other).cloned().collect()).await;
@@ -338,7 +328,7 @@ async fn a_batch_lists_regardless_of_dates_newest_first_and_pages_inside_it(engi
 
 #[tokio::test]
 async fn a_listing_pages_through_batches_and_requests_stored_one_by_one() {
-    let (_dir, store) = open();
+    let (_dir, store) = TestEngine::Sled.open_temp();
     let early = batch(3, 1_000);
     let late = batch(4, 3_000);
     stored(&store, early.clone()).await;
@@ -422,7 +412,7 @@ fn store_old_layout(store: &Store, record: &RequestRecord) {
 async fn a_batch_member_gets_a_record_of_its_own_at_its_first_change_and_the_batch_retires_after_the_last(
     engine: TestEngine,
 ) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     let members = batch(3, 1_000);
     stored(&store, members.clone()).await;
     let (due_at, batch_id) = (members[0].due_at, members[0].batch_id.clone());
@@ -494,7 +484,7 @@ async fn a_batch_member_gets_a_record_of_its_own_at_its_first_change_and_the_bat
 }
 
 async fn a_request_not_named_by_its_place_in_its_batch_is_declined_whole(engine: TestEngine) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     let mut members = batch(2, 1_000);
     members.swap(0, 1);
     let committed = store.commit_requests(Arc::new(members.clone())).await;
@@ -513,7 +503,7 @@ async fn a_request_not_named_by_its_place_in_its_batch_is_declined_whole(engine:
 async fn concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_nothing(
     engine: TestEngine,
 ) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     let mut tasks = Vec::new();
     for i in 0..100 {
         let store = store.clone();
@@ -574,7 +564,7 @@ async fn concurrent_grouped_creates_share_flushes_and_a_declined_one_leaves_noth
 }
 
 async fn a_grouped_update_is_durable_and_a_missing_request_is_declined(engine: TestEngine) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     stored(
         &store,
         vec![record("r1", Environment::Production, None, 1_000)],
@@ -602,7 +592,7 @@ async fn a_grouped_update_is_durable_and_a_missing_request_is_declined(engine: T
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grouped_writes_after_close_are_refused() {
-    let (_dir, store) = open();
+    let (_dir, store) = TestEngine::Sled.open_temp();
     store.close().unwrap();
     let committed = store
         .commit_requests(Arc::new(vec![record(
@@ -617,7 +607,7 @@ async fn grouped_writes_after_close_are_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_grouped_write_that_panics_fails_alone_and_the_store_keeps_writing() {
-    let (_dir, store) = open();
+    let (_dir, store) = TestEngine::Sled.open_temp();
     stored(
         &store,
         vec![
@@ -683,7 +673,7 @@ fn delivery(request_id: &RequestId, payload: &str) -> DeliveryRecord {
 async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_index(
     engine: TestEngine,
 ) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     let created = record("r1", Environment::Production, None, 1_000);
     stored(&store, vec![created.clone()]).await;
     let running = store
@@ -781,7 +771,7 @@ fn page(store: &Store, after: Option<&crate::QueuePosition>) -> Vec<RequestId> {
 }
 
 async fn a_terminal_write_holds_its_first_round_back_until_it_is_durable(engine: TestEngine) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     let created = record("r1", Environment::Production, None, 1_000);
     stored(&store, vec![created.clone()]).await;
     let mut terminal = created;
@@ -846,7 +836,7 @@ async fn a_terminal_write_holds_its_first_round_back_until_it_is_durable(engine:
 }
 
 async fn the_outbox_page_ends_before_a_first_round_not_yet_durable(engine: TestEngine) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     finished_with_webhooks(&store, &["r1", "r2", "r3"]).await;
     assert_eq!(page(&store, None), ids(&["r1", "r2", "r3"]));
 
@@ -865,7 +855,7 @@ async fn the_outbox_page_ends_before_a_first_round_not_yet_durable(engine: TestE
 
 #[tokio::test]
 async fn a_lone_request_and_a_batch_booked_for_today_are_stored_plain_and_others_compressed() {
-    let (_dir, store) = open();
+    let (_dir, store) = TestEngine::Sled.open_temp();
     let mut today = batch(2, 1_000);
     for member in &mut today {
         member.created_at = member.due_at;
@@ -888,7 +878,7 @@ async fn a_lone_request_and_a_batch_booked_for_today_are_stored_plain_and_others
 }
 
 async fn a_batch_larger_than_a_chunk_reads_lists_and_retires_whole(engine: TestEngine) {
-    let (_dir, store) = open_on(engine);
+    let (_dir, store) = engine.open_temp();
     let members = batch(2 * CHUNK + 3, 1_000);
     stored(&store, members.clone()).await;
     let batch_id = members[0].batch_id.clone();
