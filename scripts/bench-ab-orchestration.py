@@ -38,10 +38,8 @@ def one_round(binary, cluster):
         key = os.path.join(work, "master.key")
         subprocess.run([binary, "keys", "generate", "--out", key], check=True, capture_output=True)
         os.environ["SWITCHBOARD_MASTER_KEY"] = open(key).read().strip()
-        url = cluster.fresh_database()
         config = open(server.config_path).read()
-        open(server.config_path, "w").write(postgres.on_postgres(config, url))
-        subprocess.run([binary, "migrate", "--config", server.config_path], check=True, capture_output=True)
+        open(server.config_path, "w").write(postgres.on_postgres(config, cluster.database(binary)))
     receiver = orchestration.Receiver()
     server.start()
     try:
@@ -56,14 +54,6 @@ def one_round(binary, cluster):
         receiver.shutdown()
         os.environ.pop("SWITCHBOARD_MASTER_KEY", None)
     return REQUESTS / delivered, terminal, delivered
-
-
-class Databases(postgres.Cluster):
-    def fresh_database(self):
-        name = "switchboard_ab_" + os.urandom(6).hex()
-        postgres.psql(self.url, f"CREATE DATABASE {name}")
-        base, _, options = self.url.partition("?")
-        return base.rsplit("/", 1)[0] + "/" + name + ("?" + options if options else "")
 
 
 def main():
@@ -87,7 +77,7 @@ def main():
               f"{statistics.median(ratios):.2f}x (rounds {', '.join(f'{x:.2f}' for x in ratios)})", flush=True)
 
     if args.postgres:
-        with Databases() as cluster:
+        with postgres.Cluster() as cluster:
             run(cluster)
     else:
         run(None)

@@ -39,12 +39,13 @@ class Cluster:
             self.url, self.dir = out.split()
         return self
 
-    def database(self):
+    def database(self, binary=None):
+        """A new database, migrated by `binary` (the release build by default)."""
         name = "switchboard_bench_" + uuid.uuid4().hex[:12]
         psql(self.url, f"CREATE DATABASE {name}")
         base, _, options = self.url.partition("?")
         url = base.rsplit("/", 1)[0] + "/" + name + ("?" + options if options else "")
-        subprocess.run([bench.BINARY, "migrate", "--config", self.config_for(url)], check=True,
+        subprocess.run([binary or bench.BINARY, "migrate", "--config", self.config_for(url)], check=True,
                        capture_output=True)
         return url
 
