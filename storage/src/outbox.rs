@@ -106,6 +106,19 @@ mod tests {
         assert!(!outbox.held()(&id));
     }
 
+    /// A page's check, taken before the page reads the queue, also sees a hold taken while it reads: the
+    /// terminal write that took it may already be readable (sled) before its flush.
+    #[test]
+    fn a_check_taken_before_a_hold_sees_it() {
+        let outbox = Arc::new(Outbox::default());
+        let id = RequestId::from("r1".to_owned());
+        let held = outbox.held();
+        let hold = outbox.hold(&id);
+        assert!(held(&id));
+        drop(hold);
+        assert!(!held(&id));
+    }
+
     #[tokio::test]
     async fn a_hold_ending_wakes_the_dispatcher() {
         let outbox = Arc::new(Outbox::default());
