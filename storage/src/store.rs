@@ -214,8 +214,10 @@ impl Store {
     /// Commits from now on only while this process holds the orchestrator lease under the name `holder`
     /// ([`crate::NodeLease::holder`]): a node that lost the lease unawares (it stalled past its expiry)
     /// has its transactions refused instead of writing beside the node that took over. Only PostgreSQL's
-    /// stores are shared; on sled this does nothing.
-    pub fn fence_to(&self, holder: &str) {
+    /// stores are shared; on sled this does nothing. For tests: a node opens its store already fenced
+    /// ([`Store::open_leased`]).
+    #[cfg(test)]
+    pub(crate) fn fence_to(&self, holder: &str) {
         self.db.fence_to(holder);
     }
 

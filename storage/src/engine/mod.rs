@@ -30,8 +30,7 @@ pub fn resolve<F: std::future::Future>(future: F) -> F::Output {
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
     match future.as_mut().poll(&mut context) {
         std::task::Poll::Ready(answer) => answer,
-        // Without futures' guard against nesting, as the PostgreSQL engine's own waits.
-        std::task::Poll::Pending => pollster::block_on(future),
+        std::task::Poll::Pending => postgres::wait(future),
     }
 }
 

@@ -135,7 +135,7 @@ fn tx_error(e: tokio_postgres::Error) -> sled::transaction::UnabortableTransacti
 /// run inside another (a read resolved on an actor's thread that must connect again), which futures'
 /// executor refuses with a panic. Nesting is safe here: what is waited on progresses on the I/O thread,
 /// never on the waiting one.
-fn wait<F: Future>(future: F) -> F::Output {
+pub(crate) fn wait<F: Future>(future: F) -> F::Output {
     pollster::block_on(future)
 }
 
