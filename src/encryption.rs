@@ -17,6 +17,13 @@ pub fn key_source(settings: &Settings) -> anyhow::Result<KeySource> {
         .filter(|t| !t.trim().is_empty())
     {
         let key = MasterKey::from_base64(&text, MASTER_KEY_VAR)?;
+        if let Some(path) = &settings.master_key_file {
+            tracing::warn!(
+                key_file = %path.display(),
+                "both SWITCHBOARD_MASTER_KEY and [encryption] key_file are set: the environment's key is \
+                 used and key_file is ignored"
+            );
+        }
         return Ok(KeySource::Given {
             key,
             origin: MASTER_KEY_VAR.to_owned(),

@@ -2,6 +2,8 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context;
+
 use switchboard_storage::seal::{KeySource, MasterKey};
 use switchboard_storage::Store;
 
@@ -34,13 +36,18 @@ fn rotate(args: RotateArgs) -> anyhow::Result<String> {
     let data_dir = &settings.server.data_dir;
     let current = crate::encryption::key_source(&settings)?;
     let new = MasterKey::read_file(&args.new_key_file)?;
-    let rewrapped = Store::rotate_master_key(data_dir, &current, &new, &settings.storage_engine)?;
+    let store = match &settings.storage_engine {
+        switchboard_storage::EngineChoice::Sled => format!("the store in {}", data_dir.display()),
+        _ => "the store in the PostgreSQL database of [storage] url".to_owned(),
+    };
+    let rewrapped = Store::rotate_master_key(data_dir, &current, &new, &settings.storage_engine)
+        .with_context(|| format!("cannot rotate the master key of {store}"))?;
     let mut message = format!(
-        "re-wrapped {rewrapped} epoch keys and the system key of {} under the new master key; \
-         the old key no longer opens the store. Start the server with [encryption] key_file = {:?} \
-         or SWITCHBOARD_MASTER_KEY set to its content",
-        data_dir.display(),
-        args.new_key_file.display().to_string()
+        "re-wrapped {rewrapped} epoch keys and the system key of {store} under the new master key; \
+         the old key no longer opens it. Put the new key where the server reads its key (move {} over \
+         the file [encryption] key_file names, or set SWITCHBOARD_MASTER_KEY to its content) before \
+         the next start",
+        args.new_key_file.display()
     );
     // The old key beside the data opens nothing any more, and a start that found it would be refused.
     let beside = KeySource::beside_data_path(data_dir);

@@ -67,22 +67,32 @@ impl Application {
         listening: impl FnOnce(u16),
     ) -> anyhow::Result<Application> {
         let mut settings = settings;
+        let key = crate::encryption::key_source(&settings)?;
+        // On PostgreSQL the key is checked first: a node that cannot open the store leaves nothing behind.
+        let sealed = match &settings.storage_engine {
+            EngineChoice::Postgres { .. } => Some(check_key(&settings, &key).await?),
+            EngineChoice::Sled => None,
+        };
         let data_dir = &settings.server.data_dir;
         std::fs::create_dir_all(data_dir)
             .with_context(|| format!("cannot create data_dir {}", data_dir.display()))?;
-        let key = crate::encryption::key_source(&settings)?;
         let mut listening = Some(listening);
         let (store, listener, holding) = match settings.storage_engine.clone() {
             // One node runs requests at a time: the others forward their clients to it, and wait here
             // before they open anything.
             EngineChoice::Postgres { url, ca_file } => {
+                // The key was checked before it serves anything, standing by included, as on sled where
+                // the store opens before the port is bound: the database was reached and its schema and the
+                // key checked, so a node that could never open the store neither forwards, nor waits for
+                // the lease, nor takes it.
+                let sealed = sealed.expect("checked above");
                 let listener = bind(&mut settings)?;
                 let told = listening.take().expect("told once");
                 let holding = crate::standby::serve_until_leased(
                     &settings,
                     &listener,
                     (&url, ca_file.as_deref()),
-                    &key,
+                    (&key, sealed),
                     told,
                 )
                 .await?;
@@ -90,11 +100,18 @@ impl Application {
                 let store = open_store(&settings, &key, Some(holding.lease.holder()))?;
                 (store, listener, Some(holding))
             }
-            // Bound after the store is open, so that a second server started with the same command is
-            // told the data directory is held rather than that the port is taken.
+            // An existing store is opened before the port is bound, so that a second server started with
+            // the same command is told the data directory is held rather than that the port is taken.
+            // A store not made yet is made only once the port is known to be free, so a start that fails
+            // on the port leaves no empty keyring and store behind.
             EngineChoice::Sled => {
-                let store = open_store(&settings, &key, None)?;
-                (store, bind(&mut settings)?, None)
+                if check_key(&settings, &key).await? {
+                    let store = open_store(&settings, &key, None)?;
+                    (store, bind(&mut settings)?, None)
+                } else {
+                    let listener = bind(&mut settings)?;
+                    (open_store(&settings, &key, None)?, listener, None)
+                }
             }
         };
         let settings = Arc::new(settings);
@@ -321,6 +338,32 @@ fn bind(settings: &mut Settings) -> anyhow::Result<TcpListener> {
     Ok(listener)
 }
 
+/// Whether the master key opens the store the settings name, checked without writing anything:
+/// `Ok(false)` while the store has no keyring yet. On PostgreSQL it is the first contact with the database,
+/// so an unreachable one, or one of another schema, fails here too.
+pub(crate) async fn check_key(settings: &Settings, key: &KeySource) -> anyhow::Result<bool> {
+    let (data_dir, engine, key) = (
+        settings.server.data_dir.clone(),
+        settings.storage_engine.clone(),
+        key.clone(),
+    );
+    let checked = web::block(move || Store::check_key(&data_dir, &key, &engine))
+        .await
+        .context("the key check's thread failed")?;
+    checked.with_context(|| store_place(settings))
+}
+
+/// The store the settings name, for errors: the data directory on sled, the database on PostgreSQL.
+fn store_place(settings: &Settings) -> String {
+    match &settings.storage_engine {
+        EngineChoice::Sled => format!(
+            "cannot open the store in {}",
+            settings.server.data_dir.display()
+        ),
+        engine => format!("cannot open the store on {engine:?}"),
+    }
+}
+
 /// Opens the sealed store in `data_dir`. A directory another Switchboard holds gets a message of its own:
 /// sled's lock error names a lock file and an OS error, not what the operator should do about it.
 /// The store, fenced by the orchestrator lease `leased` names when this node holds one.
@@ -338,12 +381,7 @@ fn open_store(settings: &Settings, key: &KeySource, leased: Option<&str>) -> any
              another data_dir",
             data_dir.display()
         )),
-        Err(e) => Err(e).with_context(|| match &settings.storage_engine {
-            switchboard_storage::EngineChoice::Sled => {
-                format!("cannot open the store in {}", data_dir.display())
-            }
-            engine => format!("cannot open the store on {engine:?}"),
-        }),
+        Err(e) => Err(e).with_context(|| store_place(settings)),
     }
 }
 

@@ -42,7 +42,12 @@ const NOT_PASSED: &[&str] = &[
 /// What every forwarding handler shares.
 pub struct Hop {
     route: Route,
+    /// This node's own address: a lease that names it is an earlier process of this node's, being taken
+    /// back, never a node to forward to.
+    own_url: Option<url::Url>,
     client: reqwest::Client,
+    /// Forwards that could not reach the holder, logged once per episode.
+    unreachable: Unreachable,
     forwarding: Option<ForwardingKey>,
     /// `[server] trusted_proxies`: the address proved is the one behind them.
     trusted_proxies: Vec<ipnet::IpNet>,
@@ -71,6 +76,8 @@ impl Hop {
         }
         Ok(Hop {
             route,
+            own_url: settings.server.node_url.clone(),
+            unreachable: Unreachable::default(),
             client: client
                 .build()
                 .context("cannot build the forwarding client")?,
@@ -87,7 +94,7 @@ pub async fn forward(req: HttpRequest, body: web::Bytes, hop: web::Data<Hop>) ->
             "The node this was forwarded to is standing by as well; retry shortly",
         );
     }
-    let Some(holder) = hop.route.current() else {
+    let Some(holder) = hop.holder() else {
         return ApiError::not_ready(
             "No node runs requests right now (one is taking over); retry shortly",
         );
@@ -121,17 +128,21 @@ pub async fn forward(req: HttpRequest, body: web::Bytes, hop: web::Data<Hop>) ->
         Ok(answer) => answer,
         // Never reached: nothing was done, and a retry is safe.
         Err(e) if e.is_connect() => {
-            // Without the URL: its query may carry a client's filter values.
-            tracing::warn!(error = %e.without_url(), "the node that runs requests cannot be reached");
+            hop.unreachable.failed(&holder, causes(&e.without_url()));
             return ApiError::not_ready(
                 "The node that runs requests cannot be reached; retry shortly",
             );
         }
         Err(e) => {
-            tracing::warn!(error = %e.without_url(), "the node that runs requests did not answer a forwarded request");
+            // Without the URL: its query may carry a client's filter values.
+            tracing::warn!(
+                error = causes(&e.without_url()),
+                "the node that runs requests did not answer a forwarded request"
+            );
             return outcome_unknown();
         }
     };
+    hop.unreachable.reached(&holder);
     relay(answer).await
 }
 
@@ -170,12 +181,102 @@ async fn relay(answer: reqwest::Response) -> HttpResponse {
     }
 }
 
-/// 200 while this node can forward to the node that runs requests (`"status": "standby"`), else 503.
+/// 200 while this node reaches the node that runs requests (`"status": "standby"`), else 503 saying why:
+/// no node holds the lease, or the holder does not answer this node (down, or refusing its TLS).
 pub async fn readyz(hop: web::Data<Hop>) -> HttpResponse {
-    if hop.route.current().is_some() {
-        HttpResponse::Ok().json(ReadyOut { status: "standby" })
-    } else {
-        ApiError::not_ready("No node runs requests right now (one is taking over)")
+    let Some(holder) = hop.holder() else {
+        return ApiError::not_ready("No node runs requests right now (one is taking over)");
+    };
+    let probe = holder.join("healthz").expect("a path joins any base URL");
+    match hop.client.get(probe).timeout(PROBE_TIMEOUT).send().await {
+        Ok(answer) if answer.status().is_success() => {
+            hop.unreachable.reached(&holder);
+            HttpResponse::Ok().json(ReadyOut { status: "standby" })
+        }
+        Ok(answer) => ApiError::not_ready(format!(
+            "The node that runs requests ({holder}) answers its health check with {}",
+            answer.status().as_u16()
+        )),
+        Err(e) => {
+            let cause = causes(&e.without_url());
+            hop.unreachable.failed(&holder, cause.clone());
+            ApiError::not_ready(format!(
+                "The node that runs requests ({holder}) cannot be reached from this node: {cause}"
+            ))
+        }
+    }
+}
+
+/// How long a standby's readiness waits for the holder's health check.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+impl Hop {
+    /// Where the node that runs requests is reached, unless the lease names this node's own address: an
+    /// earlier process of this node's, whose lease this one is taking back.
+    fn holder(&self) -> Option<url::Url> {
+        self.route
+            .current()
+            .filter(|holder| Some(holder) != self.own_url.as_ref())
+    }
+}
+
+/// An error with every cause under it: reqwest's own text says only "error sending request", where the
+/// cause says what failed (a refused connection, a certificate rustls would not accept).
+pub(crate) fn causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Forwards that found the holder out of reach since it was last reached: the first is logged with its
+/// cause, the rest counted, and the count logged when the holder answers again, so a takeover's seconds of
+/// refused forwards make two lines, not one per call.
+#[derive(Default)]
+struct Unreachable(std::sync::Mutex<Option<Episode>>);
+
+struct Episode {
+    since: std::time::Instant,
+    failures: u64,
+}
+
+impl Unreachable {
+    fn failed(&self, holder: &url::Url, cause: String) {
+        let mut episode = self.0.lock().expect("episode lock");
+        match episode.as_mut() {
+            Some(episode) => episode.failures += 1,
+            None => {
+                tracing::warn!(
+                    holder = %holder,
+                    error = cause,
+                    "the node that runs requests cannot be reached; answering 503 until it can \
+                     (further failures are counted, not logged)"
+                );
+                *episode = Some(Episode {
+                    since: std::time::Instant::now(),
+                    failures: 1,
+                });
+            }
+        }
+    }
+
+    fn reached(&self, holder: &url::Url) {
+        let ended = self.0.lock().expect("episode lock").take();
+        if let Some(episode) = ended {
+            tracing::info!(
+                holder = %holder,
+                failures = episode.failures,
+                seconds = episode.since.elapsed().as_secs_f64(),
+                "the node that runs requests is reached again"
+            );
+        }
     }
 }
 

@@ -46,7 +46,7 @@ pub async fn serve_until_leased(
     settings: &Settings,
     listener: &TcpListener,
     (url, ca_file): (&str, Option<&Path>),
-    key: &KeySource,
+    (key, sealed): (&KeySource, bool),
     listening: impl FnOnce(u16),
 ) -> anyhow::Result<Holding> {
     let stop = StopAsked::listen()?;
@@ -83,6 +83,11 @@ pub async fn serve_until_leased(
     listening(port);
     let leased = crate::lease::take(url, ca_file, settings.server.node_url.as_ref(), route);
     tokio::select! {
+        refused = key_refused(settings, key, sealed) => {
+            handle.stop(true).await;
+            let _ = served.await;
+            Err(refused)
+        }
         lease = leased => {
             // New connections wait in the backlog for the full server. Forwards under way finish against
             // the node that held the lease before, which may be gone: the full server does not wait them
@@ -107,4 +112,41 @@ pub async fn serve_until_leased(
             Err(e) => anyhow::anyhow!("the forwarding server's task failed: {e}"),
         }),
     }
+}
+
+/// How often a node standing by on a database that has no keyring yet looks again for the one its first
+/// holder makes.
+const KEYRING_RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Resolves only when this node's key is found not to open the store: never when it was checked before the
+/// node served (`sealed`), else once the database's first holder has made its keyring and it is another
+/// key's. Such a node stops rather than take the lease it could never use.
+async fn key_refused(settings: &Settings, key: &KeySource, sealed: bool) -> anyhow::Error {
+    if !sealed {
+        loop {
+            tokio::time::sleep(KEYRING_RECHECK).await;
+            match crate::startup::check_key(settings, key).await {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) if refuses_key(&e) => return e,
+                Err(e) => tracing::warn!(
+                    error = format!("{e:#}"),
+                    "cannot check the master key against the database yet; trying again"
+                ),
+            }
+        }
+    }
+    std::future::pending().await
+}
+
+/// Whether `e` is the store refusing this node's master key (another key's, or none), not the database
+/// being out of reach for a moment.
+fn refuses_key(e: &anyhow::Error) -> bool {
+    matches!(
+        e.downcast_ref::<switchboard_storage::StorageError>(),
+        Some(
+            switchboard_storage::StorageError::KeyRefused
+                | switchboard_storage::StorageError::KeyMissing(_)
+        )
+    )
 }

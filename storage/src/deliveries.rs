@@ -185,13 +185,42 @@ impl Store {
 
     /// Appends an attempt to the delivery log.
     pub fn record_attempt(&self, attempt: &AttemptRecord) -> Result<(), StorageError> {
+        let entry = self.attempt_entry(attempt)?;
+        self.finish_attempt(&entry, attempt)
+    }
+
+    /// Appends an attempt about to be sent, `attempt` saying it has no outcome yet, and returns once that
+    /// is durable: a receiver that has a webhook finds it in the log even when the process dies before
+    /// the answer is recorded ([`Store::finish_attempt`] writes the outcome over it).
+    pub async fn begin_attempt(
+        &self,
+        attempt: &AttemptRecord,
+    ) -> Result<AttemptEntry, StorageError> {
+        let entry = self.attempt_entry(attempt)?;
+        self.finish_attempt(&entry, attempt)?;
+        self.durable().await?;
+        Ok(entry)
+    }
+
+    /// Writes `attempt`, now with its outcome, over the entry [`Store::begin_attempt`] made.
+    pub fn finish_attempt(
+        &self,
+        entry: &AttemptEntry,
+        attempt: &AttemptRecord,
+    ) -> Result<(), StorageError> {
+        let _open = self.group.gate.read().expect("write gate");
+        self.delivery_attempts
+            .insert(entry.0.clone(), encode(attempt))?;
+        Ok(())
+    }
+
+    /// A new place in the delivery log of `attempt`'s request, after every earlier attempt.
+    fn attempt_entry(&self, attempt: &AttemptRecord) -> Result<AttemptEntry, StorageError> {
         let sequence = self.generate_id()?;
         let mut key = attempt.request_id.as_bytes().to_vec();
         key.push(0);
         key.extend_from_slice(&sequence.to_be_bytes());
-        let _open = self.group.gate.read().expect("write gate");
-        self.delivery_attempts.insert(key, encode(attempt))?;
-        Ok(())
+        Ok(AttemptEntry(key))
     }
 
     /// Every attempt for a request, in order.
@@ -209,6 +238,9 @@ impl Store {
             .collect()
     }
 }
+
+/// An attempt's place in the delivery log.
+pub struct AttemptEntry(Vec<u8>);
 
 /// Where a delivery stands in the outbox queue: a scan can resume past it.
 #[derive(Clone, Debug, PartialEq, Eq)]

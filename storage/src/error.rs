@@ -58,8 +58,8 @@ pub enum StorageError {
     #[error("{0}")]
     KeyUnreadable(String),
     /// The master key given does not open the keyring of the store: a wrong key. Nothing was changed.
-    #[error("the master key does not open the store in {}: it is not the key this store was sealed with (nothing in the directory was changed)", .0.display())]
-    KeyRefused(std::path::PathBuf),
+    #[error("the master key does not open the store: it is not the key the store was sealed with (nothing was changed)")]
+    KeyRefused,
     /// The store is sealed and no master key was given, nor kept beside the data. Nothing was changed.
     #[error("the store in {} is sealed and no master key was given: set [encryption] key_file or SWITCHBOARD_MASTER_KEY to the key it was sealed with (nothing in the directory was changed)", .0.display())]
     KeyMissing(std::path::PathBuf),

@@ -43,7 +43,7 @@ mod store;
 mod trees;
 
 pub use backup::Backup;
-pub use deliveries::QueuePosition;
+pub use deliveries::{AttemptEntry, QueuePosition};
 pub use due_pass::{DuePass, Retirement, Standing, Visited};
 pub use durability::FlushStats;
 pub use engine::lease::{LeaseHolder, NodeLease, FENCE_AFTER, LEASE_TTL};

@@ -60,6 +60,27 @@ pub(crate) fn unlock(
     Ok((key, keyring))
 }
 
+/// Checks, writing nothing, that `source` opens the keyring in `home`: `Ok(false)` while there is no
+/// keyring yet (the first opening creates it), `Ok(true)` when the key opens it, and the opening's own
+/// refusal (a wrong key, a missing one) otherwise.
+pub(crate) fn check_key(dir: &Path, home: &Home, source: &KeySource) -> Result<bool, StorageError> {
+    if !Keyring::exists(home)? {
+        return Ok(false);
+    }
+    let key = match source {
+        KeySource::Given { key, .. } => key.clone(),
+        KeySource::BesideData => {
+            let path = KeySource::beside_data_path(dir);
+            if !path.exists() {
+                return Err(StorageError::KeyMissing(dir.to_path_buf()));
+            }
+            MasterKey::read_file(&path)?
+        }
+    };
+    Keyring::open(home, &key)?;
+    Ok(true)
+}
+
 /// Opens sled the one way every opening of the store does. Our flusher is the only one: sled's periodic
 /// flush would add fsyncs without acknowledging anything.
 fn open_db(dir: &Path, cache_bytes: u64) -> Result<sled::Db, StorageError> {

@@ -62,7 +62,7 @@ fn lease_for_rotation(url: &str, ca_file: Option<&Path>) -> Result<NodeLease, St
                 }
             };
             // A rotation lasts milliseconds: a renewal it misses changes nothing.
-            let acquired = NodeLease::acquire(&url, ca_file.as_deref(), me, watch, |_| {});
+            let acquired = NodeLease::acquire(&url, ca_file.as_deref(), me, |_| false, watch, |_| {});
             tokio::select! {
                 lease = acquired => lease,
                 Some(holder) = holders.recv() => Err(StorageError::Keyring(format!(

@@ -125,6 +125,27 @@ impl Store {
         Store::open_fenced(dir, cache_bytes, key, engine, Some(holder))
     }
 
+    /// Checks, writing nothing, that `key` opens the store `engine` names (the keyring in `dir` on sled,
+    /// the database's on PostgreSQL): what a node on a shared database does before it serves anything,
+    /// standing by included, so that a node with another key never forwards, waits or takes the lease.
+    /// `Ok(false)` while the store has no keyring yet: its first opening makes one.
+    pub fn check_key(
+        dir: &Path,
+        key: &KeySource,
+        engine: &EngineChoice,
+    ) -> Result<bool, StorageError> {
+        match engine {
+            EngineChoice::Sled => {
+                crate::opening::check_key(dir, &Home::Dir(dir.to_path_buf()), key)
+            }
+            EngineChoice::Postgres { url, ca_file } => {
+                let db = Db::Postgres(Pg::open(url, ca_file.as_deref())?);
+                let home = Home::Database(db.open_tree(trees::KEYRING)?);
+                crate::opening::check_key(dir, &home, key)
+            }
+        }
+    }
+
     fn open_fenced(
         dir: &Path,
         cache_bytes: u64,

@@ -21,6 +21,7 @@ mod interop;
 mod keep_alive;
 mod lease_fence;
 mod metrics;
+mod node_start;
 mod openapi;
 mod operator_logs;
 mod operators;

@@ -360,3 +360,38 @@ async fn a_terminal_request_without_a_webhook_url_answers_409() {
         "{body}"
     );
 }
+
+#[actix_web::test]
+async fn a_webhook_sent_just_before_a_kill_9_shows_in_the_log_beside_its_second_delivery() {
+    let receiver = Receiver::start().await;
+    let config_dir = tempfile::tempdir().unwrap();
+    let data_dir = tempfile::tempdir().unwrap();
+    let config_path = write_config(config_dir.path(), &config());
+    let first = BinaryServer::start_ready(&config_path, data_dir.path()).await;
+    let token = first.sandbox_token().await;
+    // The first round's attempt reaches the receiver, which holds its answer until the server is gone.
+    receiver.respond_with(vec![Reply::Delay(Duration::from_secs(30), 200)]);
+    let id = first
+        .create_request(&token, &sandbox_to(&receiver.url("/hook")))
+        .await;
+    receiver.wait_for(1, LIMIT).await;
+    first.kill_hard();
+
+    let second = BinaryServer::start_ready(&config_path, data_dir.path()).await;
+    let log = wait_log(&second, &id, |log| log["status"] == "delivered").await;
+    let attempts = log["deliveries"].as_array().unwrap();
+    assert_eq!(attempts.len(), 2, "both deliveries are in the log: {log}");
+    assert!(attempts[0]["statusCode"].is_null(), "{log}");
+    assert!(
+        attempts[0]["error"]
+            .as_str()
+            .is_some_and(|error| error.contains("no outcome recorded")),
+        "{log}"
+    );
+    assert_eq!(attempts[1]["statusCode"], 200, "{log}");
+    assert_eq!(
+        receiver.received().len(),
+        2,
+        "delivered at least once: twice here"
+    );
+}

@@ -27,7 +27,7 @@ use crate::voice_retell::retell_config;
 const TAKEOVER_WAIT: Duration = Duration::from_secs(30);
 
 /// A master key both nodes are given, as `keys generate` writes it.
-fn shared_master_key(dir: &Path) -> String {
+pub(crate) fn shared_master_key(dir: &Path) -> String {
     let path = dir.join("master.key");
     let mut command = Command::new(binary());
     command.args(["keys", "generate", "--out"]).arg(&path);
@@ -36,7 +36,7 @@ fn shared_master_key(dir: &Path) -> String {
 }
 
 /// `config` on a fresh database, written in `dir`, and the master key its nodes share.
-fn on_a_shared_database(dir: &Path, config: &mut TestConfig) -> (PathBuf, String) {
+pub(crate) fn on_a_shared_database(dir: &Path, config: &mut TestConfig) -> (PathBuf, String) {
     config
         .set("storage.kind", "postgres")
         .set("storage.url", fresh_postgres_database());
@@ -44,14 +44,14 @@ fn on_a_shared_database(dir: &Path, config: &mut TestConfig) -> (PathBuf, String
 }
 
 /// One node: its own data directory, the shared database and key.
-struct Node {
+pub(crate) struct Node {
     config: PathBuf,
     data_dir: tempfile::TempDir,
     key: String,
 }
 
 impl Node {
-    fn new(config: &Path, key: &str) -> Node {
+    pub(crate) fn new(config: &Path, key: &str) -> Node {
         Node {
             config: config.to_owned(),
             data_dir: tempfile::tempdir().unwrap(),
@@ -60,12 +60,15 @@ impl Node {
     }
 
     /// Starts the binary; answers once it listens, which a standby does at once (it forwards).
-    fn start(&self) -> BinaryServer {
-        BinaryServer::start_with_env(
-            &self.config,
-            self.data_dir.path(),
-            &[("SWITCHBOARD_MASTER_KEY", &self.key)],
-        )
+    pub(crate) fn start(&self) -> BinaryServer {
+        self.start_with(&[])
+    }
+
+    /// [`Node::start`] with `env` set on top (a fixed bind, a log level).
+    pub(crate) fn start_with(&self, env: &[(&str, &str)]) -> BinaryServer {
+        let mut env = env.to_vec();
+        env.insert(0, ("SWITCHBOARD_MASTER_KEY", &self.key));
+        BinaryServer::start_with_env(&self.config, self.data_dir.path(), &env)
     }
 }
 
@@ -568,7 +571,8 @@ async fn holder_advertising(
     );
     holder.wait_ready().await;
     let standby = nodes.node().start();
-    standby.wait_ready().await;
+    // Not ready: the address it forwards to does not answer the health check as a holder would.
+    crate::node_start::wait_routed(&standby).await;
     (holder, standby, holder_dir)
 }
 
@@ -650,7 +654,7 @@ async fn raw_http(address: &str, from: &str, request: &str) -> String {
     answer
 }
 
-fn wait_exit(server: &mut BinaryServer, limit: Duration) -> Option<i32> {
+pub(crate) fn wait_exit(server: &mut BinaryServer, limit: Duration) -> Option<i32> {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         if let Some(status) = server.child.try_wait().unwrap() {

@@ -108,3 +108,61 @@ async fn a_second_server_on_a_held_data_dir_exits_non_zero_with_one_clear_messag
     assert!(output.stdout.is_empty(), "nothing was served");
     assert_eq!(first.terminate(), Some(0), "the first server is untouched");
 }
+
+/// `serve --config config` with `data_dir` and `env`, run to its exit.
+fn serve_to_exit(
+    config: &std::path::Path,
+    data_dir: &std::path::Path,
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    let mut command = Command::new(binary());
+    command
+        .args(["serve", "--config"])
+        .arg(config)
+        .env_remove("SWITCHBOARD_MASTER_KEY")
+        .env("SWITCHBOARD_BIND", "127.0.0.1:0")
+        .env("SWITCHBOARD_DATA_DIR", data_dir)
+        .env("RUST_LOG", "warn");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    run_to_exit(command)
+}
+
+#[test]
+fn an_unreadable_key_file_is_a_configuration_error_naming_the_file_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = TestConfig::default();
+    let missing = dir.path().join("no-such-master.key");
+    config.set("encryption.key_file", missing.display().to_string());
+    let path = write_config(dir.path(), &config);
+    let data_dir = dir.path().join("data");
+
+    let output = serve_to_exit(&path, &data_dir, &[]);
+
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&path.display().to_string()),
+        "the config file is named: {stderr}"
+    );
+    assert!(stderr.contains("encryption.key_file"), "{stderr}");
+    assert!(!data_dir.exists(), "no data_dir was created");
+}
+
+#[test]
+fn a_start_refused_for_a_port_in_use_leaves_no_new_store_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), &TestConfig::default());
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let bind = taken.local_addr().unwrap().to_string();
+    let data_dir = dir.path().join("data");
+
+    let output = serve_to_exit(&path, &data_dir, &[("SWITCHBOARD_BIND", &bind)]);
+
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("cannot bind"), "{stderr}");
+    assert!(!data_dir.join("keyring").exists(), "no keyring: {stderr}");
+    assert!(!data_dir.join("store").exists(), "no store: {stderr}");
+}

@@ -3,7 +3,9 @@
 use std::time::Instant;
 
 use chrono::Duration as CalendarDuration;
-use switchboard_storage::{AttemptRecord, DeliveryRecord, DeliveryStatus, Store};
+use switchboard_storage::{
+    AttemptRecord, DeliveryRecord, DeliveryStatus, Store, UNFINISHED_ATTEMPT,
+};
 
 use super::target::{check_target, TargetError};
 use super::{signature, WebhookConfig};
@@ -38,8 +40,8 @@ pub(super) async fn run_round(
     if redelivery.is_some() {
         metrics.webhook_redelivery();
     }
-    let log = |attempt: u32, status_code: Option<u16>, error: Option<String>, at, latency_ms| {
-        let record = AttemptRecord {
+    let record = |attempt: u32, status_code: Option<u16>, error: Option<String>, at, latency_ms| {
+        AttemptRecord {
             request_id: delivery.request_id.clone(),
             url: String::new(),
             at,
@@ -49,8 +51,10 @@ pub(super) async fn run_round(
             error,
             latency_ms,
             redelivery,
-        };
-        if let Err(e) = store.record_attempt(&record) {
+        }
+    };
+    let log = |attempt, status_code, error, at, latency_ms| {
+        if let Err(e) = store.record_attempt(&record(attempt, status_code, error, at, latency_ms)) {
             tracing::error!(error.message = %e, "cannot log a webhook attempt");
         }
     };
@@ -71,6 +75,26 @@ pub(super) async fn run_round(
     let outcome = loop {
         attempt += 1;
         let at = clock.now();
+        // In the log before it is sent: a webhook the receiver got shows there even if this process dies
+        // before the answer is recorded.
+        let unfinished = record(attempt, None, Some(UNFINISHED_ATTEMPT.to_owned()), at, 0);
+        let entry = match store.begin_attempt(&unfinished).await {
+            Ok(entry) => Some(entry),
+            Err(e) => {
+                tracing::error!(error.message = %e, "cannot log a webhook attempt");
+                None
+            }
+        };
+        let finish = |status_code, error, latency_ms| {
+            let finished = record(attempt, status_code, error, at, latency_ms);
+            let written = match &entry {
+                Some(entry) => store.finish_attempt(entry, &finished),
+                None => store.record_attempt(&finished),
+            };
+            if let Err(e) = written {
+                tracing::error!(error.message = %e, "cannot log a webhook attempt's outcome");
+            }
+        };
         let started = Instant::now();
         let otel = if crate::telemetry::enabled() && delivery.traceparent.is_some() {
             let span = tracing::info_span!(
@@ -102,7 +126,7 @@ pub(super) async fn run_round(
             Ok(response) => {
                 let status = response.status();
                 otel.record("http.response.status_code", status.as_u16());
-                log(attempt, Some(status.as_u16()), None, at, latency_ms);
+                finish(Some(status.as_u16()), None, latency_ms);
                 metrics.webhook_attempt(WebhookAttempt::for_status(status.as_u16()));
                 if status.is_success() {
                     Verdict::Acknowledged
@@ -123,12 +147,10 @@ pub(super) async fn run_round(
                 } else {
                     "request failed"
                 };
-                log(
-                    attempt,
+                finish(
                     None,
                     // Without the URL, which the log must not hold (see `AttemptRecord::url`).
                     Some(format!("{kind}: {}", error.without_url())),
-                    at,
                     latency_ms,
                 );
                 Verdict::RetryInline

@@ -29,7 +29,8 @@ pub async fn create_backup(
         return Err(ApiError::new(
             Code::Conflict,
             "this server keeps its store in PostgreSQL: back the database up with its own tools \
-             (pg_dump, or the provider's snapshots) together with the master key",
+             (pg_dump, or the provider's snapshots), and keep the master key apart from those backups \
+             (a backup is sealed: it needs the key to be read, so the two must not travel together)",
         ));
     }
     let target = PathBuf::from(body.path.trim());

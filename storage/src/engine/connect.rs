@@ -54,3 +54,50 @@ pub(crate) async fn connect(
     });
     Ok(client)
 }
+
+/// A failed connection to `url`, said so that an operator can act on it: which server, database and user
+/// (never the password), the cause, and what to check for the usual causes.
+pub(crate) fn unreachable(url: &str, cause: &str) -> StorageError {
+    let target = match url.parse::<tokio_postgres::Config>() {
+        Ok(config) => {
+            let hosts: Vec<String> = config
+                .get_hosts()
+                .iter()
+                .zip(config.get_ports().iter().chain(std::iter::repeat(&5432)))
+                .map(|(host, port)| match host {
+                    tokio_postgres::config::Host::Tcp(name) => format!("{name}:{port}"),
+                    #[cfg(unix)]
+                    tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+                })
+                .collect();
+            format!(
+                " at {} (database {}, user {})",
+                hosts.join(", "),
+                config.get_dbname().unwrap_or("(the user's)"),
+                config.get_user().unwrap_or("(none)")
+            )
+        }
+        Err(_) => String::new(),
+    };
+    StorageError::Database(format!(
+        "cannot connect to the database{target}: {cause}{}",
+        hint(cause)
+    ))
+}
+
+/// What to check for the usual causes of a failed connection.
+fn hint(cause: &str) -> &'static str {
+    let cause = cause.to_ascii_lowercase();
+    if cause.contains("tls") || cause.contains("certificate") || cause.contains("handshake") {
+        " (check that [storage] ca_file names the CA that signed the database's certificate, and that \
+         the host in [storage] url is a name that certificate lists)"
+    } else if cause.contains("refused") || cause.contains("timed out") || cause.contains("lookup") {
+        " (check that PostgreSQL runs and listens at the host and port of [storage] url)"
+    } else if cause.contains("password") || cause.contains("authentication") {
+        " (check the user and password in [storage] url)"
+    } else if cause.contains("does not exist") {
+        " (create the database, then run `switchboard migrate --config PATH`)"
+    } else {
+        ""
+    }
+}

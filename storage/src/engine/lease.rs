@@ -31,6 +31,11 @@ const TAKE: &str = "INSERT INTO switchboard_lease (name, holder, node_url, expir
      RETURNING holder";
 const HOLDER: &str = "SELECT holder, node_url FROM switchboard_lease \
      WHERE name = 'orchestrator' AND expires_at >= now()";
+/// Takes the lease from `$4`, a previous process of this node's that is gone, without waiting for it
+/// to expire: only while `$4` still holds it, so a takeover by another node in between wins.
+const RECLAIM: &str = "UPDATE switchboard_lease \
+     SET holder = $1, node_url = $2, expires_at = now() + make_interval(secs => $3) \
+     WHERE name = 'orchestrator' AND holder = $4 RETURNING holder";
 const RELEASE: &str = "DELETE FROM switchboard_lease WHERE name = 'orchestrator' AND holder = $1";
 
 /// A node as the lease names it.
@@ -54,10 +59,13 @@ impl NodeLease {
     /// Waits until this node (`me`) holds the lease, telling `watch` after every try which node holds it
     /// meanwhile (`None`: none does); then renews it on a thread of its own, which calls `lost` if the
     /// lease cannot be kept. A caller that stops waiting (drops the future) leaves the lease alone.
+    /// A holder that `gone` says is a previous process of this node's, which ended without giving the
+    /// lease up, is taken over at once rather than after [`LEASE_TTL`].
     pub async fn acquire(
         url: &str,
         ca_file: Option<&Path>,
         me: LeaseHolder,
+        gone: impl Fn(&LeaseHolder) -> bool + Send + 'static,
         watch: impl FnMut(Option<&LeaseHolder>) + Send + 'static,
         lost: impl FnOnce(&str) + Send + 'static,
     ) -> Result<NodeLease, StorageError> {
@@ -79,7 +87,7 @@ impl NodeLease {
                     me,
                     thread_stop,
                     acquired,
-                    watch,
+                    (gone, watch),
                     lost,
                 ));
             })
@@ -180,15 +188,19 @@ async fn lease_connection(
     Ok(client)
 }
 
-/// The lease thread: takes the lease (waiting as long as another node holds it), answers `acquired`, then
-/// renews until stopped or lost.
+/// The lease thread: takes the lease (waiting as long as another node holds it, unless `gone` says the
+/// holder is this node's previous process; `watch` is told who holds it meanwhile), answers `acquired`,
+/// then renews until stopped or lost.
 async fn hold(
     url: String,
     tls: tokio_postgres_rustls::MakeRustlsConnect,
     me: LeaseHolder,
     stop: Arc<AtomicBool>,
     acquired: tokio::sync::oneshot::Sender<Result<(), StorageError>>,
-    mut watch: impl FnMut(Option<&LeaseHolder>),
+    (gone, mut watch): (
+        impl Fn(&LeaseHolder) -> bool,
+        impl FnMut(Option<&LeaseHolder>),
+    ),
     lost: impl FnOnce(&str),
 ) {
     let LeaseHolder {
@@ -215,15 +227,29 @@ async fn hold(
         match client.query_opt(TAKE, &[&holder, &node_url, &ttl]).await {
             Ok(Some(_)) => break asked,
             Ok(None) => {
-                let current = client.query_opt(HOLDER, &[]).await.ok().flatten();
-                watch(
-                    current
-                        .map(|row| LeaseHolder {
-                            name: row.get(0),
-                            node_url: row.get(1),
-                        })
-                        .as_ref(),
-                );
+                let current = client
+                    .query_opt(HOLDER, &[])
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|row| LeaseHolder {
+                        name: row.get(0),
+                        node_url: row.get(1),
+                    });
+                if let Some(previous) = current.as_ref().filter(|holder| gone(holder)) {
+                    let reclaimed = client
+                        .query_opt(RECLAIM, &[&holder, &node_url, &ttl, &previous.name])
+                        .await;
+                    if let Ok(Some(_)) = reclaimed {
+                        tracing::info!(
+                            previous = previous.name,
+                            "took the orchestrator lease back from this node's previous process, which \
+                             ended without giving it up"
+                        );
+                        break asked;
+                    }
+                }
+                watch(current.as_ref());
             }
             // Another node's TAKE at the same moment: the next try tells who won.
             Err(e) if super::postgres::is_conflict(&e) => {}

@@ -306,7 +306,7 @@ async fn a_transaction_spanning_a_takeover_does_not_commit_over_the_new_holders_
         name: "new-holder".into(),
         node_url: None,
     };
-    let lease = crate::NodeLease::acquire(&url, None, successor, |_| {}, |_| {})
+    let lease = crate::NodeLease::acquire(&url, None, successor, |_| false, |_| {}, |_| {})
         .await
         .unwrap();
     new.fence_to("new-holder");

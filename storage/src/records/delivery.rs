@@ -119,6 +119,11 @@ pub struct AttemptRecord {
     pub redelivery: Option<u32>,
 }
 
+/// The error of an attempt logged before it was sent, until its outcome is written over it: left there,
+/// the process stopped while the attempt was under way, and the receiver may have had the webhook.
+pub const UNFINISHED_ATTEMPT: &str =
+    "no outcome recorded: under way, or cut short by a stop of the server (the receiver may have it)";
+
 impl Record for AttemptRecord {
     const KIND: &'static str = "webhook attempt";
     const VERSION: u8 = 1;

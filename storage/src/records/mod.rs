@@ -12,7 +12,7 @@ mod run;
 mod schema;
 
 pub use account::{AccountRecord, CredentialRecord, Environment, Feature, PhoneBookEntry};
-pub use delivery::{AttemptRecord, DeliveryRecord, DeliveryStatus};
+pub use delivery::{AttemptRecord, DeliveryRecord, DeliveryStatus, UNFINISHED_ATTEMPT};
 pub use electronic::{
     AmountQualifier, BenefitKind, BenefitSource, ClaimElement, CoverageQualifier,
     ElectronicMapping, ElectronicSource, NetworkQualifier, PlanElement,

@@ -96,12 +96,21 @@ fn engine_error(e: tokio_postgres::Error) -> sled::Error {
     )))
 }
 
-/// What went wrong: the server's own message when it sent one (tokio-postgres shows only "db error").
+/// What went wrong: the server's own message when it sent one (tokio-postgres shows only "db error"),
+/// else the client's with every cause under it ("error connecting to server" alone does not say that the
+/// connection was refused, or which certificate check failed).
 pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => e.to_string(),
+    if let Some(db) = e.as_db_error() {
+        return format!("{}: {}", db.severity(), db.message());
     }
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// Whether `e` means the connection is gone: closed, or ended by the server (an administrator's
@@ -282,8 +291,8 @@ fn connect_client(
 ) -> Result<Client, StorageError> {
     let runtime = runtime.0.as_ref().expect("the runtime runs until dropped");
     let (url, tls) = (url.to_owned(), tls.clone());
-    let unreachable =
-        |e: String| StorageError::Database(format!("cannot connect to the database: {e}"));
+    let target = url.clone();
+    let unreachable = |e: String| super::connect::unreachable(&target, &e);
     let connected = runtime.spawn(async move { super::connect::connect(&url, tls).await });
     let client = wait(connected)
         .map_err(|e| unreachable(e.to_string()))?
