@@ -42,7 +42,7 @@ pub async fn list_events(
     let page_size = match query.page_size.as_deref() {
         None => DEFAULT_PAGE,
         Some(raw) => match raw.trim().parse::<usize>() {
-            Ok(n) if n >= 1 => n.min(MAX_PAGE),
+            Ok(n) if (1..=MAX_PAGE).contains(&n) => n,
             _ => {
                 return Err(ApiError::invalid_request(format!(
                     "pageSize must be a whole number from 1 to {MAX_PAGE}"
