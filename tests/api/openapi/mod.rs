@@ -4,6 +4,7 @@
 //! real responses validate against the derived schemas (`conformance`), every example is accepted by a
 //! demo server (`examples`), and a client of the hosted service works unchanged (`dropin`).
 
+mod admin;
 mod conformance;
 mod dropin;
 mod examples;
