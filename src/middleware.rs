@@ -1,5 +1,5 @@
-//! The outer layer every request passes through: it keeps the API closed until start-up recovery is done,
-//! turns a panicking handler into a 500 envelope
+//! The outer layer every request passes through: it refuses header fields over their limit, keeps the API
+//! closed until start-up recovery is done, turns a panicking handler into a 500 envelope
 //! (actix-web would otherwise drop the connection), and makes sure no error leaves in a framework's
 //! plain-text or empty body.
 
@@ -8,10 +8,10 @@ use std::panic::AssertUnwindSafe;
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
 use actix_web::http::header;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpResponse, ResponseError};
 use futures::FutureExt;
 
-use crate::errors::{ApiError, Code};
+use crate::errors::{ApiError, Code, MAX_HEADER_BYTES};
 use crate::state::AppState;
 
 /// The routes that answer while start-up recovery runs: the probes, the metrics, the documents and the
@@ -20,6 +20,13 @@ use crate::state::AppState;
 fn open_before_ready(path: &str) -> bool {
     matches!(path, "/healthz" | "/readyz" | "/metrics" | "/openapi.json")
         || (path.starts_with("/console") && !path.starts_with("/console/api"))
+}
+
+fn header_bytes(req: &ServiceRequest) -> usize {
+    req.headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum()
 }
 
 /// Body of [`actix_web::App::wrap_fn`].
@@ -35,9 +42,20 @@ where
         .app_data::<web::Data<AppState>>()
         .is_some_and(|state| !state.is_ready())
         && !open_before_ready(req.path());
+    let header_bytes = header_bytes(&req);
     // The request is not cloned before the call: actix routing needs to own it uniquely. So a panic is
     // answered with an `Err`, which the dispatcher renders through `ApiError::error_response`.
-    let call = if gated {
+    let call = if header_bytes > MAX_HEADER_BYTES {
+        Err(req.into_response(
+            ApiError::new(
+                Code::RequestHeadersTooLarge,
+                format!(
+                    "Request header fields total {header_bytes} bytes; the limit is {MAX_HEADER_BYTES}"
+                ),
+            )
+            .error_response(),
+        ))
+    } else if gated {
         Err(req.into_response(ApiError::not_ready(
             "Switchboard is starting; retry shortly",
         )))
@@ -48,7 +66,7 @@ where
     };
     async move {
         let outcome = match call {
-            Err(not_ready) => return Ok(not_ready),
+            Err(refused) => return Ok(refused),
             Ok(Err(panic)) => Err(panic),
             Ok(Ok(future)) => AssertUnwindSafe(future).catch_unwind().await,
         };

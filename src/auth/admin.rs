@@ -166,3 +166,8 @@ role_extractor! {
     /// An operator who may read the audit log: `admin` or `auditor`.
     Auditor, &[Role::Admin, Role::Auditor]
 }
+
+role_extractor! {
+    /// Any operator, whatever the role (the admin API's own document).
+    AnyOperator, &[Role::Admin, Role::Support, Role::Auditor]
+}

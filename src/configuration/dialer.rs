@@ -139,64 +139,65 @@ pub(super) fn validate_kind(
     kind: DialerKind,
     call_timeout: Duration,
 ) -> Result<DialerSettings, SpecError> {
-    let dialer =
-        match kind {
-            DialerKind::Simulated => DialerSettings::Simulated,
-            DialerKind::Http => {
-                let url = raw.url.as_deref().ok_or_else(|| {
-                    SpecError::new("dialer.url", "is required when kind = \"http\"")
-                })?;
-                DialerSettings::Http {
-                    url: validate_http_url("dialer.url", url)?,
-                    secret: required_secret(&raw.secret, "dialer.secret", "http")?,
-                    call_timeout,
-                }
+    let dialer = match kind {
+        DialerKind::Simulated => DialerSettings::Simulated,
+        DialerKind::Http => {
+            let url = raw
+                .url
+                .as_deref()
+                .ok_or_else(|| SpecError::new("dialer.url", "is required when kind = \"http\""))?;
+            DialerSettings::Http {
+                url: validate_http_url("dialer.url", url)?,
+                secret: required_secret(&raw.secret, "dialer.secret", HTTP_KEYS)?,
+                call_timeout,
             }
-            DialerKind::Retell => {
-                let retell = raw.retell.as_ref().ok_or_else(|| {
-                    SpecError::new("dialer.retell", "is required when kind = \"retell\"")
-                })?;
-                DialerSettings::Retell(RetellSettings {
-                    api_key: required_secret(&retell.api_key, "dialer.retell.api_key", "retell")?,
-                    base_url: base_url(
-                        &retell.base_url,
-                        "dialer.retell.base_url",
-                        "https://api.retellai.com",
-                    )?,
-                    agent_id: required(&retell.agent_id, "dialer.retell.agent_id", "retell")?,
-                    from_number: e164(required(
-                        &retell.from_number,
-                        "dialer.retell.from_number",
-                        "retell",
-                    )?)
-                    .map_err(|e| SpecError::new("dialer.retell.from_number", e))?,
-                })
-            }
-            DialerKind::Vapi => {
-                let vapi = raw.vapi.as_ref().ok_or_else(|| {
-                    SpecError::new("dialer.vapi", "is required when kind = \"vapi\"")
-                })?;
-                DialerSettings::Vapi(VapiSettings {
-                    api_key: required_secret(&vapi.api_key, "dialer.vapi.api_key", "vapi")?,
-                    base_url: base_url(
-                        &vapi.base_url,
-                        "dialer.vapi.base_url",
-                        "https://api.vapi.ai",
-                    )?,
-                    assistant_id: required(&vapi.assistant_id, "dialer.vapi.assistant_id", "vapi")?,
-                    phone_number_id: required(
-                        &vapi.phone_number_id,
-                        "dialer.vapi.phone_number_id",
-                        "vapi",
-                    )?,
-                    server_secret: required_secret(
-                        &vapi.server_secret,
-                        "dialer.vapi.server_secret",
-                        "vapi",
-                    )?,
-                })
-            }
-        };
+        }
+        DialerKind::Retell => {
+            let retell = raw.retell.as_ref().ok_or_else(|| {
+                SpecError::new("dialer.retell", "is required when kind = \"retell\"")
+            })?;
+            DialerSettings::Retell(RetellSettings {
+                api_key: required_secret(&retell.api_key, "dialer.retell.api_key", RETELL_TABLE)?,
+                base_url: base_url(
+                    &retell.base_url,
+                    "dialer.retell.base_url",
+                    "https://api.retellai.com",
+                )?,
+                agent_id: required(&retell.agent_id, "dialer.retell.agent_id", RETELL_TABLE)?,
+                from_number: e164(required(
+                    &retell.from_number,
+                    "dialer.retell.from_number",
+                    RETELL_TABLE,
+                )?)
+                .map_err(|e| SpecError::new("dialer.retell.from_number", e))?,
+            })
+        }
+        DialerKind::Vapi => {
+            let vapi = raw
+                .vapi
+                .as_ref()
+                .ok_or_else(|| SpecError::new("dialer.vapi", "is required when kind = \"vapi\""))?;
+            DialerSettings::Vapi(VapiSettings {
+                api_key: required_secret(&vapi.api_key, "dialer.vapi.api_key", VAPI_TABLE)?,
+                base_url: base_url(
+                    &vapi.base_url,
+                    "dialer.vapi.base_url",
+                    "https://api.vapi.ai",
+                )?,
+                assistant_id: required(&vapi.assistant_id, "dialer.vapi.assistant_id", VAPI_TABLE)?,
+                phone_number_id: required(
+                    &vapi.phone_number_id,
+                    "dialer.vapi.phone_number_id",
+                    VAPI_TABLE,
+                )?,
+                server_secret: required_secret(
+                    &vapi.server_secret,
+                    "dialer.vapi.server_secret",
+                    VAPI_TABLE,
+                )?,
+            })
+        }
+    };
     Ok(dialer)
 }
 
@@ -210,20 +211,27 @@ pub(super) fn is_declared(raw: &RawDialer, kind: DialerKind) -> bool {
     }
 }
 
-fn required(value: &Option<String>, key: &str, kind: &str) -> Result<String, SpecError> {
+// Why a key of a dialer's settings is required. A declared dialer is checked whole whatever
+// `[dialer] kind` says, since an account may name it: "when kind = ..." would be untrue for the table of
+// a dialer only an account uses, or none yet.
+const HTTP_KEYS: &str = "is required with dialer.url (the http dialer)";
+const RETELL_TABLE: &str = "is required when a [dialer.retell] table is present";
+const VAPI_TABLE: &str = "is required when a [dialer.vapi] table is present";
+
+fn required(value: &Option<String>, key: &str, why: &str) -> Result<String, SpecError> {
     value
         .as_deref()
         .map(str::trim)
         .filter(|v| !v.is_empty())
         .map(str::to_owned)
-        .ok_or_else(|| SpecError::new(key, format!("is required when kind = \"{kind}\"")))
+        .ok_or_else(|| SpecError::new(key, why))
 }
 
-fn required_secret(value: &Option<Secret>, key: &str, kind: &str) -> Result<Secret, SpecError> {
+fn required_secret(value: &Option<Secret>, key: &str, why: &str) -> Result<Secret, SpecError> {
     value
         .clone()
         .filter(|s| !s.expose().trim().is_empty())
-        .ok_or_else(|| SpecError::new(key, format!("is required when kind = \"{kind}\"")))
+        .ok_or_else(|| SpecError::new(key, why))
 }
 
 fn base_url(value: &Option<String>, key: &str, default: &str) -> Result<url::Url, SpecError> {

@@ -197,3 +197,33 @@ fn a_toml_syntax_error_names_the_line() {
     let err = load_text("[server\nbind = 1").unwrap_err();
     assert!(err.problem.contains("line 1"), "{err}");
 }
+
+/// A declared dialer is checked whole whatever `[dialer] kind` is (an account may name it), so a missing
+/// key's message names the table that declares it, not a kind the configuration does not choose.
+#[test]
+fn a_declared_dialer_table_missing_a_key_names_the_table_not_the_kind() {
+    let retell = "[dialer]\nkind = \"simulated\"\n[dialer.retell]\nagent_id = \"agent_1\"\n\
+                  from_number = \"+14155550100\"\n";
+    let err = load_text(retell).unwrap_err();
+    assert_eq!(err.key.as_deref(), Some("dialer.retell.api_key"), "{err}");
+    assert_eq!(
+        err.problem,
+        "is required when a [dialer.retell] table is present"
+    );
+    let vapi = "[dialer]\nkind = \"simulated\"\n[dialer.vapi]\napi_key = \"k\"\n\
+                assistant_id = \"a\"\nphone_number_id = \"p\"\n";
+    let err = load_text(vapi).unwrap_err();
+    assert_eq!(
+        err.key.as_deref(),
+        Some("dialer.vapi.server_secret"),
+        "{err}"
+    );
+    assert_eq!(
+        err.problem,
+        "is required when a [dialer.vapi] table is present"
+    );
+    let http = "[dialer]\nkind = \"simulated\"\nurl = \"https://agent.example.com/calls\"\n";
+    let err = load_text(http).unwrap_err();
+    assert_eq!(err.key.as_deref(), Some("dialer.secret"), "{err}");
+    assert_eq!(err.problem, "is required with dialer.url (the http dialer)");
+}

@@ -36,6 +36,8 @@ pub enum Code {
     PayloadTooLarge,
     /// 415: body is not JSON.
     UnsupportedMediaType,
+    /// 431: the request's header fields are over the size limit.
+    RequestHeadersTooLarge,
     /// 500: unexpected failure.
     InternalError,
     /// 500: payer matched without a number, or lookup infrastructure failed.
@@ -62,6 +64,7 @@ impl Code {
             Code::Gone => "GONE",
             Code::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             Code::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            Code::RequestHeadersTooLarge => "REQUEST_HEADERS_TOO_LARGE",
             Code::InternalError => "INTERNAL_ERROR",
             Code::PayerLookupFailure => "PAYER_LOOKUP_FAILURE",
             Code::NotReady => "NOT_READY",
@@ -85,6 +88,7 @@ impl Code {
             Code::Gone => StatusCode::GONE,
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Code::RequestHeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             Code::InternalError | Code::PayerLookupFailure => StatusCode::INTERNAL_SERVER_ERROR,
             Code::NotReady => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -99,6 +103,7 @@ impl Code {
             410 => Code::Gone,
             413 => Code::PayloadTooLarge,
             415 => Code::UnsupportedMediaType,
+            431 => Code::RequestHeadersTooLarge,
             503 => Code::NotReady,
             400..=499 => Code::InvalidRequest,
             _ => Code::InternalError,

@@ -8,6 +8,12 @@ use super::{ApiError, Code};
 /// Largest accepted request body: room for a 500-entry batch with generous inputs.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
+/// The most bytes a request's header fields may hold, names and values together (nginx's default for a
+/// whole head). actix-http's own limit is a read buffer of 128 KiB checked only while a head is still
+/// incomplete, so a head between the two was answered or refused depending on how the socket delivered
+/// it; refusing everything over this limit (in `middleware.rs`) makes the answer the same every time.
+pub const MAX_HEADER_BYTES: usize = 32 * 1024;
+
 /// `JsonConfig` with the envelope for every failure. A Content-Type is required here, so a non-JSON one is
 /// refused with 415; a missing one is filled in as JSON by `middleware::guard`.
 /// Every body is read as JSON whatever its declared Content-Type (clients such as `curl -d` send form

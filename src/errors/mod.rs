@@ -11,5 +11,5 @@ mod token;
 
 pub use api::{ApiError, Code};
 pub use auth::{AdminForbidden, AdminUnauthorized, AuthError};
-pub use extractors::{json_config, path_config, query_config, MAX_BODY_BYTES};
+pub use extractors::{json_config, path_config, query_config, MAX_BODY_BYTES, MAX_HEADER_BYTES};
 pub use token::TokenError;

@@ -141,9 +141,6 @@ impl ServedResource {
     }
 
     method!(post, POST);
-    method!(put, PUT);
-    method!(patch, PATCH);
-    method!(delete, DELETE);
 }
 
 impl HttpServiceFactory for ServedResource {

@@ -1,6 +1,6 @@
-//! The client API's route table: each operation pairs its handler with the `#[utoipa::path]` that
-//! documents it. The router and the OpenAPI document are both built from the table, so an operation can
-//! be neither routed without being documented nor documented without being routed.
+//! The route tables of the client API and the admin API: each operation pairs its handler with the
+//! `#[utoipa::path]` that documents it. The router and the OpenAPI document are both built from a table,
+//! so an operation can be neither routed without being documented nor documented without being routed.
 
 use actix_web::http::Method;
 use actix_web::{web, Route};
@@ -17,6 +17,8 @@ pub enum Access {
     Credentials,
     /// A bearer token from `/v1/auth`.
     Bearer,
+    /// An operator token of one of these roles (the admin API; the handler's role extractor enforces it).
+    Operator(&'static [&'static str]),
 }
 
 /// One operation of the client API.

@@ -15,7 +15,8 @@ use super::errors::ErrorOut;
 use super::lookup::PayerLookupOut;
 
 /// One request to create (4.6). Unknown top-level keys are ignored; there is no top-level `to` (the
-/// dialed number is `inputs.phoneNumber`).
+/// dialed number is `inputs.phoneNumber`). A body that also carries a `requests` key is not one request:
+/// it is read as a batch (`CreateBatchIn`), and its other top-level keys are ignored.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateRequestIn {
@@ -144,13 +145,15 @@ pub enum BatchEntryOut {
     Rejected(ErrorOut),
 }
 
-/// What `POST /v1/requests` accepts: one request, or a batch under `requests`.
+/// What `POST /v1/requests` accepts: one request, or a batch under `requests`. The `requests` key decides:
+/// a body that carries it is a batch whatever else it holds (its other top-level keys are ignored, as
+/// unknown keys are), a body without it is one request.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(untagged)]
 pub enum CreateIn {
-    /// One request.
+    /// One request: a body without a `requests` key.
     Single(CreateRequestIn),
-    /// A batch.
+    /// A batch: a body with a `requests` key, whatever else it holds.
     Batch(CreateBatchIn),
 }
 

@@ -1,8 +1,9 @@
 //! The JSON wire format: every body that crosses the client API, as a type with its direction in the
 //! name (`...In` is read, `...Out` is written), and the formatting rules they share. Storage records are
 //! converted here, so the on-disk format and the wire format evolve separately. The OpenAPI document
-//! (`crate::openapi`) is derived from these types.
+//! (`crate::openapi`) is derived from these types; the admin API's answers are in `admin`.
 
+mod admin;
 mod call_trace;
 mod calls;
 mod create;
@@ -18,6 +19,12 @@ mod service;
 mod time;
 mod webhook;
 
+pub use admin::{
+    AccountListOut, AccountOut, AdminRefusalOut, AuditEventOut, AuditPageOut, AuditPartyOut,
+    AuditVerifyOut, BackupOut, ClockMovedOut, ClockOut, CredentialIssuedOut, CredentialOut,
+    DeliveriesOut, OperatorCreatedOut, OperatorListOut, OperatorOut, OrchestrationStatsOut,
+    PayerListOut, PayerOut, PhoneBookEntryOut, RedeliveryOut, SchemaHeadOut,
+};
 pub use call_trace::{CallStepErrorOut, CallStepOut, ContributingCallOut, StepStateOut};
 pub use calls::{AttemptOut, DispositionOut};
 pub use create::{

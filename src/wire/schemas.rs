@@ -165,7 +165,7 @@ pub enum PayerInputsOut {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PayerMatchOut {
-    /// The entry as supplied.
+    /// The entry as supplied, without surrounding whitespace (a blank entry is `""`).
     pub input_payer_name: String,
     /// The directory's name of the payer.
     pub matched_payer_name: String,
@@ -177,7 +177,7 @@ pub struct PayerMatchOut {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PayerUnresolvedOut {
-    /// The entry as supplied.
+    /// The entry as supplied, without surrounding whitespace (a blank entry is `""`).
     pub input_payer_name: String,
     /// Open-ended.
     #[schema(examples("INVALID_PAYER_NAME", "PAYER_NOT_FOUND"))]

@@ -295,6 +295,8 @@ async fn the_log_pages_and_filters_and_refuses_bad_parameters() {
     assert_eq!(window["events"].as_array().unwrap().len(), 3, "{window}");
     for bad in [
         "pageSize=0",
+        "pageSize=1001",
+        "pageSize=5000",
         "pageSize=x",
         "since=yesterday",
         "pageToken=forged",

@@ -782,6 +782,8 @@ async fn required_payer_inputs_resolves_every_name_in_order_one_to_one_without_d
         "bcbs il",
         "TRICARE East",
         "United Health Care",
+        " UHC ",
+        "\tZorblax Mutual ",
     ];
     let (status, body) = required_payer_inputs(
         &app,
@@ -799,6 +801,7 @@ async fn required_payer_inputs_resolves_every_name_in_order_one_to_one_without_d
         (3, Some("INVALID_PAYER_NAME")),
         (4, Some("INVALID_PAYER_NAME")),
         (5, None),
+        (10, None),
     ] {
         let entry = payers[at].as_object().unwrap();
         let mut keys: Vec<&str> = entry.keys().map(String::as_str).collect();
@@ -809,7 +812,7 @@ async fn required_payer_inputs_resolves_every_name_in_order_one_to_one_without_d
             "{}",
             payers[at]
         );
-        assert_eq!(entry["inputPayerName"], names[at]);
+        assert_eq!(entry["inputPayerName"], names[at].trim());
         assert!(entry["errorCode"].as_str().is_some_and(|c| !c.is_empty()));
         if let Some(code) = code {
             assert_eq!(entry["errorCode"], code);
@@ -819,7 +822,7 @@ async fn required_payer_inputs_resolves_every_name_in_order_one_to_one_without_d
             .is_some_and(|m| !m.trim().is_empty()));
     }
     let mut without_messages = body.clone();
-    for at in [3, 4, 5] {
+    for at in [3, 4, 5, 10] {
         without_messages["payers"][at]["message"] = json!("<message>");
     }
     let matched = |input: &str, name: &str, fields: &[&str]| json!({ "inputPayerName": input, "matchedPayerName": name, "payerRequiredInputs": { "fields": fields } });
@@ -842,12 +845,15 @@ async fn required_payer_inputs_resolves_every_name_in_order_one_to_one_without_d
                 matched("UHC", "UnitedHealthcare", &["groupNumber"]),
                 matched("UHC", "UnitedHealthcare", &["groupNumber"]),
                 matched("AETNA INC.", "Aetna", &[]),
-                error("   ", &json!("INVALID_PAYER_NAME")),
+                // Echoed trimmed: a blank entry comes back as "".
+                error("", &json!("INVALID_PAYER_NAME")),
                 error("", &json!("INVALID_PAYER_NAME")),
                 error("Zorblax Mutual", &payers[5]["errorCode"]),
                 matched("bcbs il", "Blue Cross Blue Shield of Illinois", &["groupNumber"]),
                 matched("TRICARE East", "TRICARE East Region", &["memberDateOfBirth", "memberFirstName", "memberLastName"]),
                 matched("United Health Care", "UnitedHealthcare", &["groupNumber"]),
+                matched("UHC", "UnitedHealthcare", &["groupNumber"]),
+                error("Zorblax Mutual", &payers[10]["errorCode"]),
             ],
         })
     );

@@ -1615,3 +1615,20 @@ async fn a_replayed_internal_id_books_nothing_so_it_succeeds_even_with_no_capaci
     );
     assert_eq!(request_count(&app, &token).await, 1);
 }
+
+/// 4.6: a body is a batch when it carries `requests`; the single request's keys beside it are ignored, as
+/// unknown top-level keys are (the served document says so on `CreateIn` and `CreateRequestIn`).
+#[actix_web::test]
+async fn a_body_with_both_a_single_request_and_requests_is_a_batch() {
+    let app = app_with_features(&[]).await;
+    let token = app.live_token().await;
+    let mut body = item_with_internal_id(valid_inputs(), "beside-the-batch");
+    body["requests"] = json!([item_with_internal_id(valid_inputs(), "in-the-batch")]);
+    let (status, answer) = post(&app, &token, &body).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(keys(&answer), ["requests"]);
+    let entries = answer["requests"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{answer}");
+    assert_eq!(entries[0]["internalId"], "in-the-batch");
+    assert_eq!(request_count(&app, &token).await, 1);
+}

@@ -657,6 +657,19 @@ async fn invalid_dates_are_400_invalid_request_naming_the_parameter() {
         ] {
             let (status, body) = list(&app, &token, &[(parameter, raw)]).await;
             assert_invalid_request(status, &body, &[parameter], &format!("{parameter}={raw:?}"));
+            // A batch id makes the dates irrelevant, not a malformed one acceptable.
+            let (status, body) = list(
+                &app,
+                &token,
+                &[("requestBatchId", "any-batch"), (parameter, raw)],
+            )
+            .await;
+            assert_invalid_request(
+                status,
+                &body,
+                &[parameter],
+                &format!("requestBatchId with {parameter}={raw:?}"),
+            );
         }
     }
     // Both wrong: still a 400.

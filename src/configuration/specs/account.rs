@@ -12,7 +12,7 @@ use crate::domain::UsPhone;
 use crate::secret::Secret;
 
 /// `[[accounts]]` / `PUT /admin/v1/accounts/{id}`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AccountSpec {
     /// Required in config; in the admin API the path gives it (a body `id` must then match).
@@ -28,9 +28,11 @@ pub struct AccountSpec {
     /// Account-level webhook URL.
     pub webhook_url: Option<String>,
     /// Account-level webhook secret.
+    #[schema(value_type = Option<String>)]
     pub webhook_secret: Option<Secret>,
     /// Opt-in capabilities.
     #[serde(default)]
+    #[schema(value_type = Vec<String>)]
     pub features: Vec<Feature>,
     /// Provisioned schema ids.
     #[serde(default)]
@@ -47,6 +49,7 @@ pub struct AccountSpec {
     pub retention_days: Option<u32>,
     /// The dialer of the account's production requests, overriding `[dialer] kind`; its settings come
     /// from the `[dialer.*]` tables.
+    #[schema(value_type = Option<String>, examples("simulated", "http", "retell", "vapi"))]
     pub dialer: Option<DialerKind>,
 }
 
@@ -55,19 +58,21 @@ fn utc() -> String {
 }
 
 /// One declared key/secret pair.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CredentialSpec {
     /// Production or sandbox.
+    #[schema(value_type = String, examples("production", "sandbox"))]
     pub environment: Environment,
     /// The API key.
     pub key: String,
     /// The API secret.
+    #[schema(value_type = String)]
     pub secret: Secret,
 }
 
 /// One per-account phone override.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PhoneBookSpec {
     /// Payer name as clients write it.

@@ -6,7 +6,7 @@ use super::SpecError;
 use crate::domain::UsPhone;
 
 /// `[[payers]]` / `PUT /admin/v1/payers/{name}`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PayerSpec {
     /// Required in config; the admin path gives it otherwise.

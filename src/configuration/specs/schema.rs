@@ -13,7 +13,7 @@ use super::SpecError;
 use crate::domain::SchemaId;
 
 /// `[[schemas]]` / `PUT /admin/v1/schemas/{id}`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SchemaSpec {
     /// Required in config; the admin path gives it otherwise.
@@ -48,7 +48,7 @@ pub struct SchemaSpec {
 }
 
 /// One output field of a schema.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FieldSpec {
     /// Key in `results`.
@@ -59,6 +59,7 @@ pub struct FieldSpec {
     pub description: String,
     /// Value type.
     #[serde(rename = "type")]
+    #[schema(value_type = String, examples("alphanumeric", "boolean", "multiple", "dollar", "date"))]
     pub field_type: FieldType,
     /// Suggested values of a `multiple` field.
     pub allowed_values: Option<Vec<String>>,
@@ -68,11 +69,12 @@ pub struct FieldSpec {
     /// Asked only when another field has a given value.
     pub when: Option<WhenSpec>,
     /// Which part of a clearinghouse answer fills the field.
+    #[schema(value_type = Option<Object>)]
     pub electronic: Option<ElectronicFieldSpec>,
 }
 
 /// Condition of a conditional field.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WhenSpec {
     /// The deciding field.

@@ -112,11 +112,19 @@ export async function signInWithToken(token) {
   }
 }
 
-/** The accounts the admin token can look at; throws when the token is not the admin token. */
+/**
+ * The accounts an operator token can look at; throws when the token is no operator's, or is one whose
+ * role has no console (an auditor reads the audit log only, through the admin API).
+ */
 export async function adminAccounts(token) {
   const response = await fetch('/admin/v1/accounts', { headers: { Authorization: `Bearer ${token.trim()}` } });
   if (response.status === 404) throw new ApiError(404, { message: 'The admin API is disabled on this server.' });
-  if (!response.ok) throw new ApiError(response.status, { message: 'This is not the admin token.' });
+  if (response.status === 403) {
+    throw new ApiError(403, {
+      message: 'Auditors have no console: the audit log is read through the admin API (GET /admin/v1/audit).',
+    });
+  }
+  if (!response.ok) throw new ApiError(response.status, { message: 'This is not an operator token.' });
   return (await response.json()).accounts;
 }
 

@@ -13,8 +13,20 @@ use crate::configuration::specs::AccountSpec;
 use crate::errors::ApiError;
 use crate::state::AppState;
 
-/// `PATCH /admin/v1/accounts/{id}`: 200 with the account as now stored; 404 `ACCOUNT_NOT_FOUND` for an
-/// account that does not exist (a partial body cannot create one).
+/// Change some fields of an account
+///
+/// The given fields replace the stored ones (`null` clears an optional one); the others keep their stored
+/// values. The body has the fields of the `PUT`'s body, none required. The merged account is checked and
+/// written as a `PUT` of it would be. An account that does not exist is 404 (a partial body cannot create
+/// one).
+#[utoipa::path(patch, path = "/admin/v1/accounts/{id}", operation_id = "patchAccount",
+    params(("id" = String, Path, description = "The account's id.")),
+    request_body(content = Object, description = "Any of the fields of `AccountSpec`."),
+    responses(
+        (status = 200, description = "The account as now stored.", body = crate::wire::AccountOut),
+        (status = 400, description = "`INVALID_REQUEST` naming the field; nothing changed.", body = crate::wire::ErrorOut),
+        (status = 404, description = "`ACCOUNT_NOT_FOUND`.", body = crate::wire::ErrorOut),
+    ))]
 #[tracing::instrument(name = "admin_patch_account", skip_all, fields(account = %id))]
 pub async fn patch_account(
     Admin(operator): Admin,

@@ -1,6 +1,7 @@
+//! `/admin/v1/accounts`: accounts and their key pairs.
+
 use actix_web::{web, HttpResponse};
-use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde::Deserialize;
 use switchboard_actors::webhooks::{check_target, TargetError};
 use switchboard_storage::{AccountRecord, Environment, StorageError};
 
@@ -10,62 +11,8 @@ use crate::configuration::specs::{validate_identifier, AccountSpec};
 use crate::errors::{ApiError, Code};
 use crate::provisioning::{account_record, generate_credential};
 use crate::state::AppState;
-use crate::wire::format_timestamp;
-
-/// The admin view of an account: everything but secrets.
-#[derive(Serialize)]
-struct AccountOut<'a> {
-    id: &'a str,
-    name: &'a str,
-    daily_call_capacity: u32,
-    timezone: &'a str,
-    webhook_url: Option<&'a str>,
-    webhook_secret_set: bool,
-    features: Vec<&'static str>,
-    schemas: &'a [String],
-    phone_book: Vec<serde_json::Value>,
-    credentials: Vec<serde_json::Value>,
-    /// Days a request is kept once terminal; absent when requests are kept until purged.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    retention_days: Option<u32>,
-    /// The account's own dialer kind; absent when it uses `[dialer] kind`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    dialer: Option<&'a str>,
-}
-
-impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
-    fn from(account: &'a AccountRecord) -> AccountOut<'a> {
-        AccountOut {
-            id: &account.id,
-            name: &account.name,
-            daily_call_capacity: account.daily_call_capacity,
-            timezone: &account.timezone,
-            webhook_url: account.webhook_url.as_deref(),
-            webhook_secret_set: account.webhook_secret.is_some(),
-            features: account.features.iter().map(|f| f.as_str()).collect(),
-            schemas: &account.schemas,
-            phone_book: account
-                .phone_book
-                .iter()
-                .map(|e| json!({ "payer": e.payer, "phone": e.phone }))
-                .collect(),
-            credentials: account
-                .credentials
-                .iter()
-                .map(|c| {
-                    json!({
-                        "id": c.id,
-                        "environment": c.environment.as_str(),
-                        "key": c.key,
-                        "issued_at": format_timestamp(c.issued_at),
-                    })
-                })
-                .collect(),
-            retention_days: account.retention_days,
-            dialer: account.dialer.as_deref(),
-        }
-    }
-}
+use crate::wire::{AccountListOut, AccountOut, CredentialIssuedOut, ErrorOut};
+use utoipa::ToSchema;
 
 pub(super) fn account_not_found(id: &str) -> ApiError {
     ApiError::new(
@@ -74,17 +21,30 @@ pub(super) fn account_not_found(id: &str) -> ApiError {
     )
 }
 
-/// `GET /admin/v1/accounts`.
+/// List accounts
+///
+/// Every account, without secrets.
+#[utoipa::path(get, path = "/admin/v1/accounts", operation_id = "listAccounts",
+    responses((status = 200, description = "Every account.", body = AccountListOut)))]
 pub async fn list_accounts(
     _: Reader,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let accounts = state.store.accounts()?;
-    let out: Vec<AccountOut> = accounts.iter().map(AccountOut::from).collect();
-    Ok(HttpResponse::Ok().json(json!({ "accounts": out })))
+    Ok(HttpResponse::Ok().json(AccountListOut {
+        accounts: accounts.iter().map(AccountOut::from).collect(),
+    }))
 }
 
-/// `GET /admin/v1/accounts/{id}`.
+/// Read an account
+///
+/// The account, without secrets.
+#[utoipa::path(get, path = "/admin/v1/accounts/{id}", operation_id = "getAccount",
+    params(("id" = String, Path, description = "The account's id.")),
+    responses(
+        (status = 200, description = "The account.", body = AccountOut),
+        (status = 404, description = "`ACCOUNT_NOT_FOUND`.", body = ErrorOut),
+    ))]
 pub async fn get_account(
     _: Reader,
     state: web::Data<AppState>,
@@ -97,8 +57,19 @@ pub async fn get_account(
     Ok(HttpResponse::Ok().json(AccountOut::from(&account)))
 }
 
-/// `PUT /admin/v1/accounts/{id}`: create (201) or replace (200). The body is the whole account: a field
-/// left out takes its default, except `credentials`, whose absence keeps the pairs issued.
+/// Create or replace an account
+///
+/// The body is the whole account, the fields of an `[[accounts]]` table: a field left out takes its
+/// default, except `credentials`, whose absence keeps the pairs issued (pairs not listed again are
+/// revoked with their tokens). Schemas named must exist.
+#[utoipa::path(put, path = "/admin/v1/accounts/{id}", operation_id = "putAccount",
+    params(("id" = String, Path, description = "The account's id.")),
+    request_body = AccountSpec,
+    responses(
+        (status = 200, description = "Replaced.", body = AccountOut),
+        (status = 201, description = "Created.", body = AccountOut),
+        (status = 400, description = "`INVALID_REQUEST` naming the field; nothing changed.", body = ErrorOut),
+    ))]
 #[tracing::instrument(name = "admin_put_account", skip_all, fields(account = %id))]
 pub async fn put_account(
     Admin(operator): Admin,
@@ -178,7 +149,15 @@ pub(super) fn with_status(
     builder.json(AccountOut::from(account))
 }
 
-/// `DELETE /admin/v1/accounts/{id}`: its live tokens then get 404 `ACCOUNT_NOT_FOUND`.
+/// Delete an account
+///
+/// Its live tokens then get 404 `ACCOUNT_NOT_FOUND`.
+#[utoipa::path(delete, path = "/admin/v1/accounts/{id}", operation_id = "deleteAccount",
+    params(("id" = String, Path, description = "The account's id.")),
+    responses(
+        (status = 204, description = "Deleted."),
+        (status = 404, description = "`ACCOUNT_NOT_FOUND`.", body = ErrorOut),
+    ))]
 #[tracing::instrument(name = "admin_delete_account", skip_all, fields(account = %id))]
 pub async fn delete_account(
     Admin(operator): Admin,
@@ -193,13 +172,26 @@ pub async fn delete_account(
     }
 }
 
-#[derive(Deserialize)]
+/// A key pair to issue.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewCredentialIn {
+    /// `production` or `sandbox`.
+    #[schema(value_type = String, examples("production", "sandbox"))]
     environment: Environment,
 }
 
-/// `POST /admin/v1/accounts/{id}/credentials`: issues a new pair; the secret is shown only here.
+/// Issue a key pair
+///
+/// A new key and secret for the account; the secret is shown only in this answer.
+#[utoipa::path(post, path = "/admin/v1/accounts/{id}/credentials", operation_id = "createCredential",
+    params(("id" = String, Path, description = "The account's id.")),
+    request_body = NewCredentialIn,
+    responses(
+        (status = 201, description = "Issued.", body = CredentialIssuedOut),
+        (status = 400, description = "`INVALID_REQUEST`.", body = ErrorOut),
+        (status = 404, description = "`ACCOUNT_NOT_FOUND`.", body = ErrorOut),
+    ))]
 #[tracing::instrument(name = "admin_create_credential", skip_all, fields(account = %id))]
 pub async fn create_credential(
     Admin(operator): Admin,
@@ -217,10 +209,10 @@ pub async fn create_credential(
         Err(StorageError::AccountMissing(_)) => return Err(account_not_found(&id)),
         other => other?,
     }
-    Ok(HttpResponse::Created().json(json!({
-        "id": record.id,
-        "environment": record.environment.as_str(),
-        "key": record.key,
-        "secret": secret,
-    })))
+    Ok(HttpResponse::Created().json(CredentialIssuedOut {
+        id: record.id,
+        environment: record.environment.as_str(),
+        key: record.key,
+        secret,
+    }))
 }

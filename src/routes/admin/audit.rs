@@ -26,7 +26,23 @@ pub struct AuditQuery {
     page_token: Option<String>,
 }
 
-/// `GET /admin/v1/audit`: `{"events":[...],"nextPageToken"?}`.
+/// Read the audit log
+///
+/// `{"events":[...],"nextPageToken"?}`, oldest first. Reading it is itself audited.
+#[utoipa::path(get, path = "/admin/v1/audit", operation_id = "listAuditEvents",
+    params(
+        ("actor" = Option<String>, Query, description = "Only this actor's events."),
+        ("action" = Option<String>, Query, description = "Only this action's events."),
+        ("targetId" = Option<String>, Query, description = "Only events about this target."),
+        ("since" = Option<String>, Query, format = DateTime, description = "RFC 3339; inclusive."),
+        ("until" = Option<String>, Query, format = DateTime, description = "RFC 3339."),
+        ("pageSize" = Option<u32>, Query, minimum = 1, maximum = 1000, description = "Default 100."),
+        ("pageToken" = Option<String>, Query, description = "`nextPageToken` of the previous page."),
+    ),
+    responses(
+        (status = 200, description = "A page of events.", body = crate::wire::AuditPageOut),
+        (status = 400, description = "`INVALID_REQUEST`: a bad parameter, or one not listed.", body = crate::wire::ErrorOut),
+    ))]
 pub async fn list_events(
     Auditor(operator): Auditor,
     state: web::Data<AppState>,
@@ -42,7 +58,7 @@ pub async fn list_events(
     let page_size = match query.page_size.as_deref() {
         None => DEFAULT_PAGE,
         Some(raw) => match raw.trim().parse::<usize>() {
-            Ok(n) if n >= 1 => n.min(MAX_PAGE),
+            Ok(n) if (1..=MAX_PAGE).contains(&n) => n,
             _ => {
                 return Err(ApiError::invalid_request(format!(
                     "pageSize must be a whole number from 1 to {MAX_PAGE}"
@@ -73,7 +89,11 @@ pub async fn list_events(
     Ok(HttpResponse::Ok().json(body))
 }
 
-/// `GET /admin/v1/audit/verify`: `{"ok":true,"events":N}` or `{"ok":false,"firstBadSeq":N}`.
+/// Verify the audit chain
+///
+/// `{"ok":true,"events":N}` or `{"ok":false,"firstBadSeq":N}`.
+#[utoipa::path(get, path = "/admin/v1/audit/verify", operation_id = "verifyAuditChain",
+    responses((status = 200, description = "The chain recomputed.", body = crate::wire::AuditVerifyOut)))]
 pub async fn verify(
     Auditor(operator): Auditor,
     state: web::Data<AppState>,

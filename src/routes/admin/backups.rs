@@ -12,13 +12,24 @@ use crate::auth::Admin;
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
 
-#[derive(Deserialize)]
+/// Where to write a backup.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BackupIn {
+    /// An absolute path that does not exist yet, outside `data_dir`, whose parent exists.
     path: String,
 }
 
+/// Write a backup
+///
 /// 200 `{"path","bytes"}` once the copy is complete and synced.
+#[utoipa::path(post, path = "/admin/v1/backups", operation_id = "createBackup",
+    request_body = BackupIn,
+    responses(
+        (status = 200, description = "Written.", body = crate::wire::BackupOut),
+        (status = 400, description = "`INVALID_REQUEST`: the path.", body = crate::wire::ErrorOut),
+        (status = 409, description = "`CONFLICT`: the path exists, or the store is in PostgreSQL.", body = crate::wire::ErrorOut),
+    ))]
 #[tracing::instrument(name = "admin_backup", skip_all)]
 pub async fn create_backup(
     Admin(operator): Admin,

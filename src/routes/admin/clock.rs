@@ -1,34 +1,53 @@
+//! `/admin/v1/clock`: the server's clock, and moving a manual one.
+
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
-use serde_json::json;
 use switchboard_actors::ClockError;
+use utoipa::ToSchema;
 
 use super::AdminJson;
 use crate::auth::{Admin, Reader};
 use crate::errors::ApiError;
 use crate::state::AppState;
-use crate::wire::format_timestamp;
+use crate::wire::{format_timestamp, ClockMovedOut, ClockOut, ErrorOut};
 
-/// `{"advanceSeconds": N}` or `{"set": "RFC 3339"}`.
-#[derive(Deserialize)]
+/// Exactly one of `advanceSeconds` and `set`.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct MoveClockIn {
+    /// Seconds to move forward.
+    #[schema(minimum = 0, nullable = false)]
     advance_seconds: Option<i64>,
+    /// An RFC 3339 instant to move to (one behind the clock changes nothing).
+    #[schema(format = DateTime, nullable = false)]
     set: Option<String>,
 }
 
-/// `GET /admin/v1/clock`.
+/// Read the clock
+#[utoipa::path(get, path = "/admin/v1/clock", operation_id = "getClock",
+    responses((status = 200, description = "The clock.", body = ClockOut)))]
 pub async fn get_clock(_: Reader, state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().json(json!({
-        "now": format_timestamp(state.clock.now()),
-        "mode": if state.clock.is_manual() { "manual" } else { "system" },
-    }))
+    HttpResponse::Ok().json(ClockOut {
+        now: format_timestamp(state.clock.now()),
+        mode: if state.clock.is_manual() {
+            "manual"
+        } else {
+            "system"
+        },
+    })
 }
 
-/// `POST /admin/v1/clock`: moves a manual clock forward; due work then runs. The new instant is stored
-/// before the clock moves, so a restart resumes from it and nothing can record a time the calendar would
-/// return behind.
+/// Move a manual clock
+///
+/// Moves a manual clock forward; due work then runs. The new instant is stored before the clock moves, so
+/// a restart resumes from it. A system clock answers 400.
+#[utoipa::path(post, path = "/admin/v1/clock", operation_id = "moveClock",
+    request_body = MoveClockIn,
+    responses(
+        (status = 200, description = "The clock moved.", body = ClockMovedOut),
+        (status = 400, description = "`INVALID_REQUEST`: not a manual clock, both or neither key, a negative advance or a malformed instant.", body = ErrorOut),
+    ))]
 #[tracing::instrument(name = "admin_move_clock", skip_all)]
 pub async fn move_clock(
     _: Admin,
@@ -66,5 +85,7 @@ pub async fn move_clock(
         .set(target)
         .map_err(|e: ClockError| ApiError::invalid_request(e.to_string()))?;
     tracing::info!(now = %now, "clock moved");
-    Ok(HttpResponse::Ok().json(json!({ "now": format_timestamp(now) })))
+    Ok(HttpResponse::Ok().json(ClockMovedOut {
+        now: format_timestamp(now),
+    }))
 }

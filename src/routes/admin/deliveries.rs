@@ -1,13 +1,13 @@
 //! `GET /admin/v1/webhook-deliveries?requestId=ID`.
 
 use actix_web::{web, HttpResponse};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use switchboard_storage::RequestId;
 
 use crate::auth::Reader;
 use crate::errors::ApiError;
 use crate::state::AppState;
-use crate::wire::{WebhookAttemptOut, WebhookDeliveryOut};
+use crate::wire::{DeliveriesOut, ErrorOut, WebhookAttemptOut, WebhookDeliveryOut};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -15,19 +15,16 @@ pub struct DeliveriesQuery {
     request_id: Option<RequestId>,
 }
 
-/// A request's delivery state and attempt log; every delivery field is `null` when none was enqueued.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct DeliveriesOut {
-    request_id: RequestId,
-    status: Option<&'static str>,
-    url: Option<String>,
-    next_round: Option<u32>,
-    next_attempt_at: Option<String>,
-    deliveries: Vec<WebhookAttemptOut>,
-}
-
+/// A request's webhook deliveries
+///
 /// The delivery's state and every attempt (url, time, round, attempt, status code or error, latency).
+/// Reading it is audited as a read of the request.
+#[utoipa::path(get, path = "/admin/v1/webhook-deliveries", operation_id = "listWebhookDeliveries",
+    params(("requestId" = String, Query, description = "The request; required.")),
+    responses(
+        (status = 200, description = "The delivery and its attempts.", body = DeliveriesOut),
+        (status = 400, description = "`INVALID_REQUEST`: `requestId` missing or blank.", body = ErrorOut),
+    ))]
 pub async fn list_deliveries(
     Reader(operator): Reader,
     state: web::Data<AppState>,

@@ -6,6 +6,7 @@ mod audit;
 mod backups;
 mod clock;
 mod deliveries;
+mod document;
 mod faults;
 mod operators;
 mod orchestration;
@@ -21,52 +22,105 @@ use actix_web::{web, FromRequest, HttpRequest};
 use futures::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
 
-use super::resource;
+use super::{resource, Access, Endpoint};
 use crate::configuration::specs::SpecError;
 use crate::errors::ApiError;
 
-pub(super) fn configure(cfg: &mut web::ServiceConfig, fault_injection: bool) {
-    // Full paths rather than a scope: a resource then knows the whole pattern it serves (its metrics label).
-    let admin = |path: &str| resource(&format!("/admin/v1{path}"));
+/// The admin API: every operation with the handler that serves it, the roles it is open to (its
+/// handler's extractor enforces them; the tests check the two agree) and its documentation. The fault
+/// routes exist only with `server.fault_injection`.
+pub(crate) fn admin_api(fault_injection: bool) -> Vec<Endpoint> {
+    use Access::Operator;
+    const ADMIN: Access = Operator(&["admin"]);
+    const READER: Access = Operator(&["admin", "support"]);
+    const AUDITOR: Access = Operator(&["admin", "auditor"]);
+    let mut endpoints = vec![
+        Endpoint::of::<accounts::__path_list_accounts>("Accounts", READER, || {
+            web::route().to(accounts::list_accounts)
+        }),
+        Endpoint::of::<accounts::__path_get_account>("Accounts", READER, || {
+            web::route().to(accounts::get_account)
+        }),
+        Endpoint::of::<accounts::__path_put_account>("Accounts", ADMIN, || {
+            web::route().to(accounts::put_account)
+        }),
+        Endpoint::of::<account_patch::__path_patch_account>("Accounts", ADMIN, || {
+            web::route().to(account_patch::patch_account)
+        }),
+        Endpoint::of::<accounts::__path_delete_account>("Accounts", ADMIN, || {
+            web::route().to(accounts::delete_account)
+        }),
+        Endpoint::of::<accounts::__path_create_credential>("Accounts", ADMIN, || {
+            web::route().to(accounts::create_credential)
+        }),
+        Endpoint::of::<schemas::__path_get_schema>("Schemas", READER, || {
+            web::route().to(schemas::get_schema)
+        }),
+        Endpoint::of::<schemas::__path_put_schema>("Schemas", ADMIN, || {
+            web::route().to(schemas::put_schema)
+        }),
+        Endpoint::of::<schemas::__path_retire_schema>("Schemas", ADMIN, || {
+            web::route().to(schemas::retire_schema)
+        }),
+        Endpoint::of::<payers::__path_list_payers>("Payers", READER, || {
+            web::route().to(payers::list_payers)
+        }),
+        Endpoint::of::<payers::__path_put_payer>("Payers", ADMIN, || {
+            web::route().to(payers::put_payer)
+        }),
+        Endpoint::of::<clock::__path_get_clock>("Clock", READER, || {
+            web::route().to(clock::get_clock)
+        }),
+        Endpoint::of::<clock::__path_move_clock>("Clock", ADMIN, || {
+            web::route().to(clock::move_clock)
+        }),
+        Endpoint::of::<deliveries::__path_list_deliveries>("Webhooks", READER, || {
+            web::route().to(deliveries::list_deliveries)
+        }),
+        Endpoint::of::<redeliver::__path_redeliver>("Webhooks", ADMIN, || {
+            web::route().to(redeliver::redeliver)
+        }),
+        Endpoint::of::<orchestration::__path_get_stats>("Orchestration", READER, || {
+            web::route().to(orchestration::get_stats)
+        }),
+        Endpoint::of::<operators::__path_list_operators>("Operators", ADMIN, || {
+            web::route().to(operators::list_operators)
+        }),
+        Endpoint::of::<operators::__path_create_operator>("Operators", ADMIN, || {
+            web::route().to(operators::create_operator)
+        }),
+        Endpoint::of::<operators::__path_delete_operator>("Operators", ADMIN, || {
+            web::route().to(operators::delete_operator)
+        }),
+        Endpoint::of::<backups::__path_create_backup>("Backups", ADMIN, || {
+            web::route().to(backups::create_backup)
+        }),
+        Endpoint::of::<requests::__path_purge_request>("Requests", ADMIN, || {
+            web::route().to(requests::purge_request)
+        }),
+        Endpoint::of::<audit::__path_list_events>("Audit", AUDITOR, || {
+            web::route().to(audit::list_events)
+        }),
+        Endpoint::of::<audit::__path_verify>("Audit", AUDITOR, || web::route().to(audit::verify)),
+    ];
     if fault_injection {
-        cfg.service(admin("/faults/handler-panic").post(faults::handler_panic))
-            .service(admin("/faults/actor-panic/{actor}").post(faults::actor_panic));
+        endpoints.extend([
+            Endpoint::of::<faults::__path_handler_panic>("Faults", ADMIN, || {
+                web::route().to(faults::handler_panic)
+            }),
+            Endpoint::of::<faults::__path_actor_panic>("Faults", ADMIN, || {
+                web::route().to(faults::actor_panic)
+            }),
+        ]);
     }
-    cfg.service(admin("/accounts").get(accounts::list_accounts))
-        .service(
-            admin("/accounts/{id}")
-                .get(accounts::get_account)
-                .put(accounts::put_account)
-                .patch(account_patch::patch_account)
-                .delete(accounts::delete_account),
-        )
-        .service(admin("/accounts/{id}/credentials").post(accounts::create_credential))
-        .service(
-            admin("/schemas/{id}")
-                .get(schemas::get_schema)
-                .put(schemas::put_schema)
-                .delete(schemas::retire_schema),
-        )
-        .service(admin("/payers").get(payers::list_payers))
-        .service(admin("/payers/{name}").put(payers::put_payer))
-        .service(
-            admin("/clock")
-                .get(clock::get_clock)
-                .post(clock::move_clock),
-        )
-        .service(admin("/webhook-deliveries").get(deliveries::list_deliveries))
-        .service(admin("/webhook-deliveries/{requestId}/redeliver").post(redeliver::redeliver))
-        .service(admin("/orchestration").get(orchestration::get_stats))
-        .service(
-            admin("/operators")
-                .get(operators::list_operators)
-                .post(operators::create_operator),
-        )
-        .service(admin("/operators/{name}").delete(operators::delete_operator))
-        .service(admin("/backups").post(backups::create_backup))
-        .service(admin("/requests/{requestId}").delete(requests::purge_request))
-        .service(admin("/audit").get(audit::list_events))
-        .service(admin("/audit/verify").get(audit::verify));
+    endpoints
+}
+
+/// Registers the admin API from its table (full paths rather than a scope: a resource then knows the
+/// whole pattern it serves, its metrics label), and its document.
+pub(super) fn configure(cfg: &mut web::ServiceConfig, fault_injection: bool) {
+    cfg.service(resource(document::PATH).get(document::serve));
+    super::table::register(cfg, &admin_api(fault_injection));
 }
 
 impl From<SpecError> for ApiError {

@@ -13,14 +13,26 @@ use crate::configuration::specs::validate_identifier;
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
 
-#[derive(Deserialize)]
+/// An operator to create.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewOperatorIn {
+    /// A name of letters, digits, `-` and `_`.
     name: String,
+    /// `admin`, `support` or `auditor`.
     role: String,
 }
 
-/// `POST /admin/v1/operators`: 201 `{"name","role","token"}`.
+/// Create an operator
+///
+/// 201 `{"name","role","token"}`: the token is shown only in this answer.
+#[utoipa::path(post, path = "/admin/v1/operators", operation_id = "createOperator",
+    request_body = NewOperatorIn,
+    responses(
+        (status = 201, description = "Created.", body = crate::wire::OperatorCreatedOut),
+        (status = 400, description = "`INVALID_REQUEST`: a bad name or role.", body = crate::wire::ErrorOut),
+        (status = 409, description = "`CONFLICT`: the name is taken.", body = crate::wire::ErrorOut),
+    ))]
 #[tracing::instrument(name = "admin_create_operator", skip_all)]
 pub async fn create_operator(
     Admin(operator): Admin,
@@ -56,8 +68,12 @@ pub async fn create_operator(
     })))
 }
 
-/// `GET /admin/v1/operators`: `{"operators":[{"name","role","createdAt"}]}`; the configured admin first,
+/// List operators
+///
+/// `{"operators":[{"name","role","createdAt"}]}`; the configured admin first,
 /// created when this server started with its token.
+#[utoipa::path(get, path = "/admin/v1/operators", operation_id = "listOperators",
+    responses((status = 200, description = "Every operator.", body = crate::wire::OperatorListOut)))]
 pub async fn list_operators(
     _: Admin,
     state: web::Data<AppState>,
@@ -82,7 +98,16 @@ pub async fn list_operators(
     Ok(HttpResponse::Ok().json(json!({ "operators": operators })))
 }
 
-/// `DELETE /admin/v1/operators/{name}`: 204; the token is refused from the next call on.
+/// Delete an operator
+///
+/// 204; the token is refused from the next call on. The configured admin cannot be deleted (400).
+#[utoipa::path(delete, path = "/admin/v1/operators/{name}", operation_id = "deleteOperator",
+    params(("name" = String, Path, description = "The operator's name.")),
+    responses(
+        (status = 204, description = "Deleted."),
+        (status = 400, description = "`INVALID_REQUEST`: the configured admin.", body = crate::wire::ErrorOut),
+        (status = 404, description = "`NOT_FOUND`.", body = crate::wire::ErrorOut),
+    ))]
 #[tracing::instrument(name = "admin_delete_operator", skip_all)]
 pub async fn delete_operator(
     Admin(operator): Admin,

@@ -1,6 +1,6 @@
+//! `/admin/v1/payers`: the payer directory.
+
 use actix_web::{web, HttpResponse};
-use serde_json::json;
-use switchboard_storage::PayerRecord;
 
 use super::AdminJson;
 use crate::auth::{Admin, Reader};
@@ -8,26 +8,31 @@ use crate::configuration::specs::PayerSpec;
 use crate::errors::ApiError;
 use crate::provisioning::payer_record;
 use crate::state::AppState;
+use crate::wire::{ErrorOut, PayerListOut, PayerOut};
 
-fn payer_out(payer: &PayerRecord) -> serde_json::Value {
-    json!({
-        "name": payer.name,
-        "aliases": payer.aliases,
-        "phone": payer.phone,
-        "required_inputs": payer.required_inputs,
-        "electronic": payer.electronic,
-        "electronic_payer_id": payer.electronic_payer_id,
-        "member_id_prefixes": payer.member_id_prefixes,
-    })
-}
-
-/// `GET /admin/v1/payers`: the whole directory.
+/// List payers
+///
+/// The whole directory.
+#[utoipa::path(get, path = "/admin/v1/payers", operation_id = "listPayers",
+    responses((status = 200, description = "The directory.", body = PayerListOut)))]
 pub async fn list_payers(_: Reader, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    let payers: Vec<_> = state.store.payers()?.iter().map(payer_out).collect();
-    Ok(HttpResponse::Ok().json(json!({ "payers": payers })))
+    let payers = state.store.payers()?;
+    Ok(HttpResponse::Ok().json(PayerListOut {
+        payers: payers.iter().map(PayerOut::from).collect(),
+    }))
 }
 
-/// `PUT /admin/v1/payers/{name}`: creates or replaces a directory entry.
+/// Create or replace a payer
+///
+/// The body has the fields of a `[[payers]]` table; the name comes from the path (a body `name` must
+/// match it).
+#[utoipa::path(put, path = "/admin/v1/payers/{name}", operation_id = "putPayer",
+    params(("name" = String, Path, description = "The payer's directory name.")),
+    request_body = PayerSpec,
+    responses(
+        (status = 200, description = "Stored.", body = PayerOut),
+        (status = 400, description = "`INVALID_REQUEST` naming the field; nothing changed.", body = ErrorOut),
+    ))]
 #[tracing::instrument(name = "admin_put_payer", skip_all)]
 pub async fn put_payer(
     Admin(operator): Admin,
@@ -52,5 +57,5 @@ pub async fn put_payer(
     let event = crate::audit::change(&state, &operator, "payer.change", "payer", &name);
     state.store.put_payer(&record, &[event]).await?;
     state.reload_directory()?;
-    Ok(HttpResponse::Ok().json(payer_out(&record)))
+    Ok(HttpResponse::Ok().json(PayerOut::from(&record)))
 }

@@ -1,26 +1,27 @@
 //! `POST /admin/v1/webhook-deliveries/{requestId}/redeliver`: send a terminal request's webhook again now.
 
 use actix_web::{web, HttpResponse};
-use serde::Serialize;
 use switchboard_actors::webhooks::{Redeliver, Redelivery};
 use switchboard_storage::{RequestId, RequestState};
 
 use crate::auth::Admin;
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
+use crate::wire::{ErrorOut, RedeliveryOut};
 
-/// The answer of an accepted redelivery.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RedeliveryOut<'a> {
-    request_id: &'a RequestId,
-    status: &'static str,
-}
-
+/// Send a webhook again
+///
 /// 202 once the redelivery is durable (the send follows at once, outside the scheduled rounds, and shows
 /// in the delivery log; a round of the same delivery that is running ends first); 409 `CONFLICT` while
 /// the request is `PROCESSING`, when it has no webhook, or when a running round has not ended within a
 /// minute; 404 `REQUEST_NOT_FOUND` for an unknown or purged id.
+#[utoipa::path(post, path = "/admin/v1/webhook-deliveries/{requestId}/redeliver", operation_id = "redeliverWebhook",
+    params(("requestId" = String, Path, description = "The request.")),
+    responses(
+        (status = 202, description = "Accepted: the send follows at once.", body = RedeliveryOut),
+        (status = 404, description = "`REQUEST_NOT_FOUND`.", body = ErrorOut),
+        (status = 409, description = "`CONFLICT`: still `PROCESSING`, no webhook, or a round running for over a minute.", body = ErrorOut),
+    ))]
 #[tracing::instrument(name = "admin_redeliver_webhook", skip_all, fields(request_id = %request_id))]
 pub async fn redeliver(
     Admin(operator): Admin,

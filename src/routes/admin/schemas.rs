@@ -1,6 +1,7 @@
+//! `/admin/v1/schemas/{id}`: publish, read and retire schemas.
+
 use actix_web::{web, HttpResponse};
-use serde_json::json;
-use switchboard_storage::{PublishRule, SchemaHeadRecord};
+use switchboard_storage::PublishRule;
 
 use super::AdminJson;
 use crate::auth::{Admin, Reader};
@@ -9,18 +10,17 @@ use crate::domain::SchemaId;
 use crate::errors::ApiError;
 use crate::provisioning::{schema_definition, schema_flags};
 use crate::state::AppState;
-use crate::wire::format_timestamp;
+use crate::wire::{format_timestamp, ErrorOut, SchemaHeadOut};
 
-fn head_out(head: &SchemaHeadRecord) -> serde_json::Value {
-    json!({
-        "schemaId": head.id,
-        "version": head.latest_version,
-        "retired": head.retired,
-        "hidden": head.hidden,
-    })
-}
-
-/// `GET /admin/v1/schemas/{id}`: head flags and the latest version as stored (retired ones included).
+/// Read a schema
+///
+/// Its head flags and its latest version as stored, retired schemas included.
+#[utoipa::path(get, path = "/admin/v1/schemas/{id}", operation_id = "getSchema",
+    params(("id" = String, Path, description = "The schema's id.")),
+    responses(
+        (status = 200, description = "The schema.", body = SchemaHeadOut),
+        (status = 404, description = "`SCHEMA_NOT_FOUND`.", body = ErrorOut),
+    ))]
 pub async fn get_schema(
     _: Reader,
     state: web::Data<AppState>,
@@ -31,16 +31,27 @@ pub async fn get_schema(
         .schema_head(&id)?
         .ok_or_else(|| ApiError::schema_not_found(&id))?;
     let latest = state.store.schema_version(&id, head.latest_version)?;
-    let mut out = head_out(&head);
+    let mut out = SchemaHeadOut::from(&head);
     if let Some(latest) = latest {
-        out["publishedAt"] = json!(format_timestamp(latest.published_at));
-        out["requestType"] = json!(latest.definition.request_type);
-        out["fieldCount"] = json!(latest.definition.fields.len());
+        out.published_at = Some(format_timestamp(latest.published_at));
+        out.field_count = Some(latest.definition.fields.len());
+        out.request_type = Some(latest.definition.request_type.clone());
     }
     Ok(HttpResponse::Ok().json(out))
 }
 
-/// `PUT /admin/v1/schemas/{id}`: creates the schema (201) or publishes its next version (200).
+/// Publish a schema
+///
+/// Creates the schema or publishes its next version. The body has the fields of a `[[schemas]]` table; a
+/// `follow_up` must name a schema that exists.
+#[utoipa::path(put, path = "/admin/v1/schemas/{id}", operation_id = "putSchema",
+    params(("id" = String, Path, description = "The schema's id.")),
+    request_body = SchemaSpec,
+    responses(
+        (status = 200, description = "A new version published.", body = SchemaHeadOut),
+        (status = 201, description = "Created.", body = SchemaHeadOut),
+        (status = 400, description = "`INVALID_REQUEST` naming the field; nothing changed.", body = ErrorOut),
+    ))]
 #[tracing::instrument(name = "admin_put_schema", skip_all, fields(schema = %id))]
 pub async fn put_schema(
     Admin(operator): Admin,
@@ -94,10 +105,18 @@ pub async fn put_schema(
     } else {
         HttpResponse::Created()
     };
-    Ok(builder.json(head_out(&head)))
+    Ok(builder.json(SchemaHeadOut::from(&head)))
 }
 
-/// `DELETE /admin/v1/schemas/{id}`: retires the schema (404 `SCHEMA_NOT_FOUND` for detail and creation).
+/// Retire a schema
+///
+/// The schema then answers 404 `SCHEMA_NOT_FOUND` for detail and creation; requests already made keep it.
+#[utoipa::path(delete, path = "/admin/v1/schemas/{id}", operation_id = "retireSchema",
+    params(("id" = String, Path, description = "The schema's id.")),
+    responses(
+        (status = 200, description = "Retired.", body = SchemaHeadOut),
+        (status = 404, description = "`SCHEMA_NOT_FOUND`.", body = ErrorOut),
+    ))]
 #[tracing::instrument(name = "admin_retire_schema", skip_all, fields(schema = %id))]
 pub async fn retire_schema(
     Admin(operator): Admin,
@@ -110,5 +129,5 @@ pub async fn retire_schema(
         .retire_schema(&id, &[event])
         .await?
         .ok_or_else(|| ApiError::schema_not_found(&id))?;
-    Ok(HttpResponse::Ok().json(head_out(&head)))
+    Ok(HttpResponse::Ok().json(SchemaHeadOut::from(&head)))
 }

@@ -30,15 +30,15 @@ pub struct ListQuery {
 /// The caller's requests by creation date window or by batch, newest first, keyset-paginated.
 #[utoipa::path(get, path = "/v1/requests", operation_id = "listRequests",
     params(
-        ("dateFrom" = Option<String>, Query, format = Date, description = "First creation day (`YYYY-MM-DD`, UTC), inclusive. Default: today. Ignored with `requestBatchId`."),
-        ("dateTo" = Option<String>, Query, format = Date, description = "Last creation day (`YYYY-MM-DD`, UTC), exclusive. Default: tomorrow. Ignored with `requestBatchId`."),
-        ("requestBatchId" = Option<String>, Query, description = "Only the requests of this batch, whatever their dates. Without `pageSize` the whole batch comes in one page. Empty or blank: `400 INVALID_REQUEST`."),
+        ("dateFrom" = Option<String>, Query, format = Date, description = "First creation day (`YYYY-MM-DD`, UTC), inclusive. Default: today. Ignored with `requestBatchId`, though a malformed value is still `400 INVALID_REQUEST`."),
+        ("dateTo" = Option<String>, Query, format = Date, description = "Last creation day (`YYYY-MM-DD`, UTC), exclusive. Default: tomorrow. Ignored with `requestBatchId`, though a malformed value is still `400 INVALID_REQUEST`."),
+        ("requestBatchId" = Option<String>, Query, min_length = 1, pattern = r"\S", description = "Only the requests of this batch, whatever their dates. Without `pageSize` the whole batch comes in one page. Empty or blank: `400 INVALID_REQUEST`."),
         ("pageSize" = Option<u32>, Query, minimum = 1, description = "Requests per page; default 100 (with `requestBatchId` and no `pageSize`: the whole batch in one page). At most 500 are served: a larger value is accepted and served as 500."),
         ("pageToken" = Option<String>, Query, description = "`nextPageToken` of the previous page of the same query."),
     ),
     responses(
         (status = 200, description = "A page of requests.", body = RequestListOut),
-        (status = 400, description = "`INVALID_REQUEST`: `dateFrom`/`dateTo` not a valid `YYYY-MM-DD`, `requestBatchId` empty, `pageSize` not a positive integer, or `pageToken` invalid or from another query.", body = ErrorOut),
+        (status = 400, description = "`INVALID_REQUEST`: `dateFrom`/`dateTo` not a valid `YYYY-MM-DD` (with or without `requestBatchId`), `requestBatchId` empty, `pageSize` not a positive integer, or `pageToken` invalid or from another query.", body = ErrorOut),
     ))]
 #[tracing::instrument(name = "list_requests", skip_all, fields(account = %caller.account.id))]
 pub async fn list_requests(
@@ -97,15 +97,17 @@ pub async fn list_requests(
         ),
     };
     let cursor = resumed.as_ref().map(|(cursor, _)| cursor.clone());
-    // With a batch id the dates are ignored (4.8), so they are not even parsed.
+    // A malformed date is refused whatever else the query holds (4.8's errors); only then does a batch
+    // id make the dates irrelevant, so a typo is never silently ignored.
+    let date_from = parse_day("dateFrom", query.date_from.as_deref())?;
+    let date_to = parse_day("dateTo", query.date_to.as_deref())?;
     let window = match (&batch, resumed.as_ref().and_then(|(_, window)| *window)) {
         (Some(_), _) => None,
         (None, Some(window)) => Some(window),
         (None, None) => {
             let today = state.clock.now().date_naive();
-            let from = parse_day("dateFrom", query.date_from.as_deref())?.unwrap_or(today);
-            let to = parse_day("dateTo", query.date_to.as_deref())?
-                .unwrap_or_else(|| today + Days::new(1));
+            let from = date_from.unwrap_or(today);
+            let to = date_to.unwrap_or_else(|| today + Days::new(1));
             Some((from, to))
         }
     };

@@ -85,8 +85,10 @@ pub async fn required_payer_inputs(
     let payers = names
         .iter()
         .map(|name| match name.trim() {
+            // Every entry is echoed trimmed, so a blank one comes back as "" (the interface's
+            // document): a client matches its answers on the name it meant, not on its padding.
             "" => unresolved(
-                name,
+                "",
                 "INVALID_PAYER_NAME",
                 "Payer name must not be blank".into(),
             ),
@@ -96,13 +98,13 @@ pub async fn required_payer_inputs(
                     fields.sort();
                     fields.dedup();
                     PayerInputsOut::Matched(PayerMatchOut {
-                        input_payer_name: (*name).to_owned(),
+                        input_payer_name: trimmed.to_owned(),
                         matched_payer_name: found.payer.name.clone(),
                         payer_required_inputs: FieldListOut { fields },
                     })
                 }
                 None => unresolved(
-                    name,
+                    trimmed,
                     "PAYER_NOT_FOUND",
                     format!("Payer '{trimmed}' matched no known payer"),
                 ),

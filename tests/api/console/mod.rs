@@ -577,3 +577,32 @@ async fn the_schedule_shows_bookings_per_business_day_against_capacity_and_skips
         );
     }
 }
+
+/// An auditor's token is refused by the console's sign-in (403 from the accounts list) with a message that
+/// says auditors have no console, where it said "This is not the admin token", the text for a bogus token.
+#[actix_web::test]
+async fn the_console_tells_an_auditor_that_auditors_have_no_console() {
+    let app = spawn_app_with(&TestConfig::default()).await;
+    let auditor = crate::operators::operator(&app, "aud", "auditor").await;
+    let (status, body) = console_get(&app, "/admin/v1/accounts", &auditor).await;
+    assert_eq!(
+        (status, body),
+        (403, json!({ "error": "FORBIDDEN" })),
+        "what the sign-in reads"
+    );
+    let script = app
+        .client
+        .get(app.url("/console/api.js"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let on_403 = script
+        .split("response.status === 403")
+        .nth(1)
+        .expect("the sign-in answers a 403 apart");
+    assert!(on_403.contains("Auditors have no console"), "{on_403:.300}");
+    assert!(!script.contains("This is not the admin token"));
+}

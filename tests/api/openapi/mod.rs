@@ -4,6 +4,7 @@
 //! real responses validate against the derived schemas (`conformance`), every example is accepted by a
 //! demo server (`examples`), and a client of the hosted service works unchanged (`dropin`).
 
+mod admin;
 mod conformance;
 mod dropin;
 mod examples;
@@ -451,6 +452,24 @@ async fn the_document_states_the_interface_limits_the_server_enforces() {
             false,
             "pageSize 0",
         ),
+        (
+            parameter("/v1/requests", "requestBatchId"),
+            json!(""),
+            false,
+            "an empty requestBatchId",
+        ),
+        (
+            parameter("/v1/requests", "requestBatchId"),
+            json!("  "),
+            false,
+            "a blank requestBatchId",
+        ),
+        (
+            parameter("/v1/requests", "requestBatchId"),
+            json!("b-1"),
+            true,
+            "a batch id",
+        ),
         (component("InputValueIn"), json!(2), false, "the integer 2"),
         (component("InputValueIn"), json!(1), true, "the integer 1"),
         (
@@ -496,6 +515,17 @@ async fn the_document_states_the_interface_limits_the_server_enforces() {
             "call 1",
         ),
     ];
+    // A body with `requests` is a batch whatever else it holds; the document says so where a client
+    // reads the single shape.
+    for name in ["CreateIn", "CreateRequestIn"] {
+        let description = document["components"]["schemas"][name]["description"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            description.contains("`requests` key") && description.contains("batch"),
+            "{name}: {description}"
+        );
+    }
     for (schema, instance, valid, what) in cases {
         let problems = schemas.problems(&schema, &instance);
         assert_eq!(
