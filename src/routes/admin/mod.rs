@@ -66,7 +66,12 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig, fault_injection: bool) {
         .service(admin("/backups").post(backups::create_backup))
         .service(admin("/requests/{requestId}").delete(requests::purge_request))
         .service(admin("/audit").get(audit::list_events))
-        .service(admin("/audit/verify").get(audit::verify));
+        .service(
+            admin("/audit/verify")
+                .get(audit::verify)
+                .post(audit::verify_checkpoints),
+        )
+        .service(admin("/audit/checkpoint").get(audit::checkpoint));
 }
 
 impl From<SpecError> for ApiError {
