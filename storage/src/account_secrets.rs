@@ -134,6 +134,7 @@ mod tests {
             environment: crate::Environment::Sandbox,
             key: "sk_test_x".into(),
             secret_sha256: "00".into(),
+            secret_argon2: String::new(),
             issued_at: chrono::Utc::now(),
         };
         store.add_credential("acme", credential, &[]).await.unwrap();

@@ -208,6 +208,7 @@ mod tests {
                     environment: Environment::Production,
                     key: (*k).into(),
                     secret_sha256: "00".into(),
+                    secret_argon2: String::new(),
                     issued_at: chrono::Utc::now(),
                 })
                 .collect(),

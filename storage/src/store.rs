@@ -213,6 +213,7 @@ impl Store {
         store.complete_shreds()?;
         store.bind_records()?;
         store.seal_account_secrets()?;
+        store.hash_api_secrets()?;
         Ok(store)
     }
 

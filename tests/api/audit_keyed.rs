@@ -276,3 +276,27 @@ async fn a_store_whose_sled_files_were_removed_does_not_start_and_names_the_audi
     assert!(output.status.code().is_some_and(|c| c != 0), "{stderr}");
     assert!(stderr.contains("audit log"), "{stderr}");
 }
+
+#[actix_web::test]
+async fn api_secrets_are_stored_salted_and_slow_and_exchange_as_before() {
+    let app = spawn_app().await;
+    let stored = app
+        .state
+        .store
+        .raw_get_for_tests("accounts", b"demo")
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8_lossy(&stored);
+    assert!(text.contains("\"secret_argon2\":\"$argon2id$"), "{text}");
+    assert!(!text.contains("secret_sha256"), "no bare digest: {text}");
+    let digest = hex::encode(Sha256::digest(b"demo-live-secret-change-me"));
+    assert!(!text.contains(&digest), "{text}");
+    for _ in 0..2 {
+        let (status, body) = app
+            .auth("sk_live_demo_7Qh2m9XcP4", "demo-live-secret-change-me")
+            .await;
+        assert_eq!(status, 200, "{body}");
+        let (status, _) = app.auth("sk_live_demo_7Qh2m9XcP4", "wrong").await;
+        assert_eq!(status, 401);
+    }
+}

@@ -163,6 +163,7 @@ mod tests {
                 environment: crate::Environment::Production,
                 key: key.into(),
                 secret_sha256: "00".into(),
+                secret_argon2: String::new(),
                 issued_at: chrono::Utc::now(),
             }],
             provider_name: None,
