@@ -175,7 +175,9 @@ async fn a_checkpoint_verifies_until_an_event_up_to_it_changes_or_goes(engine: c
         .await
         .unwrap();
     assert_eq!(
-        store.audit_verify_with(&[checkpoint.clone()]).unwrap(),
+        store
+            .audit_verify_with(std::slice::from_ref(&checkpoint))
+            .unwrap(),
         Verified::Holds { events: 4 }
     );
     // Whatever the store holds is rolled back to before the checkpoint, head included (as a copy of the
