@@ -25,6 +25,8 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     /// Bearer-token issuer and verifier.
     pub tokens: TokenIssuer,
+    /// Checks API secrets on exchanges, keeping the verdicts.
+    pub secret_checks: crate::auth::SecretChecks,
     /// Books new requests; the only writer of requests.
     pub scheduler: Scheduler,
     /// Runs requests once their day has come.
@@ -68,6 +70,7 @@ impl AppState {
     ) -> AppState {
         AppState {
             tokens: TokenIssuer::new(&signing_key),
+            secret_checks: Default::default(),
             links: RecordingLinks::new(&signing_key, settings.server.public_url.as_str()),
             started_at: clock.now(),
             store,

@@ -5,6 +5,7 @@
 mod admin;
 mod caller;
 mod digest;
+mod secrets;
 mod token;
 
 pub use admin::{
@@ -13,4 +14,5 @@ pub use admin::{
 };
 pub use caller::Caller;
 pub use digest::{constant_time_eq, secret_digest};
+pub use secrets::SecretChecks;
 pub use token::{Claims, TokenIssuer, TokenProblem, TOKEN_LIFETIME};

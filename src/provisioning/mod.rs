@@ -9,12 +9,11 @@
 use chrono::{DateTime, Utc};
 use rand::distributions::{Alphanumeric, DistString};
 use switchboard_storage::{
-    AccountRecord, CallingHoursRecord, CredentialRecord, ElectronicMapping, Environment,
-    FieldCondition, FieldRecord, PayerRecord, PhoneBookEntry, PublishRule, SchemaDefinition,
-    SchemaFlags, StorageError, Store,
+    api_secret_matches, hash_api_secret, AccountRecord, CallingHoursRecord, CredentialRecord,
+    ElectronicMapping, Environment, FieldCondition, FieldRecord, PayerRecord, PhoneBookEntry,
+    PublishRule, SchemaDefinition, SchemaFlags, StorageError, Store,
 };
 
-use crate::auth::secret_digest;
 use crate::configuration::specs::{AccountSpec, PayerSpec, SchemaSpec};
 use crate::configuration::Settings;
 use crate::domain::UsPhone;
@@ -156,20 +155,20 @@ pub fn account_record(
         Some(declared) => declared
             .iter()
             .map(|c| {
-                let digest = secret_digest(c.secret.expose());
                 issued
                     .iter()
                     .find(|i| {
                         i.key == c.key
-                            && i.secret_sha256 == digest
                             && i.environment == c.environment
+                            && api_secret_matches(c.secret.expose(), i)
                     })
                     .cloned()
                     .unwrap_or_else(|| CredentialRecord {
                         id: uuid::Uuid::new_v4().to_string(),
                         environment: c.environment,
                         key: c.key.clone(),
-                        secret_sha256: digest,
+                        secret_sha256: String::new(),
+                        secret_argon2: hash_api_secret(c.secret.expose()),
                         issued_at: now,
                     })
             })
@@ -220,7 +219,8 @@ pub fn generate_credential(
         id: uuid::Uuid::new_v4().to_string(),
         environment,
         key,
-        secret_sha256: secret_digest(&secret),
+        secret_sha256: String::new(),
+        secret_argon2: hash_api_secret(&secret),
         issued_at: now,
     };
     (record, secret)

@@ -3,7 +3,6 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use switchboard_storage::audit::{Actor, Target};
 
 use crate::audit;
-use crate::auth::{constant_time_eq, secret_digest};
 use crate::errors::{ApiError, AuthError};
 use crate::state::AppState;
 use crate::wire::{AuthErrorOut, TokenOut};
@@ -66,10 +65,7 @@ pub async fn get_token(
         exchanged(audit::unknown_key(key), "unknown", "denied");
         return Err(AuthError::InvalidApiKey.into());
     };
-    if !constant_time_eq(
-        secret_digest(secret).as_bytes(),
-        credential.secret_sha256.as_bytes(),
-    ) {
+    if !state.secret_checks.matches(credential, secret).await {
         exchanged(Actor::api_key(&credential.id), &account.id, "denied");
         return Err(AuthError::Unauthorized.into());
     }

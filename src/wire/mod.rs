@@ -21,7 +21,7 @@ mod webhook;
 
 pub use admin::{
     AccountListOut, AccountOut, AdminRefusalOut, AuditEventOut, AuditPageOut, AuditPartyOut,
-    AuditVerifyOut, BackupOut, ClockMovedOut, ClockOut, CredentialIssuedOut, CredentialOut,
+    AuditCheckpointOut, AuditVerifyIn, AuditVerifyOut, BackupOut, ClockMovedOut, ClockOut, CredentialIssuedOut, CredentialOut,
     DeliveriesOut, OperatorCreatedOut, OperatorListOut, OperatorOut, OrchestrationStatsOut,
     PayerListOut, PayerOut, PhoneBookEntryOut, RedeliveryOut, SchemaHeadOut,
 };

@@ -14,6 +14,7 @@
 
 mod account_secrets;
 mod accounts;
+mod api_secrets;
 pub mod audit;
 mod backup;
 mod codec;
@@ -42,6 +43,7 @@ mod sealing;
 mod store;
 mod trees;
 
+pub use api_secrets::{api_secret_matches, hash_api_secret};
 pub use backup::Backup;
 pub use deliveries::{AttemptEntry, QueuePosition};
 pub use due_pass::{DuePass, Retirement, Standing, Visited};

@@ -8,31 +8,44 @@ use sled::transaction::ConflictableTransactionError;
 
 use crate::audit::{self, NewEvent};
 use crate::codec::{decode, encode};
-use crate::{OperatorRecord, StorageError, Store};
+use crate::{trees, OperatorRecord, StorageError, Store};
 
 impl Store {
     /// Every operator, by name.
     pub fn operators(&self) -> Result<Vec<OperatorRecord>, StorageError> {
         self.operators
             .iter()
-            .values()
-            .map(|v| decode(&v?))
+            .map(|entry| {
+                let (name, stored) = entry?;
+                decode(self.unbound(trees::OPERATORS, &name, &stored)?)
+            })
             .collect()
     }
 
-    /// The operator whose token has the SHA-256 `digest` (hex).
+    /// The operator whose token has the SHA-256 `digest` (hex). An index entry or a record without this
+    /// store's MAC (written by someone without the master key) names no one: it is refused and logged.
     pub fn operator_by_token_digest(
         &self,
         digest: &str,
     ) -> Result<Option<OperatorRecord>, StorageError> {
-        match self.operator_tokens.get(digest)? {
-            Some(name) => self
-                .operators
-                .get(name)?
-                .map(|bytes| decode(&bytes))
-                .transpose(),
-            None => Ok(None),
-        }
+        let Some(stored) = self.operator_tokens.get(digest)? else {
+            return Ok(None);
+        };
+        let name = match self.unbound(trees::OPERATOR_TOKENS, digest.as_bytes(), &stored) {
+            Ok(name) => name,
+            Err(StorageError::Unbound { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let Some(stored) = self.operators.get(name)? else {
+            return Ok(None);
+        };
+        let record: OperatorRecord = match self.unbound(trees::OPERATORS, name, &stored) {
+            Ok(record) => decode(record)?,
+            Err(StorageError::Unbound { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        // Both halves are bound, and must name each other.
+        Ok((record.token_digest == digest).then_some(record))
     }
 
     /// Creates `operator` with `event`, durably; [`StorageError::OperatorExists`] when the name is taken.
@@ -41,18 +54,22 @@ impl Store {
         operator: &OperatorRecord,
         event: NewEvent,
     ) -> Result<(), StorageError> {
+        let name = operator.name.as_bytes();
+        let digest = operator.token_digest.as_bytes();
+        let record = self.bound(trees::OPERATORS, name, &encode(operator));
+        let index = self.bound(trees::OPERATOR_TOKENS, digest, name);
         self.audited(
             &[&self.operators, &self.operator_tokens],
             &[event],
             |trees| {
                 let (operators, tokens) = (&trees[0], &trees[1]);
-                if operators.get(operator.name.as_bytes())?.is_some() {
+                if operators.get(name)?.is_some() {
                     return Err(ConflictableTransactionError::Abort(
                         StorageError::OperatorExists(operator.name.clone()),
                     ));
                 }
-                operators.insert(operator.name.as_bytes(), encode(operator))?;
-                tokens.insert(operator.token_digest.as_bytes(), operator.name.as_bytes())?;
+                operators.insert(name, record.clone())?;
+                tokens.insert(digest, index.clone())?;
                 Ok(())
             },
         )?;
@@ -72,8 +89,10 @@ impl Store {
                         StorageError::OperatorMissing,
                     ));
                 };
-                let record: OperatorRecord =
-                    decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
+                let record: OperatorRecord = self
+                    .unbound(trees::OPERATORS, name.as_bytes(), &bytes)
+                    .and_then(decode)
+                    .map_err(ConflictableTransactionError::Abort)?;
                 tokens.remove(record.token_digest.as_bytes())?;
                 Ok(())
             },
@@ -117,7 +136,12 @@ impl Store {
             let (audit_view, rest) = views.split_last().expect("the audit tree is last");
             let (value, changed) = body(rest)?;
             *appended.borrow_mut() = if changed {
-                Some(audit::append(audit_view, &head, events.iter().cloned())?)
+                Some(audit::append(
+                    audit_view,
+                    &self.group.chain,
+                    &head,
+                    events.iter().cloned(),
+                )?)
             } else {
                 None
             };

@@ -5,6 +5,7 @@ mod accounts_patch;
 mod admin;
 mod agent;
 mod audit;
+mod audit_keyed;
 mod auth;
 mod backups;
 mod binary;

@@ -102,6 +102,12 @@ pub(crate) fn admin_api(fault_injection: bool) -> Vec<Endpoint> {
             web::route().to(audit::list_events)
         }),
         Endpoint::of::<audit::__path_verify>("Audit", AUDITOR, || web::route().to(audit::verify)),
+        Endpoint::of::<audit::__path_verify_checkpoints>("Audit", AUDITOR, || {
+            web::route().to(audit::verify_checkpoints)
+        }),
+        Endpoint::of::<audit::__path_checkpoint>("Audit", AUDITOR, || {
+            web::route().to(audit::checkpoint)
+        }),
     ];
     if fault_injection {
         endpoints.extend([

@@ -193,6 +193,20 @@ impl Slots {
         }
     }
 
+    /// Writes the header over the one in place (same size), durably.
+    pub(crate) fn write_header(&mut self, header: &[u8]) -> Result<(), StorageError> {
+        match self {
+            Slots::Rows(tree) => {
+                tree.insert(HEADER_ROW, header)?;
+                Ok(())
+            }
+            Slots::File { file, .. } => file
+                .write_all_at(header, 0)
+                .and_then(|()| file.sync_data())
+                .map_err(|e| StorageError::Keyring(format!("cannot write the keyring: {e}"))),
+        }
+    }
+
     /// Copies the keyring file to `target` (a backup; the database is backed up by its own means).
     pub(crate) fn copy_file(&self, dir: &Path, target: &Path) -> std::io::Result<u64> {
         match self {
