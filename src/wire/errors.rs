@@ -27,8 +27,9 @@ pub struct ErrorOut {
     pub details: Option<InvalidInputsOut>,
 }
 
-/// `details` of an `INVALID_INPUTS` envelope (7.4). Both buckets can be populated at once.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+/// `details` of an `INVALID_INPUTS` envelope (7.4). Both buckets can be populated at once; both are empty
+/// when the field at fault is not an input (an `internalId` or `internalTag` over its limit).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InvalidInputsOut {
     /// Required input keys that are absent, `null`, empty or whitespace-only; sorted.

@@ -20,6 +20,7 @@ mod helpers;
 mod interop;
 mod keep_alive;
 mod lease_fence;
+mod limits;
 mod metrics;
 mod openapi;
 mod operator_logs;
