@@ -36,6 +36,8 @@ pub enum Code {
     PayloadTooLarge,
     /// 415: body is not JSON.
     UnsupportedMediaType,
+    /// 429: too many failed sign-ins from the address (admin API, console).
+    TooManyRequests,
     /// 500: unexpected failure.
     InternalError,
     /// 500: payer matched without a number, or lookup infrastructure failed.
@@ -62,6 +64,7 @@ impl Code {
             Code::Gone => "GONE",
             Code::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             Code::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            Code::TooManyRequests => "TOO_MANY_REQUESTS",
             Code::InternalError => "INTERNAL_ERROR",
             Code::PayerLookupFailure => "PAYER_LOOKUP_FAILURE",
             Code::NotReady => "NOT_READY",
@@ -85,6 +88,7 @@ impl Code {
             Code::Gone => StatusCode::GONE,
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Code::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
             Code::InternalError | Code::PayerLookupFailure => StatusCode::INTERNAL_SERVER_ERROR,
             Code::NotReady => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -99,6 +103,7 @@ impl Code {
             410 => Code::Gone,
             413 => Code::PayloadTooLarge,
             415 => Code::UnsupportedMediaType,
+            429 => Code::TooManyRequests,
             503 => Code::NotReady,
             400..=499 => Code::InvalidRequest,
             _ => Code::InternalError,
@@ -162,6 +167,23 @@ impl ApiError {
         response.headers_mut().insert(
             actix_web::http::header::RETRY_AFTER,
             actix_web::http::header::HeaderValue::from_static("1"),
+        );
+        response
+    }
+
+    /// 429 `TOO_MANY_REQUESTS` with `Retry-After`: the address is throttled after failed sign-ins.
+    pub fn too_many_requests(refusal: &crate::throttle::Refusal) -> HttpResponse {
+        let seconds = refusal.retry_after_secs();
+        let mut response = ApiError::new(
+            Code::TooManyRequests,
+            format!(
+                "Too many calls with an unknown token from this address; retry after {seconds} seconds"
+            ),
+        )
+        .error_response();
+        response.headers_mut().insert(
+            actix_web::http::header::RETRY_AFTER,
+            actix_web::http::header::HeaderValue::from(seconds),
         );
         response
     }
@@ -259,6 +281,7 @@ mod tests {
             Code::MethodNotAllowed,
             Code::PayloadTooLarge,
             Code::UnsupportedMediaType,
+            Code::TooManyRequests,
             Code::Gone,
         ] {
             assert_eq!(Code::for_status(code.status()), code);

@@ -42,6 +42,7 @@ mod shutdown;
 mod start_up;
 mod supervision;
 mod telemetry;
+mod throttle;
 mod tls;
 mod trace_cli;
 mod vapi;
