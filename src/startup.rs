@@ -269,6 +269,7 @@ impl Application {
             listening(port);
         }
         actix_web::rt::spawn(crate::purge::retention_loop(state.clone()));
+        actix_web::rt::spawn(crate::throttle::audit_loop(state.clone()));
         Ok(Application {
             port,
             handle,
@@ -313,6 +314,8 @@ impl Application {
                 tracing::error!(thread = name, "an actor thread panicked while stopping");
             }
         }
+        // Windows still refusing calls are audited now, with what they counted so far.
+        crate::throttle::audit(&self.state, self.state.throttle.take_all());
         self.state
             .store
             .close()

@@ -51,6 +51,8 @@ pub struct AppState {
     pub forwarding: Option<crate::client_ip::ForwardingKey>,
     /// When this server started, on its clock: the configured admin operator exists from then on.
     pub started_at: chrono::DateTime<chrono::Utc>,
+    /// Failed sign-ins counted, and the calls they refuse.
+    pub throttle: crate::throttle::Throttle,
 }
 
 impl AppState {
@@ -73,6 +75,7 @@ impl AppState {
             secret_checks: Default::default(),
             links: RecordingLinks::new(&signing_key, settings.server.public_url.as_str()),
             started_at: clock.now(),
+            throttle: crate::throttle::Throttle::new(&settings.throttle, Arc::clone(&metrics)),
             store,
             clock,
             settings,

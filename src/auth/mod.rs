@@ -9,8 +9,8 @@ mod secrets;
 mod token;
 
 pub use admin::{
-    denied, operator_of, token_digest, Admin, AnyOperator, Auditor, Operator, Reader,
-    CONFIGURED_ADMIN,
+    count_unknown_token, denied, operator_of, throttled, token_digest, Admin, AnyOperator, Auditor,
+    Operator, Reader, CONFIGURED_ADMIN,
 };
 pub use caller::Caller;
 pub use digest::{constant_time_eq, secret_digest};

@@ -18,6 +18,7 @@ mod raw;
 mod settings;
 pub mod specs;
 mod storage_engine;
+mod throttle;
 mod tls;
 mod words;
 
@@ -31,6 +32,7 @@ pub use raw::{DialerKind, ElectronicKind, InputType};
 pub use settings::{
     ClockSettings, ServerSettings, Settings, SimulationSettings, TelemetrySettings, WebhookSettings,
 };
+pub use throttle::ThrottleSettings;
 pub use tls::TlsSettings;
 
 /// The embedded demo configuration served by `cargo run --release`.

@@ -24,6 +24,8 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub telemetry: RawTelemetry,
     #[serde(default)]
+    pub throttle: super::throttle::RawThrottle,
+    #[serde(default)]
     pub accounts: Vec<AccountSpec>,
     #[serde(default)]
     pub schemas: Vec<SchemaSpec>,

@@ -52,6 +52,8 @@ pub struct Settings {
     pub master_key_file: Option<PathBuf>,
     /// `[telemetry]`.
     pub telemetry: TelemetrySettings,
+    /// `[throttle]`: failed sign-ins before 429.
+    pub throttle: super::ThrottleSettings,
     /// `[[accounts]]`, each with its id set.
     pub accounts: Vec<AccountSpec>,
     /// `[[schemas]]`, each with its id set.
@@ -312,6 +314,7 @@ impl Settings {
             raw.telemetry,
             std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT").ok(),
         )?;
+        let throttle = super::throttle::validate_throttle(&raw.throttle)?;
         let schemas = validate_schemas(raw.schemas)?;
         let accounts = validate_accounts(raw.accounts, &schemas)?;
         let dialers = account_dialers(&raw.dialer, &dialer, &accounts, calls.call_timeout)?;
@@ -353,6 +356,7 @@ impl Settings {
             storage_engine,
             master_key_file,
             telemetry,
+            throttle,
             accounts,
             schemas,
             input_types: raw.input_types,

@@ -142,7 +142,11 @@ async fn assert_invalid_request(response: Response, message: &str, description: 
 
 #[actix_web::test]
 async fn admin_routes_answer_401_unauthorized_for_a_missing_wrong_or_api_token() {
-    let app = spawn_app().await;
+    // Every route with every wrong credential is more failures than the address may make before its
+    // calls are throttled (tests/api/throttle.rs); here each must get its own 401.
+    let mut config = TestConfig::default();
+    config.set("throttle.admin_failures_per_address", 1000);
+    let app = spawn_app_with(&config).await;
     let api_token = app.live_token().await;
     let credentials = [
         ("no Authorization header", None),

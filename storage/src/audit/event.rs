@@ -83,6 +83,9 @@ pub struct NewEvent {
     pub outcome: Cow<'static, str>,
     /// The client's address; `None` for the system.
     pub ip: Option<IpAddr>,
+    /// How many times it happened, for an event that stands for many alike (the calls a throttle refused
+    /// in one window); `None` for a single occurrence.
+    pub count: Option<u64>,
 }
 
 /// An event in the chain, as stored and served.
@@ -95,6 +98,9 @@ pub struct AuditEvent {
     pub actor: Actor,
     /// When, RFC 3339 with microseconds.
     pub at: String,
+    /// How many occurrences the event stands for, when more than one may.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub count: Option<u64>,
     /// SHA-256 of `prev_hash` and the canonical JSON of the event without this field.
     pub hash: String,
     /// HMAC-SHA256 of `seq` and `hash` under the store's audit chain key; absent from events chained
@@ -141,6 +147,7 @@ impl AuditEvent {
             action: &event.action,
             actor: &event.actor,
             at: &at,
+            count: event.count,
             ip,
             outcome: &event.outcome,
             prev_hash,
@@ -165,6 +172,7 @@ impl AuditEvent {
             action: &self.action,
             actor: &self.actor,
             at: &self.at,
+            count: self.count,
             ip: self.ip.as_deref(),
             outcome: &self.outcome,
             prev_hash: &self.prev_hash,
@@ -254,6 +262,7 @@ mod tests {
                 target: Some(Target::new("request", "r-1")),
                 outcome: "ok".into(),
                 ip: Some([127, 0, 0, 1].into()),
+                count: None,
             },
             1,
             GENESIS,

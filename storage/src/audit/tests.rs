@@ -8,6 +8,7 @@ fn event(action: &'static str, id: &str) -> NewEvent {
         target: Some(Target::new("request", id)),
         outcome: "ok".into(),
         ip: None,
+        count: None,
     }
 }
 

@@ -107,6 +107,7 @@ mod tests {
             target: None,
             outcome: "ok".into(),
             ip: None,
+            count: None,
         }
     }
 
