@@ -333,8 +333,9 @@ async fn put_account_creates_then_replaces_an_account() {
     assert_eq!(ids, ["acme", "demo"]);
     assert!(!list.to_string().contains(ACME_LIVE_SECRET));
 
-    // A replace without `credentials` keeps the issued pairs (and their ids); everything else is
-    // replaced, optional keys falling back to their defaults.
+    // A replace without `credentials` keeps the issued pairs (and their ids), and one without
+    // `webhook_secret` the stored secret; everything else is replaced, optional keys falling back to
+    // their defaults.
     let replacement = json!({
         "id": "acme",
         "daily_call_capacity": 7,
@@ -352,7 +353,7 @@ async fn put_account_creates_then_replaces_an_account() {
         "daily_call_capacity": 7,
         "timezone": "UTC",
         "webhook_url": null,
-        "webhook_secret_set": false,
+        "webhook_secret_set": true,
         "features": [],
         "schemas": ["vob-basic"],
         "phone_book": [],

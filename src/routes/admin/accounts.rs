@@ -8,7 +8,7 @@ use super::AdminJson;
 use crate::auth::{Admin, Operator, Reader};
 use crate::configuration::specs::{validate_identifier, AccountSpec};
 use crate::errors::{ApiError, Code};
-use crate::provisioning::{account_record, generate_credential};
+use crate::provisioning::{account_record, generate_credential, generate_webhook_secret};
 use crate::state::AppState;
 use crate::wire::format_timestamp;
 
@@ -31,6 +31,9 @@ struct AccountOut<'a> {
     /// The account's own dialer kind; absent when it uses `[dialer] kind`.
     #[serde(skip_serializing_if = "Option::is_none")]
     dialer: Option<&'a str>,
+    /// The webhook signing secret Switchboard generated: only in the answer that created the account.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    webhook_secret: Option<&'a str>,
 }
 
 impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
@@ -63,6 +66,7 @@ impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
                 .collect(),
             retention_days: account.retention_days,
             dialer: account.dialer.as_deref(),
+            webhook_secret: None,
         }
     }
 }
@@ -98,7 +102,9 @@ pub async fn get_account(
 }
 
 /// `PUT /admin/v1/accounts/{id}`: create (201) or replace (200). The body is the whole account: a field
-/// left out takes its default, except `credentials`, whose absence keeps the pairs issued.
+/// left out takes its default, except `credentials`, whose absence keeps the pairs issued, and
+/// `webhook_secret`, whose absence keeps the stored one (see [`write_account`]). An account created
+/// without one gets a generated secret, shown in the 201 only.
 #[tracing::instrument(name = "admin_put_account", skip_all, fields(account = %id))]
 pub async fn put_account(
     Admin(operator): Admin,
@@ -109,12 +115,14 @@ pub async fn put_account(
     validate_identifier("id", &id)?;
     let existing = state.store.account(&id)?;
     let record = write_account(&state, &operator, &id, &spec, existing.as_ref()).await?;
-    let status = if existing.is_some() {
-        HttpResponse::Ok()
-    } else {
-        HttpResponse::Created()
-    };
-    Ok(with_status(status, &record))
+    if existing.is_some() {
+        return Ok(with_status(HttpResponse::Ok(), &record));
+    }
+    let mut created = AccountOut::from(&record);
+    if spec.webhook_secret.is_none() {
+        created.webhook_secret = record.webhook_secret.as_deref();
+    }
+    Ok(HttpResponse::Created().json(created))
 }
 
 /// Checks `spec` as a declaration of account `id` and stores it over `existing`, with its audit event.
@@ -158,7 +166,16 @@ pub(super) async fn write_account(
             )));
         }
     }
-    let record = account_record(id, spec, existing, state.clock.now());
+    let mut record = account_record(id, spec, existing, state.clock.now());
+    // Without a secret of its own, an account's production webhooks would be signed with its API key,
+    // which its clients hold: an account made here gets one, and a body without `webhook_secret` keeps
+    // the stored one rather than falling back. (Accounts of the configuration file keep the fallback.)
+    if spec.webhook_secret.is_none() {
+        record.webhook_secret = match existing {
+            Some(stored) => stored.webhook_secret.clone(),
+            None => Some(generate_webhook_secret()),
+        };
+    }
     let event = crate::audit::change(state, operator, "account.change", "account", id);
     match state.store.put_account(&record, &[event]).await {
         Err(StorageError::CredentialKeyTaken) => Err(ApiError::invalid_request(
