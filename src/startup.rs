@@ -68,7 +68,7 @@ impl Application {
     ) -> anyhow::Result<Application> {
         let mut settings = settings;
         let data_dir = &settings.server.data_dir;
-        std::fs::create_dir_all(data_dir)
+        switchboard_storage::private_files::create_dir_all(data_dir)
             .with_context(|| format!("cannot create data_dir {}", data_dir.display()))?;
         let key = crate::encryption::key_source(&settings)?;
         let mut listening = Some(listening);

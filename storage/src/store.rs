@@ -203,6 +203,8 @@ impl Store {
         // A purge a crash interrupted replaces its keys before anything else is read.
         store.complete_shreds()?;
         store.seal_account_secrets()?;
+        // Last, once the opening has created everything it creates (sled's files, the read journal).
+        crate::private_files::restrict_data_dir(dir);
         Ok(store)
     }
 
@@ -260,6 +262,8 @@ impl Store {
         match engine {
             EngineChoice::Sled => {
                 open_db_when_released(&sled_dir(dir), cache_bytes, wait)?.flush()?;
+                // The snapshot sled just wrote, and any it wrote while serving.
+                crate::private_files::restrict_data_dir(dir);
                 Ok(true)
             }
             EngineChoice::Postgres { .. } => Ok(false),

@@ -1,12 +1,11 @@
 //! `POST /admin/v1/backups`: a consistent copy of the store while the server keeps serving.
 
-use std::path::PathBuf;
-
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 use switchboard_storage::EngineChoice;
 
+use super::backup_target::resolve;
 use super::AdminJson;
 use crate::auth::Admin;
 use crate::errors::{ApiError, Code};
@@ -18,7 +17,8 @@ pub struct BackupIn {
     path: String,
 }
 
-/// 200 `{"path","bytes"}` once the copy is complete and synced.
+/// 200 `{"path","bytes"}` once the copy is complete and synced; `path` is where the copy went, resolved
+/// (see [`super::backup_target`]).
 #[tracing::instrument(name = "admin_backup", skip_all)]
 pub async fn create_backup(
     Admin(operator): Admin,
@@ -32,39 +32,12 @@ pub async fn create_backup(
              (pg_dump, or the provider's snapshots) together with the master key",
         ));
     }
-    let target = PathBuf::from(body.path.trim());
-    if !target.is_absolute() {
-        return Err(ApiError::invalid_request(
-            "path: must be an absolute path, such as /var/backups/switchboard/2026-11-27",
-        ));
-    }
-    if target.exists() {
-        return Err(ApiError::new(
-            Code::Conflict,
-            format!(
-                "path: {} exists already; a backup goes into a new directory",
-                target.display()
-            ),
-        ));
-    }
-    if !target.parent().is_some_and(|parent| parent.is_dir()) {
-        return Err(ApiError::invalid_request(
-            "path: its parent directory must exist",
-        ));
-    }
     let data_dir = state.settings.server.data_dir.clone();
-    let inside = |dir: &std::path::Path| {
-        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        target
-            .parent()
-            .and_then(|p| p.canonicalize().ok())
-            .is_some_and(|parent| parent.starts_with(&dir))
-    };
-    if inside(&data_dir) {
-        return Err(ApiError::invalid_request(
-            "path: must be outside data_dir, or the next backup would copy this one",
-        ));
-    }
+    let target = resolve(
+        &body.path,
+        state.settings.server.backup_root.as_deref(),
+        &data_dir,
+    )?;
     let store = state.store.clone();
     let into = target.clone();
     let backup = web::block(move || store.backup(&data_dir, &into))
