@@ -13,6 +13,10 @@ use crate::configuration::specs::validate_identifier;
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
 
+/// Names an operator may not take: the audit log's own actors. An operator so named would read, in the
+/// log, as the configured admin (`admin`), the server (`system`) or an unidentified caller (`unknown`).
+const RESERVED_NAMES: [&str; 3] = [CONFIGURED_ADMIN, "system", "unknown"];
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewOperatorIn {
@@ -20,7 +24,8 @@ pub struct NewOperatorIn {
     role: String,
 }
 
-/// `POST /admin/v1/operators`: 201 `{"name","role","token"}`.
+/// `POST /admin/v1/operators`: 201 `{"name","role","token"}`; 400 for a reserved name, 409 for a name
+/// taken in any case.
 #[tracing::instrument(name = "admin_create_operator", skip_all)]
 pub async fn create_operator(
     Admin(operator): Admin,
@@ -34,8 +39,15 @@ pub async fn create_operator(
             body.role
         ))
     })?;
-    if body.name == CONFIGURED_ADMIN {
-        return Err(taken(&body.name));
+    if RESERVED_NAMES
+        .iter()
+        .any(|reserved| body.name.eq_ignore_ascii_case(reserved))
+    {
+        return Err(ApiError::invalid_request(format!(
+            "name: {:?} is reserved, in any case: the audit log names server.admin_token \"{CONFIGURED_ADMIN}\", \
+             the server itself \"system\" and callers it cannot identify \"unknown\"",
+            body.name
+        )));
     }
     let token = new_token();
     let record = OperatorRecord {
@@ -108,7 +120,7 @@ pub async fn delete_operator(
 fn taken(name: &str) -> ApiError {
     ApiError::new(
         Code::Conflict,
-        format!("name: an operator named {name:?} exists already"),
+        format!("name: an operator named {name:?} exists already (names are compared without regard to case)"),
     )
 }
 
