@@ -1483,6 +1483,11 @@ async fn an_account_webhook_url_on_a_private_address_is_refused() {
         "http://127.0.0.1:9/hook",
         "http://169.254.169.254/latest",
         "http://10.0.0.8/hook",
+        "http://[::127.0.0.1]/hook",
+        "http://[64:ff9b::7f00:1]/hook",
+        "http://[2002:7f00:1::]/hook",
+        "http://localhost./hook",
+        "http://foo.localhost/hook",
     ] {
         let body = json!({ "daily_call_capacity": 5, "webhook_url": url });
         let (status, envelope) = status_and_json(
