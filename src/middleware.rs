@@ -8,6 +8,7 @@ use std::panic::AssertUnwindSafe;
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
 use actix_web::http::header;
+use actix_web::middleware::{Condition, DefaultHeaders};
 use actix_web::{web, HttpResponse};
 use futures::FutureExt;
 
@@ -20,6 +21,20 @@ use crate::state::AppState;
 fn open_before_ready(path: &str) -> bool {
     matches!(path, "/healthz" | "/readyz" | "/metrics" | "/openapi.json")
         || (path.starts_with("/console") && !path.starts_with("/console/api"))
+}
+
+/// How long a browser that saw one answer over TLS keeps using HTTPS for this host: a year, the usual
+/// value. Subdomains are left out: they may be other services than this one.
+const STRICT_TRANSPORT_SECURITY: &str = "max-age=31536000";
+
+/// `Strict-Transport-Security` on every answer when the listener speaks TLS (`[server.tls]`), so a browser
+/// that reached the console once over HTTPS never sends its token over plain HTTP to the same host. Without
+/// TLS, HSTS is the business of whatever terminates TLS in front.
+pub fn strict_transport_security(tls: bool) -> Condition<DefaultHeaders> {
+    Condition::new(
+        tls,
+        DefaultHeaders::new().add((header::STRICT_TRANSPORT_SECURITY, STRICT_TRANSPORT_SECURITY)),
+    )
 }
 
 /// Body of [`actix_web::App::wrap_fn`].
