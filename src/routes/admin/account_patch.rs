@@ -15,7 +15,7 @@ use crate::state::AppState;
 
 /// `PATCH /admin/v1/accounts/{id}`: 200 with the account as now stored; 404 `ACCOUNT_NOT_FOUND` for an
 /// account that does not exist (a partial body cannot create one).
-#[tracing::instrument(name = "admin_patch_account", skip_all, fields(account = %id))]
+#[tracing::instrument(name = "admin_patch_account", skip_all, fields(account = tracing::field::Empty))]
 pub async fn patch_account(
     Admin(operator): Admin,
     state: web::Data<AppState>,
@@ -26,6 +26,7 @@ pub async fn patch_account(
         .store
         .account(&id)?
         .ok_or_else(|| account_not_found(&id))?;
+    tracing::Span::current().record("account", id.as_str());
     let mut merged = declaration_of(&existing);
     merged.extend(patch.into_inner());
     let spec: AccountSpec =

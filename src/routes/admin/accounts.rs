@@ -105,7 +105,7 @@ pub async fn get_account(
 /// left out takes its default, except `credentials`, whose absence keeps the pairs issued, and
 /// `webhook_secret`, whose absence keeps the stored one (see [`write_account`]). An account created
 /// without one gets a generated secret, shown in the 201 only.
-#[tracing::instrument(name = "admin_put_account", skip_all, fields(account = %id))]
+#[tracing::instrument(name = "admin_put_account", skip_all, fields(account = tracing::field::Empty))]
 pub async fn put_account(
     Admin(operator): Admin,
     state: web::Data<AppState>,
@@ -113,6 +113,7 @@ pub async fn put_account(
     spec: AdminJson<AccountSpec>,
 ) -> Result<HttpResponse, ApiError> {
     validate_identifier("id", &id)?;
+    tracing::Span::current().record("account", id.as_str());
     let existing = state.store.account(&id)?;
     let record = write_account(&state, &operator, &id, &spec, existing.as_ref()).await?;
     if existing.is_some() {
@@ -196,7 +197,7 @@ pub(super) fn with_status(
 }
 
 /// `DELETE /admin/v1/accounts/{id}`: its live tokens then get 404 `ACCOUNT_NOT_FOUND`.
-#[tracing::instrument(name = "admin_delete_account", skip_all, fields(account = %id))]
+#[tracing::instrument(name = "admin_delete_account", skip_all, fields(account = tracing::field::Empty))]
 pub async fn delete_account(
     Admin(operator): Admin,
     state: web::Data<AppState>,
@@ -204,6 +205,7 @@ pub async fn delete_account(
 ) -> Result<HttpResponse, ApiError> {
     let event = crate::audit::change(&state, &operator, "account.change", "account", &id);
     if state.store.delete_account(&id, &[event]).await? {
+        tracing::Span::current().record("account", id.as_str());
         Ok(HttpResponse::NoContent().finish())
     } else {
         Err(account_not_found(&id))
@@ -217,7 +219,7 @@ pub struct NewCredentialIn {
 }
 
 /// `POST /admin/v1/accounts/{id}/credentials`: issues a new pair; the secret is shown only here.
-#[tracing::instrument(name = "admin_create_credential", skip_all, fields(account = %id))]
+#[tracing::instrument(name = "admin_create_credential", skip_all, fields(account = tracing::field::Empty))]
 pub async fn create_credential(
     Admin(operator): Admin,
     state: web::Data<AppState>,
@@ -234,6 +236,7 @@ pub async fn create_credential(
         Err(StorageError::AccountMissing(_)) => return Err(account_not_found(&id)),
         other => other?,
     }
+    tracing::Span::current().record("account", id.as_str());
     Ok(HttpResponse::Created().json(json!({
         "id": record.id,
         "environment": record.environment.as_str(),

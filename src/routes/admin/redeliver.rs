@@ -21,7 +21,7 @@ struct RedeliveryOut<'a> {
 /// in the delivery log; a round of the same delivery that is running ends first); 409 `CONFLICT` while
 /// the request is `PROCESSING`, when it has no webhook, or when a running round has not ended within a
 /// minute; 404 `REQUEST_NOT_FOUND` for an unknown or purged id.
-#[tracing::instrument(name = "admin_redeliver_webhook", skip_all, fields(request_id = %request_id))]
+#[tracing::instrument(name = "admin_redeliver_webhook", skip_all, fields(request_id = tracing::field::Empty))]
 pub async fn redeliver(
     Admin(operator): Admin,
     state: web::Data<AppState>,
@@ -39,6 +39,8 @@ pub async fn redeliver(
         .fetch_request(&request_id)
         .await?
         .ok_or_else(not_found)?;
+    // Recorded once the path names a request: until then it is the caller's text.
+    tracing::Span::current().record("request_id", request.id.as_str());
     if request.state == RequestState::Processing {
         return Err(ApiError::new(
             Code::Conflict,

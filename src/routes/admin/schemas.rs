@@ -41,7 +41,7 @@ pub async fn get_schema(
 }
 
 /// `PUT /admin/v1/schemas/{id}`: creates the schema (201) or publishes its next version (200).
-#[tracing::instrument(name = "admin_put_schema", skip_all, fields(schema = %id))]
+#[tracing::instrument(name = "admin_put_schema", skip_all, fields(schema = tracing::field::Empty))]
 pub async fn put_schema(
     Admin(operator): Admin,
     state: web::Data<AppState>,
@@ -50,6 +50,7 @@ pub async fn put_schema(
 ) -> Result<HttpResponse, ApiError> {
     let id = SchemaId::try_from(id.into_inner())
         .map_err(|e| ApiError::invalid_request(format!("id: {e}")))?;
+    tracing::Span::current().record("schema", id.as_ref());
     if spec
         .id
         .as_deref()
@@ -98,7 +99,7 @@ pub async fn put_schema(
 }
 
 /// `DELETE /admin/v1/schemas/{id}`: retires the schema (404 `SCHEMA_NOT_FOUND` for detail and creation).
-#[tracing::instrument(name = "admin_retire_schema", skip_all, fields(schema = %id))]
+#[tracing::instrument(name = "admin_retire_schema", skip_all, fields(schema = tracing::field::Empty))]
 pub async fn retire_schema(
     Admin(operator): Admin,
     state: web::Data<AppState>,
@@ -110,5 +111,6 @@ pub async fn retire_schema(
         .retire_schema(&id, &[event])
         .await?
         .ok_or_else(|| ApiError::schema_not_found(&id))?;
+    tracing::Span::current().record("schema", id.as_str());
     Ok(HttpResponse::Ok().json(head_out(&head)))
 }
