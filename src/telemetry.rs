@@ -10,7 +10,8 @@
 //!
 //! Besides the subscriber, this module owns two promises of operator contract section 1: a panic is
 //! written through the logger (so a JSON log stays JSON), and a client's malformed request is not logged
-//! as a server error.
+//! as a server error. And one of section 6: actix-web's own lines about a request it could not extract
+//! (which quote the request's path, ids chosen by the client included) never reach the log, at any level.
 
 use std::io::IsTerminal;
 
@@ -119,6 +120,7 @@ where
     let installed = tracing_subscriber::registry()
         .with(filter)
         .with(ClientStreamErrors)
+        .with(ExtractorPaths)
         .with(lines)
         .with(otel)
         .try_init();
@@ -169,6 +171,35 @@ impl<S: Subscriber> Layer<S> for ClientStreamErrors {
         let mut message = MessageStart::default();
         event.record(&mut message);
         !message.0.starts_with("stream error")
+    }
+}
+
+/// Drops actix-web's `debug` lines about a request whose path, query or body it could not extract
+/// ("Failed to deserialize Json from payload. Request path: /v1/schemas/{what the client wrote}/..."):
+/// the path carries ids the client chose, before anything checked them, and a client can put anything
+/// there. The envelope error handlers (`errors::extractors`) log the refusal by route pattern instead.
+struct ExtractorPaths;
+
+/// The actix-web modules whose lines quote the request's path or an extracted value.
+const EXTRACTOR_MODULES: [&str; 5] = [
+    "actix_web::types",
+    "actix_web::request_data",
+    "actix_web::data",
+    "actix_web::thin_data",
+    "actix_web::extract",
+];
+
+/// `enabled`, not `event_enabled`: actix-web writes through the `log` crate, and the bridge from `log`
+/// asks `enabled` with the record's own target, where the events it then sends all name the target `log`.
+/// Disabled here, they are disabled for every layer.
+impl<S: Subscriber> Layer<S> for ExtractorPaths {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>, _: Context<'_, S>) -> bool {
+        let target = metadata.target();
+        !EXTRACTOR_MODULES.iter().any(|module| {
+            target
+                .strip_prefix(module)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+        })
     }
 }
 

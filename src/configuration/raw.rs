@@ -51,6 +51,7 @@ pub(crate) struct RawServer {
     pub fault_injection: bool,
     #[serde(default)]
     pub trusted_proxies: Vec<String>,
+    pub backup_root: Option<String>,
     pub tls: Option<RawTls>,
 }
 

@@ -148,6 +148,9 @@ pub struct ServerSettings {
     /// Addresses of the operator's own proxies: a call from one of them is audited at the address its
     /// `X-Forwarded-For` names ([`crate::client_ip`]).
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// `backup_root`: the directory under which `POST /admin/v1/backups` may write; anywhere the service
+    /// can write when `None`.
+    pub backup_root: Option<PathBuf>,
 }
 
 /// `[clock]`.
@@ -225,6 +228,7 @@ impl Settings {
             None => super::public_url::of_address(bind, tls.is_some()),
         };
         let trusted_proxies = trusted_proxies(&raw.server.trusted_proxies)?;
+        let backup_root = backup_root(raw.server.backup_root.as_deref())?;
         let node_url = match &raw.server.node_url {
             Some(declared) => Some(validate_http_url("server.node_url", declared)?),
             None => None,
@@ -340,6 +344,7 @@ impl Settings {
                 fault_injection: raw.server.fault_injection,
                 tls,
                 trusted_proxies,
+                backup_root,
             },
             clock,
             simulation: SimulationSettings {
@@ -370,6 +375,22 @@ impl Settings {
     pub fn dialer_of(&self, kind: DialerKind) -> Option<&DialerSettings> {
         self.dialers.iter().find(|d| d.kind() == kind)
     }
+}
+
+/// `server.backup_root`: an absolute path. Whether it exists is checked by each backup, so a volume mounted
+/// after start-up serves.
+fn backup_root(raw: Option<&str>) -> Result<Option<PathBuf>, SpecError> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    let root = PathBuf::from(raw.trim());
+    if raw.chars().any(char::is_control) || !root.is_absolute() {
+        return Err(SpecError::new(
+            "server.backup_root",
+            format!("{raw:?} must be an absolute path, such as /var/backups/switchboard"),
+        ));
+    }
+    Ok(Some(root))
 }
 
 /// `server.trusted_proxies`: each entry an address or a range in CIDR notation.

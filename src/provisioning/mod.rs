@@ -226,6 +226,15 @@ pub fn generate_credential(
     (record, secret)
 }
 
+/// A fresh webhook signing secret for an account created through the admin API without one: `whsec_` and
+/// 40 random letters and digits (about 238 bits). Shown once, in the answer that creates the account.
+pub fn generate_webhook_secret() -> String {
+    format!(
+        "whsec_{}",
+        Alphanumeric.sample_string(&mut rand::thread_rng(), 40)
+    )
+}
+
 /// The stored content of a schema declaration.
 pub fn schema_definition(spec: &SchemaSpec) -> SchemaDefinition {
     SchemaDefinition {

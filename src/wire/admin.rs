@@ -44,6 +44,10 @@ pub struct AccountOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub dialer: Option<&'a str>,
+    /// The webhook signing secret Switchboard generated: only in the answer that created the account.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub webhook_secret: Option<&'a str>,
 }
 
 impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
@@ -77,6 +81,7 @@ impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
                 .collect(),
             retention_days: account.retention_days,
             dialer: account.dialer.as_deref(),
+            webhook_secret: None,
         }
     }
 }

@@ -32,6 +32,7 @@ mod opening;
 mod operators;
 mod outbox;
 mod payers;
+pub mod private_files;
 mod purge;
 mod recordings;
 pub mod records;

@@ -2,6 +2,7 @@
 //! transaction that makes it.
 
 use std::cell::RefCell;
+use std::sync::Mutex;
 
 use crate::engine::TxTree;
 use sled::transaction::ConflictableTransactionError;
@@ -9,6 +10,12 @@ use sled::transaction::ConflictableTransactionError;
 use crate::audit::{self, NewEvent};
 use crate::codec::{decode, encode};
 use crate::{trees, OperatorRecord, StorageError, Store};
+
+/// Held from the check of a new operator's name to the write that takes it, so two creations of one name
+/// in different cases cannot both pass the check. A lock of the process is enough: one process writes a
+/// store (sled locks its files; on PostgreSQL only the holder of the orchestrator lease serves the admin
+/// API, the other nodes forward to it).
+static NAMING: Mutex<()> = Mutex::new(());
 
 impl Store {
     /// Every operator, by name.
@@ -48,8 +55,32 @@ impl Store {
         Ok((record.token_digest == digest).then_some(record))
     }
 
-    /// Creates `operator` with `event`, durably; [`StorageError::OperatorExists`] when the name is taken.
+    /// Creates `operator` with `event`, durably; [`StorageError::OperatorExists`] (with the name as stored)
+    /// when the name is taken in any case: the audit log names operators by name, so `Alice` must not pass
+    /// for `alice`.
     pub async fn create_operator(
+        &self,
+        operator: &OperatorRecord,
+        event: NewEvent,
+    ) -> Result<(), StorageError> {
+        {
+            let _naming = NAMING
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some(taken) = self
+                .operators()?
+                .into_iter()
+                .find(|o| o.name.eq_ignore_ascii_case(&operator.name))
+            {
+                return Err(StorageError::OperatorExists(taken.name));
+            }
+            self.create_operator_record(operator, event)?;
+        }
+        self.durable().await
+    }
+
+    /// Writes `operator` and its token's index entry with `event`; refuses a name taken in this very case.
+    fn create_operator_record(
         &self,
         operator: &OperatorRecord,
         event: NewEvent,
@@ -72,8 +103,7 @@ impl Store {
                 tokens.insert(digest, index.clone())?;
                 Ok(())
             },
-        )?;
-        self.durable().await
+        )
     }
 
     /// Deletes the operator `name` and its token with `event`, durably; answers whether there was one.

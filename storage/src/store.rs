@@ -235,6 +235,8 @@ impl Store {
         store.bind_records()?;
         store.seal_account_secrets()?;
         store.hash_api_secrets()?;
+        // Last, once the opening has created everything it creates (sled's files, the read journal).
+        crate::private_files::restrict_data_dir(dir);
         Ok(store)
     }
 
@@ -292,6 +294,8 @@ impl Store {
         match engine {
             EngineChoice::Sled => {
                 open_db_when_released(&sled_dir(dir), cache_bytes, wait)?.flush()?;
+                // The snapshot sled just wrote, and any it wrote while serving.
+                crate::private_files::restrict_data_dir(dir);
                 Ok(true)
             }
             EngineChoice::Postgres { .. } => Ok(false),

@@ -1,6 +1,7 @@
 //! Black-box tests: each starts a real Switchboard (random port, temporary data directory) and talks HTTP.
 
 mod account_dialers;
+mod account_webhook_secret;
 mod accounts_patch;
 mod admin;
 mod agent;

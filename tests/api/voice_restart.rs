@@ -138,9 +138,12 @@ async fn an_accepted_http_job_is_not_posted_again_after_kill_9_and_its_outcome_s
         .filter(|f| f["required"] == true)
         .map(|f| (f["name"].as_str().unwrap().to_owned(), json!("true")))
         .collect();
-    let outcome =
-        json!({ "disposition": "completed", "durationSeconds": 60, "captured": required })
-            .to_string();
+    // Signed for its call, now: an outcome names both (docs/channels.md).
+    let outcome = json!({
+        "callId": job["callId"], "timestamp": chrono::Utc::now().timestamp(),
+        "disposition": "completed", "durationSeconds": 60, "captured": required,
+    })
+    .to_string();
     let mut mac = Hmac::<sha2::Sha256>::new_from_slice(AGENT_SECRET.as_bytes()).unwrap();
     mac.update(outcome.as_bytes());
     let response = server

@@ -63,7 +63,10 @@ pub(super) async fn run_round(
     // stops delivery for good. A name that does not resolve right now is a connection failure like any
     // other and goes through the retries below.
     let checked = check_target(&delivery.url, config.allow_private_targets).await;
-    if let Err(refused @ (TargetError::Private { .. } | TargetError::NotHttp)) = checked {
+    if let Err(
+        refused @ (TargetError::Private { .. } | TargetError::LocalName(_) | TargetError::NotHttp),
+    ) = checked
+    {
         // The kind only: the refusal's text names the host, and the attempt log is not sealed.
         log(1, None, Some(refused.kind().to_owned()), clock.now(), 0);
         metrics.webhook_attempt(WebhookAttempt::TargetRefused);

@@ -3,6 +3,7 @@
 mod account_patch;
 mod accounts;
 mod audit;
+mod backup_target;
 mod backups;
 mod clock;
 mod deliveries;

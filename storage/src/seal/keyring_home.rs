@@ -88,7 +88,7 @@ impl Home {
                 let path = dir.join(FILE);
                 let partial: PathBuf = dir.join(format!("{FILE}.new"));
                 let written = (|| {
-                    let mut file = File::create(&partial)?;
+                    let mut file = crate::private_files::create_file(&partial)?;
                     file.write_all(header)?;
                     for (_, slot) in slots {
                         file.write_all(slot)?;
