@@ -49,6 +49,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(e) = switchboard::encryption::check_key_file(&settings) {
+        telemetry::report_fatal(&format!(
+            "switchboard: invalid configuration in {}: {e:#}",
+            settings.source
+        ));
+        return ExitCode::from(2);
+    }
     // Before the runtime: the OTLP exporter's client is a blocking one.
     let traces = match telemetry::Traces::start(&settings.telemetry) {
         Ok(traces) => traces,

@@ -302,17 +302,7 @@ impl Settings {
                     "must not be empty; remove the key to keep the master key beside the data",
                 ))
             }
-            Some(path) => {
-                let path = PathBuf::from(path);
-                // Read now, as the TLS files are, so a key file that cannot be used is a configuration
-                // error naming this file, before anything is created; the environment's key wins over it.
-                if std::env::var_os(crate::encryption::MASTER_KEY_VAR).is_none() {
-                    switchboard_storage::seal::MasterKey::read_file(&path)
-                        .map_err(|e| SpecError::new("encryption.key_file", e.to_string()))?;
-                }
-                Some(path)
-            }
-            None => None,
+            path => path.map(PathBuf::from),
         };
         let telemetry = TelemetrySettings::validate(
             raw.telemetry,

@@ -327,3 +327,39 @@ async fn a_transaction_spanning_a_takeover_does_not_commit_over_the_new_holders_
     assert_eq!(new.meta.get(b"contested").unwrap(), None);
     lease.release();
 }
+
+/// The key check a node makes before it serves: no keyring yet is `false` and writes none; the key that
+/// sealed the store opens it; another key, or none, is refused.
+async fn the_key_check_writes_nothing_and_refuses_another_key(engine: crate::TestEngine) {
+    use crate::seal::{KeySource, MasterKey};
+    let dir = tempfile::tempdir().unwrap();
+    let choice = engine.choice();
+    let given = |key: &MasterKey| KeySource::Given {
+        key: key.clone(),
+        origin: "test".into(),
+    };
+    let (key, other) = (MasterKey::generate(), MasterKey::generate());
+    let check = |source: &KeySource| crate::Store::check_key(dir.path(), source, &choice);
+    assert!(!check(&given(&key)).unwrap(), "no keyring yet");
+    assert!(!check(&given(&key)).unwrap(), "and the check made none");
+    let store = crate::Store::open_on(
+        dir.path(),
+        crate::DEFAULT_CACHE_BYTES,
+        &given(&key),
+        &choice,
+    )
+    .unwrap();
+    store.close().unwrap();
+    drop(store);
+    assert!(check(&given(&key)).unwrap());
+    assert!(matches!(
+        check(&given(&other)),
+        Err(crate::StorageError::KeyRefused)
+    ));
+    assert!(matches!(
+        check(&KeySource::BesideData),
+        Err(crate::StorageError::KeyMissing(_))
+    ));
+}
+
+crate::on_both_engines!(the_key_check_writes_nothing_and_refuses_another_key);
