@@ -67,12 +67,14 @@ impl Store {
             let _naming = NAMING
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            if let Some(taken) = self
-                .operators()?
-                .into_iter()
-                .find(|o| o.name.eq_ignore_ascii_case(&operator.name))
-            {
-                return Err(StorageError::OperatorExists(taken.name));
+            // By the names the tree is keyed by, not the records: a record that fails its MAC (one
+            // written without the master key) must not keep every other operator from being created.
+            for entry in self.operators.iter() {
+                let (name, _) = entry?;
+                let name = String::from_utf8_lossy(&name);
+                if name.eq_ignore_ascii_case(&operator.name) {
+                    return Err(StorageError::OperatorExists(name.into_owned()));
+                }
             }
             self.create_operator_record(operator, event)?;
         }

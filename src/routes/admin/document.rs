@@ -21,9 +21,10 @@ use crate::configuration::specs::{AccountSpec, PayerSpec, SchemaSpec};
 use crate::routes::{Access, Endpoint};
 use crate::state::AppState;
 use crate::wire::{
-    AccountListOut, AccountOut, AdminRefusalOut, AuditPageOut, AuditVerifyOut, BackupOut,
-    ClockMovedOut, ClockOut, CredentialIssuedOut, DeliveriesOut, ErrorOut, OperatorCreatedOut,
-    OperatorListOut, OrchestrationStatsOut, PayerListOut, PayerOut, RedeliveryOut, SchemaHeadOut,
+    AccountListOut, AccountOut, AdminRefusalOut, AuditCheckpointOut, AuditPageOut, AuditVerifyIn,
+    AuditVerifyOut, BackupOut, ClockMovedOut, ClockOut, CredentialIssuedOut, DeliveriesOut,
+    ErrorOut, OperatorCreatedOut, OperatorListOut, OrchestrationStatsOut, PayerListOut, PayerOut,
+    RedeliveryOut, SchemaHeadOut,
 };
 
 /// Where the document is served.
@@ -64,7 +65,7 @@ const PAYLOAD_TOO_LARGE: &str = "PayloadTooLarge";
         SchemaSpec, SchemaHeadOut, PayerSpec, PayerListOut, PayerOut, clock::MoveClockIn, ClockOut,
         ClockMovedOut, DeliveriesOut, RedeliveryOut, OrchestrationStatsOut, operators::NewOperatorIn,
         OperatorCreatedOut, OperatorListOut, backups::BackupIn, BackupOut, AuditPageOut,
-        AuditVerifyOut, ErrorOut, AdminRefusalOut,
+        AuditVerifyOut, AuditVerifyIn, AuditCheckpointOut, ErrorOut, AdminRefusalOut,
     )),
 )]
 struct Base;

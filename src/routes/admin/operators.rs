@@ -17,7 +17,6 @@ use crate::state::AppState;
 /// log, as the configured admin (`admin`), the server (`system`) or an unidentified caller (`unknown`).
 const RESERVED_NAMES: [&str; 3] = [CONFIGURED_ADMIN, "system", "unknown"];
 
-
 /// An operator to create.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
