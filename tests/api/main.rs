@@ -42,6 +42,7 @@ mod shutdown;
 mod start_up;
 mod supervision;
 mod telemetry;
+mod telemetry_export;
 mod tls;
 mod trace_cli;
 mod vapi;
