@@ -111,6 +111,8 @@ where
                 .expect("a valid directive");
             let layer = tracing_opentelemetry::layer()
                 .with_tracer(traces.provider.tracer(SCOPE))
+                // No `target` attribute: every exported span has the same one, `switchboard::otel`.
+                .with_target(false)
                 .with_location(false)
                 .with_threads(false)
                 .with_tracked_inactivity(false)

@@ -97,6 +97,20 @@ fn text(value: &AnyValue) -> Option<String> {
     }
 }
 
+/// The attribute `key` of `span` when it is an int attribute (`None` for any other type, a string included).
+fn int_attribute(span: &Span, key: &str) -> Option<i64> {
+    let value = span
+        .attributes
+        .iter()
+        .find(|kv| kv.key == key)?
+        .value
+        .as_ref()?;
+    match value.value.as_ref()? {
+        AnyValue::IntValue(n) => Some(*n),
+        _ => None,
+    }
+}
+
 fn attributes(span: &Span) -> HashMap<String, String> {
     span.attributes
         .iter()
@@ -271,6 +285,22 @@ async fn a_requests_life_is_one_trace_that_continues_the_callers_and_survives_a_
     let delivery = attributes(&found["webhook.delivery"][0]);
     assert_eq!(delivery["switchboard.attempt"], "1");
     assert_eq!(delivery["http.response.status_code"], "200");
+    // Numbers are int attributes, as OpenTelemetry's conventions type them; no span carries `target`.
+    let delivery = &found["webhook.delivery"][0];
+    for (key, value) in [
+        ("http.response.status_code", 200),
+        ("switchboard.attempt", 1),
+        ("switchboard.round", 0),
+    ] {
+        assert_eq!(int_attribute(delivery, key), Some(value), "{key}");
+    }
+    for (_, span) in collected.spans() {
+        assert!(
+            !attributes(&span).contains_key("target"),
+            "{} carries target",
+            span.name
+        );
+    }
 
     // The webhook names the request's span, so the client's trace links the create to the callback.
     let hook = webhooks
