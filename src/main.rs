@@ -60,7 +60,7 @@ fn main() -> ExitCode {
     let traces = match telemetry::Traces::start(&settings.telemetry) {
         Ok(traces) => traces,
         Err(e) => {
-            telemetry::report_fatal(&format!("switchboard: telemetry.otlp_endpoint: {e}"));
+            telemetry::report_fatal(&format!("switchboard: [telemetry]: {e:#}"));
             return ExitCode::from(2);
         }
     };

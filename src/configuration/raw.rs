@@ -77,6 +77,7 @@ pub(crate) struct RawEncryption {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawTelemetry {
     pub otlp_endpoint: Option<String>,
+    pub ca_file: Option<String>,
     pub service_name: Option<String>,
 }
 

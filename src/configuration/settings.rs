@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use url::Url;
 
 use super::checks::{
     account_dialers, validate_accounts, validate_payers, validate_schemas, validate_webhooks,
@@ -14,6 +13,7 @@ use super::checks::{
 use super::dialer::{CallSettings, DialerSettings};
 use super::raw::{ClockMode, DialerKind, InputType, RawConfig};
 use super::specs::{validate_http_url, AccountSpec, PayerSpec, SchemaSpec, SpecError};
+use super::telemetry::{TelemetryEnv, TelemetrySettings};
 use super::{ConfigSource, Overrides};
 use crate::secret::Secret;
 
@@ -62,57 +62,6 @@ pub struct Settings {
     pub input_types: BTreeMap<String, InputType>,
     /// `[[payers]]`, each with its name set.
     pub payers: Vec<PayerSpec>,
-}
-
-/// `[telemetry]`: where OpenTelemetry traces go.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TelemetrySettings {
-    /// The OTLP/HTTP collector's base URL (spans are posted to `{base}/v1/traces`); env
-    /// `OTEL_EXPORTER_OTLP_ENDPOINT` wins over `otlp_endpoint`. `None`: nothing is traced.
-    pub otlp_endpoint: Option<Url>,
-    /// `service.name` of the exported spans.
-    pub service_name: String,
-}
-
-impl TelemetrySettings {
-    pub(super) fn validate(
-        raw: super::raw::RawTelemetry,
-        env_endpoint: Option<String>,
-    ) -> Result<TelemetrySettings, SpecError> {
-        let (key, endpoint) = match env_endpoint.filter(|e| !e.trim().is_empty()) {
-            Some(endpoint) => ("OTEL_EXPORTER_OTLP_ENDPOINT", Some(endpoint)),
-            None => ("telemetry.otlp_endpoint", raw.otlp_endpoint),
-        };
-        let otlp_endpoint = match endpoint {
-            None => None,
-            Some(text) => {
-                let url = Url::parse(text.trim())
-                    .map_err(|e| SpecError::new(key, format!("is not a URL: {e}")))?;
-                if !matches!(url.scheme(), "http" | "https") {
-                    return Err(SpecError::new(key, "must be an http or https URL"));
-                }
-                Some(url)
-            }
-        };
-        let service_name = raw.service_name.unwrap_or_else(|| "switchboard".to_owned());
-        if service_name.trim().is_empty() {
-            return Err(SpecError::new(
-                "telemetry.service_name",
-                "must not be blank",
-            ));
-        }
-        Ok(TelemetrySettings {
-            otlp_endpoint,
-            service_name,
-        })
-    }
-
-    /// Where spans are posted: the endpoint with `/v1/traces` appended, as OTLP/HTTP asks of a base URL.
-    pub fn traces_url(&self) -> Option<String> {
-        self.otlp_endpoint
-            .as_ref()
-            .map(|base| format!("{}/v1/traces", base.as_str().trim_end_matches('/')))
-    }
 }
 
 /// `[server]`.
@@ -304,10 +253,7 @@ impl Settings {
             }
             path => path.map(PathBuf::from),
         };
-        let telemetry = TelemetrySettings::validate(
-            raw.telemetry,
-            std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT").ok(),
-        )?;
+        let telemetry = TelemetrySettings::validate(raw.telemetry, &TelemetryEnv::read())?;
         let throttle = super::throttle::validate_throttle(&raw.throttle)?;
         let schemas = validate_schemas(raw.schemas)?;
         let accounts = validate_accounts(raw.accounts, &schemas)?;

@@ -46,6 +46,7 @@ mod start_up;
 mod supervision;
 mod telemetry;
 mod throttle;
+mod telemetry_export;
 mod tls;
 mod trace_cli;
 mod vapi;

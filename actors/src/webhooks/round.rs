@@ -104,8 +104,10 @@ pub(super) async fn run_round(
                 target: crate::telemetry::TARGET,
                 parent: None,
                 "webhook.delivery",
-                switchboard.attempt = attempt,
-                switchboard.round = round,
+                // As i64: tracing-opentelemetry writes an i64 as an int attribute, but has no case
+                // for u64 (or u32, u16) and writes those as strings.
+                switchboard.attempt = i64::from(attempt),
+                switchboard.round = i64::from(round),
                 http.response.status_code = tracing::field::Empty,
             );
             crate::telemetry::adopt_traceparent(&span, delivery.traceparent.as_deref());
@@ -128,7 +130,7 @@ pub(super) async fn run_round(
         let verdict = match sent {
             Ok(response) => {
                 let status = response.status();
-                otel.record("http.response.status_code", status.as_u16());
+                otel.record("http.response.status_code", i64::from(status.as_u16()));
                 finish(Some(status.as_u16()), None, latency_ms);
                 metrics.webhook_attempt(WebhookAttempt::for_status(status.as_u16()));
                 if status.is_success() {
