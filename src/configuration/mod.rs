@@ -18,8 +18,8 @@ mod raw;
 mod settings;
 pub mod specs;
 mod storage_engine;
-mod throttle;
 mod telemetry;
+mod throttle;
 mod tls;
 mod words;
 
