@@ -38,15 +38,23 @@ impl Default for SecretChecks {
 }
 
 impl SecretChecks {
-    /// Whether `secret` is the one `credential` was issued with.
-    pub async fn matches(&self, credential: &CredentialRecord, secret: &str) -> bool {
+    /// Whether `secret` is the one `credential` was issued with, or `admitted`'s refusal when, once this
+    /// check's turn comes, it no longer admits it: guesses sent at once wait here for their turn, and a
+    /// throttle that the earlier ones filled meanwhile must stop them before their hash is computed.
+    pub async fn matches<T>(
+        &self,
+        credential: &CredentialRecord,
+        secret: &str,
+        admitted: impl Fn() -> Result<(), T>,
+    ) -> Result<bool, T> {
         let entry = self.entry(credential, secret);
         if let Some(known) = self.verdicts.lock().expect("verdicts").get(&entry) {
-            return *known;
+            return Ok(*known);
         }
         let Ok(_turn) = self.running.acquire().await else {
-            return false;
+            return Ok(false);
         };
+        admitted()?;
         let (credential, secret) = (credential.clone(), secret.to_owned());
         let verdict = actix_web::web::block(move || api_secret_matches(&secret, &credential))
             .await
@@ -56,7 +64,7 @@ impl SecretChecks {
             verdicts.clear();
         }
         verdicts.insert(entry, verdict);
-        verdict
+        Ok(verdict)
     }
 
     /// The entry of this credential (as issued: its id and hash) and this secret.
@@ -77,6 +85,7 @@ mod tests {
     #[actix_web::test]
     async fn a_verdict_is_reached_once_and_kept_per_credential_and_secret() {
         let checks = SecretChecks::default();
+        let admitted = || Ok::<(), ()>(());
         let credential = CredentialRecord {
             id: "c1".into(),
             environment: switchboard_storage::Environment::Production,
@@ -85,10 +94,19 @@ mod tests {
             secret_argon2: switchboard_storage::hash_api_secret("s3cret"),
             issued_at: chrono::Utc::now(),
         };
-        assert!(checks.matches(&credential, "s3cret").await);
-        assert!(!checks.matches(&credential, "wrong").await);
+        assert!(checks
+            .matches(&credential, "s3cret", admitted)
+            .await
+            .unwrap());
+        assert!(!checks
+            .matches(&credential, "wrong", admitted)
+            .await
+            .unwrap());
         assert_eq!(checks.verdicts.lock().unwrap().len(), 2);
-        assert!(checks.matches(&credential, "s3cret").await);
+        assert!(checks
+            .matches(&credential, "s3cret", admitted)
+            .await
+            .unwrap());
         assert_eq!(
             checks.verdicts.lock().unwrap().len(),
             2,
@@ -99,6 +117,32 @@ mod tests {
             secret_argon2: switchboard_storage::hash_api_secret("other"),
             ..credential
         };
-        assert!(!checks.matches(&reissued, "s3cret").await);
+        assert!(!checks.matches(&reissued, "s3cret", admitted).await.unwrap());
+    }
+}
+
+#[cfg(test)]
+mod admission {
+    use super::*;
+
+    #[actix_web::test]
+    async fn a_check_whose_turn_comes_after_the_throttle_filled_is_refused_unhashed() {
+        let checks = SecretChecks::default();
+        let credential = CredentialRecord {
+            id: "c1".into(),
+            environment: switchboard_storage::Environment::Production,
+            key: "sk_live_x".into(),
+            secret_sha256: String::new(),
+            secret_argon2: switchboard_storage::hash_api_secret("s3cret"),
+            issued_at: chrono::Utc::now(),
+        };
+        let refused = checks
+            .matches(&credential, "guess", || Err("throttled"))
+            .await;
+        assert_eq!(refused, Err("throttled"));
+        assert!(
+            checks.verdicts.lock().unwrap().is_empty(),
+            "nothing was hashed"
+        );
     }
 }

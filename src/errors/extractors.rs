@@ -5,7 +5,8 @@ use actix_web::{web, HttpRequest};
 
 use super::{ApiError, Code};
 
-/// Largest accepted request body: room for a 500-entry batch with generous inputs.
+/// Largest accepted request body: room for a batch of 1,000 entries (the most a batch may hold) with
+/// generous inputs.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
 /// The most bytes a request's header fields may hold, names and values together (nginx's default for a

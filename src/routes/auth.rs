@@ -92,7 +92,17 @@ pub async fn get_token(
         exchanged(audit::unknown_key(key), "unknown", "denied");
         return Err(AuthError::InvalidApiKey.into());
     };
-    if !state.secret_checks.matches(credential, secret).await {
+    let admitted = || match state.throttle.auth_refused(Some(key), ip, Instant::now()) {
+        Some(refusal) => Err(AuthError::TooManyRequests {
+            retry_after_secs: refusal.retry_after_secs(),
+        }),
+        None => Ok(()),
+    };
+    if !state
+        .secret_checks
+        .matches(credential, secret, admitted)
+        .await?
+    {
         exchanged(Actor::api_key(&credential.id), &account.id, "denied");
         return Err(AuthError::Unauthorized.into());
     }

@@ -132,7 +132,7 @@ impl Throttle {
     ) -> Option<Refusal> {
         let by_address = ip.and_then(|ip| {
             locked(&self.auth_addresses)
-                .refused(&ip, now)
+                .refused(&client(ip), now)
                 .map(|remaining| Refusal {
                     kind: Kind::AuthAddress,
                     remaining,
@@ -154,7 +154,7 @@ impl Throttle {
     /// Counts a failed exchange with `key` from `ip`, described by `denial`.
     pub fn auth_failed(&self, key: Option<&str>, ip: Option<IpAddr>, denial: Denial, now: Instant) {
         if let Some(ip) = ip {
-            locked(&self.auth_addresses).failed(ip, now, denial.of_address());
+            locked(&self.auth_addresses).failed(client(ip), now, denial.of_address());
         }
         if let Some(key) = key {
             locked(&self.auth_keys).failed(key_digest(key), now, denial);
@@ -165,7 +165,7 @@ impl Throttle {
     pub fn admin_refused(&self, ip: Option<IpAddr>, now: Instant) -> Option<Refusal> {
         let refusal = ip.and_then(|ip| {
             locked(&self.admin_addresses)
-                .refused(&ip, now)
+                .refused(&client(ip), now)
                 .map(|remaining| Refusal {
                     kind: Kind::AdminAddress,
                     remaining,
@@ -177,7 +177,7 @@ impl Throttle {
     /// Counts an admin or console call from `ip` whose token is unknown, described by `denial`.
     pub fn admin_failed(&self, ip: Option<IpAddr>, denial: Denial, now: Instant) {
         if let Some(ip) = ip {
-            locked(&self.admin_addresses).failed(ip, now, denial.of_address());
+            locked(&self.admin_addresses).failed(client(ip), now, denial.of_address());
         }
     }
 
@@ -234,6 +234,22 @@ pub fn audit(state: &AppState, ended: Vec<Ended>) {
     }
 }
 
+/// The client an address is counted as: an IPv4 address itself (an IPv4-mapped IPv6 one as that address),
+/// an IPv6 address by its /64, the block one subscriber is given, so that the 2^64 addresses of one
+/// network count as one client rather than each as a fresh one.
+fn client(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let network = u128::from(v6) & !((1u128 << 64) - 1);
+                IpAddr::V6(std::net::Ipv6Addr::from(network))
+            }
+        },
+    }
+}
+
 /// A key is held by a digest: fixed in size whatever was sent, and not the text itself.
 fn key_digest(key: &str) -> [u8; 16] {
     let digest = Sha256::digest(key.as_bytes());
@@ -245,4 +261,21 @@ fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::client;
+
+    #[test]
+    fn an_ipv6_client_is_counted_by_its_64_and_a_mapped_ipv4_one_as_ipv4() {
+        let one = client("2001:db8:1:2:aaaa::1".parse().unwrap());
+        let other = client("2001:db8:1:2:ffff:ffff:ffff:ffff".parse().unwrap());
+        assert_eq!(one, other, "one /64, one client");
+        assert_ne!(one, client("2001:db8:1:3::1".parse().unwrap()));
+        assert_eq!(
+            client("::ffff:198.51.100.7".parse().unwrap()),
+            client("198.51.100.7".parse().unwrap())
+        );
+    }
 }

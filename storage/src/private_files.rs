@@ -9,7 +9,7 @@
 
 use std::fs::{File, OpenOptions, Permissions};
 use std::io;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 /// The mode of every directory.
@@ -19,7 +19,9 @@ pub const FILE_MODE: u32 = 0o600;
 
 /// Creates the directory `path` (its parent must exist), private.
 pub fn create_dir(path: &Path) -> io::Result<()> {
-    std::fs::create_dir(path)?;
+    // Created with the mode (the umask can only take bits away), so it is never open to others between
+    // its creation and the chmod that then takes the umask out of the picture.
+    std::fs::DirBuilder::new().mode(DIR_MODE).create(path)?;
     std::fs::set_permissions(path, Permissions::from_mode(DIR_MODE))
 }
 

@@ -104,7 +104,7 @@ pub async fn verify(
     Auditor(operator): Auditor,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    verified(&operator, &state, &[])
+    verified(&operator, &state, Vec::new()).await
 }
 
 /// The body of `POST /admin/v1/audit/verify`.
@@ -144,15 +144,20 @@ pub async fn verify_checkpoints(
              hash and at"
         )));
     }
-    verified(&operator, &state, checkpoints)
+    verified(&operator, &state, checkpoints.clone()).await
 }
 
-fn verified(
+/// Recomputes the chain on the blocking pool: it reads the whole log, which an HTTP worker must not wait
+/// on.
+async fn verified(
     operator: &Operator,
     state: &AppState,
-    checkpoints: &[Checkpoint],
+    checkpoints: Vec<Checkpoint>,
 ) -> Result<HttpResponse, ApiError> {
-    let verified = state.store.audit_verify_with(checkpoints)?;
+    let store = state.store.clone();
+    let verified = web::block(move || store.audit_verify_with(&checkpoints))
+        .await
+        .map_err(|_| ApiError::new(Code::InternalError, "the audit chain's check failed"))??;
     state.store.audit_read(crate::audit::event(
         state,
         operator.actor(),

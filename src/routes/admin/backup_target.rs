@@ -27,6 +27,12 @@ pub fn resolve(
         ));
     }
     refuse_control_characters(raw)?;
+    // `Path::components` drops a last `.` (`/x/new/.` reads as `/x/new`), so it is refused by its text.
+    if raw.ends_with("/.") {
+        return Err(ApiError::invalid_request(
+            "path: must end with the name of the new directory (not '.' or '..')",
+        ));
+    }
     let requested = Path::new(raw);
     let (Some(parent), Some(Component::Normal(name))) =
         (requested.parent(), requested.components().next_back())
@@ -142,6 +148,14 @@ mod tests {
             dirs.outside.join("b5"),
             "without a root, anywhere outside data_dir"
         );
+    }
+
+    #[test]
+    fn a_path_ending_in_a_dot_is_refused_without_a_root_too() {
+        let dirs = dirs();
+        let dotted = format!("{}/new/.", dirs.outside.display());
+        std::fs::create_dir(dirs.outside.join("new")).unwrap();
+        assert!(resolve(&dotted, None, &dirs.data_dir).is_err(), "{dotted}");
     }
 
     #[test]

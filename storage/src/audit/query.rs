@@ -130,6 +130,14 @@ impl Store {
         let mut previous = GENESIS.to_owned();
         let mut seq = 0;
         let broken = |seq| Ok(Verified::BrokenAt { seq });
+        let mut checkpointed: std::collections::HashMap<u64, Vec<&Checkpoint>> =
+            std::collections::HashMap::new();
+        for checkpoint in checkpoints {
+            checkpointed
+                .entry(checkpoint.seq)
+                .or_default()
+                .push(checkpoint);
+        }
         for block in self.audit.iter() {
             let (key, block) = block?;
             if !is_block(&key) {
@@ -146,10 +154,10 @@ impl Store {
                     None => seq <= head.anchor_seq,
                 };
                 let at_anchor = seq != head.anchor_seq || event.hash == head.anchor_hash;
-                let as_checkpointed = checkpoints
-                    .iter()
-                    .filter(|c| c.seq == seq)
-                    .all(|c| c.hash == event.hash && c.at == event.at);
+                let as_checkpointed = checkpointed.get(&seq).is_none_or(|kept| {
+                    kept.iter()
+                        .all(|c| c.hash == event.hash && c.at == event.at)
+                });
                 if event.seq != seq
                     || event.prev_hash != previous
                     || event.computed_hash() != event.hash
