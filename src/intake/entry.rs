@@ -64,7 +64,7 @@ pub fn prepare_entry(
             ))
         }
     };
-    check_input_bounds(inputs).map_err(|e| ApiError::invalid_request(e.to_string()))?;
+    check_input_bounds(inputs).map_err(|e| inputs_refused(&e.to_string()))?;
     let webhook_url = optional_string(item, "webhookUrl")?;
     if let Some(url) = webhook_url
         .as_ref()
@@ -202,9 +202,15 @@ fn optional_label(
 }
 
 fn label_too_long(error: LabelTooLong) -> ApiError {
+    inputs_refused(&error.to_string())
+}
+
+/// `INVALID_INPUTS` for a bound that no single input key answers for (an id too long, too many inputs,
+/// too much of them together): the envelope's message names the field and its limit.
+fn inputs_refused(why: &str) -> ApiError {
     ApiError::Client {
         code: Code::InvalidInputs,
-        message: format!("Input validation failed: {error}"),
+        message: format!("Input validation failed: {why}"),
         details: Some(Default::default()),
     }
 }

@@ -49,6 +49,15 @@ fn invalid_request(message: &str) -> Value {
     json!({ "error": "INVALID_REQUEST", "message": message })
 }
 
+/// The refusal of a bound on the inputs as a whole, named in the message.
+fn inputs_over(message: &str) -> Value {
+    json!({
+        "error": "INVALID_INPUTS",
+        "message": format!("Input validation failed: {message}"),
+        "details": { "missingInputs": [], "invalidInputs": {} },
+    })
+}
+
 #[actix_web::test]
 async fn an_input_value_of_1024_bytes_is_accepted_and_one_of_1025_is_refused_naming_the_field() {
     let app = spawn_app().await;
@@ -147,7 +156,7 @@ async fn the_number_of_inputs_their_keys_and_their_total_weight_are_bounded() {
         &app,
         &token,
         &item(too_many),
-        invalid_request("inputs has 101 keys; at most 100 are accepted"),
+        inputs_over("inputs has 101 keys; at most 100 are accepted"),
         "101 inputs",
     )
     .await;
@@ -162,7 +171,7 @@ async fn the_number_of_inputs_their_keys_and_their_total_weight_are_bounded() {
         &app,
         &token,
         &item(longer_key),
-        invalid_request("an inputs key is longer than 128 bytes (129 bytes)"),
+        inputs_over("an inputs key is longer than 128 bytes (129 bytes)"),
         "a key of 129 bytes",
     )
     .await;
@@ -183,7 +192,7 @@ async fn the_number_of_inputs_their_keys_and_their_total_weight_are_bounded() {
         &app,
         &token,
         &item(heavy),
-        invalid_request(&format!(
+        inputs_over(&format!(
             "inputs hold {total} bytes of keys and values; at most 16384 are accepted"
         )),
         "16 KiB of inputs and more",
