@@ -8,8 +8,8 @@ mod digest;
 mod token;
 
 pub use admin::{
-    denied, operator_of, token_digest, Admin, AnyOperator, Auditor, Operator, Reader,
-    CONFIGURED_ADMIN,
+    denied, operator_of, token_digest, Admin, AnyOperator, Auditor, Operator, Reader, TaskReader,
+    TaskWorker, CONFIGURED_ADMIN,
 };
 pub use caller::Caller;
 pub use digest::{constant_time_eq, secret_digest};

@@ -40,6 +40,7 @@ mod schemas;
 pub mod seal;
 mod sealing;
 mod store;
+mod tasks;
 mod trees;
 
 pub use backup::Backup;
@@ -67,3 +68,4 @@ pub use records::*;
 pub use requests::{Cursor, Scope};
 pub use runs::DueEntry;
 pub use store::{PublishRule, SchemaFlags, Store, DEFAULT_CACHE_BYTES};
+pub use tasks::{task_of, TaskEntries};
