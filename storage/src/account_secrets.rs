@@ -94,6 +94,7 @@ mod tests {
             credentials: Vec::new(),
             provider_name: None,
             retention_days: None,
+            task_timeout_hours: None,
             dialer: None,
         }
     }

@@ -122,6 +122,7 @@ fn account(features: &[Feature]) -> AccountRecord {
         ],
         provider_name: None,
         retention_days: None,
+        task_timeout_hours: None,
         dialer: None,
     }
 }
