@@ -199,7 +199,8 @@ async fn a_partial_result_opens_a_task_for_the_missing_leg() {
         "inputs": {
             "sandboxScenario": "partial", "payerName": "Aetna", "memberId": "W123456789",
             "patientFirstName": "Ann", "patientLastName": "Lee", "patientDateOfBirth": "1980-01-02",
-            "dateOfService": "2026-10-01", "billingProviderNpi": "1234567890", "claimNumber": "C-1"
+            "dateOfService": "2026-10-01", "billingProviderNpi": "1234567890", "claimNumber": "C-1",
+            "billingProviderTaxId": "123456789"
         }
     });
     let id = app.create_request(&token, &item).await;
@@ -451,8 +452,9 @@ async fn a_task_nobody_finishes_expires_and_the_request_ends_as_it_would_have() 
         .demo_account()
         .insert("task_timeout_hours".into(), 1.into());
     let app = spawn_app_with(&config).await;
-    let (token, id, task) = task_of(&app, "failure:IVR_FAILURE").await;
+    let (_, id, task) = task_of(&app, "failure:IVR_FAILURE").await;
     app.advance_clock(2 * 3600).await;
+    let token = app.sandbox_token().await;
     let ended = app
         .wait_terminal_within(&token, &id, Duration::from_secs(20))
         .await;
