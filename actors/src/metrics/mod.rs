@@ -311,9 +311,18 @@ impl Metrics {
             .inc();
     }
 
-    /// A request's terminal record is persisted: counted by the channel that finished it, when answered.
-    pub fn request_completed(&self, terminal: &switchboard_storage::RequestRecord) {
-        self.tasks.completed(terminal);
+    /// The channel that finished `terminal` (`electronic`, `automated_call`, `person`), when it ends
+    /// `SUCCESS` or `PARTIAL`.
+    pub fn completion_channel(
+        &self,
+        terminal: &switchboard_storage::RequestRecord,
+    ) -> Option<&'static str> {
+        tasks::completion_channel(terminal)
+    }
+
+    /// A request answered through `channel` is persisted terminal.
+    pub fn request_completed(&self, channel: &'static str) {
+        self.tasks.completed(channel);
     }
 
     /// The tasks stored now, by state, and the age of the oldest open one.

@@ -77,24 +77,29 @@ impl TaskMetrics {
         self.oldest_open.set(oldest_open_seconds.max(0));
     }
 
-    pub(super) fn completed(&self, terminal: &RequestRecord) {
-        if !matches!(
-            terminal.state,
-            RequestState::Success | RequestState::Partial
-        ) {
-            return;
-        }
-        let run = terminal.run.as_ref();
-        let by_person = run
-            .and_then(|run| run.task.as_ref())
-            .is_some_and(|task| task.state == TaskState::Done);
-        let channel = if by_person {
-            "person"
-        } else if run.and_then(|run| run.modality) == Some(Modality::DigitalOnly) {
-            "electronic"
-        } else {
-            "automated_call"
-        };
+    pub(super) fn completed(&self, channel: &'static str) {
         self.completed.with_label_values(&[channel]).inc();
     }
+}
+
+/// The channel that finished `terminal`, when it ends `SUCCESS` or `PARTIAL`: a person who completed its
+/// task, the electronic channel alone, or the automated calls.
+pub(super) fn completion_channel(terminal: &RequestRecord) -> Option<&'static str> {
+    if !matches!(
+        terminal.state,
+        RequestState::Success | RequestState::Partial
+    ) {
+        return None;
+    }
+    let run = terminal.run.as_ref();
+    let by_person = run
+        .and_then(|run| run.task.as_ref())
+        .is_some_and(|task| task.state == TaskState::Done);
+    Some(if by_person {
+        "person"
+    } else if run.and_then(|run| run.modality) == Some(Modality::DigitalOnly) {
+        "electronic"
+    } else {
+        "automated_call"
+    })
 }

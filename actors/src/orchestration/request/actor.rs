@@ -298,7 +298,7 @@ impl RequestActor {
         );
         let state = terminal.state;
         let traced = terminal.trace.is_some().then(|| terminal.clone());
-        self.shared.metrics.request_completed(&terminal);
+        let completed = self.shared.metrics.completion_channel(&terminal);
         // Nothing else writes a request that finishes (its step has ended, or is given up on), so the
         // stored record is the one finalized; a record already terminal is left as it is.
         let store = self.shared.store.clone();
@@ -307,6 +307,9 @@ impl RequestActor {
             async move { store.commit_final(terminal, delivery).await },
             move |act, ctx, ()| {
                 act.shared.metrics.request_finished(state);
+                if let Some(channel) = completed {
+                    act.shared.metrics.request_completed(channel);
+                }
                 if let Some(terminal) = traced {
                     let modality = terminal.run.as_ref().and_then(|run| run.modality);
                     let modality = modality.map(|m| m.as_str());
