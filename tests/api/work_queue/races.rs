@@ -13,7 +13,21 @@ use crate::helpers::{
 
 #[actix_web::test]
 async fn of_two_completions_raced_exactly_one_wins() {
-    let app = spawn_app_with(&config(true)).await;
+    race_two_completions(&config(true)).await;
+}
+
+#[actix_web::test]
+async fn on_postgres_of_two_completions_raced_exactly_one_wins() {
+    let mut config = config(true);
+    config.set("storage.kind", "postgres").set(
+        "storage.url",
+        switchboard_storage::fresh_postgres_database(),
+    );
+    race_two_completions(&config).await;
+}
+
+async fn race_two_completions(config: &crate::helpers::TestConfig) {
+    let app = spawn_app_with(config).await;
     let (token, id, task) = super::task_of(&app, "failure:IVR_FAILURE").await;
     call(&app, Method::POST, &path(&task, "claim"), ADMIN_TOKEN, None).await;
     let (_, sheet) = call(&app, Method::GET, &path(&task, ""), ADMIN_TOKEN, None).await;
