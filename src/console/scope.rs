@@ -125,8 +125,10 @@ fn resolve(req: &HttpRequest, payload: &mut Payload) -> Result<ConsoleScope, act
         .app_data::<web::Data<AppState>>()
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("application state missing")))?;
     if let Some(operator) = operator_of(req)? {
-        // The auditor sees the audit log and no PHI; the console shows requests.
-        if operator.role == Role::Auditor || state.settings.server.admin_token.is_none() {
+        // The auditor sees the audit log and no PHI, a caller the work queue only; the console's reads
+        // show requests.
+        let reads_requests = matches!(operator.role, Role::Admin | Role::Support);
+        if !reads_requests || state.settings.server.admin_token.is_none() {
             crate::auth::denied(req, operator.actor());
             return Err(AdminForbidden.into());
         }

@@ -51,7 +51,12 @@ async fn each_role_meets_the_queue_as_its_rule_says() {
         );
     }
     // A caller works tasks and nothing else of the admin API.
-    for route in ["/admin/v1/accounts", "/admin/v1/audit", "/admin/v1/clock"] {
+    for route in [
+        "/admin/v1/accounts",
+        "/admin/v1/audit",
+        "/admin/v1/clock",
+        "/console/api/requests?account=demo&environment=sandbox",
+    ] {
         let (status, _) = call(&app, Method::GET, route, &caller, None).await;
         assert_eq!(status, 403, "{route}");
     }
