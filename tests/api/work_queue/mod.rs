@@ -2,6 +2,7 @@
 //! not finish waits `PROCESSING` for a person, who claims its task, places the call and completes it (or
 //! gives up); the request then ends through the usual terminal write, webhook and all.
 
+mod console;
 mod races;
 mod roles;
 
