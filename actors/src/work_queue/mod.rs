@@ -119,6 +119,7 @@ pub fn complete(
     report.duration_seconds = (ended - started).num_seconds().clamp(0, u32::MAX.into()) as u32;
     report.captured = values;
     report.summary = call.notes.clone();
+    report.audit_summary = Some(audit_summary(operator, call));
     run.calls.push(CallRecord {
         id: CallId::new(),
         seq,
@@ -179,6 +180,26 @@ pub fn give_up(
     task.close(TaskState::Abandoned, Some(operator), now);
     task.give_up = Some(failure);
     Ok(task.clone())
+}
+
+/// Who placed the person's call and what the payer said to identify it, kept as the call's audit summary.
+fn audit_summary(operator: &str, call: &PersonCall) -> String {
+    let mut text = format!("Placed by the operator {operator} from the work queue.");
+    if let Some(name) = call
+        .representative_name
+        .as_deref()
+        .filter(|n| !n.trim().is_empty())
+    {
+        text.push_str(&format!(" Representative: {}.", name.trim()));
+    }
+    if let Some(reference) = call
+        .reference_number
+        .as_deref()
+        .filter(|r| !r.trim().is_empty())
+    {
+        text.push_str(&format!(" Reference number: {}.", reference.trim()));
+    }
+    text
 }
 
 /// The ten digits of a U.S. number as dialed (`+1 (800) 555-0142` → `8005550142`).

@@ -2,6 +2,7 @@
 //! [`super::decide`] (`decide.rs`) and the terminal record and its webhook (`finalize.rs`).
 
 mod decide;
+mod fallback;
 mod finalize;
 
 use std::collections::BTreeMap;
