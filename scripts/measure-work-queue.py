@@ -120,7 +120,12 @@ def work_queue(server, outcomes):
         if server.call("POST", path + "/claim", token=ADMIN)[0] != 200:
             continue
         _, sheet = server.call("GET", path, token=ADMIN)
-        answers = {q["name"]: answer(q) for q in sheet["questions"]}
+        answers = {q["name"]: answer(q) for q in sheet["questions"] if not q.get("when")}
+        for q in sheet["questions"]:
+            when = q.get("when")
+            given = answers.get(when["field"]) if when else None
+            if when and given is not None and str(given).lower() == when["equals"].lower():
+                answers[q["name"]] = answer(q)
         body = {"answers": answers, "call": {"phoneNumber": sheet.get("phoneNumber") or "8005550123",
                                              "notes": "Placed by the measurement script."}}
         status, done = server.call("POST", path + "/complete", body, token=ADMIN)

@@ -39,6 +39,21 @@ pub fn check_answers(
             }
         }
     }
+    // A conditional field is asked only after its condition's answer: answered beside another answer to
+    // that field, it is refused.
+    for field in &schema.definition.fields {
+        let (Some(when), true) = (&field.when, values.contains_key(&field.name)) else {
+            continue;
+        };
+        if let Some(other) = values.get(&when.field) {
+            if !other.eq_ignore_ascii_case(&when.equals) {
+                errors.insert(
+                    field.name.clone(),
+                    format!("asked only when {} is {}", when.field, when.equals),
+                );
+            }
+        }
+    }
     if errors.is_empty() {
         Ok(values)
     } else {
@@ -146,6 +161,26 @@ mod tests {
         assert_eq!(values["status"], "PAID");
         assert_eq!(values["paid"], "1200.00");
         assert_eq!(values["active"], "true");
+    }
+
+    #[test]
+    fn a_conditional_answer_beside_another_answer_to_its_condition_is_refused() {
+        let mut schema = schema();
+        schema.definition.fields[1].when = Some(switchboard_storage::FieldCondition {
+            field: "status".into(),
+            equals: "PAID".into(),
+        });
+        let paid = BTreeMap::from([
+            ("status".to_owned(), json!("PAID")),
+            ("paid".to_owned(), json!("10")),
+        ]);
+        assert!(check_answers(&schema, &paid).is_ok());
+        let denied = BTreeMap::from([
+            ("status".to_owned(), json!("DENIED")),
+            ("paid".to_owned(), json!("10")),
+        ]);
+        let errors = check_answers(&schema, &denied).unwrap_err();
+        assert_eq!(errors["paid"], "asked only when status is PAID");
     }
 
     #[test]

@@ -123,7 +123,9 @@ function questionInput(question) {
     if (cannot.checked) return reason.value.trim() ? `${CANNOT}${reason.value.trim()}` : CANNOT;
     return input.value === '' ? null : input.value;
   };
-  const field = h('div', { class: 'field', 'data-question': name },
+  const field = h('div', { class: 'field', 'data-question': name,
+    'data-when-field': question.when ? question.when.field : null,
+    'data-when-equals': question.when ? question.when.equals : null },
     h('span', { class: 'field-label' }, `${question.label}${question.required ? ' *' : ''}`),
     h('span', { class: 'small muted' }, question.description,
       question.when ? ` (asked when ${question.when.field} is ${question.when.equals})` : ''),

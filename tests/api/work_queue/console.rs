@@ -138,9 +138,11 @@ impl Drop for Devtools {
     }
 }
 
-/// Fills every question of the form with a value its type takes, as a person picking and typing would.
+/// Fills every question of the form with a value its type takes, as a person picking and typing would: the
+/// unconditional ones, then each conditional one whose condition those answers meet.
 const FILL: &str = r#"(() => {
-  for (const field of document.querySelectorAll('[data-question]')) {
+  const given = {};
+  const fill = (field) => {
     const input = field.querySelector('select, input:not([type=checkbox])');
     let value = 'REF-123';
     if (input.tagName === 'SELECT') value = input.options[1].value;
@@ -149,7 +151,13 @@ const FILL: &str = r#"(() => {
     input.value = value;
     input.dispatchEvent(new Event('input', { bubbles: true }));
     input.dispatchEvent(new Event('change', { bubbles: true }));
-  }
+    given[field.dataset.question] = value;
+  };
+  const fields = [...document.querySelectorAll('[data-question]')];
+  fields.filter((f) => !f.dataset.whenField).forEach(fill);
+  fields.filter((f) => f.dataset.whenField)
+    .filter((f) => String(given[f.dataset.whenField] || '').toLowerCase() === f.dataset.whenEquals.toLowerCase())
+    .forEach(fill);
   const notes = document.querySelector('[data-testid=call-notes]');
   notes.value = 'Reached provider services by phone.';
   notes.dispatchEvent(new Event('input', { bubbles: true }));

@@ -80,20 +80,40 @@ pub async fn task_of(app: &TestApp, scenario: &str) -> (String, String, Value) {
     (token, id, task)
 }
 
-/// Answers for every question of a call sheet, each valid for its type.
+/// Answers for every question of a call sheet, each valid for its type: the unconditional ones, then each
+/// conditional one whose condition those answers meet.
 pub fn answers_for(sheet: &Value) -> Value {
+    let questions = sheet["questions"].as_array().unwrap();
     let mut answers = serde_json::Map::new();
-    for question in sheet["questions"].as_array().unwrap() {
-        let value = match question["type"].as_str().unwrap() {
-            "boolean" => json!(true),
-            "dollar" => json!("125.00"),
-            "date" => json!("2026-11-20"),
-            "multiple" => question["allowedValues"][0].clone(),
-            _ => json!("REF-123"),
-        };
-        answers.insert(question["name"].as_str().unwrap().to_owned(), value);
+    for question in questions.iter().filter(|q| q.get("when").is_none()) {
+        answers.insert(
+            question["name"].as_str().unwrap().to_owned(),
+            answer(question),
+        );
+    }
+    for question in questions.iter().filter(|q| q.get("when").is_some()) {
+        let when = &question["when"];
+        let given = answers
+            .get(when["field"].as_str().unwrap())
+            .map(|v| v.as_str().map_or(v.to_string(), str::to_owned));
+        if given.is_some_and(|g| g.eq_ignore_ascii_case(when["equals"].as_str().unwrap())) {
+            answers.insert(
+                question["name"].as_str().unwrap().to_owned(),
+                answer(question),
+            );
+        }
     }
     Value::Object(answers)
+}
+
+fn answer(question: &Value) -> Value {
+    match question["type"].as_str().unwrap() {
+        "boolean" => json!(true),
+        "dollar" => json!("125.00"),
+        "date" => json!("2026-11-20"),
+        "multiple" => question["allowedValues"][0].clone(),
+        _ => json!("REF-123"),
+    }
 }
 
 fn path(task: &Value, action: &str) -> String {
@@ -463,6 +483,9 @@ async fn a_task_nobody_finishes_expires_and_the_request_ends_as_it_would_have() 
     assert_eq!(ended["error"]["errorCode"], "IVR_FAILURE");
     let (_, read) = call(&app, Method::GET, &path(&task, ""), ADMIN_TOKEN, None).await;
     assert_eq!(read["state"], "expired");
+    let expired = audit_events(&app, "task.expire").await;
+    assert_eq!(expired.len(), 1);
+    assert_eq!(expired[0]["actor"]["kind"], "system");
 }
 
 #[actix_web::test]

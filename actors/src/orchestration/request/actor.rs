@@ -181,7 +181,7 @@ impl RequestActor {
             }
             Move::End => self.end(ctx),
             Move::AwaitPerson => self.await_person(ctx),
-            Move::ExpireTask => self.expire_task(ctx),
+            Move::ExpireTask(task_id) => self.expire_task(ctx, task_id),
             Move::TryElectronic { primary } => {
                 let today = local_date(self.shared.clock.now(), zone(account.as_ref()));
                 let job = ElectronicJob {
@@ -367,13 +367,21 @@ impl RequestActor {
     }
 
     /// The task ran out of time: it expires, and the next advance ends the request as it would have.
-    fn expire_task(&mut self, ctx: &mut Context<Self>) {
+    fn expire_task(&mut self, ctx: &mut Context<Self>, task_id: String) {
         let now = self.shared.clock.now();
         let (store, id) = (self.shared.store.clone(), self.request_id.clone());
+        let event = Some(NewEvent {
+            at: now,
+            actor: AuditActor::system(),
+            action: "task.expire".into(),
+            target: Some(Target::new("task", task_id)),
+            outcome: "ok".into(),
+            ip: None,
+        });
         self.persist(
             ctx,
             async move {
-                let expired = store.change_task(&id, None, move |r| {
+                let expired = store.change_task(&id, event, move |r| {
                     match r.run.as_mut().and_then(|run| run.task.as_mut()) {
                         Some(task) if !task.state.is_closed() => {
                             task.close(TaskState::Expired, None, now);

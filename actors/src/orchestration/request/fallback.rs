@@ -84,7 +84,9 @@ pub(crate) fn after_task(
     now: DateTime<Utc>,
 ) -> Move {
     match task.state {
-        TaskState::Open | TaskState::Claimed if now >= task.expires_at => Move::ExpireTask,
+        TaskState::Open | TaskState::Claimed if now >= task.expires_at => {
+            Move::ExpireTask(task.id.clone())
+        }
         TaskState::Open | TaskState::Claimed => Move::AwaitPerson,
         TaskState::Abandoned => Move::Finish(Ending {
             error: task.give_up.clone(),

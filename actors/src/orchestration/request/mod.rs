@@ -106,8 +106,8 @@ pub(crate) enum Move {
     End,
     /// Steps closed, a task open: a person is working it; nothing to do until they finish or it expires.
     AwaitPerson,
-    /// A task nobody finished in time: it expires, and the request then ends as it would have.
-    ExpireTask,
+    /// A task (this id) nobody finished in time: it expires, and the request then ends as it would have.
+    ExpireTask(String),
 }
 
 /// A step to run.

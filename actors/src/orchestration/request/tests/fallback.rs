@@ -61,7 +61,7 @@ fn a_task_waits_expires_or_ends_the_request_as_the_person_decided() {
     let late = open.expires_at + Duration::seconds(1);
     assert!(matches!(
         after_task(&open, primary.clone(), late),
-        Move::ExpireTask
+        Move::ExpireTask(_)
     ));
     let mut abandoned = task(TaskState::Abandoned);
     abandoned.give_up = Some(failure("SYSTEM_ERROR", "PAYER_REFUSAL", "refused"));
