@@ -38,6 +38,7 @@ pub fn event_at(
         target,
         outcome: outcome.into(),
         ip,
+        count: None,
     }
 }
 
@@ -90,5 +91,6 @@ pub fn provisioned(
         target: Some(Target::new(kind, id)),
         outcome: "ok".into(),
         ip: None,
+        count: None,
     }
 }

@@ -42,6 +42,20 @@ pub fn key_source(settings: &Settings) -> anyhow::Result<KeySource> {
     }
 }
 
+/// Reads `[encryption] key_file` when it is the key in use (the environment's key wins over it), so that
+/// the binary can refuse an unusable one as a configuration error, as it does the TLS files, before it
+/// creates anything.
+pub fn check_key_file(settings: &Settings) -> anyhow::Result<()> {
+    let from_env = std::env::var(MASTER_KEY_VAR).is_ok_and(|text| !text.trim().is_empty());
+    match &settings.master_key_file {
+        Some(path) if !from_env => {
+            MasterKey::read_file(path).context("encryption.key_file")?;
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The key with which nodes sharing a database prove a forwarded client's address: derived from the master
 /// key, so every node has it and no client does. `None` while a key kept beside the data does not exist yet
 /// (a node's first start): forwarded addresses are then the forwarding node's.

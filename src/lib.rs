@@ -34,6 +34,7 @@ mod standby;
 pub mod startup;
 pub mod state;
 pub mod telemetry;
+pub mod throttle;
 mod tls;
 pub mod trace;
 pub mod validation;

@@ -49,11 +49,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(e) = switchboard::encryption::check_key_file(&settings) {
+        telemetry::report_fatal(&format!(
+            "switchboard: invalid configuration in {}: {e:#}",
+            settings.source
+        ));
+        return ExitCode::from(2);
+    }
     // Before the runtime: the OTLP exporter's client is a blocking one.
     let traces = match telemetry::Traces::start(&settings.telemetry) {
         Ok(traces) => traces,
         Err(e) => {
-            telemetry::report_fatal(&format!("switchboard: telemetry.otlp_endpoint: {e}"));
+            telemetry::report_fatal(&format!("switchboard: [telemetry]: {e:#}"));
             return ExitCode::from(2);
         }
     };

@@ -8,6 +8,7 @@ use std::panic::AssertUnwindSafe;
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse};
 use actix_web::http::header;
+use actix_web::middleware::{Condition, DefaultHeaders};
 use actix_web::{web, HttpResponse, ResponseError};
 use futures::FutureExt;
 
@@ -27,6 +28,20 @@ fn header_bytes(req: &ServiceRequest) -> usize {
         .iter()
         .map(|(name, value)| name.as_str().len() + value.len())
         .sum()
+}
+
+/// How long a browser that saw one answer over TLS keeps using HTTPS for this host: a year, the usual
+/// value. Subdomains are left out: they may be other services than this one.
+const STRICT_TRANSPORT_SECURITY: &str = "max-age=31536000";
+
+/// `Strict-Transport-Security` on every answer when the listener speaks TLS (`[server.tls]`), so a browser
+/// that reached the console once over HTTPS never sends its token over plain HTTP to the same host. Without
+/// TLS, HSTS is the business of whatever terminates TLS in front.
+pub fn strict_transport_security(tls: bool) -> Condition<DefaultHeaders> {
+    Condition::new(
+        tls,
+        DefaultHeaders::new().add((header::STRICT_TRANSPORT_SECURITY, STRICT_TRANSPORT_SECURITY)),
+    )
 }
 
 /// Body of [`actix_web::App::wrap_fn`].

@@ -26,6 +26,7 @@ pub async fn purge(
         target: Some(Target::new("request", id.as_str())),
         outcome: "ok".into(),
         ip,
+        count: None,
     };
     let Some(purged) = state.store.purge_request(id, event).await? else {
         return Ok(None);

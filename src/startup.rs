@@ -73,8 +73,18 @@ impl Application {
             EngineChoice::Postgres { .. } => Some(check_key(&settings, &key).await?),
             EngineChoice::Sled => None,
         };
+        if let Some(tls) = &settings.server.tls {
+            if let Some(mode) = crate::tls::key_file_readable_by_others(&tls.key_file) {
+                tracing::warn!(
+                    key_file = %tls.key_file.display(),
+                    mode = %format_args!("{mode:o}"),
+                    "the TLS private key file can be read by its group or by others: make it readable by \
+                     the service's user alone (chmod 600)"
+                );
+            }
+        }
         let data_dir = &settings.server.data_dir;
-        std::fs::create_dir_all(data_dir)
+        switchboard_storage::private_files::create_dir_all(data_dir)
             .with_context(|| format!("cannot create data_dir {}", data_dir.display()))?;
         let mut listening = Some(listening);
         let (store, listener, holding) = match settings.storage_engine.clone() {
@@ -223,10 +233,12 @@ impl Application {
         let app_state = state.clone();
         let document = openapi::render(&openapi::Words::of(&settings.server));
         let document = web::Data::new(routes::ApiDocument(document.into()));
+        let tls = settings.server.tls.is_some();
         let server = HttpServer::new(move || {
             App::new()
                 .wrap_fn(middleware::guard)
                 .wrap_fn(http_metrics::record)
+                .wrap(middleware::strict_transport_security(tls))
                 .app_data(app_state.clone())
                 .app_data(document.clone())
                 .app_data(json_config())
@@ -269,6 +281,7 @@ impl Application {
             listening(port);
         }
         actix_web::rt::spawn(crate::purge::retention_loop(state.clone()));
+        actix_web::rt::spawn(crate::throttle::audit_loop(state.clone()));
         Ok(Application {
             port,
             handle,
@@ -313,6 +326,8 @@ impl Application {
                 tracing::error!(thread = name, "an actor thread panicked while stopping");
             }
         }
+        // Windows still refusing calls are audited now, with what they counted so far.
+        crate::throttle::audit(&self.state, self.state.throttle.take_all());
         self.state
             .store
             .close()

@@ -25,6 +25,8 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     /// Bearer-token issuer and verifier.
     pub tokens: TokenIssuer,
+    /// Checks API secrets on exchanges, keeping the verdicts.
+    pub secret_checks: crate::auth::SecretChecks,
     /// Books new requests; the only writer of requests.
     pub scheduler: Scheduler,
     /// Runs requests once their day has come.
@@ -49,6 +51,8 @@ pub struct AppState {
     pub forwarding: Option<crate::client_ip::ForwardingKey>,
     /// When this server started, on its clock: the configured admin operator exists from then on.
     pub started_at: chrono::DateTime<chrono::Utc>,
+    /// Failed sign-ins counted, and the calls they refuse.
+    pub throttle: crate::throttle::Throttle,
 }
 
 impl AppState {
@@ -68,8 +72,10 @@ impl AppState {
     ) -> AppState {
         AppState {
             tokens: TokenIssuer::new(&signing_key),
+            secret_checks: Default::default(),
             links: RecordingLinks::new(&signing_key, settings.server.public_url.as_str()),
             started_at: clock.now(),
+            throttle: crate::throttle::Throttle::new(&settings.throttle, Arc::clone(&metrics)),
             store,
             clock,
             settings,

@@ -4,18 +4,23 @@
 //! Switchboard `request_id` means the extraction request's id, carried by the spans that work on one.
 //!
 //! With `[telemetry] otlp_endpoint` (or `OTEL_EXPORTER_OTLP_ENDPOINT`), [`Traces::start`] builds the OTLP/HTTP
-//! exporter and the tracer provider, and the subscriber gets one more layer: `tracing-opentelemetry`,
-//! fed only the spans of `switchboard_actors::telemetry::TARGET` (what the spans are is the actors'
-//! business). Without an endpoint neither exists.
+//! exporter (posting through `export`'s client, over HTTP or HTTPS, its failures logged) and the tracer
+//! provider, and the subscriber gets one more layer: `tracing-opentelemetry`, fed only the spans of
+//! `switchboard_actors::telemetry::TARGET` (what the spans are is the actors' business). Without an
+//! endpoint neither exists.
 //!
 //! Besides the subscriber, this module owns two promises of operator contract section 1: a panic is
 //! written through the logger (so a JSON log stays JSON), and a client's malformed request is not logged
-//! as a server error.
+//! as a server error. And one of section 6: actix-web's own lines about a request it could not extract
+//! (which quote the request's path, ids chosen by the client included) never reach the log, at any level.
+
+mod export;
 
 use std::io::IsTerminal;
+use std::sync::Arc;
 
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 use opentelemetry_sdk::Resource;
 use switchboard_actors::telemetry::{FixedIds, SCOPE, TARGET as OTEL_TARGET};
@@ -25,37 +30,53 @@ use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{fmt, fmt::MakeWriter, EnvFilter, Layer};
 
-use crate::configuration::TelemetrySettings;
+use crate::configuration::{read_ca_file, TelemetrySettings};
+use export::{ExportHealth, OtlpClient, WatchedExporter};
 
 /// The OpenTelemetry export of one process: the tracer provider behind the exported spans.
 pub struct Traces {
     provider: SdkTracerProvider,
+    health: Arc<ExportHealth>,
+    /// Where spans go, as the log shows it.
+    endpoint: String,
 }
 
 impl Traces {
     /// The exporter and provider for `settings`, or `None` without an endpoint. Call before any async
     /// runtime starts (the exporter's HTTP client is a blocking one, run on the batch processor's thread).
     pub fn start(settings: &TelemetrySettings) -> anyhow::Result<Option<Traces>> {
-        let Some(url) = settings.traces_url() else {
+        let Some(url) = &settings.traces_url else {
             return Ok(None);
         };
+        let endpoint = settings.shown_traces_url().unwrap_or_default();
+        let authorities = match &settings.ca_file {
+            Some(path) => read_ca_file(path).map_err(anyhow::Error::msg)?,
+            None => Vec::new(),
+        };
+        let health = Arc::new(ExportHealth::new(endpoint.clone()));
+        let client = OtlpClient::new(&authorities, health.clone())?;
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
+            .with_http_client(client)
             .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-            .with_endpoint(url)
+            .with_endpoint(url.as_str())
             .build()?;
         let resource = Resource::builder()
             .with_service_name(settings.service_name.clone())
             .build();
         let provider = SdkTracerProvider::builder()
-            .with_batch_exporter(exporter)
+            .with_batch_exporter(WatchedExporter::new(exporter, health.clone()))
             .with_sampler(Sampler::AlwaysOn)
             .with_id_generator(FixedIds::default())
             .with_resource(resource)
             .build();
         opentelemetry::global::set_tracer_provider(provider.clone());
         switchboard_actors::telemetry::enable();
-        Ok(Some(Traces { provider }))
+        Ok(Some(Traces {
+            provider,
+            health,
+            endpoint,
+        }))
     }
 
     /// Sends the spans still queued; at a graceful stop.
@@ -63,6 +84,7 @@ impl Traces {
         if let Err(e) = self.provider.shutdown() {
             tracing::warn!(error.message = %e, "traces not all exported at shutdown");
         }
+        self.health.report_unreported();
     }
 }
 
@@ -90,6 +112,8 @@ where
                 .expect("a valid directive");
             let layer = tracing_opentelemetry::layer()
                 .with_tracer(traces.provider.tracer(SCOPE))
+                // No `target` attribute: every exported span has the same one, `switchboard::otel`.
+                .with_target(false)
                 .with_location(false)
                 .with_threads(false)
                 .with_tracked_inactivity(false)
@@ -119,12 +143,20 @@ where
     let installed = tracing_subscriber::registry()
         .with(filter)
         .with(ClientStreamErrors)
+        .with(ExtractorPaths)
         .with(lines)
         .with(otel)
         .try_init();
     // A second init (tests, embedding) keeps the first subscriber, and the panic hook that goes with it.
     if installed.is_ok() {
         std::panic::set_hook(Box::new(crate::panic_log::log_panic));
+    }
+    if let Some(traces) = traces {
+        tracing::info!(
+            endpoint = %traces.endpoint,
+            "traces are on: spans are posted over OTLP/HTTP to {}",
+            traces.endpoint
+        );
     }
 }
 
@@ -169,6 +201,35 @@ impl<S: Subscriber> Layer<S> for ClientStreamErrors {
         let mut message = MessageStart::default();
         event.record(&mut message);
         !message.0.starts_with("stream error")
+    }
+}
+
+/// Drops actix-web's `debug` lines about a request whose path, query or body it could not extract
+/// ("Failed to deserialize Json from payload. Request path: /v1/schemas/{what the client wrote}/..."):
+/// the path carries ids the client chose, before anything checked them, and a client can put anything
+/// there. The envelope error handlers (`errors::extractors`) log the refusal by route pattern instead.
+struct ExtractorPaths;
+
+/// The actix-web modules whose lines quote the request's path or an extracted value.
+const EXTRACTOR_MODULES: [&str; 5] = [
+    "actix_web::types",
+    "actix_web::request_data",
+    "actix_web::data",
+    "actix_web::thin_data",
+    "actix_web::extract",
+];
+
+/// `enabled`, not `event_enabled`: actix-web writes through the `log` crate, and the bridge from `log`
+/// asks `enabled` with the record's own target, where the events it then sends all name the target `log`.
+/// Disabled here, they are disabled for every layer.
+impl<S: Subscriber> Layer<S> for ExtractorPaths {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>, _: Context<'_, S>) -> bool {
+        let target = metadata.target();
+        !EXTRACTOR_MODULES.iter().any(|module| {
+            target
+                .strip_prefix(module)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+        })
     }
 }
 

@@ -2,6 +2,8 @@
 //! listener serves with. It knows files and rustls only; which files, and how a failure is reported to
 //! the operator, belong to `configuration`, and binding the listener to `startup`.
 
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -20,6 +22,17 @@ pub enum TlsError {
     /// The key file is missing, unreadable, holds no usable key, or a key of another certificate.
     #[error("{0}")]
     PrivateKey(String),
+}
+
+/// The largest certificate or key file read: a chain of a few certificates and a key are a few kilobytes,
+/// and a path mistaken for one (a log, a device) must not be read whole into memory at start-up.
+pub const MAX_PEM_BYTES: u64 = 1024 * 1024;
+
+/// The mode of `key_file` when its group or others may read it: the start warns, since whoever reads the
+/// key can impersonate the server.
+pub fn key_file_readable_by_others(key_file: &Path) -> Option<u32> {
+    let mode = std::fs::metadata(key_file).ok()?.permissions().mode() & 0o777;
+    (mode & 0o044 != 0).then_some(mode)
 }
 
 /// The TLS 1.3 and 1.2 server configuration for `cert_file` (the chain, leaf first) and `key_file`.
@@ -49,8 +62,7 @@ pub fn server_config(cert_file: &Path, key_file: &Path) -> Result<ServerConfig, 
 
 fn read_certificate_chain(cert_file: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let problem = |what: String| TlsError::Certificate(format!("{}: {what}", cert_file.display()));
-    let pem =
-        std::fs::read(cert_file).map_err(|e| problem(format!("cannot read the file: {e}")))?;
+    let pem = read_bounded(cert_file).map_err(problem)?;
     let certificate_chain = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| problem(not_valid_pem(e)))?;
@@ -64,7 +76,7 @@ fn read_certificate_chain(cert_file: &Path) -> Result<Vec<CertificateDer<'static
 
 fn read_private_key(key_file: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
     let problem = |what: String| TlsError::PrivateKey(format!("{}: {what}", key_file.display()));
-    let pem = std::fs::read(key_file).map_err(|e| problem(format!("cannot read the file: {e}")))?;
+    let pem = read_bounded(key_file).map_err(problem)?;
     PrivateKeyDer::from_pem_slice(&pem).map_err(|e| match e {
         pem::Error::NoItemsFound => problem(
             "holds no PEM private key (PKCS#8 \"PRIVATE KEY\", PKCS#1 \"RSA PRIVATE KEY\" or SEC1 \
@@ -73,6 +85,22 @@ fn read_private_key(key_file: &Path) -> Result<PrivateKeyDer<'static>, TlsError>
         ),
         e => problem(not_valid_pem(e)),
     })
+}
+
+/// The file's bytes, refused past [`MAX_PEM_BYTES`] without reading further.
+pub(crate) fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read the file: {e}"))?;
+    let mut pem = Vec::new();
+    file.take(MAX_PEM_BYTES + 1)
+        .read_to_end(&mut pem)
+        .map_err(|e| format!("cannot read the file: {e}"))?;
+    if pem.len() as u64 > MAX_PEM_BYTES {
+        return Err(
+            "is larger than 1 MiB, which no PEM certificate chain or key is (they are a few kilobytes)"
+                .into(),
+        );
+    }
+    Ok(pem)
 }
 
 /// Said in words: the library's own messages print the offending line as a list of bytes.

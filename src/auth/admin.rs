@@ -8,10 +8,12 @@
 //! - [`TaskReader`]: `admin`, `support` or `caller` (reading that queue).
 //!
 //! An unknown or deleted operator's token is 401; a known operator whose role may not is 403 `FORBIDDEN`.
-//! Both are audited as `admin.access` `denied`.
+//! Both are audited as `admin.access` `denied`. Unknown tokens also count towards the address's throttle
+//! (`crate::throttle`): past its limit, every admin call from the address is 429 until its window ends.
 
 use std::future::{ready, Ready};
 use std::net::IpAddr;
+use std::time::Instant;
 
 use actix_web::dev::Payload;
 use actix_web::http::header;
@@ -21,8 +23,9 @@ use switchboard_storage::audit::{Actor, Target};
 use switchboard_storage::Role;
 
 use super::constant_time_eq;
-use crate::errors::{AdminForbidden, AdminUnauthorized};
+use crate::errors::{AdminForbidden, AdminUnauthorized, SignInThrottled};
 use crate::state::AppState;
+use crate::throttle::Denial;
 
 /// The name `server.admin_token` signs in as.
 pub const CONFIGURED_ADMIN: &str = "admin";
@@ -96,18 +99,17 @@ fn bearer(req: &HttpRequest) -> Option<&str> {
 
 /// The admin API is off without `server.admin_token`: no operator token opens it either.
 fn signed_in(req: &HttpRequest, roles: &[Role]) -> Result<Operator, actix_web::Error> {
-    let enabled = req
+    let Some(state) = req
         .app_data::<web::Data<AppState>>()
-        .is_some_and(|state| state.settings.server.admin_token.is_some());
-    if !enabled {
+        .filter(|state| state.settings.server.admin_token.is_some())
+    else {
         return Err(AdminUnauthorized.into());
-    }
+    };
+    throttled(req, state)?;
     let operator = match operator_of(req)? {
         Some(operator) => operator,
         None => {
-            // A token nobody holds is named only by a digest of it.
-            let who = bearer(req).map_or("unknown".to_owned(), crate::audit::unknown);
-            denied(req, Actor::operator(&who));
+            unknown_token(req, state);
             return Err(AdminUnauthorized.into());
         }
     };
@@ -117,6 +119,44 @@ fn signed_in(req: &HttpRequest, roles: &[Role]) -> Result<Operator, actix_web::E
         denied(req, operator.actor());
         Err(AdminForbidden.into())
     }
+}
+
+/// 429 when the caller's address is throttled after unknown tokens, before its token is looked at (a right
+/// token must not be told apart from a wrong one); the refusal counts in its window's audit event.
+pub fn throttled(req: &HttpRequest, state: &AppState) -> Result<(), SignInThrottled> {
+    let ip = crate::client_ip::client_ip(req);
+    match state.throttle.admin_refused(ip, Instant::now()) {
+        Some(refusal) => {
+            tracing::debug!(
+                kind = refusal.kind.as_str(),
+                "admin or console call throttled"
+            );
+            Err(SignInThrottled(refusal))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Audits an admin call whose token nobody holds and counts it towards the address's throttle.
+fn unknown_token(req: &HttpRequest, state: &AppState) {
+    // A token nobody holds is named only by a digest of it.
+    let who = bearer(req).map_or("unknown".to_owned(), crate::audit::unknown);
+    let actor = Actor::operator(&who);
+    denied(req, actor.clone());
+    count_unknown_token(req, state, actor);
+}
+
+/// Counts a call with an unknown token (admin API or console) towards the address's throttle.
+pub fn count_unknown_token(req: &HttpRequest, state: &AppState, actor: Actor) {
+    let ip = crate::client_ip::client_ip(req);
+    let route = req.match_pattern().unwrap_or_else(|| "unknown".to_owned());
+    let denial = Denial {
+        actor,
+        action: "admin.access",
+        target: Some(Target::new("route", &route)),
+        ip,
+    };
+    state.throttle.admin_failed(ip, denial, Instant::now());
 }
 
 /// Audits a refused admin call (`admin.access`, `denied`): who tried which route, by its pattern, so the

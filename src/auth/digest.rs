@@ -3,7 +3,8 @@
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-/// Lowercase hex SHA-256 of an API secret: what the store keeps instead of the secret.
+/// Lowercase hex SHA-256 of an API secret: what a provisioning fingerprint covers (the store keeps a salted,
+/// slow hash of it, [`switchboard_storage::hash_api_secret`]).
 pub fn secret_digest(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
 }

@@ -5,12 +5,14 @@
 mod admin;
 mod caller;
 mod digest;
+mod secrets;
 mod token;
 
 pub use admin::{
-    denied, operator_of, token_digest, Admin, AnyOperator, Auditor, Operator, Reader, TaskReader,
-    TaskWorker, CONFIGURED_ADMIN,
+    count_unknown_token, denied, operator_of, throttled, token_digest, Admin, AnyOperator, Auditor,
+    Operator, Reader, TaskReader, TaskWorker, CONFIGURED_ADMIN,
 };
 pub use caller::Caller;
 pub use digest::{constant_time_eq, secret_digest};
+pub use secrets::SecretChecks;
 pub use token::{Claims, TokenIssuer, TokenProblem, TOKEN_LIFETIME};

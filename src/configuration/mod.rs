@@ -18,6 +18,8 @@ mod raw;
 mod settings;
 pub mod specs;
 mod storage_engine;
+mod telemetry;
+mod throttle;
 mod tls;
 mod words;
 
@@ -28,9 +30,9 @@ pub use dialer::{parse_hours, CallSettings, DialerSettings, RetellSettings, Vapi
 pub use electronic::{ElectronicSettings, StediSettings, STEDI_BASE_URL};
 pub use public_url::host_name;
 pub use raw::{DialerKind, ElectronicKind, InputType};
-pub use settings::{
-    ClockSettings, ServerSettings, Settings, SimulationSettings, TelemetrySettings, WebhookSettings,
-};
+pub use settings::{ClockSettings, ServerSettings, Settings, SimulationSettings, WebhookSettings};
+pub use telemetry::{read_ca_file, TelemetrySettings};
+pub use throttle::ThrottleSettings;
 pub use tls::TlsSettings;
 
 /// The embedded demo configuration served by `cargo run --release`.

@@ -24,6 +24,8 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub telemetry: RawTelemetry,
     #[serde(default)]
+    pub throttle: super::throttle::RawThrottle,
+    #[serde(default)]
     pub accounts: Vec<AccountSpec>,
     #[serde(default)]
     pub schemas: Vec<SchemaSpec>,
@@ -49,6 +51,7 @@ pub(crate) struct RawServer {
     pub fault_injection: bool,
     #[serde(default)]
     pub trusted_proxies: Vec<String>,
+    pub backup_root: Option<String>,
     pub tls: Option<RawTls>,
 }
 
@@ -74,6 +77,7 @@ pub(crate) struct RawEncryption {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawTelemetry {
     pub otlp_endpoint: Option<String>,
+    pub ca_file: Option<String>,
     pub service_name: Option<String>,
 }
 

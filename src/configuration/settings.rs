@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use url::Url;
 
 use super::checks::{
     account_dialers, validate_accounts, validate_payers, validate_schemas, validate_webhooks,
@@ -14,6 +13,7 @@ use super::checks::{
 use super::dialer::{CallSettings, DialerSettings};
 use super::raw::{ClockMode, DialerKind, InputType, RawConfig};
 use super::specs::{validate_http_url, AccountSpec, PayerSpec, SchemaSpec, SpecError};
+use super::telemetry::{TelemetryEnv, TelemetrySettings};
 use super::{ConfigSource, Overrides};
 use crate::secret::Secret;
 
@@ -52,6 +52,8 @@ pub struct Settings {
     pub master_key_file: Option<PathBuf>,
     /// `[telemetry]`.
     pub telemetry: TelemetrySettings,
+    /// `[throttle]`: failed sign-ins before 429.
+    pub throttle: super::ThrottleSettings,
     /// `[[accounts]]`, each with its id set.
     pub accounts: Vec<AccountSpec>,
     /// `[[schemas]]`, each with its id set.
@@ -60,57 +62,6 @@ pub struct Settings {
     pub input_types: BTreeMap<String, InputType>,
     /// `[[payers]]`, each with its name set.
     pub payers: Vec<PayerSpec>,
-}
-
-/// `[telemetry]`: where OpenTelemetry traces go.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TelemetrySettings {
-    /// The OTLP/HTTP collector's base URL (spans are posted to `{base}/v1/traces`); env
-    /// `OTEL_EXPORTER_OTLP_ENDPOINT` wins over `otlp_endpoint`. `None`: nothing is traced.
-    pub otlp_endpoint: Option<Url>,
-    /// `service.name` of the exported spans.
-    pub service_name: String,
-}
-
-impl TelemetrySettings {
-    pub(super) fn validate(
-        raw: super::raw::RawTelemetry,
-        env_endpoint: Option<String>,
-    ) -> Result<TelemetrySettings, SpecError> {
-        let (key, endpoint) = match env_endpoint.filter(|e| !e.trim().is_empty()) {
-            Some(endpoint) => ("OTEL_EXPORTER_OTLP_ENDPOINT", Some(endpoint)),
-            None => ("telemetry.otlp_endpoint", raw.otlp_endpoint),
-        };
-        let otlp_endpoint = match endpoint {
-            None => None,
-            Some(text) => {
-                let url = Url::parse(text.trim())
-                    .map_err(|e| SpecError::new(key, format!("is not a URL: {e}")))?;
-                if !matches!(url.scheme(), "http" | "https") {
-                    return Err(SpecError::new(key, "must be an http or https URL"));
-                }
-                Some(url)
-            }
-        };
-        let service_name = raw.service_name.unwrap_or_else(|| "switchboard".to_owned());
-        if service_name.trim().is_empty() {
-            return Err(SpecError::new(
-                "telemetry.service_name",
-                "must not be blank",
-            ));
-        }
-        Ok(TelemetrySettings {
-            otlp_endpoint,
-            service_name,
-        })
-    }
-
-    /// Where spans are posted: the endpoint with `/v1/traces` appended, as OTLP/HTTP asks of a base URL.
-    pub fn traces_url(&self) -> Option<String> {
-        self.otlp_endpoint
-            .as_ref()
-            .map(|base| format!("{}/v1/traces", base.as_str().trim_end_matches('/')))
-    }
 }
 
 /// `[server]`.
@@ -146,6 +97,9 @@ pub struct ServerSettings {
     /// Addresses of the operator's own proxies: a call from one of them is audited at the address its
     /// `X-Forwarded-For` names ([`crate::client_ip`]).
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// `backup_root`: the directory under which `POST /admin/v1/backups` may write; anywhere the service
+    /// can write when `None`.
+    pub backup_root: Option<PathBuf>,
 }
 
 /// `[clock]`.
@@ -223,6 +177,7 @@ impl Settings {
             None => super::public_url::of_address(bind, tls.is_some()),
         };
         let trusted_proxies = trusted_proxies(&raw.server.trusted_proxies)?;
+        let backup_root = backup_root(raw.server.backup_root.as_deref())?;
         let node_url = match &raw.server.node_url {
             Some(declared) => Some(validate_http_url("server.node_url", declared)?),
             None => None,
@@ -296,22 +251,10 @@ impl Settings {
                     "must not be empty; remove the key to keep the master key beside the data",
                 ))
             }
-            Some(path) => {
-                let path = PathBuf::from(path);
-                // Read now, as the TLS files are, so a key file that cannot be used is a configuration
-                // error naming this file, before anything is created; the environment's key wins over it.
-                if std::env::var_os(crate::encryption::MASTER_KEY_VAR).is_none() {
-                    switchboard_storage::seal::MasterKey::read_file(&path)
-                        .map_err(|e| SpecError::new("encryption.key_file", e.to_string()))?;
-                }
-                Some(path)
-            }
-            None => None,
+            path => path.map(PathBuf::from),
         };
-        let telemetry = TelemetrySettings::validate(
-            raw.telemetry,
-            std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT").ok(),
-        )?;
+        let telemetry = TelemetrySettings::validate(raw.telemetry, &TelemetryEnv::read())?;
+        let throttle = super::throttle::validate_throttle(&raw.throttle)?;
         let schemas = validate_schemas(raw.schemas)?;
         let accounts = validate_accounts(raw.accounts, &schemas)?;
         let dialers = account_dialers(&raw.dialer, &dialer, &accounts, calls.call_timeout)?;
@@ -337,6 +280,7 @@ impl Settings {
                 fault_injection: raw.server.fault_injection,
                 tls,
                 trusted_proxies,
+                backup_root,
             },
             clock,
             simulation: SimulationSettings {
@@ -353,6 +297,7 @@ impl Settings {
             storage_engine,
             master_key_file,
             telemetry,
+            throttle,
             accounts,
             schemas,
             input_types: raw.input_types,
@@ -366,6 +311,22 @@ impl Settings {
     pub fn dialer_of(&self, kind: DialerKind) -> Option<&DialerSettings> {
         self.dialers.iter().find(|d| d.kind() == kind)
     }
+}
+
+/// `server.backup_root`: an absolute path. Whether it exists is checked by each backup, so a volume mounted
+/// after start-up serves.
+fn backup_root(raw: Option<&str>) -> Result<Option<PathBuf>, SpecError> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    let root = PathBuf::from(raw.trim());
+    if raw.chars().any(char::is_control) || !root.is_absolute() {
+        return Err(SpecError::new(
+            "server.backup_root",
+            format!("{raw:?} must be an absolute path, such as /var/backups/switchboard"),
+        ));
+    }
+    Ok(Some(root))
 }
 
 /// `server.trusted_proxies`: each entry an address or a range in CIDR notation.

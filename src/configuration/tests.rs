@@ -3,35 +3,41 @@
 #[test]
 fn the_otlp_endpoint_env_variable_wins_over_the_file_and_either_must_be_http() {
     use super::raw::RawTelemetry;
-    use super::settings::TelemetrySettings;
+    use super::telemetry::{TelemetryEnv, TelemetrySettings};
     let file = || RawTelemetry {
         otlp_endpoint: Some("http://collector.internal:4318/".into()),
+        ca_file: None,
         service_name: Some("sb".into()),
     };
-    let from_file = TelemetrySettings::validate(file(), None).unwrap();
+    let url = |settings: &TelemetrySettings| settings.traces_url.as_ref().map(|u| u.to_string());
+    let no_env = TelemetryEnv::default();
+    let from_file = TelemetrySettings::validate(file(), &no_env).unwrap();
     assert_eq!(
-        from_file.traces_url().as_deref(),
+        url(&from_file).as_deref(),
         Some("http://collector.internal:4318/v1/traces")
     );
     assert_eq!(from_file.service_name, "sb");
-    let from_env =
-        TelemetrySettings::validate(file(), Some("http://127.0.0.1:4318".into())).unwrap();
+    let env = |endpoint: &str| TelemetryEnv {
+        endpoint: Some(endpoint.into()),
+        certificate: None,
+    };
+    let from_env = TelemetrySettings::validate(file(), &env("http://127.0.0.1:4318")).unwrap();
     assert_eq!(
-        from_env.traces_url().as_deref(),
+        url(&from_env).as_deref(),
         Some("http://127.0.0.1:4318/v1/traces")
     );
-    let off = TelemetrySettings::validate(RawTelemetry::default(), None).unwrap();
-    assert_eq!(off.traces_url(), None, "no endpoint, no traces");
+    let off = TelemetrySettings::validate(RawTelemetry::default(), &no_env).unwrap();
+    assert_eq!(off.traces_url, None, "no endpoint, no traces");
     assert_eq!(off.service_name, "switchboard");
     let refused = RawTelemetry {
         otlp_endpoint: Some("grpc://x:4317".into()),
-        service_name: None,
+        ..RawTelemetry::default()
     };
-    let error = TelemetrySettings::validate(refused, None)
+    let error = TelemetrySettings::validate(refused, &no_env)
         .unwrap_err()
         .to_string();
     assert!(error.contains("telemetry.otlp_endpoint"), "{error}");
-    let error = TelemetrySettings::validate(RawTelemetry::default(), Some("not a url".into()))
+    let error = TelemetrySettings::validate(RawTelemetry::default(), &env("not a url"))
         .unwrap_err()
         .to_string();
     assert!(error.contains("OTEL_EXPORTER_OTLP_ENDPOINT"), "{error}");

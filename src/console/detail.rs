@@ -34,13 +34,15 @@ struct VersionedSchemaOut {
 }
 
 /// The request (404 `REQUEST_NOT_FOUND` outside the scope), its schemas and its webhook delivery.
-#[tracing::instrument(name = "console_get_request", skip_all, fields(request_id = %request_id))]
+#[tracing::instrument(name = "console_get_request", skip_all, fields(request_id = tracing::field::Empty))]
 pub async fn get_request(
     state: web::Data<AppState>,
     scope: ConsoleScope,
     request_id: web::Path<RequestId>,
 ) -> Result<HttpResponse, ApiError> {
     let record = scope.request(&state.store, &request_id).await?;
+    // Recorded once the path names a request in scope: until then it is the client's text.
+    tracing::Span::current().record("request_id", record.id.as_str());
     let read = state.read_context(&scope.account, ReadKind::Single);
     let request = RequestOut::new(&record, &read);
     let schemas = schemas_behind(&state, &record, &request)?;

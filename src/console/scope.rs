@@ -101,6 +101,7 @@ impl ConsoleScope {
             target: Some(Target::new("request", id.as_str())),
             outcome: "ok".into(),
             ip: self.ip,
+            count: None,
         });
     }
 }
@@ -124,6 +125,8 @@ fn resolve(req: &HttpRequest, payload: &mut Payload) -> Result<ConsoleScope, act
     let state = req
         .app_data::<web::Data<AppState>>()
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("application state missing")))?;
+    // The console takes the admin token, so its failed sign-ins count with the admin API's.
+    crate::auth::throttled(req, state)?;
     if let Some(operator) = operator_of(req)? {
         // The auditor sees the audit log and no PHI, a caller the work queue only; the console's reads
         // show requests.
@@ -167,7 +170,11 @@ fn resolve(req: &HttpRequest, payload: &mut Payload) -> Result<ConsoleScope, act
             at: state.clock.now(),
         });
     }
-    let caller = Caller::from_request(req, payload).into_inner()?;
+    let caller = Caller::from_request(req, payload)
+        .into_inner()
+        .inspect_err(|_| {
+            crate::auth::count_unknown_token(req, state, Actor::operator("unknown"));
+        })?;
     Ok(ConsoleScope {
         actor: caller.actor(),
         ip: caller.ip,

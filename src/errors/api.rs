@@ -38,6 +38,8 @@ pub enum Code {
     UnsupportedMediaType,
     /// 431: the request's header fields are over the size limit.
     RequestHeadersTooLarge,
+    /// 429: too many failed sign-ins from the address (admin API, console).
+    TooManyRequests,
     /// 500: unexpected failure.
     InternalError,
     /// 500: payer matched without a number, or lookup infrastructure failed.
@@ -65,6 +67,7 @@ impl Code {
             Code::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             Code::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             Code::RequestHeadersTooLarge => "REQUEST_HEADERS_TOO_LARGE",
+            Code::TooManyRequests => "TOO_MANY_REQUESTS",
             Code::InternalError => "INTERNAL_ERROR",
             Code::PayerLookupFailure => "PAYER_LOOKUP_FAILURE",
             Code::NotReady => "NOT_READY",
@@ -89,6 +92,7 @@ impl Code {
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Code::RequestHeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Code::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
             Code::InternalError | Code::PayerLookupFailure => StatusCode::INTERNAL_SERVER_ERROR,
             Code::NotReady => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -104,6 +108,7 @@ impl Code {
             413 => Code::PayloadTooLarge,
             415 => Code::UnsupportedMediaType,
             431 => Code::RequestHeadersTooLarge,
+            429 => Code::TooManyRequests,
             503 => Code::NotReady,
             400..=499 => Code::InvalidRequest,
             _ => Code::InternalError,
@@ -167,6 +172,23 @@ impl ApiError {
         response.headers_mut().insert(
             actix_web::http::header::RETRY_AFTER,
             actix_web::http::header::HeaderValue::from_static("1"),
+        );
+        response
+    }
+
+    /// 429 `TOO_MANY_REQUESTS` with `Retry-After`: the address is throttled after failed sign-ins.
+    pub fn too_many_requests(refusal: &crate::throttle::Refusal) -> HttpResponse {
+        let seconds = refusal.retry_after_secs();
+        let mut response = ApiError::new(
+            Code::TooManyRequests,
+            format!(
+                "Too many calls with an unknown token from this address; retry after {seconds} seconds"
+            ),
+        )
+        .error_response();
+        response.headers_mut().insert(
+            actix_web::http::header::RETRY_AFTER,
+            actix_web::http::header::HeaderValue::from(seconds),
         );
         response
     }
@@ -264,6 +286,7 @@ mod tests {
             Code::MethodNotAllowed,
             Code::PayloadTooLarge,
             Code::UnsupportedMediaType,
+            Code::TooManyRequests,
             Code::Gone,
         ] {
             assert_eq!(Code::for_status(code.status()), code);

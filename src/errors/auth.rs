@@ -19,11 +19,20 @@ pub enum AuthError {
     /// The secret does not match the key.
     #[error("UNAUTHORIZED")]
     Unauthorized,
+    /// Too many failed exchanges for the key or from the address: 429 with `Retry-After`.
+    #[error("TOO_MANY_REQUESTS")]
+    TooManyRequests {
+        /// Seconds until the throttle's window ends.
+        retry_after_secs: u64,
+    },
 }
 
 impl ResponseError for AuthError {
     fn status_code(&self) -> StatusCode {
-        StatusCode::UNAUTHORIZED
+        match self {
+            AuthError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            _ => StatusCode::UNAUTHORIZED,
+        }
     }
 
     fn error_response(&self) -> HttpResponse {
@@ -32,8 +41,34 @@ impl ResponseError for AuthError {
             AuthError::MissingApiSecret => AuthErrorCodeOut::MissingApiSecret,
             AuthError::InvalidApiKey => AuthErrorCodeOut::InvalidApiKey,
             AuthError::Unauthorized => AuthErrorCodeOut::Unauthorized,
+            AuthError::TooManyRequests { .. } => AuthErrorCodeOut::TooManyRequests,
         };
-        HttpResponse::Unauthorized().json(AuthErrorOut { error })
+        let mut response = HttpResponse::build(self.status_code());
+        if let AuthError::TooManyRequests { retry_after_secs } = self {
+            response.insert_header((actix_web::http::header::RETRY_AFTER, *retry_after_secs));
+        }
+        response.json(AuthErrorOut { error })
+    }
+}
+
+/// 429 `TOO_MANY_REQUESTS` in the standard envelope, with `Retry-After`: an admin or console call from an
+/// address throttled after failed sign-ins (operator contract section 12).
+#[derive(Clone, Copy, Debug)]
+pub struct SignInThrottled(pub crate::throttle::Refusal);
+
+impl std::fmt::Display for SignInThrottled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("too many calls with an unknown token from this address")
+    }
+}
+
+impl ResponseError for SignInThrottled {
+    fn status_code(&self) -> StatusCode {
+        StatusCode::TOO_MANY_REQUESTS
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        super::ApiError::too_many_requests(&self.0)
     }
 }
 

@@ -5,7 +5,8 @@ use actix_web::{web, HttpRequest};
 
 use super::{ApiError, Code};
 
-/// Largest accepted request body: room for a 500-entry batch with generous inputs.
+/// Largest accepted request body: room for a batch of 1,000 entries (the most a batch may hold) with
+/// generous inputs.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
 /// The most bytes a request's header fields may hold, names and values together (nginx's default for a
@@ -27,9 +28,13 @@ pub fn json_config() -> web::JsonConfig {
         .error_handler(json_error)
 }
 
-/// `PathConfig` with the envelope.
+/// `PathConfig` with the envelope. The log gets the route only: the path's segments are the client's.
 pub fn path_config() -> web::PathConfig {
-    web::PathConfig::default().error_handler(|e: PathError, _| {
+    web::PathConfig::default().error_handler(|e: PathError, req| {
+        tracing::debug!(
+            route = &*crate::http::route_label(req),
+            "path parameter rejected"
+        );
         ApiError::invalid_request(format!("Invalid path parameter: {e}")).into()
     })
 }
@@ -49,7 +54,13 @@ pub fn query_config() -> web::QueryConfig {
     })
 }
 
-fn json_error(error: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
+/// The log gets the route and the kind of failure only: the body and the path are the client's.
+fn json_error(error: JsonPayloadError, req: &HttpRequest) -> actix_web::Error {
+    tracing::debug!(
+        route = &*crate::http::route_label(req),
+        failure = json_failure(&error),
+        "request body rejected"
+    );
     let api_error = match &error {
         JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => {
             ApiError::new(
@@ -70,4 +81,17 @@ fn json_error(error: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
         other => ApiError::invalid_request(format!("Request body could not be read: {other}")),
     };
     api_error.into()
+}
+
+/// The kind of a body failure, in words that quote nothing of the body.
+fn json_failure(error: &JsonPayloadError) -> &'static str {
+    match error {
+        JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => {
+            "too large"
+        }
+        JsonPayloadError::ContentType => "content type",
+        JsonPayloadError::Deserialize(e) if e.is_data() => "wrong shape",
+        JsonPayloadError::Deserialize(_) => "not JSON",
+        _ => "unreadable",
+    }
 }

@@ -10,6 +10,6 @@ mod extractors;
 mod token;
 
 pub use api::{ApiError, Code};
-pub use auth::{AdminForbidden, AdminUnauthorized, AuthError};
+pub use auth::{AdminForbidden, AdminUnauthorized, AuthError, SignInThrottled};
 pub use extractors::{json_config, path_config, query_config, MAX_BODY_BYTES, MAX_HEADER_BYTES};
 pub use token::TokenError;

@@ -10,12 +10,16 @@ use switchboard_storage::{DialTarget, Feature, NumberSource, SchemaVersionRecord
 use super::payer_lookup::{decide, find_number};
 use crate::auth::Caller;
 use crate::configuration::specs::validate_http_url;
-use crate::domain::{SchemaId, UsPhone};
+use crate::domain::{ClientLabel, LabelTooLong, SchemaId, UsPhone};
 use crate::errors::{ApiError, Code};
 use crate::payers::PayerDirectory;
 use crate::routes::schemas::{input_lists, usable_schema};
 use crate::state::AppState;
-use crate::validation::{validate_inputs, InputRules, MemberIdRules};
+use crate::validation::{check_input_bounds, validate_inputs, InputRules, MemberIdRules};
+
+/// The most bytes a per-request `webhookUrl` may have: room for any real receiver's URL, which is stored
+/// with the request.
+pub const MAX_WEBHOOK_URL_BYTES: usize = 2048;
 
 /// The schemas one POST has looked up, so a batch reads and decodes each schema once and all its entries
 /// see the same version.
@@ -43,7 +47,7 @@ pub fn prepare_entry(
     let item = item
         .as_object()
         .ok_or_else(|| ApiError::invalid_request("Each request must be a JSON object"))?;
-    let internal_id = optional_string(item, "internalId")?;
+    let internal_id = optional_label(item, "internalId")?;
     let schema_id = match item.get("schemaId") {
         Some(Value::String(id)) if !id.trim().is_empty() => id.clone(),
         Some(Value::String(_)) | None | Some(Value::Null) => {
@@ -60,12 +64,22 @@ pub fn prepare_entry(
             ))
         }
     };
+    check_input_bounds(inputs).map_err(|e| ApiError::invalid_request(e.to_string()))?;
     let webhook_url = optional_string(item, "webhookUrl")?;
+    if let Some(url) = webhook_url
+        .as_ref()
+        .filter(|url| url.len() > MAX_WEBHOOK_URL_BYTES)
+    {
+        return Err(ApiError::invalid_request(format!(
+            "webhookUrl is longer than {MAX_WEBHOOK_URL_BYTES} bytes ({} bytes)",
+            url.len()
+        )));
+    }
     if let Some(url) = &webhook_url {
         validate_http_url("webhookUrl", url)
             .map_err(|e| ApiError::invalid_request(e.to_string()))?;
     }
-    let internal_tag = optional_string(item, "internalTag")?;
+    let internal_tag = optional_label(item, "internalTag")?;
     let use_matched = optional_bool(item, "useMatchedPayerPhone")?;
     let ai_only = optional_bool(item, "aiOnly")?;
     let onshore_only = optional_bool(item, "onshoreOnly")?;
@@ -145,8 +159,8 @@ pub fn prepare_entry(
         schema_version: schema.version,
         request_type: schema.definition.request_type.clone(),
         inputs: accepted,
-        internal_id,
-        internal_tag,
+        internal_id: internal_id.map(ClientLabel::into_inner),
+        internal_tag: internal_tag.map(ClientLabel::into_inner),
         webhook_url,
         ai_only,
         onshore_only,
@@ -171,6 +185,27 @@ fn optional_string(item: &Map<String, Value>, key: &str) -> Result<Option<String
         Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(_) => Err(ApiError::invalid_request(format!("{key} must be a string"))),
+    }
+}
+
+/// An `internalId` or `internalTag`: absent, or at most [`crate::domain::MAX_LABEL_BYTES`]. One over the
+/// limit is `INVALID_INPUTS` naming the field in the message (it is not an input, so `details` stays
+/// empty: operator contract section 12).
+fn optional_label(
+    item: &Map<String, Value>,
+    key: &'static str,
+) -> Result<Option<ClientLabel>, ApiError> {
+    optional_string(item, key)?
+        .map(|raw| ClientLabel::parse(key, raw))
+        .transpose()
+        .map_err(label_too_long)
+}
+
+fn label_too_long(error: LabelTooLong) -> ApiError {
+    ApiError::Client {
+        code: Code::InvalidInputs,
+        message: format!("Input validation failed: {error}"),
+        details: Some(Default::default()),
     }
 }
 

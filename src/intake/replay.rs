@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 use switchboard_storage::{RequestRecord, Scope, Store};
 
+use crate::domain::MAX_LABEL_BYTES;
 use crate::errors::ApiError;
 
 /// What an entry replays.
@@ -44,12 +45,12 @@ impl<'a> Replays<'a> {
         }
     }
 
-    /// The entry's idempotency key: a non-blank string `internalId` (any other shape is the validation's
-    /// business, and replays nothing).
+    /// The entry's idempotency key: a non-blank string `internalId` within the size limit (any other
+    /// shape is the validation's business, and replays nothing: no such key is ever stored).
     pub fn key(item: &Value) -> Option<&str> {
         item.get("internalId")
             .and_then(Value::as_str)
-            .filter(|key| !key.trim().is_empty())
+            .filter(|key| !key.trim().is_empty() && key.len() <= MAX_LABEL_BYTES)
     }
 
     /// What the entry with `key` replays, if anything; when optimistic, only an earlier entry of the POST.

@@ -13,7 +13,7 @@ use utoipa::OpenApi;
 use crate::configuration::ServerSettings;
 use crate::wire::{
     AuthErrorOut, BatchCreatedOut, CreateIn, CreateOut, CreateRejectedOut, ErrorOut, HealthOut,
-    ReadyOut, RequestListOut, RequestOut, RequiredInputsOut, RequiredPayerInputsIn,
+    InputValueIn, ReadyOut, RequestListOut, RequestOut, RequiredInputsOut, RequiredPayerInputsIn,
     RequiredPayerInputsOut, SchemaDetailOut, SchemaListOut, TokenErrorOut, TokenOut,
     WebhookPayloadOut,
 };
@@ -62,6 +62,7 @@ impl Words {
         HealthOut, ReadyOut, TokenOut, AuthErrorOut, TokenErrorOut, ErrorOut, SchemaListOut,
         SchemaDetailOut, RequiredInputsOut, RequiredPayerInputsIn, RequiredPayerInputsOut, CreateIn,
         CreateOut, CreateRejectedOut, BatchCreatedOut, RequestOut, RequestListOut, WebhookPayloadOut,
+        InputValueIn,
     )),
 )]
 struct Base;

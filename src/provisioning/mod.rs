@@ -9,12 +9,11 @@
 use chrono::{DateTime, Utc};
 use rand::distributions::{Alphanumeric, DistString};
 use switchboard_storage::{
-    AccountRecord, CallingHoursRecord, CredentialRecord, ElectronicMapping, Environment,
-    FieldCondition, FieldRecord, PayerRecord, PhoneBookEntry, PublishRule, SchemaDefinition,
-    SchemaFlags, StorageError, Store,
+    api_secret_matches, hash_api_secret, AccountRecord, CallingHoursRecord, CredentialRecord,
+    ElectronicMapping, Environment, FieldCondition, FieldRecord, PayerRecord, PhoneBookEntry,
+    PublishRule, SchemaDefinition, SchemaFlags, StorageError, Store,
 };
 
-use crate::auth::secret_digest;
 use crate::configuration::specs::{AccountSpec, PayerSpec, SchemaSpec};
 use crate::configuration::Settings;
 use crate::domain::UsPhone;
@@ -156,20 +155,20 @@ pub fn account_record(
         Some(declared) => declared
             .iter()
             .map(|c| {
-                let digest = secret_digest(c.secret.expose());
                 issued
                     .iter()
                     .find(|i| {
                         i.key == c.key
-                            && i.secret_sha256 == digest
                             && i.environment == c.environment
+                            && api_secret_matches(c.secret.expose(), i)
                     })
                     .cloned()
                     .unwrap_or_else(|| CredentialRecord {
                         id: uuid::Uuid::new_v4().to_string(),
                         environment: c.environment,
                         key: c.key.clone(),
-                        secret_sha256: digest,
+                        secret_sha256: String::new(),
+                        secret_argon2: hash_api_secret(c.secret.expose()),
                         issued_at: now,
                     })
             })
@@ -221,10 +220,20 @@ pub fn generate_credential(
         id: uuid::Uuid::new_v4().to_string(),
         environment,
         key,
-        secret_sha256: secret_digest(&secret),
+        secret_sha256: String::new(),
+        secret_argon2: hash_api_secret(&secret),
         issued_at: now,
     };
     (record, secret)
+}
+
+/// A fresh webhook signing secret for an account created through the admin API without one: `whsec_` and
+/// 40 random letters and digits (about 238 bits). Shown once, in the answer that creates the account.
+pub fn generate_webhook_secret() -> String {
+    format!(
+        "whsec_{}",
+        Alphanumeric.sample_string(&mut rand::thread_rng(), 40)
+    )
 }
 
 /// The stored content of a schema declaration.

@@ -68,8 +68,8 @@ impl Hop {
         // The nodes share one configuration, so the holder serves this node's certificate: trusted even
         // when it is self-signed.
         if let Some(tls) = &settings.server.tls {
-            let pem = std::fs::read(&tls.cert_file)
-                .with_context(|| format!("cannot read {}", tls.cert_file.display()))?;
+            let pem = crate::tls::read_bounded(&tls.cert_file)
+                .map_err(|problem| anyhow::anyhow!("{}: {problem}", tls.cert_file.display()))?;
             for certificate in reqwest::Certificate::from_pem_bundle(&pem)? {
                 client = client.add_root_certificate(certificate);
             }

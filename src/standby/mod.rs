@@ -54,9 +54,11 @@ pub async fn serve_until_leased(
     let forwarding = crate::encryption::forwarding_key(key, settings);
     let route = Route::default();
     let hop = web::Data::new(forward::Hop::new(settings, route.clone(), forwarding)?);
+    let tls = settings.server.tls.is_some();
     let server = HttpServer::new(move || {
         App::new()
             .wrap_fn(middleware::guard)
+            .wrap(middleware::strict_transport_security(tls))
             .app_data(hop.clone())
             // The node that runs requests holds the exact limits; this one only keeps a runaway body out.
             .app_data(web::PayloadConfig::new(4 * MAX_BODY_BYTES))

@@ -2,8 +2,10 @@
 //!
 //! Every missing and every invalid key is reported at once, in two buckets, so a client fixes its input in
 //! one round trip. A value breaks at most one rule: the universal rules first, then (for `memberId` under
-//! member-ID validation) the payer family's rules, first failure only, then its type's rule.
+//! member-ID validation) the payer family's rules, first failure only, then its type's rule. A value over
+//! [`MAX_VALUE_BYTES`] breaks only its length rule: no pattern runs over it.
 
+mod bounds;
 mod member_id;
 mod rules;
 
@@ -13,6 +15,10 @@ use serde_json::Value;
 
 use crate::configuration::InputType;
 use crate::wire::InvalidInputsOut;
+pub use bounds::{
+    check_input_bounds, InputsTooLarge, MAX_INPUTS, MAX_INPUTS_BYTES, MAX_KEY_BYTES,
+    MAX_VALUE_BYTES,
+};
 pub use member_id::MemberIdRules;
 pub use rules::{parse_boolean, parse_date, ValueKind};
 
@@ -76,7 +82,7 @@ pub fn validate_inputs(
     for key in rules.required {
         let present = match inputs.get(key) {
             None | Some(Value::Null) => false,
-            Some(Value::String(s)) => !s.trim().is_empty(),
+            Some(Value::String(s)) => s.len() > MAX_VALUE_BYTES || !s.trim().is_empty(),
             Some(_) => true,
         };
         if !present {
@@ -91,6 +97,13 @@ pub fn validate_inputs(
         let kind = ValueKind::of(key, rules.catalogue.get(key).copied());
         let text = match value {
             Value::Null => continue,
+            Value::String(s) if s.len() > MAX_VALUE_BYTES => {
+                errors.invalid_inputs.insert(
+                    key.clone(),
+                    format!("{key} is longer than {MAX_VALUE_BYTES} bytes"),
+                );
+                continue;
+            }
             Value::String(s) if s.trim().is_empty() => continue,
             Value::String(s) => s.clone(),
             Value::Bool(b) if kind == ValueKind::Boolean => b.to_string(),
@@ -177,6 +190,25 @@ mod tests {
             member_id,
         };
         validate_inputs(inputs.as_object().unwrap(), &rules)
+    }
+
+    #[test]
+    fn a_value_of_1024_bytes_is_accepted_and_one_of_1025_is_refused_under_its_key() {
+        let at_limit = "W".repeat(MAX_VALUE_BYTES);
+        let accepted = run(json!({ "memberId": at_limit }), &["memberId"], None).unwrap();
+        assert_eq!(accepted["memberId"].len(), MAX_VALUE_BYTES);
+        // Blank or not, a value over the limit is refused (and not also reported missing).
+        for over in [
+            "W".repeat(MAX_VALUE_BYTES + 1),
+            " ".repeat(MAX_VALUE_BYTES + 1),
+        ] {
+            let errors = run(json!({ "memberId": over }), &["memberId"], None).unwrap_err();
+            assert!(errors.missing_inputs.is_empty(), "{errors:?}");
+            assert_eq!(
+                errors.invalid_inputs["memberId"],
+                "memberId is longer than 1024 bytes"
+            );
+        }
     }
 
     #[test]

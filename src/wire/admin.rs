@@ -6,7 +6,7 @@
 //! operator, backup, audit and orchestration calls are built where their data lives; their types here only
 //! describe them, and the tests check real answers of every call against the document.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use switchboard_storage::{AccountRecord, PayerRecord, RequestId, SchemaHeadRecord};
 use utoipa::ToSchema;
 
@@ -48,6 +48,10 @@ pub struct AccountOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub dialer: Option<&'a str>,
+    /// The webhook signing secret Switchboard generated: only in the answer that created the account.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub webhook_secret: Option<&'a str>,
 }
 
 impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
@@ -82,6 +86,7 @@ impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
             retention_days: account.retention_days,
             task_timeout_hours: account.task_timeout_hours,
             dialer: account.dialer.as_deref(),
+            webhook_secret: None,
         }
     }
 }
@@ -390,4 +395,26 @@ pub struct AuditVerifyOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub first_bad_seq: Option<u64>,
+}
+
+/// A checkpoint of the audit chain (described; `GET /admin/v1/audit/checkpoint`).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct AuditCheckpointOut {
+    /// The event's number.
+    pub seq: u64,
+    /// Its published SHA-256 hash, hex.
+    pub hash: String,
+    /// When it happened, as the event says.
+    #[schema(format = DateTime)]
+    pub at: String,
+    /// HMAC-SHA256 of the three under a key derived from the master key, hex.
+    pub mac: String,
+}
+
+/// The body of `POST /admin/v1/audit/verify` (described).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AuditVerifyIn {
+    /// Checkpoints kept from earlier `GET /admin/v1/audit/checkpoint` answers; at most 1,000.
+    #[schema(max_items = 1000)]
+    pub checkpoints: Vec<AuditCheckpointOut>,
 }

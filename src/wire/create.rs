@@ -24,24 +24,28 @@ pub struct CreateRequestIn {
     pub schema_id: String,
     /// Flat `{key: value}` map; keys are schema-specific (see required-inputs). Values are strings; a
     /// boolean-typed key also takes a JSON boolean or the integers 0/1. Validated synchronously (7.4).
-    #[schema(value_type = BTreeMap<String, InputValueIn>)]
+    /// At most 100 keys of at most 128 bytes each, each value at most 1024 bytes (UTF-8), and at most
+    /// 16 KiB of keys and values together.
+    #[schema(schema_with = inputs_schema)]
     pub inputs: BTreeMap<String, Value>,
     /// Ignored: the type is derived from the schema.
     #[schema(nullable = false)]
     pub request_type: Option<String>,
     /// Per-request webhook URL; wins over the account-level URL; frozen at creation. Must be http(s) and
-    /// (unless the operator allows it) must not resolve to a private or reserved address.
-    #[schema(nullable = false, format = "uri")]
+    /// (unless the operator allows it) must not resolve to a private or reserved address. At most 2048
+    /// bytes.
+    #[schema(nullable = false, format = "uri", max_length = 2048)]
     pub webhook_url: Option<String>,
     /// Dial the matched payer number instead of the supplied one (payer phone number lookup only).
     #[serde(default)]
     #[schema(default = false)]
     pub use_matched_payer_phone: bool,
     /// Correlation ID and idempotency key: a reused value returns the original request and creates nothing.
-    #[schema(nullable = false)]
+    /// At most 256 bytes (UTF-8).
+    #[schema(nullable = false, max_length = 256)]
     pub internal_id: Option<String>,
-    /// Opaque tag echoed on reads and webhooks.
-    #[schema(nullable = false)]
+    /// Opaque tag echoed on reads and webhooks. At most 256 bytes (UTF-8).
+    #[schema(nullable = false, max_length = 256)]
     pub internal_tag: Option<String>,
     /// Calls are handled only by the automated voice agent.
     #[serde(default)]
@@ -53,6 +57,24 @@ pub struct CreateRequestIn {
     pub onshore_only: bool,
 }
 
+/// `inputs`: input values by key, with the key count bounded.
+fn inputs_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Type};
+    use utoipa::openapi::{Ref, RefOr};
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property_names(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .max_length(Some(crate::validation::MAX_KEY_BYTES)),
+        ))
+        .additional_properties(Some(AdditionalProperties::RefOr(RefOr::Ref(
+            Ref::from_schema_name("InputValueIn"),
+        ))))
+        .max_properties(Some(crate::validation::MAX_INPUTS))
+        .build()
+}
+
 /// An input value: a string, or for a boolean-typed key a JSON boolean or the integer 0 or 1. Only
 /// documents `inputs` (intake reads the JSON values themselves); written by hand because the derive cannot
 /// bound a variant's integer to 0 and 1.
@@ -61,9 +83,12 @@ pub enum InputValueIn {}
 impl utoipa::PartialSchema for InputValueIn {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        // `maxLength` counts characters where the server counts UTF-8 bytes: for the ASCII of real
+        // inputs the two agree, and otherwise the document is the looser of the two.
         let text = ObjectBuilder::new()
             .schema_type(Type::String)
-            .description(Some("Any input."));
+            .max_length(Some(crate::validation::MAX_VALUE_BYTES))
+            .description(Some("Any input; at most 1024 bytes (UTF-8)."));
         let flag = ObjectBuilder::new()
             .schema_type(Type::Boolean)
             .description(Some("A boolean-typed input."));
@@ -90,8 +115,8 @@ impl utoipa::ToSchema for InputValueIn {}
 /// different business days get distinct `requestBatchId`s.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateBatchIn {
-    /// The entries, answered in the same order.
-    #[schema(min_items = 1)]
+    /// The entries, answered in the same order; at most 1000.
+    #[schema(min_items = 1, max_items = 1000)]
     pub requests: Vec<CreateRequestIn>,
 }
 

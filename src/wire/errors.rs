@@ -27,8 +27,9 @@ pub struct ErrorOut {
     pub details: Option<InvalidInputsOut>,
 }
 
-/// `details` of an `INVALID_INPUTS` envelope (7.4). Both buckets can be populated at once.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+/// `details` of an `INVALID_INPUTS` envelope (7.4). Both buckets can be populated at once; both are empty
+/// when the field at fault is not an input (an `internalId` or `internalTag` over its limit).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InvalidInputsOut {
     /// Required input keys that are absent, `null`, empty or whitespace-only; sorted.
@@ -50,7 +51,8 @@ pub struct TokenErrorOut {
     pub message: String,
 }
 
-/// The `/v1/auth` rejection: `{error}` only, no message (4.1).
+/// The `/v1/auth` rejection: `{error}` only, no message (4.1); the 401s and the 429 of a throttled key or
+/// address.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AuthErrorOut {
     /// Why the key and secret were refused.
@@ -58,7 +60,8 @@ pub struct AuthErrorOut {
 }
 
 /// `MISSING_API_KEY` / `MISSING_API_SECRET`: header absent or empty; `INVALID_API_KEY`: key not recognized;
-/// `UNAUTHORIZED`: secret does not match the key.
+/// `UNAUTHORIZED`: secret does not match the key; `TOO_MANY_REQUESTS` (429): too many failed exchanges for
+/// the key or from the address, retry after `Retry-After` seconds.
 #[derive(Clone, Copy, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum AuthErrorCodeOut {
@@ -70,4 +73,6 @@ pub enum AuthErrorCodeOut {
     InvalidApiKey,
     /// The secret does not match the key.
     Unauthorized,
+    /// Throttled after failed exchanges (429).
+    TooManyRequests,
 }

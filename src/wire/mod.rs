@@ -21,10 +21,11 @@ mod time;
 mod webhook;
 
 pub use admin::{
-    AccountListOut, AccountOut, AdminRefusalOut, AuditEventOut, AuditPageOut, AuditPartyOut,
-    AuditVerifyOut, BackupOut, ClockMovedOut, ClockOut, CredentialIssuedOut, CredentialOut,
-    DeliveriesOut, OperatorCreatedOut, OperatorListOut, OperatorOut, OrchestrationStatsOut,
-    PayerListOut, PayerOut, PhoneBookEntryOut, RedeliveryOut, SchemaHeadOut,
+    AccountListOut, AccountOut, AdminRefusalOut, AuditCheckpointOut, AuditEventOut, AuditPageOut,
+    AuditPartyOut, AuditVerifyIn, AuditVerifyOut, BackupOut, ClockMovedOut, ClockOut,
+    CredentialIssuedOut, CredentialOut, DeliveriesOut, OperatorCreatedOut, OperatorListOut,
+    OperatorOut, OrchestrationStatsOut, PayerListOut, PayerOut, PhoneBookEntryOut, RedeliveryOut,
+    SchemaHeadOut,
 };
 pub use call_trace::{
     CallStepErrorOut, CallStepOut, ContributingCallOut, PlacedByOut, StepStateOut,

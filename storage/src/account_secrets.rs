@@ -58,13 +58,18 @@ impl Store {
         let mut sealed_any = false;
         for entry in self.accounts.iter() {
             let (id, bytes) = entry?;
-            let record: AccountRecord = decode(&bytes)?;
+            // A record without this store's MAC is refused (and logged) here as on every read.
+            let Ok(plain) = self.unbound(crate::trees::ACCOUNTS, &id, &bytes) else {
+                continue;
+            };
+            let record: AccountRecord = decode(plain)?;
             if record
                 .webhook_secret
                 .as_deref()
                 .is_some_and(|secret| !secret.starts_with(SEALED))
             {
-                self.accounts.insert(&id, self.account_bytes(&record))?;
+                let stored = self.bound(crate::trees::ACCOUNTS, &id, &self.account_bytes(&record));
+                self.accounts.insert(&id, stored)?;
                 sealed_any = true;
             }
         }
@@ -130,6 +135,7 @@ mod tests {
             environment: crate::Environment::Sandbox,
             key: "sk_test_x".into(),
             secret_sha256: "00".into(),
+            secret_argon2: String::new(),
             issued_at: chrono::Utc::now(),
         };
         store.add_credential("acme", credential, &[]).await.unwrap();
@@ -153,6 +159,7 @@ mod tests {
                 .accounts
                 .insert("acme", encode(&account(Some(secret))))
                 .unwrap();
+            store.sealer.keyring.as_before_binding_for_tests();
             store.close().unwrap();
         }
         let store = Store::open(dir.path()).unwrap();

@@ -7,7 +7,7 @@ use sled::transaction::ConflictableTransactionError;
 
 use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
-use crate::{AccountRecord, CredentialRecord, StorageError, Store};
+use crate::{trees, AccountRecord, CredentialRecord, StorageError, Store};
 
 type TxResult<T> = Result<T, ConflictableTransactionError<StorageError>>;
 
@@ -23,7 +23,10 @@ impl Store {
             let Some(bytes) = self.accounts.get(id)? else {
                 return Ok(None);
             };
-            let stored = self.decoded_accounts.get(id.as_bytes(), bytes)?;
+            let record = self.unbound(trees::ACCOUNTS, id.as_bytes(), &bytes)?;
+            let stored = self
+                .decoded_accounts
+                .get(id.as_bytes(), crate::engine::Bytes::from(record))?;
             // Opened once per account write: what this answers is kept until the next one.
             let opened = self.opened_account(Arc::unwrap_or_clone(stored))?;
             Ok(Some(Arc::new(opened)))
@@ -34,16 +37,26 @@ impl Store {
     pub fn accounts(&self) -> Result<Vec<AccountRecord>, StorageError> {
         self.accounts
             .iter()
-            .values()
-            .map(|v| self.opened_account(decode(&v?)?))
+            .map(|entry| {
+                let (id, stored) = entry?;
+                self.opened_account(decode(self.unbound(trees::ACCOUNTS, &id, &stored)?)?)
+            })
             .collect()
     }
 
-    /// The account that issued `api_key`.
+    /// The account that issued `api_key`. An index entry or an account without this store's MAC
+    /// (written by someone without the master key) names no one: it is refused and logged.
     pub fn account_by_key(&self, api_key: &str) -> Result<Option<AccountRecord>, StorageError> {
-        match self.credential_keys.get(api_key)? {
-            Some(account_id) => self.account(&String::from_utf8_lossy(&account_id)),
-            None => Ok(None),
+        let Some(stored) = self.credential_keys.get(api_key)? else {
+            return Ok(None);
+        };
+        let found = self
+            .unbound(trees::CREDENTIAL_KEYS, api_key.as_bytes(), &stored)
+            .and_then(|account_id| self.account(&String::from_utf8_lossy(account_id)));
+        match found {
+            Ok(account) => Ok(account),
+            Err(StorageError::Unbound { .. }) => Ok(None),
+            Err(e) => Err(e),
         }
     }
 
@@ -55,19 +68,23 @@ impl Store {
         account: &AccountRecord,
         events: &[NewEvent],
     ) -> Result<(), StorageError> {
+        let stored = self.bound(
+            trees::ACCOUNTS,
+            account.id.as_bytes(),
+            &self.account_bytes(account),
+        );
         self.write_accounts(events, |accounts, keys| {
             let previous = accounts.get(account.id.as_bytes())?;
             if let Some(previous) = previous {
-                let previous: AccountRecord =
-                    decode(&previous).map_err(ConflictableTransactionError::Abort)?;
+                let previous = self.stored_account(&account.id, &previous)?;
                 for credential in &previous.credentials {
                     keys.remove(credential.key.as_bytes())?;
                 }
             }
             for credential in &account.credentials {
-                claim_key(keys, &credential.key, &account.id)?;
+                self.claim_key(keys, &credential.key, &account.id)?;
             }
-            accounts.insert(account.id.as_bytes(), self.account_bytes(account))?;
+            accounts.insert(account.id.as_bytes(), stored.clone())?;
             Ok(())
         })?;
         self.durable().await
@@ -86,8 +103,7 @@ impl Store {
                     StorageError::AccountMissing(id.to_owned()),
                 ));
             };
-            let previous: AccountRecord =
-                decode(&previous).map_err(ConflictableTransactionError::Abort)?;
+            let previous = self.stored_account(id, &previous)?;
             for credential in &previous.credentials {
                 keys.remove(credential.key.as_bytes())?;
             }
@@ -116,11 +132,11 @@ impl Store {
                     StorageError::AccountMissing(account_id.to_owned()),
                 ));
             };
-            let mut account: AccountRecord =
-                decode(&current).map_err(ConflictableTransactionError::Abort)?;
-            claim_key(keys, &credential.key, account_id)?;
+            let mut account = self.stored_account(account_id, &current)?;
+            self.claim_key(keys, &credential.key, account_id)?;
             account.credentials.push(credential.clone());
-            accounts.insert(account_id.as_bytes(), encode(&account))?;
+            let stored = self.bound(trees::ACCOUNTS, account_id.as_bytes(), &encode(&account));
+            accounts.insert(account_id.as_bytes(), stored)?;
             Ok(())
         })?;
         self.durable().await
@@ -142,16 +158,31 @@ impl Store {
     }
 }
 
-fn claim_key(keys: &TxTree, api_key: &str, account_id: &str) -> TxResult<()> {
-    if let Some(owner) = keys.get(api_key.as_bytes())? {
-        if owner.as_ref() != account_id.as_bytes() {
-            return Err(ConflictableTransactionError::Abort(
-                StorageError::CredentialKeyTaken,
-            ));
+impl Store {
+    /// Claims `api_key` for `account_id` in the key index; taken when another account holds it.
+    fn claim_key(&self, keys: &TxTree, api_key: &str, account_id: &str) -> TxResult<()> {
+        let key = api_key.as_bytes();
+        if let Some(stored) = keys.get(key)? {
+            let owner = self
+                .unbound(trees::CREDENTIAL_KEYS, key, &stored)
+                .map_err(ConflictableTransactionError::Abort)?;
+            if owner != account_id.as_bytes() {
+                return Err(ConflictableTransactionError::Abort(
+                    StorageError::CredentialKeyTaken,
+                ));
+            }
         }
+        let index = self.bound(trees::CREDENTIAL_KEYS, key, account_id.as_bytes());
+        keys.insert(key, index)?;
+        Ok(())
     }
-    keys.insert(api_key.as_bytes(), account_id.as_bytes())?;
-    Ok(())
+
+    /// The account record `stored` under `id`, as stored (its webhook secret sealed), checked.
+    fn stored_account(&self, id: &str, stored: &[u8]) -> TxResult<AccountRecord> {
+        self.unbound(trees::ACCOUNTS, id.as_bytes(), stored)
+            .and_then(decode)
+            .map_err(ConflictableTransactionError::Abort)
+    }
 }
 
 #[cfg(test)]
@@ -177,6 +208,7 @@ mod tests {
                     environment: Environment::Production,
                     key: (*k).into(),
                     secret_sha256: "00".into(),
+                    secret_argon2: String::new(),
                     issued_at: chrono::Utc::now(),
                 })
                 .collect(),

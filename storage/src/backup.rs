@@ -13,6 +13,7 @@ use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
 use crate::opening::sled_dir;
+use crate::private_files;
 use crate::seal::{BESIDE_DATA, KEYRING_FILE};
 use crate::{StorageError, Store};
 
@@ -31,10 +32,12 @@ pub(crate) type WriteGate = RwLock<()>;
 impl Store {
     /// Copies the store in `data_dir` (this store's directory) into `target`, a new directory: its parent
     /// must exist and it must not. The copy opens with the same master key; when that key is kept beside
-    /// the data, it travels with the copy.
+    /// the data, it travels with the copy. Its directories are 0700 and its files 0600, whatever the
+    /// umask and the modes of the originals.
     pub fn backup(&self, data_dir: &Path, target: &Path) -> Result<Backup, StorageError> {
         let fail = |what: &str, e: std::io::Error| StorageError::Backup(format!("{what}: {e}"));
-        std::fs::create_dir(target)
+        // Private from the start: nothing copied into it is ever readable by another user.
+        private_files::create_dir(target)
             .map_err(|e| fail(&format!("cannot create {}", target.display()), e))?;
         let mut bytes = 0;
         let paused = {
@@ -60,6 +63,8 @@ impl Store {
             bytes += copy_tree(&recordings, &target.join("recordings"))
                 .map_err(|e| fail("cannot copy the recordings", e))?;
         }
+        private_files::restrict_tree(target)
+            .map_err(|e| fail("cannot make the copy private", e))?;
         sync_tree(target).map_err(|e| fail("cannot sync the copy", e))?;
         Ok(Backup { bytes, paused })
     }
@@ -68,7 +73,7 @@ impl Store {
 /// Copies the files under `from` into a new `to`, skipping what is half-written (`.part`, unfinished
 /// snapshots); answers the bytes copied.
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<u64> {
-    std::fs::create_dir_all(to)?;
+    private_files::create_dir_all(to)?;
     let mut bytes = 0;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;

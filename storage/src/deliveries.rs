@@ -353,6 +353,7 @@ mod tests {
             target: Some(Target::new("request", "r1")),
             outcome: "ok".into(),
             ip: None,
+            count: None,
         };
         let queued = |store: &Store| -> Vec<Vec<u8>> {
             store

@@ -69,6 +69,17 @@ pub enum StorageError {
     /// The PostgreSQL database could not be reached, or its schema is not this binary's.
     #[error("{0}")]
     Database(String),
+    /// A security record (an operator, an account, a schema, a payer, a setting) does not carry this
+    /// store's MAC: it was written by someone without the master key, or altered. Refused.
+    #[error("a record in {tree} does not carry this store's MAC (written without the master key, or altered); refused")]
+    Unbound {
+        /// The tree it is in (its key is left out: it may be an API key).
+        tree: &'static str,
+    },
+    /// The audit log does not match its sealed head: it was truncated, replaced or rolled back by someone
+    /// without the master key. The server refuses to start on it.
+    #[error("the audit log: {0}")]
+    AuditTampered(String),
     /// A value names an epoch whose key was destroyed: what it sealed is gone for good.
     #[error("the key of epoch {0} was destroyed")]
     KeyDestroyed(u32),

@@ -203,8 +203,8 @@ impl GroupTrees {
     ) -> Result<GroupTrees, StorageError> {
         let audit = db.open_tree(trees::AUDIT)?;
         Ok(GroupTrees {
+            chain: Arc::new(AuditChain::load(&audit, Arc::clone(&sealer))?),
             sealer,
-            chain: Arc::new(AuditChain::load(&audit)?),
             gate: Arc::new(WriteGate::default()),
             #[cfg(test)]
             before_flush: Arc::default(),
@@ -344,7 +344,7 @@ impl GroupTrees {
             txn.shared.borrow().write(&txn, &self.sealer)?;
             let events = txn.events.take();
             if !events.is_empty() {
-                let next = audit::append(&txn.audit, &head, events)?;
+                let next = audit::append(&txn.audit, &self.chain, &head, events)?;
                 *appended.borrow_mut() = Some(next);
             }
             Ok(())

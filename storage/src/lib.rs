@@ -14,6 +14,7 @@
 
 mod account_secrets;
 mod accounts;
+mod api_secrets;
 pub mod audit;
 mod backup;
 mod codec;
@@ -31,6 +32,7 @@ mod opening;
 mod operators;
 mod outbox;
 mod payers;
+pub mod private_files;
 mod purge;
 mod recordings;
 pub mod records;
@@ -43,6 +45,7 @@ mod store;
 mod tasks;
 mod trees;
 
+pub use api_secrets::{api_secret_matches, hash_api_secret};
 pub use backup::Backup;
 pub use deliveries::{AttemptEntry, QueuePosition};
 pub use due_pass::{DuePass, Retirement, Standing, Visited};

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::seal::Sealed;
-use crate::{StorageError, Store};
+use crate::{trees, StorageError, Store};
 
 pub(crate) const TOKEN_SECRET: &[u8] = b"token_secret";
 
@@ -45,8 +45,12 @@ const PROVISIONED: &str = "provisioned:";
 impl Store {
     /// The fingerprint of the declaration last provisioned under `key` (e.g. `account:acme`).
     pub fn provisioned_fingerprint(&self, key: &str) -> Result<Option<String>, StorageError> {
-        let stored = self.meta.get(format!("{PROVISIONED}{key}"))?;
-        Ok(stored.map(|v| String::from_utf8_lossy(&v).into_owned()))
+        let key = format!("{PROVISIONED}{key}");
+        let Some(stored) = self.meta.get(&key)? else {
+            return Ok(None);
+        };
+        let fingerprint = self.unbound(trees::META, key.as_bytes(), &stored)?;
+        Ok(Some(String::from_utf8_lossy(fingerprint).into_owned()))
     }
 
     /// Records the fingerprint of a declaration just provisioned.
@@ -57,8 +61,9 @@ impl Store {
     ) -> Result<(), StorageError> {
         {
             let _open = self.group.gate.read().expect("write gate");
-            self.meta
-                .insert(format!("{PROVISIONED}{key}"), fingerprint.as_bytes())?;
+            let key = format!("{PROVISIONED}{key}");
+            let stored = self.bound(trees::META, key.as_bytes(), fingerprint.as_bytes());
+            self.meta.insert(key, stored)?;
         }
         self.durable().await
     }
@@ -73,7 +78,7 @@ impl Store {
         let Some(stored) = self.meta.get(MANUAL_CLOCK)? else {
             return Ok(None);
         };
-        stored_micros(&stored)
+        stored_micros(self.unbound(trees::META, MANUAL_CLOCK, &stored)?)
             .and_then(DateTime::from_timestamp_micros)
             .map(Some)
             .ok_or_else(|| StorageError::Corrupt {
@@ -90,8 +95,13 @@ impl Store {
         {
             let _open = self.group.gate.read().expect("write gate");
             self.meta.update_and_fetch(MANUAL_CLOCK, |stored| {
-                let stored = stored.and_then(stored_micros).unwrap_or(i64::MIN);
-                Some(stored.max(micros).to_be_bytes().to_vec())
+                // A stored instant without this store's MAC is refused (and logged) like unreadable bytes.
+                let stored = stored
+                    .and_then(|bytes| self.unbound(trees::META, MANUAL_CLOCK, bytes).ok())
+                    .and_then(stored_micros)
+                    .unwrap_or(i64::MIN);
+                let moved = stored.max(micros).to_be_bytes();
+                Some(self.bound(trees::META, MANUAL_CLOCK, &moved))
             })?;
         }
         self.durable().await

@@ -51,7 +51,7 @@ pub(crate) fn unlock(
         let keyring = Keyring::open(home, &key)?;
         return Ok((key, keyring));
     }
-    std::fs::create_dir_all(dir)
+    crate::private_files::create_dir_all(dir)
         .map_err(|e| StorageError::Keyring(format!("cannot create {}: {e}", dir.display())))?;
     if generate {
         key.write_new_file(&KeySource::beside_data_path(dir))?;

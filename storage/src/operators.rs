@@ -2,61 +2,114 @@
 //! transaction that makes it.
 
 use std::cell::RefCell;
+use std::sync::Mutex;
 
 use crate::engine::TxTree;
 use sled::transaction::ConflictableTransactionError;
 
 use crate::audit::{self, NewEvent};
 use crate::codec::{decode, encode};
-use crate::{OperatorRecord, StorageError, Store};
+use crate::{trees, OperatorRecord, StorageError, Store};
+
+/// Held from the check of a new operator's name to the write that takes it, so two creations of one name
+/// in different cases cannot both pass the check. A lock of the process is enough: one process writes a
+/// store (sled locks its files; on PostgreSQL only the holder of the orchestrator lease serves the admin
+/// API, the other nodes forward to it).
+static NAMING: Mutex<()> = Mutex::new(());
 
 impl Store {
     /// Every operator, by name.
     pub fn operators(&self) -> Result<Vec<OperatorRecord>, StorageError> {
-        self.operators
-            .iter()
-            .values()
-            .map(|v| decode(&v?))
-            .collect()
+        let mut operators = Vec::new();
+        for entry in self.operators.iter() {
+            let (name, stored) = entry?;
+            // A record without this store's MAC names no one, here as at sign-in (`unbound` logs it).
+            match self.unbound(trees::OPERATORS, &name, &stored) {
+                Ok(bytes) => operators.push(decode(bytes)?),
+                Err(StorageError::Unbound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(operators)
     }
 
-    /// The operator whose token has the SHA-256 `digest` (hex).
+    /// The operator whose token has the SHA-256 `digest` (hex). An index entry or a record without this
+    /// store's MAC (written by someone without the master key) names no one: it is refused and logged.
     pub fn operator_by_token_digest(
         &self,
         digest: &str,
     ) -> Result<Option<OperatorRecord>, StorageError> {
-        match self.operator_tokens.get(digest)? {
-            Some(name) => self
-                .operators
-                .get(name)?
-                .map(|bytes| decode(&bytes))
-                .transpose(),
-            None => Ok(None),
-        }
+        let Some(stored) = self.operator_tokens.get(digest)? else {
+            return Ok(None);
+        };
+        let name = match self.unbound(trees::OPERATOR_TOKENS, digest.as_bytes(), &stored) {
+            Ok(name) => name,
+            Err(StorageError::Unbound { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let Some(stored) = self.operators.get(name)? else {
+            return Ok(None);
+        };
+        let record: OperatorRecord = match self.unbound(trees::OPERATORS, name, &stored) {
+            Ok(record) => decode(record)?,
+            Err(StorageError::Unbound { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        // Both halves are bound, and must name each other.
+        Ok((record.token_digest == digest).then_some(record))
     }
 
-    /// Creates `operator` with `event`, durably; [`StorageError::OperatorExists`] when the name is taken.
+    /// Creates `operator` with `event`, durably; [`StorageError::OperatorExists`] (with the name as stored)
+    /// when the name is taken in any case: the audit log names operators by name, so `Alice` must not pass
+    /// for `alice`.
     pub async fn create_operator(
         &self,
         operator: &OperatorRecord,
         event: NewEvent,
     ) -> Result<(), StorageError> {
+        {
+            let _naming = NAMING
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            // By the names the tree is keyed by, not the records: a record that fails its MAC (one
+            // written without the master key) must not keep every other operator from being created.
+            for entry in self.operators.iter() {
+                let (name, _) = entry?;
+                let name = String::from_utf8_lossy(&name);
+                if name.eq_ignore_ascii_case(&operator.name) {
+                    return Err(StorageError::OperatorExists(name.into_owned()));
+                }
+            }
+            self.create_operator_record(operator, event)?;
+        }
+        self.durable().await
+    }
+
+    /// Writes `operator` and its token's index entry with `event`; refuses a name taken in this very case.
+    fn create_operator_record(
+        &self,
+        operator: &OperatorRecord,
+        event: NewEvent,
+    ) -> Result<(), StorageError> {
+        let name = operator.name.as_bytes();
+        let digest = operator.token_digest.as_bytes();
+        let record = self.bound(trees::OPERATORS, name, &encode(operator));
+        let index = self.bound(trees::OPERATOR_TOKENS, digest, name);
         self.audited(
             &[&self.operators, &self.operator_tokens],
             &[event],
             |trees| {
                 let (operators, tokens) = (&trees[0], &trees[1]);
-                if operators.get(operator.name.as_bytes())?.is_some() {
+                if operators.get(name)?.is_some() {
                     return Err(ConflictableTransactionError::Abort(
                         StorageError::OperatorExists(operator.name.clone()),
                     ));
                 }
-                operators.insert(operator.name.as_bytes(), encode(operator))?;
-                tokens.insert(operator.token_digest.as_bytes(), operator.name.as_bytes())?;
+                operators.insert(name, record.clone())?;
+                tokens.insert(digest, index.clone())?;
                 Ok(())
             },
-        )?;
-        self.durable().await
+        )
     }
 
     /// Deletes the operator `name` and its token with `event`, durably; answers whether there was one.
@@ -72,8 +125,10 @@ impl Store {
                         StorageError::OperatorMissing,
                     ));
                 };
-                let record: OperatorRecord =
-                    decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
+                let record: OperatorRecord = self
+                    .unbound(trees::OPERATORS, name.as_bytes(), &bytes)
+                    .and_then(decode)
+                    .map_err(ConflictableTransactionError::Abort)?;
                 tokens.remove(record.token_digest.as_bytes())?;
                 Ok(())
             },
@@ -117,7 +172,12 @@ impl Store {
             let (audit_view, rest) = views.split_last().expect("the audit tree is last");
             let (value, changed) = body(rest)?;
             *appended.borrow_mut() = if changed {
-                Some(audit::append(audit_view, &head, events.iter().cloned())?)
+                Some(audit::append(
+                    audit_view,
+                    &self.group.chain,
+                    &head,
+                    events.iter().cloned(),
+                )?)
             } else {
                 None
             };

@@ -2,7 +2,7 @@
 
 use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
-use crate::{PayerRecord, StorageError, Store};
+use crate::{trees, PayerRecord, StorageError, Store};
 
 impl Store {
     /// Creates or replaces a payer directory entry, with `events` (its `payer.change`) appended right
@@ -15,8 +15,10 @@ impl Store {
     ) -> Result<(), StorageError> {
         {
             let _open = self.group.gate.read().expect("write gate");
+            let key = payer.name.as_bytes();
+            let stored = self.bound(trees::PAYERS, key, &encode(payer));
             self.current_payers
-                .changed(|| self.payers.insert(payer.name.as_bytes(), encode(payer)))?;
+                .changed(|| self.payers.insert(key, stored))?;
             crate::audit::append_plain(&self.audit, &self.group.chain, events.to_vec(), false)?;
         }
         self.durable().await
@@ -24,7 +26,13 @@ impl Store {
 
     /// The whole payer directory, in name order.
     pub fn payers(&self) -> Result<Vec<PayerRecord>, StorageError> {
-        self.payers.iter().values().map(|v| decode(&v?)).collect()
+        self.payers
+            .iter()
+            .map(|entry| {
+                let (name, stored) = entry?;
+                decode(self.unbound(trees::PAYERS, &name, &stored)?)
+            })
+            .collect()
     }
 
     /// One directory entry by its canonical name.
@@ -32,7 +40,10 @@ impl Store {
         let payer = self.current_payers.get(name, || {
             self.payers
                 .get(name.as_bytes())?
-                .map(|v| decode(&v).map(std::sync::Arc::new))
+                .map(|v| {
+                    decode(self.unbound(trees::PAYERS, name.as_bytes(), &v)?)
+                        .map(std::sync::Arc::new)
+                })
                 .transpose()
         })?;
         Ok(payer.map(std::sync::Arc::unwrap_or_clone))

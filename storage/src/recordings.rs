@@ -91,8 +91,8 @@ impl Store {
 /// Writes `bytes` to `partial`, then makes it `target`, each step on disk before the next.
 fn write_durably(dir: &Path, partial: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    std::fs::create_dir_all(dir)?;
-    let mut file = std::fs::File::create(partial)?;
+    crate::private_files::create_dir_all(dir)?;
+    let mut file = crate::private_files::create_file(partial)?;
     file.write_all(bytes)?;
     file.sync_all()?;
     std::fs::rename(partial, target)?;

@@ -7,7 +7,7 @@ use sled::transaction::ConflictableTransactionError;
 use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
 use crate::store::{PublishRule, SchemaFlags};
-use crate::trees::schema_version_key;
+use crate::trees::{self, schema_version_key};
 use crate::{SchemaDefinition, SchemaHeadRecord, SchemaVersionRecord, StorageError, Store};
 
 impl Store {
@@ -16,7 +16,9 @@ impl Store {
         let head = self.current_schema_heads.get(id, || {
             self.schema_heads
                 .get(id)?
-                .map(|bytes| decode(&bytes).map(Arc::new))
+                .map(|bytes| {
+                    decode(self.unbound(trees::SCHEMA_HEADS, id.as_bytes(), &bytes)?).map(Arc::new)
+                })
                 .transpose()
         })?;
         Ok(head.map(Arc::unwrap_or_clone))
@@ -34,7 +36,9 @@ impl Store {
         self.current_schema_versions.get(&kept, || {
             self.schema_versions
                 .get(&key)?
-                .map(|bytes| decode(&bytes).map(Arc::new))
+                .map(|bytes| {
+                    decode(self.unbound(trees::SCHEMA_VERSIONS, &key, &bytes)?).map(Arc::new)
+                })
                 .transpose()
         })
     }
@@ -59,7 +63,10 @@ impl Store {
                     let (heads, versions) = (&trees[0], &trees[1]);
                     let current: Option<SchemaHeadRecord> = heads
                         .get(id.as_bytes())?
-                        .map(|b| decode(&b))
+                        .map(|b| {
+                            self.unbound(trees::SCHEMA_HEADS, id.as_bytes(), &b)
+                                .and_then(decode)
+                        })
                         .transpose()
                         .map_err(ConflictableTransactionError::Abort)?;
                     // The version to publish, or `None` when only the flags change.
@@ -70,9 +77,13 @@ impl Store {
                         }
                         (Some(head), PublishRule::Always { .. }) => Some(head.latest_version + 1),
                         (Some(head), PublishRule::IfChanged { first_version }) => {
+                            let key = schema_version_key(id, head.latest_version);
                             let latest: Option<SchemaVersionRecord> = versions
-                                .get(schema_version_key(id, head.latest_version))?
-                                .map(|b| decode(&b))
+                                .get(&key)?
+                                .map(|b| {
+                                    self.unbound(trees::SCHEMA_VERSIONS, &key, &b)
+                                        .and_then(decode)
+                                })
                                 .transpose()
                                 .map_err(ConflictableTransactionError::Abort)?;
                             let same_content = latest.is_some_and(|l| &l.definition == definition);
@@ -93,7 +104,9 @@ impl Store {
                                 published_at: now,
                                 definition: definition.clone(),
                             };
-                            versions.insert(schema_version_key(id, version), encode(&record))?;
+                            let key = schema_version_key(id, version);
+                            let stored = self.bound(trees::SCHEMA_VERSIONS, &key, &encode(&record));
+                            versions.insert(key, stored)?;
                             version
                         }
                         (None, Some(head)) => head.latest_version,
@@ -105,7 +118,8 @@ impl Store {
                         retired: flags.retired,
                         hidden: flags.hidden,
                     };
-                    heads.insert(id.as_bytes(), encode(&head))?;
+                    let stored = self.bound(trees::SCHEMA_HEADS, id.as_bytes(), &encode(&head));
+                    heads.insert(id.as_bytes(), stored)?;
                     Ok((head, true))
                 },
             )
@@ -126,10 +140,13 @@ impl Store {
                 let Some(bytes) = heads.get(id.as_bytes())? else {
                     return Ok((None, false));
                 };
-                let mut head: SchemaHeadRecord =
-                    decode(&bytes).map_err(ConflictableTransactionError::Abort)?;
+                let mut head: SchemaHeadRecord = self
+                    .unbound(trees::SCHEMA_HEADS, id.as_bytes(), &bytes)
+                    .and_then(decode)
+                    .map_err(ConflictableTransactionError::Abort)?;
                 head.retired = true;
-                heads.insert(id.as_bytes(), encode(&head))?;
+                let stored = self.bound(trees::SCHEMA_HEADS, id.as_bytes(), &encode(&head));
+                heads.insert(id.as_bytes(), stored)?;
                 Ok((Some(head), true))
             })
         })?;
@@ -137,8 +154,9 @@ impl Store {
         Ok(head)
     }
 
-    /// Writes raw bytes under a key of a tree; test support for corruption scenarios, built only for this
-    /// crate's tests and with the `test-hooks` feature (which the black-box tests turn on).
+    /// Writes `bytes` as a version's record, bound as the server binds what it writes (a record the server
+    /// wrote that no longer reads); test support for corruption scenarios, built only for this crate's
+    /// tests and with the `test-hooks` feature (which the black-box tests turn on).
     #[cfg(any(test, feature = "test-hooks"))]
     pub fn corrupt_schema_version_for_tests(
         &self,
@@ -147,8 +165,9 @@ impl Store {
         bytes: &[u8],
     ) -> Result<(), StorageError> {
         self.schema_written(|| {
-            self.schema_versions
-                .insert(schema_version_key(id, version), bytes)
+            let key = schema_version_key(id, version);
+            let stored = self.bound(trees::SCHEMA_VERSIONS, &key, bytes);
+            self.schema_versions.insert(key, stored)
         })?;
         Ok(())
     }

@@ -15,7 +15,7 @@ use crate::opening::{open_db_when_released, sled_dir, unlock, RELEASE_WAIT};
 use crate::outbox::Outbox;
 use crate::recordings::{recordings_dir, Recordings};
 use crate::requests::IntakeRecord;
-use crate::seal::{Home, KeySource, Migrated, Sealed, Sealer};
+use crate::seal::{Home, KeySource, Keyring, Migrated, Sealed, Sealer};
 use crate::trees;
 use crate::{
     AccountRecord, PayerRecord, RequestRecord, SchemaHeadRecord, SchemaVersionRecord, StorageError,
@@ -155,7 +155,13 @@ impl Store {
     ) -> Result<Store, StorageError> {
         let (db, sealer, migrated) = match engine {
             EngineChoice::Sled => {
-                let (_, keyring) = unlock(dir, &Home::Dir(dir.to_path_buf()), key)?;
+                let home = Home::Dir(dir.to_path_buf());
+                // A keyring made now for a store that holds data would bind whatever the store holds,
+                // records forged by whoever removed the keyring included.
+                if !Keyring::exists(&home)? && sled_dir(dir).exists() {
+                    return Err(keyring_gone());
+                }
+                let (_, keyring) = unlock(dir, &home, key)?;
                 let sealer = Arc::new(Sealer::new(keyring));
                 let migrated = crate::seal::seal_plaintext_store(dir, &sealer, cache_bytes)?;
                 let db = open_db_when_released(&sled_dir(dir), cache_bytes, RELEASE_WAIT)?;
@@ -167,6 +173,9 @@ impl Store {
                     db.fence_to(holder);
                 }
                 let home = Home::Database(db.open_tree(trees::KEYRING)?);
+                if !Keyring::exists(&home)? && holds_records(&db)? {
+                    return Err(keyring_gone());
+                }
                 let (_, keyring) = unlock(dir, &home, key)?;
                 (db, Arc::new(Sealer::new(keyring)), None)
             }
@@ -223,7 +232,11 @@ impl Store {
         };
         // A purge a crash interrupted replaces its keys before anything else is read.
         store.complete_shreds()?;
+        store.bind_records()?;
         store.seal_account_secrets()?;
+        store.hash_api_secrets()?;
+        // Last, once the opening has created everything it creates (sled's files, the read journal).
+        crate::private_files::restrict_data_dir(dir);
         Ok(store)
     }
 
@@ -281,6 +294,8 @@ impl Store {
         match engine {
             EngineChoice::Sled => {
                 open_db_when_released(&sled_dir(dir), cache_bytes, wait)?.flush()?;
+                // The snapshot sled just wrote, and any it wrote while serving.
+                crate::private_files::restrict_data_dir(dir);
                 Ok(true)
             }
             EngineChoice::Postgres { .. } => Ok(false),
@@ -331,6 +346,25 @@ impl Store {
     pub fn generate_id(&self) -> Result<u64, StorageError> {
         Ok(self.db.generate_id()?)
     }
+}
+
+/// The refusal to open a store whose keyring is gone while its records are not.
+fn keyring_gone() -> StorageError {
+    StorageError::Keyring(
+        "the store holds data but its keyring is missing: restore the keyring (or the whole data \
+         directory) from a backup; a new keyring would vouch for records nobody can check"
+            .into(),
+    )
+}
+
+/// Whether the database holds any record a keyring would have to vouch for.
+fn holds_records(db: &Db) -> Result<bool, StorageError> {
+    for name in [trees::AUDIT, trees::OPERATORS, trees::ACCOUNTS, trees::META] {
+        if !db.open_tree(name)?.is_empty()? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Visibility flags of a schema.

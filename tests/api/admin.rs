@@ -142,7 +142,11 @@ async fn assert_invalid_request(response: Response, message: &str, description: 
 
 #[actix_web::test]
 async fn admin_routes_answer_401_unauthorized_for_a_missing_wrong_or_api_token() {
-    let app = spawn_app().await;
+    // Every route with every wrong credential is more failures than the address may make before its
+    // calls are throttled (tests/api/throttle.rs); here each must get its own 401.
+    let mut config = TestConfig::default();
+    config.set("throttle.admin_failures_per_address", 1000);
+    let app = spawn_app_with(&config).await;
     let api_token = app.live_token().await;
     let credentials = [
         ("no Authorization header", None),
@@ -333,8 +337,9 @@ async fn put_account_creates_then_replaces_an_account() {
     assert_eq!(ids, ["acme", "demo"]);
     assert!(!list.to_string().contains(ACME_LIVE_SECRET));
 
-    // A replace without `credentials` keeps the issued pairs (and their ids); everything else is
-    // replaced, optional keys falling back to their defaults.
+    // A replace without `credentials` keeps the issued pairs (and their ids), and one without
+    // `webhook_secret` the stored secret; everything else is replaced, optional keys falling back to
+    // their defaults.
     let replacement = json!({
         "id": "acme",
         "daily_call_capacity": 7,
@@ -352,7 +357,7 @@ async fn put_account_creates_then_replaces_an_account() {
         "daily_call_capacity": 7,
         "timezone": "UTC",
         "webhook_url": null,
-        "webhook_secret_set": false,
+        "webhook_secret_set": true,
         "features": [],
         "schemas": ["vob-basic"],
         "phone_book": [],
@@ -1482,6 +1487,11 @@ async fn an_account_webhook_url_on_a_private_address_is_refused() {
         "http://127.0.0.1:9/hook",
         "http://169.254.169.254/latest",
         "http://10.0.0.8/hook",
+        "http://[::127.0.0.1]/hook",
+        "http://[64:ff9b::7f00:1]/hook",
+        "http://[2002:7f00:1::]/hook",
+        "http://localhost./hook",
+        "http://foo.localhost/hook",
     ] {
         let body = json!({ "daily_call_capacity": 5, "webhook_url": url });
         let (status, envelope) = status_and_json(

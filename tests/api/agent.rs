@@ -81,13 +81,35 @@ async fn app_with_agent(agent_url: &str, call_timeout_s: i64) -> TestApp {
     spawn_app_with(&config).await
 }
 
+/// `outcome` as the agent signs it for `call_id` at `timestamp` (seconds since the epoch).
+fn signed_for(call_id: &str, timestamp: i64, outcome: &Value) -> String {
+    let mut body = outcome.clone();
+    body["callId"] = json!(call_id);
+    body["timestamp"] = json!(timestamp);
+    body.to_string()
+}
+
+fn now_s() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
 async fn report(
     app: &TestApp,
     call_id: &str,
     outcome: &Value,
     signature: Option<String>,
 ) -> (u16, Value) {
-    let body = outcome.to_string();
+    let body = signed_for(call_id, now_s(), outcome);
+    post_outcome(app, call_id, body, signature).await
+}
+
+/// POSTs `body` as the outcome of `call_id`, signed with `signature` or else correctly.
+async fn post_outcome(
+    app: &TestApp,
+    call_id: &str,
+    body: String,
+    signature: Option<String>,
+) -> (u16, Value) {
     let signature = signature.unwrap_or_else(|| sign(body.as_bytes()));
     let response = app
         .client
@@ -152,6 +174,55 @@ async fn a_voice_agent_gets_a_signed_job_and_its_signed_outcome_completes_the_re
     assert_eq!(done["callSummary"], "Benefits verified.");
     let (status, _) = report(&app, call_id, &outcome, None).await;
     assert_eq!(status, 404, "a call reports once");
+}
+
+#[actix_web::test]
+async fn a_signed_outcome_is_refused_on_another_call_when_stale_or_without_its_call() {
+    let agent = FakeAgent::default();
+    let app = app_with_agent(&agent.start().await, 60).await;
+    let token = app.live_token().await;
+    let first = create(&app, &token).await;
+    let second = create(&app, &token).await;
+    let jobs = [agent.next_job(0).await, agent.next_job(1).await];
+    let call_of = |request: &str| {
+        jobs.iter()
+            .find(|job| job["requestId"] == request)
+            .map(|job| job["callId"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    let (first_call, second_call) = (call_of(&first), call_of(&second));
+    let outcome = json!({ "disposition": "voicemail", "durationSeconds": 30 });
+
+    let signed_for_first = signed_for(&first_call, now_s(), &outcome);
+    let (status, body) = post_outcome(&app, &second_call, signed_for_first, None).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (401, Some("UNAUTHORIZED")),
+        "an outcome signed for one call, replayed onto another: {body}"
+    );
+    for (case, timestamp) in [
+        ("ten minutes old", now_s() - 600),
+        ("ten minutes ahead", now_s() + 600),
+    ] {
+        let stale = signed_for(&second_call, timestamp, &outcome);
+        let (status, body) = post_outcome(&app, &second_call, stale, None).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (401, Some("UNAUTHORIZED")),
+            "{case}: {body}"
+        );
+    }
+    // The body of earlier releases: signed, but naming neither its call nor its time.
+    let unnamed = outcome.to_string();
+    let (status, body) = post_outcome(&app, &second_call, unnamed, None).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("INVALID_REQUEST")),
+        "{body}"
+    );
+    // None of the refusals reported anything: the call still takes its own outcome.
+    let (status, body) = report(&app, &second_call, &outcome, None).await;
+    assert_eq!((status, body), (200, json!({ "accepted": true })));
 }
 
 #[actix_web::test]

@@ -1,7 +1,10 @@
 //! Backups while serving (operator contract section 7): a copy taken while creates and orchestration run
 //! opens with every request acknowledged before the call, clients see no error meanwhile, the command-line
-//! twin works, and bad paths are refused.
+//! twin works, and bad paths are refused. With `[server] backup_root` a backup goes nowhere else, and
+//! backups and `data_dir` are private (0700 directories, 0600 files) whatever the umask (issue 43).
 
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -159,6 +162,11 @@ async fn bad_backup_paths_are_refused_and_the_command_line_twin_writes_one() {
             "INVALID_REQUEST",
         ),
         (inside.to_str().unwrap().to_owned(), 400, "INVALID_REQUEST"),
+        (
+            format!("{}/b\nforged audit line", work.path().display()),
+            400,
+            "INVALID_REQUEST",
+        ),
     ];
     for (path, status, code) in cases {
         let (got, body) = backup(&server, &path).await;
@@ -192,4 +200,89 @@ async fn bad_backup_paths_are_refused_and_the_command_line_twin_writes_one() {
     );
     assert!(String::from_utf8_lossy(&output.stdout).contains("backup written to"));
     assert!(target.join("store").is_dir() && target.join("keyring").is_file());
+}
+
+/// Every directory and file under `dir` (`dir` included), with its permission bits; links not followed.
+fn modes(dir: &Path) -> Vec<(String, u32)> {
+    let mut found = vec![(
+        dir.display().to_string(),
+        std::fs::symlink_metadata(dir).unwrap().permissions().mode() & 0o777,
+    )];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        if meta.is_dir() {
+            found.extend(modes(&path));
+        } else {
+            found.push((
+                path.display().to_string(),
+                meta.permissions().mode() & 0o777,
+            ));
+        }
+    }
+    found
+}
+
+/// Whether `dir` and everything under it is for the owner alone: 0700 directories, files without any
+/// group or other bit. (The test process's umask is usually 022, under which sled's files and copies
+/// would be 0644 without the explicit modes.)
+fn assert_private(dir: &Path, what: &str) {
+    let open: Vec<String> = modes(dir)
+        .into_iter()
+        .filter(|(path, mode)| {
+            let is_dir = Path::new(path).is_dir();
+            (is_dir && *mode != 0o700) || (!is_dir && mode & 0o077 != 0)
+        })
+        .map(|(path, mode)| format!("{path} {mode:o}"))
+        .collect();
+    assert!(open.is_empty(), "{what}: not private: {open:?}");
+}
+
+#[actix_web::test]
+async fn with_a_backup_root_backups_go_only_under_it_and_backups_and_data_dir_are_private() {
+    let work = tempfile::tempdir().unwrap();
+    let work_path = work.path().canonicalize().unwrap();
+    let (root, elsewhere) = (work_path.join("backups"), work_path.join("elsewhere"));
+    std::fs::create_dir(&root).unwrap();
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::create_dir(root.join("nightly")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, root.join("link-out")).unwrap();
+    // A data_dir the server creates.
+    let data = work_path.join("data");
+    let mut config = TestConfig::default();
+    config.set("server.backup_root", root.to_str().unwrap());
+    let config = write_config(&work_path, &config);
+    let server = BinaryServer::start_ready(&config, &data).await;
+
+    for (path, case) in [
+        (elsewhere.join("b"), "outside the root"),
+        (root.join("../elsewhere/b"), "'..' out of the root"),
+        (root.join("link-out/b"), "a link out of the root"),
+    ] {
+        let (status, body) = backup(&server, path.to_str().unwrap()).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (400, Some("INVALID_REQUEST")),
+            "{case}: {body}"
+        );
+    }
+    assert!(
+        std::fs::read_dir(&elsewhere).unwrap().next().is_none(),
+        "nothing written outside the root"
+    );
+
+    let target = root.join("nightly/../2026-11-27");
+    let (status, body) = backup(&server, target.to_str().unwrap()).await;
+    assert_eq!(status, 200, "{body}");
+    let written = root.join("2026-11-27");
+    assert_eq!(
+        body["path"],
+        written.to_str().unwrap(),
+        "the path as resolved"
+    );
+    assert!(written.join("store").is_dir() && written.join("keyring").is_file());
+    assert_private(&written, "the backup");
+    assert_private(&data, "data_dir while serving");
+    assert_eq!(server.terminate(), Some(0));
+    assert_private(&data, "data_dir after a graceful stop");
 }

@@ -1,7 +1,9 @@
 //! The container's runtime stage, checked without a container runtime (none can pull base images here):
 //! the binary alone, copied where the Dockerfile puts it, serves as an unprivileged user with its data in
 //! a directory only that user can write, configured only through the environment variables the
-//! Dockerfile sets; and `switchboard healthcheck`, the image's HEALTHCHECK, tells ready from not.
+//! Dockerfile sets; and `switchboard healthcheck`, the image's HEALTHCHECK, tells ready from not. Also
+//! the systemd unit of `docs/operations.md`: the page's install step puts the binary where the unit runs
+//! it, and `systemd-analyze verify` then accepts the unit as written.
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
@@ -159,4 +161,96 @@ fn the_dockerfile_runs_the_binary_as_a_non_root_user_with_the_documented_env_and
     ] {
         assert!(dockerfile.contains(line), "Dockerfile lacks {line:?}");
     }
+}
+
+/// A fenced block of `docs/operations.md`: the first one of `language` after `heading`.
+fn operations_block(heading: &str, language: &str) -> String {
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md"))
+        .unwrap();
+    let section = &docs[docs.find(heading).expect("the heading")..];
+    let fence = format!("```{language}\n");
+    let start = section.find(&fence).expect("a block") + fence.len();
+    section[start..][..section[start..].find("```").unwrap()].to_owned()
+}
+
+/// The systemd unit of `operations.md`, exactly as written, after the page's own `install` line put the
+/// built binary in place (in a scratch root holding a copy of the system's units): `systemd-analyze
+/// verify` accepts it, and would not without that step.
+#[test]
+fn the_documented_install_step_puts_the_binary_where_the_systemd_unit_runs_it() {
+    let unit = operations_block("### As a service", "ini");
+    let program = unit
+        .lines()
+        .find_map(|line| line.strip_prefix("ExecStart="))
+        .and_then(|command| command.split_whitespace().next())
+        .expect("an ExecStart line")
+        .to_owned();
+    let steps = operations_block("### As a service", "sh");
+    let install: Vec<&str> = steps
+        .lines()
+        .map(|line| line.trim_start_matches("sudo "))
+        .find(|line| line.starts_with("install ") && line.ends_with(&format!(" {program}")))
+        .unwrap_or_else(|| panic!("no documented step installs {program}: {steps}"))
+        .split_whitespace()
+        .collect();
+    assert!(
+        install.contains(&"target/release/switchboard"),
+        "{install:?}"
+    );
+
+    let Ok(analyze) = which("systemd-analyze") else {
+        eprintln!("skipping systemd-analyze verify: systemd-analyze is not installed");
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let at = |path: &str| root.path().join(path.trim_start_matches('/'));
+    std::fs::create_dir_all(at("/usr/lib/systemd")).unwrap();
+    std::fs::create_dir_all(at("/etc/systemd/system")).unwrap();
+    let copied = Command::new("cp")
+        .args(["-a", "/usr/lib/systemd/system"])
+        .arg(at("/usr/lib/systemd"))
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    std::fs::write(at("/etc/systemd/system/switchboard.service"), &unit).unwrap();
+    let verify = || {
+        Command::new(&analyze)
+            .arg("verify")
+            .arg(format!("--root={}", root.path().display()))
+            .arg("/etc/systemd/system/switchboard.service")
+            .output()
+            .unwrap()
+    };
+    assert!(
+        !verify().status.success(),
+        "verify fails before the install"
+    );
+
+    // The documented line, its source the binary under test and its target inside the scratch root.
+    std::fs::create_dir_all(at(Path::new(&program).parent().unwrap().to_str().unwrap())).unwrap();
+    let args = install[1..].iter().map(|arg| match *arg {
+        "target/release/switchboard" => binary().into(),
+        arg if arg.starts_with('/') => at(arg).into_os_string(),
+        arg => arg.into(),
+    });
+    assert!(Command::new("install")
+        .args(args)
+        .status()
+        .unwrap()
+        .success());
+    let verified = verify();
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stderr)
+    );
+}
+
+/// `name` on `PATH`.
+fn which(name: &str) -> Result<std::path::PathBuf, ()> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+        .ok_or(())
 }

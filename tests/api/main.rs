@@ -1,10 +1,12 @@
 //! Black-box tests: each starts a real Switchboard (random port, temporary data directory) and talks HTTP.
 
 mod account_dialers;
+mod account_webhook_secret;
 mod accounts_patch;
 mod admin;
 mod agent;
 mod audit;
+mod audit_keyed;
 mod auth;
 mod backups;
 mod binary;
@@ -20,6 +22,7 @@ mod helpers;
 mod interop;
 mod keep_alive;
 mod lease_fence;
+mod limits;
 mod metrics;
 mod node_start;
 mod openapi;
@@ -42,6 +45,8 @@ mod shutdown;
 mod start_up;
 mod supervision;
 mod telemetry;
+mod telemetry_export;
+mod throttle;
 mod tls;
 mod trace_cli;
 mod vapi;

@@ -121,7 +121,8 @@ async fn a_node_restarted_after_kill_9_takes_its_own_lease_back_and_is_never_a_s
     let id = create_vob(&first, &token).await;
     first.kill_hard();
 
-    let again = node.start_with(&env);
+    let (again, log) =
+        node.start_logged(&[("SWITCHBOARD_BIND", bind.as_str()), ("RUST_LOG", "info")]);
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let ready = again.client.get(again.url("/readyz")).send().await;
@@ -142,6 +143,13 @@ async fn a_node_restarted_after_kill_9_takes_its_own_lease_back_and_is_never_a_s
     assert_eq!(
         again.read_request(&token, &id).await["requestId"],
         id.as_str()
+    );
+    again.kill_hard();
+    // Taken back, not waited out: a node that only waited for the old lease to expire becomes ready too.
+    let log = log.join().unwrap();
+    assert!(
+        log.contains("took the orchestrator lease back from this node's previous process"),
+        "{log}"
     );
 }
 

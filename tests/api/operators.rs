@@ -218,10 +218,52 @@ async fn bad_operator_input_is_refused_in_the_admin_envelope_with_nothing_create
             "exists already",
         ),
         (
-            json!({ "name": "admin", "role": "support" }),
+            json!({ "name": "Bob", "role": "support" }),
             409,
             "CONFLICT",
             "exists already",
+        ),
+        (
+            json!({ "name": "BOB", "role": "admin" }),
+            409,
+            "CONFLICT",
+            "exists already",
+        ),
+        (
+            json!({ "name": "admin", "role": "support" }),
+            400,
+            "INVALID_REQUEST",
+            "reserved",
+        ),
+        (
+            json!({ "name": "Admin", "role": "admin" }),
+            400,
+            "INVALID_REQUEST",
+            "reserved",
+        ),
+        (
+            json!({ "name": "system", "role": "admin" }),
+            400,
+            "INVALID_REQUEST",
+            "reserved",
+        ),
+        (
+            json!({ "name": "SYSTEM", "role": "auditor" }),
+            400,
+            "INVALID_REQUEST",
+            "reserved",
+        ),
+        (
+            json!({ "name": "unknown", "role": "support" }),
+            400,
+            "INVALID_REQUEST",
+            "reserved",
+        ),
+        (
+            json!({ "name": "Unknown", "role": "support" }),
+            400,
+            "INVALID_REQUEST",
+            "reserved",
         ),
         (
             json!({ "name": "no spaces", "role": "support" }),
@@ -262,4 +304,24 @@ async fn bad_operator_input_is_refused_in_the_admin_envelope_with_nothing_create
         (status, body["error"].as_str()),
         (400, Some("INVALID_REQUEST"))
     );
+}
+
+#[actix_web::test]
+async fn names_differing_only_in_case_created_at_once_give_one_operator() {
+    let app = spawn_app().await;
+    let names = ["carol", "Carol", "CAROL", "cArOl"];
+    let answers = futures::future::join_all(names.iter().map(|name| {
+        app.admin(
+            Method::POST,
+            "/admin/v1/operators",
+            Some(json!({ "name": name, "role": "support" })),
+        )
+    }))
+    .await;
+    let mut statuses: Vec<u16> = answers.iter().map(|r| r.status().as_u16()).collect();
+    statuses.sort();
+    assert_eq!(statuses, [201, 409, 409, 409]);
+    let (_, listed) =
+        status_and_json(app.admin(Method::GET, "/admin/v1/operators", None).await).await;
+    assert_eq!(listed["operators"].as_array().unwrap().len(), 2, "{listed}");
 }

@@ -70,6 +70,16 @@ impl Node {
         env.insert(0, ("SWITCHBOARD_MASTER_KEY", &self.key));
         BinaryServer::start_with_env(&self.config, self.data_dir.path(), &env)
     }
+
+    /// [`Node::start_with`], its log read to its end once it exits.
+    pub(crate) fn start_logged(
+        &self,
+        env: &[(&str, &str)],
+    ) -> (BinaryServer, std::thread::JoinHandle<String>) {
+        let mut env = env.to_vec();
+        env.insert(0, ("SWITCHBOARD_MASTER_KEY", &self.key));
+        BinaryServer::start_logged(&self.config, self.data_dir.path(), &env)
+    }
 }
 
 /// Two nodes on the database of `config`: the first holds the lease, the second stands by (and serves by

@@ -19,26 +19,31 @@ use serde_json::json;
 use crate::helpers::{client, status_and_json, write_config, BinaryServer, TestConfig};
 use crate::receiver::Receiver;
 
-const LIMIT: Duration = Duration::from_secs(20);
+pub(crate) const LIMIT: Duration = Duration::from_secs(20);
 const CALLER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN: &str = "00f067aa0ba902b7";
 
 /// The spans an OTLP/HTTP receiver was sent, with the service name each came under.
 #[derive(Clone, Default)]
-struct Collected(Arc<Mutex<Vec<(String, Span)>>>);
+pub(crate) struct Collected(Arc<Mutex<Vec<(String, Span)>>>);
 
 impl Collected {
-    fn spans(&self) -> Vec<(String, Span)> {
+    pub(crate) fn spans(&self) -> Vec<(String, Span)> {
         self.0.lock().unwrap().clone()
     }
 }
 
 /// An OTLP/HTTP receiver on a free loopback port: its base URL, and what it collects.
 fn start_collector() -> (String, Collected) {
+    start_collector_with(None)
+}
+
+/// [`start_collector`], serving HTTPS with `tls` when given (its base URL then names `localhost`).
+pub(crate) fn start_collector_with(tls: Option<rustls::ServerConfig>) -> (String, Collected) {
     let collected = Collected::default();
     let sink = collected.clone();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
+    let port = listener.local_addr().unwrap().port();
     let server = HttpServer::new(move || {
         let sink = sink.clone();
         App::new().route(
@@ -71,11 +76,15 @@ fn start_collector() -> (String, Collected) {
             }),
         )
     })
-    .workers(1)
-    .listen(listener)
-    .unwrap()
-    .run();
-    actix_web::rt::spawn(server);
+    .workers(1);
+    let (base, server) = match tls {
+        Some(tls) => (
+            format!("https://localhost:{port}"),
+            server.listen_rustls_0_23(listener, tls),
+        ),
+        None => (format!("http://127.0.0.1:{port}"), server.listen(listener)),
+    };
+    actix_web::rt::spawn(server.unwrap().run());
     (base, collected)
 }
 
@@ -88,6 +97,20 @@ fn text(value: &AnyValue) -> Option<String> {
     }
 }
 
+/// The attribute `key` of `span` when it is an int attribute (`None` for any other type, a string included).
+fn int_attribute(span: &Span, key: &str) -> Option<i64> {
+    let value = span
+        .attributes
+        .iter()
+        .find(|kv| kv.key == key)?
+        .value
+        .as_ref()?;
+    match value.value.as_ref()? {
+        AnyValue::IntValue(n) => Some(*n),
+        _ => None,
+    }
+}
+
 fn attributes(span: &Span) -> HashMap<String, String> {
     span.attributes
         .iter()
@@ -95,7 +118,7 @@ fn attributes(span: &Span) -> HashMap<String, String> {
         .collect()
 }
 
-fn config(paused: bool) -> TestConfig {
+pub(crate) fn config(paused: bool) -> TestConfig {
     let mut config = TestConfig::default();
     config
         .dispatching()
@@ -105,7 +128,7 @@ fn config(paused: bool) -> TestConfig {
     config
 }
 
-async fn token(base: &str) -> String {
+pub(crate) async fn token(base: &str) -> String {
     let response = client()
         .get(format!("{base}/v1/auth"))
         .header("Switchboard-API-Key", crate::helpers::SANDBOX_KEY)
@@ -118,7 +141,12 @@ async fn token(base: &str) -> String {
     body["token"].as_str().unwrap().to_owned()
 }
 
-async fn create(base: &str, token: &str, webhook: &str, traceparent: Option<&str>) -> String {
+pub(crate) async fn create(
+    base: &str,
+    token: &str,
+    webhook: &str,
+    traceparent: Option<&str>,
+) -> String {
     create_scenario(base, token, webhook, traceparent, "success").await
 }
 
@@ -150,7 +178,7 @@ async fn create_scenario(
 }
 
 /// The exported `request` span of request `id`, once it has arrived.
-async fn request_span(collected: &Collected, id: &str) -> Span {
+pub(crate) async fn request_span(collected: &Collected, id: &str) -> Span {
     let deadline = Instant::now() + LIMIT;
     loop {
         let found = collected.spans().into_iter().find(|(_, span)| {
@@ -257,6 +285,22 @@ async fn a_requests_life_is_one_trace_that_continues_the_callers_and_survives_a_
     let delivery = attributes(&found["webhook.delivery"][0]);
     assert_eq!(delivery["switchboard.attempt"], "1");
     assert_eq!(delivery["http.response.status_code"], "200");
+    // Numbers are int attributes, as OpenTelemetry's conventions type them; no span carries `target`.
+    let delivery = &found["webhook.delivery"][0];
+    for (key, value) in [
+        ("http.response.status_code", 200),
+        ("switchboard.attempt", 1),
+        ("switchboard.round", 0),
+    ] {
+        assert_eq!(int_attribute(delivery, key), Some(value), "{key}");
+    }
+    for (_, span) in collected.spans() {
+        assert!(
+            !attributes(&span).contains_key("target"),
+            "{} carries target",
+            span.name
+        );
+    }
 
     // The webhook names the request's span, so the client's trace links the create to the callback.
     let hook = webhooks

@@ -1,6 +1,9 @@
 //! HTTPS without a proxy (`[server.tls]`): the built binary serves TLS 1.2 and 1.3 with a certificate made
 //! for the test, refuses plain HTTP on the same port, and will not start with a bad certificate or key.
+//! Its answers carry `Strict-Transport-Security`, a certificate or key file over 1 MiB stops the start, and
+//! a key file others can read is warned about (issue 43).
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -167,7 +170,26 @@ fn a_bad_certificate_or_key_stops_start_up_with_a_message_naming_the_key_and_the
     let garbage = dir.path().join("garbage.pem");
     std::fs::write(&garbage, "-----BEGIN CERTIFICATE-----\nnot base64 at all\n").unwrap();
     let missing = dir.path().join("missing.pem");
+    // A real certificate followed by padding: valid PEM, but no certificate file is that large.
+    let huge = dir.path().join("huge.pem");
+    let mut padded = std::fs::read(&certificate.cert_file).unwrap();
+    padded.resize(padded.len() + 1024 * 1024, b'\n');
+    std::fs::write(&huge, padded).unwrap();
     let cases = [
+        (
+            "a certificate file over 1 MiB",
+            &huge,
+            &certificate.key_file,
+            "server.tls.cert_file",
+            &huge,
+        ),
+        (
+            "a key file over 1 MiB",
+            &certificate.cert_file,
+            &huge,
+            "server.tls.key_file",
+            &huge,
+        ),
         (
             "a certificate that is not PEM",
             &garbage,
@@ -228,4 +250,68 @@ fn a_bad_certificate_or_key_stops_start_up_with_a_message_naming_the_key_and_the
             "{description}: the config file is not named: {stderr}"
         );
     }
+}
+
+#[actix_web::test]
+async fn answers_over_tls_carry_hsts_and_a_key_file_others_can_read_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = tempfile::tempdir().unwrap();
+    let certificate = TestCertificate::write(dir.path());
+    std::fs::set_permissions(
+        &certificate.key_file,
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    let config = write_config(
+        dir.path(),
+        &config_with_tls(&certificate.cert_file, &certificate.key_file),
+    );
+    let (server, log) = BinaryServer::start_logged(&config, data_dir.path(), &[]);
+    let client = certificate.client(reqwest::tls::Version::TLS_1_3);
+    Api::with_client(server.address.clone(), client.clone())
+        .wait_ready()
+        .await;
+    for path in ["/healthz", "/v1/schemas", "/no/such/path"] {
+        let response = client.get(server.url(path)).send().await.unwrap();
+        assert_eq!(
+            response
+                .headers()
+                .get("strict-transport-security")
+                .and_then(|v| v.to_str().ok()),
+            Some("max-age=31536000"),
+            "{path} answered {}",
+            response.status()
+        );
+    }
+    assert_eq!(server.terminate(), Some(0));
+    let log = log.join().unwrap();
+    assert!(
+        log.contains("TLS private key file can be read by its group or by others")
+            && log.contains(&certificate.key_file.display().to_string()),
+        "{log}"
+    );
+
+    // A key for the service's user alone: no warning.
+    std::fs::set_permissions(
+        &certificate.key_file,
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let (server, log) = BinaryServer::start_logged(&config, data_dir.path(), &[]);
+    Api::with_client(server.address.clone(), client.clone())
+        .wait_ready()
+        .await;
+    assert_eq!(server.terminate(), Some(0));
+    let log = log.join().unwrap();
+    assert!(!log.contains("TLS private key file"), "{log}");
+}
+
+#[actix_web::test]
+async fn without_tls_answers_carry_no_hsts() {
+    let app = crate::helpers::spawn_app().await;
+    let response = client().get(app.url("/healthz")).send().await.unwrap();
+    assert!(response
+        .headers()
+        .get("strict-transport-security")
+        .is_none());
 }

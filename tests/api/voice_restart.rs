@@ -1,5 +1,6 @@
 //! Crash safety of real calls, with the built binary and `kill -9`: a restart re-attaches to the live
-//! platform call (or finds the one whose create answer was lost) and never places a second call.
+//! platform call (or finds the one whose create answer was lost) and never places a second call; and a
+//! create that never left the machine is told apart in the log from one whose answer was lost.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -138,9 +139,12 @@ async fn an_accepted_http_job_is_not_posted_again_after_kill_9_and_its_outcome_s
         .filter(|f| f["required"] == true)
         .map(|f| (f["name"].as_str().unwrap().to_owned(), json!("true")))
         .collect();
-    let outcome =
-        json!({ "disposition": "completed", "durationSeconds": 60, "captured": required })
-            .to_string();
+    // Signed for its call, now: an outcome names both (docs/channels.md).
+    let outcome = json!({
+        "callId": job["callId"], "timestamp": chrono::Utc::now().timestamp(),
+        "disposition": "completed", "durationSeconds": 60, "captured": required,
+    })
+    .to_string();
     let mut mac = Hmac::<sha2::Sha256>::new_from_slice(AGENT_SECRET.as_bytes()).unwrap();
     mac.update(outcome.as_bytes());
     let response = server
@@ -163,4 +167,43 @@ async fn an_accepted_http_job_is_not_posted_again_after_kill_9_and_its_outcome_s
     assert_eq!(done["state"], "SUCCESS", "{done}");
     assert_eq!(jobs.lock().unwrap().len(), 1);
     assert_eq!(server.terminate(), Some(0));
+}
+
+#[actix_web::test]
+async fn a_create_that_never_left_the_machine_is_logged_as_not_sent_not_as_a_lost_answer() {
+    use crate::fakes::retell::{AGENT_ID, API_KEY, FROM_NUMBER};
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let nobody = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let mut config = TestConfig::default();
+    config
+        .dispatching()
+        .set("dialer.kind", "retell")
+        .set("dialer.retell.api_key", API_KEY)
+        .set("dialer.retell.base_url", nobody.as_str())
+        .set("dialer.retell.agent_id", AGENT_ID)
+        .set("dialer.retell.from_number", FROM_NUMBER);
+    let (config_dir, data_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let config = write_config(config_dir.path(), &config);
+    let (server, log) = BinaryServer::start_logged(&config, data_dir.path(), &[]);
+    server.wait_ready().await;
+    let token = server.live_token().await;
+    let id = create_vob(&server, &token).await;
+    // Three creates, none sent, then the call fails: the request ends within seconds.
+    let done = server.wait_terminal_within(&token, &id, RESTART_WAIT).await;
+    assert_eq!(
+        done["error"]["errorMessage"], "The voice platform could not be reached",
+        "{done}"
+    );
+    server.kill_hard();
+    let log = log.join().unwrap();
+    assert!(!log.contains("answer lost"), "{log}");
+    let not_sent = log
+        .lines()
+        .find(|line| line.contains("did not reach the platform"))
+        .unwrap_or_else(|| panic!("no line for the create that was not sent: {log}"));
+    assert!(
+        not_sent.contains("onnection refused"),
+        "the cause: {not_sent}"
+    );
 }

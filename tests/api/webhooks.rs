@@ -856,6 +856,12 @@ async fn private_loopback_metadata_and_non_http_webhook_urls_are_refused_at_crea
         "http://10.0.0.5/hook",
         "http://192.168.1.10:8080/hook",
         "http://[::1]/x",
+        // Loopback written so that an address or name check alone lets it through (issue 43).
+        "http://[::127.0.0.1]/x",
+        "http://[64:ff9b::7f00:1]/x",
+        "http://[2002:7f00:1::]/x",
+        "http://localhost./x",
+        "http://foo.localhost/x",
         "ftp://example.com/x",
         "file:///etc/passwd",
         "not a url",

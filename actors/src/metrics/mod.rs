@@ -48,6 +48,9 @@ const TERMINAL_STATES: [RequestState; 3] = [
     RequestState::Failure,
 ];
 
+/// The counts of failed sign-ins that refuse calls, as labelled in `switchboard_throttled_total`.
+pub const THROTTLES: [&str; 3] = ["auth_key", "auth_address", "admin_address"];
+
 /// The supervised singleton actors, as labelled in `switchboard_singleton_restarts_total`.
 pub const SINGLETONS: [&str; 3] = ["capacity_scheduler", "webhook_dispatcher", "orchestrator"];
 
@@ -68,6 +71,7 @@ pub struct Metrics {
     singleton_restarts: IntCounterVec,
     call_slots: IntGaugeVec,
     calls_waiting: IntGaugeVec,
+    throttled: IntCounterVec,
     tasks: tasks::TaskMetrics,
 }
 
@@ -226,6 +230,20 @@ impl Metrics {
                 &["reason"],
             ),
         );
+        let throttled = register(
+            &registry,
+            IntCounterVec::new(
+                Opts::new(
+                    "switchboard_throttled_total",
+                    "Calls refused with 429 after too many failed sign-ins, by the count that refused them: \
+                     auth_key and auth_address (GET /v1/auth), admin_address (admin API and console)",
+                ),
+                &["kind"],
+            ),
+        );
+        for kind in THROTTLES {
+            throttled.with_label_values(&[kind]);
+        }
         for state in ["limit", "in_use"] {
             call_slots.with_label_values(&[state]);
         }
@@ -266,7 +284,13 @@ impl Metrics {
             singleton_restarts,
             call_slots,
             calls_waiting,
+            throttled,
         }
+    }
+
+    /// A call was refused by the throttle of `kind` (one of [`THROTTLES`]).
+    pub fn throttled(&self, kind: &str) {
+        self.throttled.with_label_values(&[kind]).inc();
     }
 
     /// The call-slot cap and the slots held now.

@@ -63,7 +63,10 @@ pub(super) async fn run_round(
     // stops delivery for good. A name that does not resolve right now is a connection failure like any
     // other and goes through the retries below.
     let checked = check_target(&delivery.url, config.allow_private_targets).await;
-    if let Err(refused @ (TargetError::Private { .. } | TargetError::NotHttp)) = checked {
+    if let Err(
+        refused @ (TargetError::Private { .. } | TargetError::LocalName(_) | TargetError::NotHttp),
+    ) = checked
+    {
         // The kind only: the refusal's text names the host, and the attempt log is not sealed.
         log(1, None, Some(refused.kind().to_owned()), clock.now(), 0);
         metrics.webhook_attempt(WebhookAttempt::TargetRefused);
@@ -101,8 +104,10 @@ pub(super) async fn run_round(
                 target: crate::telemetry::TARGET,
                 parent: None,
                 "webhook.delivery",
-                switchboard.attempt = attempt,
-                switchboard.round = round,
+                // As i64: tracing-opentelemetry writes an i64 as an int attribute, but has no case
+                // for u64 (or u32, u16) and writes those as strings.
+                switchboard.attempt = i64::from(attempt),
+                switchboard.round = i64::from(round),
                 http.response.status_code = tracing::field::Empty,
             );
             crate::telemetry::adopt_traceparent(&span, delivery.traceparent.as_deref());
@@ -125,7 +130,7 @@ pub(super) async fn run_round(
         let verdict = match sent {
             Ok(response) => {
                 let status = response.status();
-                otel.record("http.response.status_code", status.as_u16());
+                otel.record("http.response.status_code", i64::from(status.as_u16()));
                 finish(Some(status.as_u16()), None, latency_ms);
                 metrics.webhook_attempt(WebhookAttempt::for_status(status.as_u16()));
                 if status.is_success() {

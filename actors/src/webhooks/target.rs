@@ -3,6 +3,12 @@
 //! the server must not become a way to reach its own network. The check is on the resolved addresses, not
 //! the host string, so a public name pointing at 127.0.0.1 is refused too, and the webhook client resolves
 //! through [`GuardedResolver`], so the addresses it connects to are the ones that passed.
+//!
+//! Two things are judged before any resolution. Names under `localhost` (`localhost.`, `foo.localhost`)
+//! are this machine's by definition (RFC 6761) whatever a resolver answers, or does not answer yet. And an
+//! IPv6 address that carries an IPv4 address (IPv4-compatible `::a.b.c.d`, IPv4-mapped and -translated,
+//! NAT64 `64:ff9b::/96`, 6to4 `2002::/16`, Teredo `2001::/32`) is judged by the IPv4 address it leads to,
+//! so `[64:ff9b::7f00:1]` is 127.0.0.1.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -15,6 +21,9 @@ pub enum TargetError {
     /// The host did not resolve.
     #[error("webhook host {0} could not be resolved")]
     Unresolvable(String),
+    /// The host is a name of this machine: `localhost` or a name under it, with or without the final dot.
+    #[error("webhook host {0} is a name of this machine (localhost); such targets are refused")]
+    LocalName(String),
     /// The host resolves to an address that is not publicly routable.
     #[error("webhook host {host} resolves to {address}, a private or reserved address; such targets are refused")]
     Private {
@@ -31,6 +40,7 @@ impl TargetError {
         match self {
             TargetError::NotHttp => "not an http(s) URL",
             TargetError::Unresolvable(_) => "unresolvable host",
+            TargetError::LocalName(_) => "a name of this machine",
             TargetError::Private { .. } => "private or reserved address",
         }
     }
@@ -49,6 +59,9 @@ pub async fn check_target(url: &str, allow_private: bool) -> Result<Vec<SocketAd
         .trim_end_matches(']')
         .to_owned();
     let port = parsed.port_or_known_default().ok_or(TargetError::NotHttp)?;
+    if !allow_private && is_local_name(&host) {
+        return Err(TargetError::LocalName(host));
+    }
     let addresses: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), port))
         .await
         .map_err(|_| TargetError::Unresolvable(host.clone()))?
@@ -79,6 +92,10 @@ impl reqwest::dns::Resolve for GuardedResolver {
         let allow_private = self.allow_private;
         Box::pin(async move {
             let host = name.as_str().to_owned();
+            if !allow_private && is_local_name(&host) {
+                let refused = TargetError::LocalName(host);
+                return Err(Box::new(refused) as Box<dyn std::error::Error + Send + Sync>);
+            }
             let addresses: Vec<SocketAddr> =
                 tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             if !allow_private {
@@ -95,14 +112,55 @@ impl reqwest::dns::Resolve for GuardedResolver {
     }
 }
 
-/// Whether `ip` is a publicly routable unicast address.
+/// Whether `host` (a URL's host, lowercase) is `localhost` or a name under it, final dot or not.
+fn is_local_name(host: &str) -> bool {
+    let name = host.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost" || name.ends_with(".localhost")
+}
+
+/// Whether `ip` is a publicly routable unicast address. An IPv6 address that carries an IPv4 address is
+/// public only if every IPv4 address it can lead to is.
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => is_public_v4(v4),
-            None => is_public_v6(v6),
+        IpAddr::V6(v6) => match carried_v4(v6) {
+            Carried::None => is_public_v6(v6),
+            Carried::Reserved => false,
+            Carried::Leads(addresses) => addresses.iter().all(|v4| is_public_v4(*v4)),
         },
+    }
+}
+
+/// The IPv4 addresses an IPv6 address carries, by the transition scheme its prefix names.
+enum Carried {
+    /// Not a transition address.
+    None,
+    /// A transition range never routed to the public: deprecated or local-use.
+    Reserved,
+    /// The IPv4 addresses the packet may end up at.
+    Leads(Vec<Ipv4Addr>),
+}
+
+fn carried_v4(ip: Ipv6Addr) -> Carried {
+    let s = ip.segments();
+    let v4 = |high: u16, low: u16| Ipv4Addr::from((u32::from(high) << 16) | u32::from(low));
+    let last = v4(s[6], s[7]);
+    match s {
+        // IPv4-mapped `::ffff:a.b.c.d` and IPv4-translated `::ffff:0:a.b.c.d`.
+        [0, 0, 0, 0, 0, 0xffff, ..] | [0, 0, 0, 0, 0xffff, 0, ..] => Carried::Leads(vec![last]),
+        // `::` and `::1` are judged as IPv6; the rest of `::/96` is IPv4-compatible (deprecated).
+        [0, 0, 0, 0, 0, 0, 0, 0 | 1] => Carried::None,
+        [0, 0, 0, 0, 0, 0, ..] => Carried::Reserved,
+        // NAT64's well-known prefix (RFC 6052); its local-use prefix `64:ff9b:1::/48` (RFC 8215).
+        [0x64, 0xff9b, 0, 0, 0, 0, ..] => Carried::Leads(vec![last]),
+        [0x64, 0xff9b, 1, ..] => Carried::Reserved,
+        // 6to4 (RFC 3056): the relay's IPv4 address follows the prefix.
+        [0x2002, high, low, ..] => Carried::Leads(vec![v4(high, low)]),
+        // Teredo (RFC 4380): the server's address, and the client's with its bits inverted.
+        [0x2001, 0, server_high, server_low, ..] => {
+            Carried::Leads(vec![v4(server_high, server_low), v4(!s[6], !s[7])])
+        }
+        _ => Carried::None,
     }
 }
 
@@ -129,6 +187,8 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         || ip.is_multicast()
         || (first & 0xfe00) == 0xfc00 // unique local
         || (first & 0xffc0) == 0xfe80 // link local
+        || (first & 0xffc0) == 0xfec0 // site local (deprecated)
+        || (first == 0x0100 && ip.segments()[1..4] == [0, 0, 0]) // discard-only
         || (first == 0x2001 && ip.segments()[1] == 0x0db8)) // documentation
 }
 
@@ -153,10 +213,31 @@ mod tests {
             "fd00::1",
             "::ffff:127.0.0.1",
             "::",
+            // Loopback and private IPv4 inside IPv6 transition addresses.
+            "::127.0.0.1",
+            "::8.8.8.8",
+            "::ffff:0:127.0.0.1",
+            "64:ff9b::7f00:1",
+            "64:ff9b::10.0.0.1",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::8.8.8.8",
+            "2002:7f00:1::",
+            "2002:a00:1::1",
+            "2002:c0a8:101::1",
+            "2001:0:4136:e378:8000:63bf:80ff:fffe", // Teredo, client 127.0.0.1
+            "2001:0:7f00:1:8000:63bf:f7f7:f7f7",    // Teredo, server 127.0.0.1
+            "fec0::1",
+            "100::1",
         ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip}");
         }
-        for ip in ["8.8.8.8", "93.184.216.34", "2606:4700:4700::1111"] {
+        for ip in [
+            "8.8.8.8",
+            "93.184.216.34",
+            "2606:4700:4700::1111",
+            "64:ff9b::808:808",
+            "2002:808:808::1",
+        ] {
             assert!(is_public(ip.parse().unwrap()), "{ip}");
         }
     }
@@ -190,5 +271,44 @@ mod tests {
             check_target("ftp://example.com/x", true).await.unwrap_err(),
             TargetError::NotHttp
         );
+    }
+
+    #[tokio::test]
+    async fn loopback_encodings_and_names_under_localhost_are_refused_unless_allowed() {
+        for url in [
+            "http://[::127.0.0.1]/hook",
+            "http://[64:ff9b::7f00:1]/hook",
+            "http://[2002:7f00:1::]/hook",
+            "http://[::ffff:0:7f00:1]/hook",
+        ] {
+            let refused = check_target(url, false).await.unwrap_err();
+            assert!(
+                matches!(refused, TargetError::Private { .. }),
+                "{url}: {refused}"
+            );
+        }
+        for url in [
+            "http://localhost./hook",
+            "http://foo.localhost/hook",
+            "http://foo.localhost./hook",
+            "http://LOCALHOST/hook",
+            "https://a.b.Localhost:8443/hook",
+        ] {
+            let refused = check_target(url, false).await.unwrap_err();
+            assert!(
+                matches!(refused, TargetError::LocalName(_)),
+                "{url}: {refused}"
+            );
+        }
+        assert!(check_target("http://[64:ff9b::7f00:1]/hook", true)
+            .await
+            .is_ok());
+        assert!(!matches!(
+            check_target("http://foo.localhost/hook", true).await,
+            Err(TargetError::LocalName(_))
+        ));
+        // Not a name under localhost.
+        assert!(!is_local_name("localhost.example.com"));
+        assert!(!is_local_name("notlocalhost"));
     }
 }

@@ -135,6 +135,11 @@ export function countChips(counts, active, complete, pick) {
   return [chip('', 'All', total), ...STATES.map((s) => chip(s, title(s), counts[s] || 0))];
 }
 
+/** A row's summary: three lines of it in the table, all of it on hover. */
+function summary(text) {
+  return h('div', { class: 'summary-text', title: text }, text);
+}
+
 /** The request table shared by the list and the batch view. */
 export function requestTable(requests) {
   return h('table', { class: 'table table-requests' },
@@ -145,7 +150,7 @@ export function requestTable(requests) {
       return h('tr', { 'data-testid': 'request-row', 'data-request-id': r.requestId, class: 'clickable', onclick: (event) => {
         if (!event.target.closest('a, button')) location.hash = href;
       } },
-      h('td', { class: 'nowrap' }, time(r.dateCreated)),
+      h('td', { class: 'when' }, time(r.dateCreated)),
       h('td', { class: 'nowrap id-cell' },
         h('a', { href, class: 'mono', title: r.requestId, 'data-testid': 'request-id' }, shortId(r.requestId)),
         copyButton(r.requestId, 'request id', { 'data-testid': 'copy-id' })),
@@ -154,7 +159,7 @@ export function requestTable(requests) {
       h('td', { class: 'nowrap' }, r.internalId ? mono(r.internalId) : h('span', { class: 'muted' }, '—')),
       h('td', { class: 'nowrap' }, r.modality ? r.modality.replace(/_/g, ' ') : h('span', { class: 'muted' }, 'not yet')),
       h('td', { class: 'nowrap' }, day(r.dueDate)),
-      h('td', { class: 'nowrap' }, r.completedAt ? time(r.completedAt) : h('span', { class: 'muted' }, '—')),
-      h('td', { class: 'summary' }, r.error ? h('span', { class: 'text-failure' }, r.error.errorCode) : (r.callSummary || r.resultSummary || '')));
+      h('td', { class: 'when' }, r.completedAt ? time(r.completedAt) : h('span', { class: 'muted' }, '—')),
+      h('td', { class: 'summary' }, r.error ? h('span', { class: 'text-failure' }, r.error.errorCode) : summary(r.callSummary || r.resultSummary || '')));
     })));
 }

@@ -27,7 +27,7 @@ use crate::state::AppState;
         (status = 400, description = "`INVALID_REQUEST` naming the field; nothing changed.", body = crate::wire::ErrorOut),
         (status = 404, description = "`ACCOUNT_NOT_FOUND`.", body = crate::wire::ErrorOut),
     ))]
-#[tracing::instrument(name = "admin_patch_account", skip_all, fields(account = %id))]
+#[tracing::instrument(name = "admin_patch_account", skip_all, fields(account = tracing::field::Empty))]
 pub async fn patch_account(
     Admin(operator): Admin,
     state: web::Data<AppState>,
@@ -38,6 +38,7 @@ pub async fn patch_account(
         .store
         .account(&id)?
         .ok_or_else(|| account_not_found(&id))?;
+    tracing::Span::current().record("account", id.as_str());
     let mut merged = declaration_of(&existing);
     merged.extend(patch.into_inner());
     let spec: AccountSpec =

@@ -9,7 +9,7 @@ use super::AdminJson;
 use crate::auth::{Admin, Operator, Reader};
 use crate::configuration::specs::{validate_identifier, AccountSpec};
 use crate::errors::{ApiError, Code};
-use crate::provisioning::{account_record, generate_credential};
+use crate::provisioning::{account_record, generate_credential, generate_webhook_secret};
 use crate::state::AppState;
 use crate::wire::{AccountListOut, AccountOut, CredentialIssuedOut, ErrorOut};
 use utoipa::ToSchema;
@@ -61,7 +61,8 @@ pub async fn get_account(
 ///
 /// The body is the whole account, the fields of an `[[accounts]]` table: a field left out takes its
 /// default, except `credentials`, whose absence keeps the pairs issued (pairs not listed again are
-/// revoked with their tokens). Schemas named must exist.
+/// revoked with their tokens), and `webhook_secret`, whose absence keeps the stored one. Schemas named
+/// must exist. An account created without a webhook secret gets a generated one, shown in the 201 only.
 #[utoipa::path(put, path = "/admin/v1/accounts/{id}", operation_id = "putAccount",
     params(("id" = String, Path, description = "The account's id.")),
     request_body = AccountSpec,
@@ -70,7 +71,7 @@ pub async fn get_account(
         (status = 201, description = "Created.", body = AccountOut),
         (status = 400, description = "`INVALID_REQUEST` naming the field; nothing changed.", body = ErrorOut),
     ))]
-#[tracing::instrument(name = "admin_put_account", skip_all, fields(account = %id))]
+#[tracing::instrument(name = "admin_put_account", skip_all, fields(account = tracing::field::Empty))]
 pub async fn put_account(
     Admin(operator): Admin,
     state: web::Data<AppState>,
@@ -78,14 +79,17 @@ pub async fn put_account(
     spec: AdminJson<AccountSpec>,
 ) -> Result<HttpResponse, ApiError> {
     validate_identifier("id", &id)?;
+    tracing::Span::current().record("account", id.as_str());
     let existing = state.store.account(&id)?;
     let record = write_account(&state, &operator, &id, &spec, existing.as_ref()).await?;
-    let status = if existing.is_some() {
-        HttpResponse::Ok()
-    } else {
-        HttpResponse::Created()
-    };
-    Ok(with_status(status, &record))
+    if existing.is_some() {
+        return Ok(with_status(HttpResponse::Ok(), &record));
+    }
+    let mut created = AccountOut::from(&record);
+    if spec.webhook_secret.is_none() {
+        created.webhook_secret = record.webhook_secret.as_deref();
+    }
+    Ok(HttpResponse::Created().json(created))
 }
 
 /// Checks `spec` as a declaration of account `id` and stores it over `existing`, with its audit event.
@@ -129,7 +133,16 @@ pub(super) async fn write_account(
             )));
         }
     }
-    let record = account_record(id, spec, existing, state.clock.now());
+    let mut record = account_record(id, spec, existing, state.clock.now());
+    // Without a secret of its own, an account's production webhooks would be signed with its API key,
+    // which its clients hold: an account made here gets one, and a body without `webhook_secret` keeps
+    // the stored one rather than falling back. (Accounts of the configuration file keep the fallback.)
+    if spec.webhook_secret.is_none() {
+        record.webhook_secret = match existing {
+            Some(stored) => stored.webhook_secret.clone(),
+            None => Some(generate_webhook_secret()),
+        };
+    }
     let event = crate::audit::change(state, operator, "account.change", "account", id);
     match state.store.put_account(&record, &[event]).await {
         Err(StorageError::CredentialKeyTaken) => Err(ApiError::invalid_request(
@@ -158,7 +171,7 @@ pub(super) fn with_status(
         (status = 204, description = "Deleted."),
         (status = 404, description = "`ACCOUNT_NOT_FOUND`.", body = ErrorOut),
     ))]
-#[tracing::instrument(name = "admin_delete_account", skip_all, fields(account = %id))]
+#[tracing::instrument(name = "admin_delete_account", skip_all, fields(account = tracing::field::Empty))]
 pub async fn delete_account(
     Admin(operator): Admin,
     state: web::Data<AppState>,
@@ -166,6 +179,7 @@ pub async fn delete_account(
 ) -> Result<HttpResponse, ApiError> {
     let event = crate::audit::change(&state, &operator, "account.change", "account", &id);
     if state.store.delete_account(&id, &[event]).await? {
+        tracing::Span::current().record("account", id.as_str());
         Ok(HttpResponse::NoContent().finish())
     } else {
         Err(account_not_found(&id))
@@ -192,7 +206,7 @@ pub struct NewCredentialIn {
         (status = 400, description = "`INVALID_REQUEST`.", body = ErrorOut),
         (status = 404, description = "`ACCOUNT_NOT_FOUND`.", body = ErrorOut),
     ))]
-#[tracing::instrument(name = "admin_create_credential", skip_all, fields(account = %id))]
+#[tracing::instrument(name = "admin_create_credential", skip_all, fields(account = tracing::field::Empty))]
 pub async fn create_credential(
     Admin(operator): Admin,
     state: web::Data<AppState>,
@@ -209,6 +223,7 @@ pub async fn create_credential(
         Err(StorageError::AccountMissing(_)) => return Err(account_not_found(&id)),
         other => other?,
     }
+    tracing::Span::current().record("account", id.as_str());
     Ok(HttpResponse::Created().json(CredentialIssuedOut {
         id: record.id,
         environment: record.environment.as_str(),

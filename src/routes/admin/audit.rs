@@ -1,14 +1,16 @@
-//! `/admin/v1/audit`: the audit log, oldest first, and the recomputation of its hash chain. Readable by
-//! the `admin` and `auditor` roles; reading it is itself audited (`audit.read`).
+//! `/admin/v1/audit`: the audit log, oldest first, the recomputation of its keyed hash chain (against
+//! checkpoints an operator kept, when given), and checkpoints to keep. Readable by the `admin` and
+//! `auditor` roles; reading it is itself audited (`audit.read`, `audit.verify`, `audit.checkpoint`).
 
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::json;
-use switchboard_storage::audit::{AuditFilter, Target, Verified};
+use switchboard_storage::audit::{AuditFilter, Checkpoint, Target, Verified};
 
-use crate::auth::Auditor;
-use crate::errors::ApiError;
+use super::AdminJson;
+use crate::auth::{Auditor, Operator};
+use crate::errors::{ApiError, Code};
 use crate::state::AppState;
 
 const DEFAULT_PAGE: usize = 100;
@@ -89,18 +91,75 @@ pub async fn list_events(
     Ok(HttpResponse::Ok().json(body))
 }
 
+/// Checkpoints one verification may be given at most.
+const MAX_CHECKPOINTS: usize = 1000;
+
 /// Verify the audit chain
 ///
-/// `{"ok":true,"events":N}` or `{"ok":false,"firstBadSeq":N}`.
+/// `{"ok":true,"events":N}` or `{"ok":false,"firstBadSeq":N}`: every event's hash, link and keyed MAC,
+/// and that the log reaches its sealed head.
 #[utoipa::path(get, path = "/admin/v1/audit/verify", operation_id = "verifyAuditChain",
     responses((status = 200, description = "The chain recomputed.", body = crate::wire::AuditVerifyOut)))]
 pub async fn verify(
     Auditor(operator): Auditor,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let verified = state.store.audit_verify()?;
+    verified(&operator, &state, Vec::new()).await
+}
+
+/// The body of `POST /admin/v1/audit/verify`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyIn {
+    checkpoints: Vec<Checkpoint>,
+}
+
+/// Verify the audit chain against kept checkpoints
+///
+/// As the GET, and `ok:false` when an event up to a checkpoint's `seq` differs from what it sealed or is
+/// gone. A checkpoint this server did not issue (its `mac` does not hold) is 400.
+#[utoipa::path(post, path = "/admin/v1/audit/verify", operation_id = "verifyAuditChainAgainstCheckpoints",
+    request_body = crate::wire::AuditVerifyIn,
+    responses(
+        (status = 200, description = "The chain recomputed.", body = crate::wire::AuditVerifyOut),
+        (status = 400, description = "`INVALID_REQUEST`: a malformed body, or a checkpoint whose mac does not hold.", body = crate::wire::ErrorOut),
+    ))]
+pub async fn verify_checkpoints(
+    Auditor(operator): Auditor,
+    state: web::Data<AppState>,
+    body: AdminJson<VerifyIn>,
+) -> Result<HttpResponse, ApiError> {
+    let checkpoints = &body.checkpoints;
+    if checkpoints.len() > MAX_CHECKPOINTS {
+        return Err(ApiError::invalid_request(format!(
+            "checkpoints holds at most {MAX_CHECKPOINTS} entries"
+        )));
+    }
+    if let Some(forged) = checkpoints
+        .iter()
+        .position(|checkpoint| !state.store.audit_checkpoint_holds(checkpoint))
+    {
+        return Err(ApiError::invalid_request(format!(
+            "checkpoints[{forged}] was not issued by this server: its mac does not hold for its seq, \
+             hash and at"
+        )));
+    }
+    verified(&operator, &state, checkpoints.clone()).await
+}
+
+/// Recomputes the chain on the blocking pool: it reads the whole log, which an HTTP worker must not wait
+/// on.
+async fn verified(
+    operator: &Operator,
+    state: &AppState,
+    checkpoints: Vec<Checkpoint>,
+) -> Result<HttpResponse, ApiError> {
+    let store = state.store.clone();
+    let verified = web::block(move || store.audit_verify_with(&checkpoints))
+        .await
+        .map_err(|_| ApiError::new(Code::InternalError, "the audit chain's check failed"))??;
     state.store.audit_read(crate::audit::event(
-        &state,
+        state,
         operator.actor(),
         "audit.verify",
         Some(Target::new("audit", "chain")),
@@ -111,6 +170,35 @@ pub async fn verify(
         Verified::Holds { events } => json!({ "ok": true, "events": events }),
         Verified::BrokenAt { seq } => json!({ "ok": false, "firstBadSeq": seq }),
     }))
+}
+
+/// A checkpoint of the audit chain
+///
+/// `{"seq","hash","at","mac"}` for the newest event written, the `mac` under a key only the master key
+/// unlocks: keep it elsewhere, and give it to `POST /admin/v1/audit/verify` later. 404 while the log is
+/// empty.
+#[utoipa::path(get, path = "/admin/v1/audit/checkpoint", operation_id = "getAuditCheckpoint",
+    responses(
+        (status = 200, description = "The newest event's checkpoint.", body = crate::wire::AuditCheckpointOut),
+        (status = 404, description = "`NOT_FOUND`: the log holds no event yet.", body = crate::wire::ErrorOut),
+    ))]
+pub async fn checkpoint(
+    Auditor(operator): Auditor,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let checkpoint = state
+        .store
+        .audit_checkpoint()?
+        .ok_or_else(|| ApiError::new(Code::NotFound, "the audit log holds no event yet"))?;
+    state.store.audit_read(crate::audit::event(
+        &state,
+        operator.actor(),
+        "audit.checkpoint",
+        Some(Target::new("audit", "chain")),
+        "ok",
+        operator.ip,
+    ));
+    Ok(HttpResponse::Ok().json(checkpoint))
 }
 
 fn non_blank(value: &Option<String>) -> Option<String> {

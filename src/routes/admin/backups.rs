@@ -1,12 +1,11 @@
 //! `POST /admin/v1/backups`: a consistent copy of the store while the server keeps serving.
 
-use std::path::PathBuf;
-
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 use switchboard_storage::EngineChoice;
 
+use super::backup_target::resolve;
 use super::AdminJson;
 use crate::auth::Admin;
 use crate::errors::{ApiError, Code};
@@ -22,12 +21,13 @@ pub struct BackupIn {
 
 /// Write a backup
 ///
-/// 200 `{"path","bytes"}` once the copy is complete and synced.
+/// 200 `{"path","bytes"}` once the copy is complete and synced; `path` is where the copy went, resolved
+/// (`..` and symbolic links), inside `[server] backup_root` when one is set.
 #[utoipa::path(post, path = "/admin/v1/backups", operation_id = "createBackup",
     request_body = BackupIn,
     responses(
         (status = 200, description = "Written.", body = crate::wire::BackupOut),
-        (status = 400, description = "`INVALID_REQUEST`: the path.", body = crate::wire::ErrorOut),
+        (status = 400, description = "`INVALID_REQUEST`: the path (not absolute, outside backup_root, a control character).", body = crate::wire::ErrorOut),
         (status = 409, description = "`CONFLICT`: the path exists, or the store is in PostgreSQL.", body = crate::wire::ErrorOut),
     ))]
 #[tracing::instrument(name = "admin_backup", skip_all)]
@@ -44,39 +44,12 @@ pub async fn create_backup(
              (a backup is sealed: it needs the key to be read, so the two must not travel together)",
         ));
     }
-    let target = PathBuf::from(body.path.trim());
-    if !target.is_absolute() {
-        return Err(ApiError::invalid_request(
-            "path: must be an absolute path, such as /var/backups/switchboard/2026-11-27",
-        ));
-    }
-    if target.exists() {
-        return Err(ApiError::new(
-            Code::Conflict,
-            format!(
-                "path: {} exists already; a backup goes into a new directory",
-                target.display()
-            ),
-        ));
-    }
-    if !target.parent().is_some_and(|parent| parent.is_dir()) {
-        return Err(ApiError::invalid_request(
-            "path: its parent directory must exist",
-        ));
-    }
     let data_dir = state.settings.server.data_dir.clone();
-    let inside = |dir: &std::path::Path| {
-        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        target
-            .parent()
-            .and_then(|p| p.canonicalize().ok())
-            .is_some_and(|parent| parent.starts_with(&dir))
-    };
-    if inside(&data_dir) {
-        return Err(ApiError::invalid_request(
-            "path: must be outside data_dir, or the next backup would copy this one",
-        ));
-    }
+    let target = resolve(
+        &body.path,
+        state.settings.server.backup_root.as_deref(),
+        &data_dir,
+    )?;
     let store = state.store.clone();
     let into = target.clone();
     let backup = web::block(move || store.backup(&data_dir, &into))

@@ -43,8 +43,16 @@ pub async fn list_deliveries(
     // it include every attempt the delivery counts. Read the other way round, a round ending in between
     // showed its new status without its last attempt.
     let delivery = state.store.delivery(request_id).await?;
-    // The delivery's URL is the request's data: reading it is a read of the request, as the console's.
-    if delivery.is_some() {
+    let attempts: Vec<WebhookAttemptOut> = state
+        .store
+        .attempts(request_id)
+        .await?
+        .iter()
+        .map(WebhookAttemptOut::from)
+        .collect();
+    // The webhook's URL is the request's data: an answer that shows it (the delivery's, or an attempt's
+    // logged by a release that kept URLs in the attempt log) is a read of the request, as the console's.
+    if delivery.is_some() || attempts.iter().any(|attempt| !attempt.url.is_empty()) {
         let read = crate::audit::change(
             &state,
             &operator,
@@ -54,13 +62,6 @@ pub async fn list_deliveries(
         );
         state.store.audit_read(read);
     }
-    let attempts: Vec<WebhookAttemptOut> = state
-        .store
-        .attempts(request_id)
-        .await?
-        .iter()
-        .map(WebhookAttemptOut::from)
-        .collect();
     let body = match delivery {
         Some(delivery) => {
             let delivery = WebhookDeliveryOut::new(&delivery, attempts);

@@ -21,9 +21,10 @@ use crate::configuration::specs::{AccountSpec, PayerSpec, SchemaSpec};
 use crate::routes::{Access, Endpoint};
 use crate::state::AppState;
 use crate::wire::{
-    AccountListOut, AccountOut, AdminRefusalOut, AuditPageOut, AuditVerifyOut, BackupOut,
-    ClockMovedOut, ClockOut, CredentialIssuedOut, DeliveriesOut, ErrorOut, OperatorCreatedOut,
-    OperatorListOut, OrchestrationStatsOut, PayerListOut, PayerOut, RedeliveryOut, SchemaHeadOut,
+    AccountListOut, AccountOut, AdminRefusalOut, AuditCheckpointOut, AuditPageOut, AuditVerifyIn,
+    AuditVerifyOut, BackupOut, ClockMovedOut, ClockOut, CredentialIssuedOut, DeliveriesOut,
+    ErrorOut, OperatorCreatedOut, OperatorListOut, OrchestrationStatsOut, PayerListOut, PayerOut,
+    RedeliveryOut, SchemaHeadOut,
 };
 
 /// Where the document is served.
@@ -65,10 +66,10 @@ const PAYLOAD_TOO_LARGE: &str = "PayloadTooLarge";
         SchemaSpec, SchemaHeadOut, PayerSpec, PayerListOut, PayerOut, clock::MoveClockIn, ClockOut,
         ClockMovedOut, DeliveriesOut, RedeliveryOut, OrchestrationStatsOut, operators::NewOperatorIn,
         OperatorCreatedOut, OperatorListOut, backups::BackupIn, BackupOut, AuditPageOut,
-        AuditVerifyOut, ErrorOut, AdminRefusalOut, crate::wire::TaskListOut, crate::wire::TaskOut,
-        crate::wire::TaskSheetOut, crate::wire::QuestionOut, crate::wire::SheetCallOut,
-        crate::wire::TaskErrorOut, task_actions::CompleteIn, task_actions::PersonCallIn,
-        task_actions::GiveUpIn,
+        AuditVerifyOut, AuditVerifyIn, AuditCheckpointOut, ErrorOut, AdminRefusalOut,
+        crate::wire::TaskListOut, crate::wire::TaskOut, crate::wire::TaskSheetOut,
+        crate::wire::QuestionOut, crate::wire::SheetCallOut, crate::wire::TaskErrorOut,
+        task_actions::CompleteIn, task_actions::PersonCallIn, task_actions::GiveUpIn,
     )),
 )]
 struct Base;

@@ -3,6 +3,7 @@
 mod account_patch;
 mod accounts;
 mod audit;
+mod backup_target;
 mod backups;
 mod clock;
 mod deliveries;
@@ -106,6 +107,12 @@ pub(crate) fn admin_api(fault_injection: bool) -> Vec<Endpoint> {
             web::route().to(audit::list_events)
         }),
         Endpoint::of::<audit::__path_verify>("Audit", AUDITOR, || web::route().to(audit::verify)),
+        Endpoint::of::<audit::__path_verify_checkpoints>("Audit", AUDITOR, || {
+            web::route().to(audit::verify_checkpoints)
+        }),
+        Endpoint::of::<audit::__path_checkpoint>("Audit", AUDITOR, || {
+            web::route().to(audit::checkpoint)
+        }),
         Endpoint::of::<tasks::__path_list_tasks>("Tasks", TASK_READER, || {
             web::route().to(tasks::list_tasks)
         }),

@@ -13,6 +13,10 @@ use crate::configuration::specs::validate_identifier;
 use crate::errors::{ApiError, Code};
 use crate::state::AppState;
 
+/// Names an operator may not take: the audit log's own actors. An operator so named would read, in the
+/// log, as the configured admin (`admin`), the server (`system`) or an unidentified caller (`unknown`).
+const RESERVED_NAMES: [&str; 3] = [CONFIGURED_ADMIN, "system", "unknown"];
+
 /// An operator to create.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -30,8 +34,8 @@ pub struct NewOperatorIn {
     request_body = NewOperatorIn,
     responses(
         (status = 201, description = "Created.", body = crate::wire::OperatorCreatedOut),
-        (status = 400, description = "`INVALID_REQUEST`: a bad name or role.", body = crate::wire::ErrorOut),
-        (status = 409, description = "`CONFLICT`: the name is taken.", body = crate::wire::ErrorOut),
+        (status = 400, description = "`INVALID_REQUEST`: a bad or reserved name (admin, system, unknown, in any case), or a bad role.", body = crate::wire::ErrorOut),
+        (status = 409, description = "`CONFLICT`: the name is taken, in any case.", body = crate::wire::ErrorOut),
     ))]
 #[tracing::instrument(name = "admin_create_operator", skip_all)]
 pub async fn create_operator(
@@ -46,8 +50,15 @@ pub async fn create_operator(
             body.role
         ))
     })?;
-    if body.name == CONFIGURED_ADMIN {
-        return Err(taken(&body.name));
+    if RESERVED_NAMES
+        .iter()
+        .any(|reserved| body.name.eq_ignore_ascii_case(reserved))
+    {
+        return Err(ApiError::invalid_request(format!(
+            "name: {:?} is reserved, in any case: the audit log names server.admin_token \"{CONFIGURED_ADMIN}\", \
+             the server itself \"system\" and callers it cannot identify \"unknown\"",
+            body.name
+        )));
     }
     let token = new_token();
     let record = OperatorRecord {
@@ -133,7 +144,7 @@ pub async fn delete_operator(
 fn taken(name: &str) -> ApiError {
     ApiError::new(
         Code::Conflict,
-        format!("name: an operator named {name:?} exists already"),
+        format!("name: an operator named {name:?} exists already (names are compared without regard to case)"),
     )
 }
 

@@ -22,7 +22,7 @@ use crate::wire::{ErrorOut, RedeliveryOut};
         (status = 404, description = "`REQUEST_NOT_FOUND`.", body = ErrorOut),
         (status = 409, description = "`CONFLICT`: still `PROCESSING`, no webhook, or a round running for over a minute.", body = ErrorOut),
     ))]
-#[tracing::instrument(name = "admin_redeliver_webhook", skip_all, fields(request_id = %request_id))]
+#[tracing::instrument(name = "admin_redeliver_webhook", skip_all, fields(request_id = tracing::field::Empty))]
 pub async fn redeliver(
     Admin(operator): Admin,
     state: web::Data<AppState>,
@@ -40,6 +40,8 @@ pub async fn redeliver(
         .fetch_request(&request_id)
         .await?
         .ok_or_else(not_found)?;
+    // Recorded once the path names a request: until then it is the caller's text.
+    tracing::Span::current().record("request_id", request.id.as_str());
     if request.state == RequestState::Processing {
         return Err(ApiError::new(
             Code::Conflict,

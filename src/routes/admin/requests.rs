@@ -17,7 +17,7 @@ use crate::state::AppState;
         (status = 204, description = "Purged."),
         (status = 404, description = "`REQUEST_NOT_FOUND`.", body = crate::wire::ErrorOut),
     ))]
-#[tracing::instrument(name = "admin_purge_request", skip_all, fields(request_id = %request_id))]
+#[tracing::instrument(name = "admin_purge_request", skip_all)]
 pub async fn purge_request(
     Admin(operator): Admin,
     state: web::Data<AppState>,

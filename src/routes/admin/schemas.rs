@@ -52,7 +52,7 @@ pub async fn get_schema(
         (status = 201, description = "Created.", body = SchemaHeadOut),
         (status = 400, description = "`INVALID_REQUEST` naming the field; nothing changed.", body = ErrorOut),
     ))]
-#[tracing::instrument(name = "admin_put_schema", skip_all, fields(schema = %id))]
+#[tracing::instrument(name = "admin_put_schema", skip_all, fields(schema = tracing::field::Empty))]
 pub async fn put_schema(
     Admin(operator): Admin,
     state: web::Data<AppState>,
@@ -61,6 +61,7 @@ pub async fn put_schema(
 ) -> Result<HttpResponse, ApiError> {
     let id = SchemaId::try_from(id.into_inner())
         .map_err(|e| ApiError::invalid_request(format!("id: {e}")))?;
+    tracing::Span::current().record("schema", id.as_ref());
     if spec
         .id
         .as_deref()
@@ -117,7 +118,7 @@ pub async fn put_schema(
         (status = 200, description = "Retired.", body = SchemaHeadOut),
         (status = 404, description = "`SCHEMA_NOT_FOUND`.", body = ErrorOut),
     ))]
-#[tracing::instrument(name = "admin_retire_schema", skip_all, fields(schema = %id))]
+#[tracing::instrument(name = "admin_retire_schema", skip_all, fields(schema = tracing::field::Empty))]
 pub async fn retire_schema(
     Admin(operator): Admin,
     state: web::Data<AppState>,
@@ -129,5 +130,6 @@ pub async fn retire_schema(
         .retire_schema(&id, &[event])
         .await?
         .ok_or_else(|| ApiError::schema_not_found(&id))?;
+    tracing::Span::current().record("schema", id.as_str());
     Ok(HttpResponse::Ok().json(SchemaHeadOut::from(&head)))
 }

@@ -17,6 +17,11 @@ use crate::wire::{
     BatchCreatedOut, BatchEntryOut, CreateIn, CreateOut, CreateRejectedOut, CreatedOut, ErrorOut,
 };
 
+/// The most entries one POST's `requests` may hold. The request body's size limit
+/// (`errors::MAX_BODY_BYTES`) leaves room for this many entries with generous inputs, and a whole-batch
+/// listing (`GET /v1/requests?requestBatchId=...`) is one POST's entries at most.
+pub const MAX_BATCH_ENTRIES: usize = 1000;
+
 /// Create one request or a batch
 ///
 /// One request (200 with its ids) or a batch under `requests` (200 / 207 / 400 / 500 with per-entry results
@@ -27,7 +32,7 @@ use crate::wire::{
     responses(
         (status = 200, description = "Single: the created (or replayed) request. Batch: every entry created.", body = CreateOut),
         (status = 207, description = "Batch only: at least one entry created and at least one rejected with a client error.", body = BatchCreatedOut),
-        (status = 400, description = "Single: `INVALID_REQUEST` (body not JSON or not an object, `schemaId`/`inputs` missing, empty `requests`, bad `webhookUrl`, scheduling capacity exceeded), `INVALID_INPUTS` (with `details`) or `PAYER_NOT_FOUND`. Batch: every entry failed, `{requests: [...]}` with each entry's envelope.", body = CreateRejectedOut,
+        (status = 400, description = "Single: `INVALID_REQUEST` (body not JSON or not an object, `schemaId`/`inputs` missing, empty `requests` or more than 1000 entries, more than 100 inputs, an input key over 128 bytes, inputs over 16 KiB together, bad or over-long `webhookUrl`, scheduling capacity exceeded), `INVALID_INPUTS` (with `details`; an input value over 1024 bytes is named there, an `internalId` or `internalTag` over 256 bytes in the message) or `PAYER_NOT_FOUND`. Batch: every entry failed, `{requests: [...]}` with each entry's envelope.", body = CreateRejectedOut,
             examples(
                 ("INVALID_INPUTS" = (value = json!({ "error": "INVALID_INPUTS",
                     "message": "Input validation failed: missing required inputs: memberId",
@@ -36,6 +41,7 @@ use crate::wire::{
                     "message": "Payer 'Acme Health' matched no known payer" }))),
             )),
         (status = 404, description = "Single only: `SCHEMA_NOT_FOUND`; or `ACCOUNT_NOT_FOUND`.", body = ErrorOut),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE`: the body is over 8 MiB.", body = ErrorOut),
         (status = 500, description = "`INTERNAL_ERROR` or `PAYER_LOOKUP_FAILURE`. A batch may instead answer `{requests: [...]}`: check for a `requests` key; its successful entries are real requests.", body = CreateRejectedOut),
     ))]
 #[tracing::instrument(name = "create_requests", skip_all, fields(account = %caller.account.id, environment = caller.environment.as_str()))]
@@ -62,6 +68,12 @@ pub async fn create_requests(
         None => create_single(&state, &caller, &body).await,
         Some(Value::Array(items)) if items.is_empty() => {
             Err(ApiError::invalid_request("requests must not be empty"))
+        }
+        Some(Value::Array(items)) if items.len() > MAX_BATCH_ENTRIES => {
+            Err(ApiError::invalid_request(format!(
+                "requests has {} entries; at most {MAX_BATCH_ENTRIES} are accepted in one POST",
+                items.len()
+            )))
         }
         Some(Value::Array(items)) => create_batch(&state, &caller, items).await,
         Some(_) => Err(ApiError::invalid_request(

@@ -21,13 +21,16 @@ use crate::wire::{ErrorOut, ReadKind, RequestOut};
         (status = 200, description = "The request.", body = RequestOut),
         (status = 404, description = "`REQUEST_NOT_FOUND` (absent for this account and environment) or `ACCOUNT_NOT_FOUND`.", body = ErrorOut),
     ))]
-#[tracing::instrument(name = "get_request", skip_all, fields(request_id = %request_id))]
+#[tracing::instrument(name = "get_request", skip_all, fields(request_id = tracing::field::Empty))]
 pub async fn get_request(
     state: web::Data<AppState>,
     caller: Caller,
     request_id: web::Path<RequestId>,
 ) -> Result<HttpResponse, ApiError> {
     let record = visible_request(&state, &caller, &request_id).await?;
+    // Only now: the path's text is the client's, and a log line must not carry it before it names one of
+    // the caller's requests.
+    tracing::Span::current().record("request_id", record.id.as_str());
     state.store.audit_read(read_event(&caller, &record.id));
     let body = state.request_bodies.body(&record, &caller.account, || {
         let read = state.read_context(&caller.account, ReadKind::Single);

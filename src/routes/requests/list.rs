@@ -71,10 +71,12 @@ pub async fn list_requests(
         Some(raw) => Some(RequestBatchId::from(raw)),
     };
     // Clients written against the hosted service list a batch without paging: the whole batch comes in
-    // one page unless the caller asks for pages. A batch is bounded by one POST's body, so the page is too.
+    // one page unless the caller asks for pages. A batch is one POST's entries at most, so the page holds
+    // at most as many as a POST may carry (and weighs no more than that POST's body, plus what the
+    // server added); a batch stored before that limit pages past it.
     let page_size = match (explicit_page_size, &batch) {
         (Some(size), _) => size,
-        (None, Some(_)) => usize::MAX - 1,
+        (None, Some(_)) => super::create::MAX_BATCH_ENTRIES,
         (None, None) => DEFAULT_PAGE_SIZE,
     };
     let scope_key = format!("{}:{}", scope.account_id, scope.environment.as_str());

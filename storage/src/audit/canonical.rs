@@ -17,6 +17,8 @@ pub(super) struct Unhashed<'a> {
     pub(super) actor: &'a Actor,
     pub(super) at: &'a str,
     #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
+    pub(super) count: Option<u64>,
+    #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
     pub(super) ip: Option<&'a str>,
     pub(super) outcome: &'a str,
     pub(super) prev_hash: &'a str,
@@ -36,6 +38,10 @@ impl Unhashed<'_> {
         put_str(out, &self.actor.kind);
         out.extend_from_slice(b"},\"at\":");
         put_str(out, self.at);
+        if let Some(count) = self.count {
+            out.extend_from_slice(b",\"count\":");
+            put_u64(out, count);
+        }
         if let Some(ip) = self.ip {
             out.extend_from_slice(b",\"ip\":");
             put_str(out, ip);
@@ -156,12 +162,18 @@ mod tests {
         ];
         for actor in &actors {
             for target in &targets {
-                for ip in [None, Some("127.0.0.1"), Some("2001:db8::1")] {
+                for (ip, count) in [
+                    (None, None),
+                    (Some("127.0.0.1"), None),
+                    (Some("2001:db8::1"), Some(20_000)),
+                    (None, Some(1)),
+                ] {
                     for seq in [0, 1, 9, 10, 255, 1_000_000, u64::MAX] {
                         let unhashed = Unhashed {
                             action: "request.read",
                             actor,
                             at: "2026-11-23T14:00:00.000000Z",
+                            count,
                             ip,
                             outcome: "denied",
                             prev_hash: super::super::GENESIS,

@@ -1,5 +1,6 @@
 //! An audit event and its hash: SHA-256 over the previous event's hash and the event's canonical JSON
-//! ([`super::canonical`]). Fields are declared in sorted order, so serde writes a served event's keys in the
+//! ([`super::canonical`]), and beside it, stored but never served, its MAC under a key only the master key
+//! unlocks ([`crate::seal::binding`]). Fields are declared in sorted order, so serde writes a served event's keys in the
 //! canonical order too (the workspace's serde_json keeps insertion order).
 
 use std::borrow::Cow;
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::canonical::{ip_text, Unhashed, IP_TEXT};
+use crate::seal::binding::Binder;
 
 /// Who acted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +83,9 @@ pub struct NewEvent {
     pub outcome: Cow<'static, str>,
     /// The client's address; `None` for the system.
     pub ip: Option<IpAddr>,
+    /// How many times it happened, for an event that stands for many alike (the calls a throttle refused
+    /// in one window); `None` for a single occurrence.
+    pub count: Option<u64>,
 }
 
 /// An event in the chain, as stored and served.
@@ -93,8 +98,16 @@ pub struct AuditEvent {
     pub actor: Actor,
     /// When, RFC 3339 with microseconds.
     pub at: String,
+    /// How many occurrences the event stands for, when more than one may.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub count: Option<u64>,
     /// SHA-256 of `prev_hash` and the canonical JSON of the event without this field.
     pub hash: String,
+    /// HMAC-SHA256 of `seq` and `hash` under the store's audit chain key; absent from events chained
+    /// before the chain was keyed. Kept in the store, left out of what is served: an outside checker
+    /// recomputes `hash` from the served event without `hash`, and cannot check a MAC anyway.
+    #[serde(default, skip_serializing)]
+    pub(crate) mac: Option<String>,
     /// The client's address.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub ip: Option<String>,
@@ -121,6 +134,7 @@ impl AuditEvent {
         event: &NewEvent,
         seq: u64,
         prev_hash: &str,
+        binder: &Binder,
         scratch: &mut Vec<u8>,
         block: &mut Vec<u8>,
     ) -> Hash {
@@ -133,6 +147,7 @@ impl AuditEvent {
             action: &event.action,
             actor: &event.actor,
             at: &at,
+            count: event.count,
             ip,
             outcome: &event.outcome,
             prev_hash,
@@ -143,6 +158,8 @@ impl AuditEvent {
         let hash = chain_hash(prev_hash, scratch);
         block.extend_from_slice(b"{\"hash\":\"");
         block.extend_from_slice(hash.as_str().as_bytes());
+        block.extend_from_slice(b"\",\"mac\":\"");
+        block.extend_from_slice(&binder.event_mac(seq, hash.as_str()));
         block.extend_from_slice(b"\",");
         block.extend_from_slice(&scratch[1..]);
         block.push(b'\n');
@@ -155,6 +172,7 @@ impl AuditEvent {
             action: &self.action,
             actor: &self.actor,
             at: &self.at,
+            count: self.count,
             ip: self.ip.as_deref(),
             outcome: &self.outcome,
             prev_hash: &self.prev_hash,
@@ -234,6 +252,7 @@ mod tests {
 
     #[test]
     fn the_hash_is_sha256_of_the_previous_hash_and_the_sorted_compact_json() {
+        let binder = Binder::new(&zeroize::Zeroizing::new([7; 32]));
         let mut line = Vec::new();
         let hash = AuditEvent::append_line(
             &NewEvent {
@@ -243,9 +262,11 @@ mod tests {
                 target: Some(Target::new("request", "r-1")),
                 outcome: "ok".into(),
                 ip: Some([127, 0, 0, 1].into()),
+                count: None,
             },
             1,
             GENESIS,
+            &binder,
             &mut Vec::new(),
             &mut line,
         );
@@ -262,6 +283,14 @@ mod tests {
             stored.computed_hash(),
             hash,
             "the stored line reads back to the same hash"
+        );
+        assert!(
+            binder.event_mac_holds(1, &hash, stored.mac.as_deref().unwrap()),
+            "the line carries the event's MAC"
+        );
+        assert!(
+            serde_json::to_value(&stored).unwrap().get("mac").is_none(),
+            "a served event carries no MAC"
         );
     }
 

@@ -8,7 +8,7 @@
 //!
 //! Each record is a block as the `audit` tree stores it: its first sequence number (u64 BE), its length
 //! (u32 BE), its bytes. A record torn by a crash is where reading stops; a block is put back only if its
-//! events chain from the head sled holds, hashes included.
+//! events chain from the head sled holds, hashes and MACs included, and the sealed head follows them.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -17,6 +17,7 @@ use std::sync::Mutex;
 
 use super::query::decode_block;
 use super::{AuditChain, Head};
+use crate::seal::binding::Binder;
 use crate::StorageError;
 
 /// The journal's file name, beside sled's files.
@@ -106,13 +107,16 @@ pub(crate) fn replay(
         if first <= head.seq {
             continue;
         }
-        match chained(&head, first, block) {
+        match chained(&head, first, block, &chain.sealer.binder) {
             Some(next) => {
                 tree.insert(first.to_be_bytes(), block)?;
                 *head = next;
             }
             None => break,
         }
+    }
+    if head.seq > start {
+        tree.insert(super::head::HEAD_KEY, head.record(&chain.sealer))?;
     }
     Ok(head.seq - start)
 }
@@ -125,8 +129,8 @@ fn record(bytes: &[u8]) -> Option<(u64, &[u8], &[u8])> {
     Some((first, block, &bytes[12 + len..]))
 }
 
-/// The head after `block` if its events, numbered from `first`, chain from `head`.
-fn chained(head: &Head, first: u64, block: &[u8]) -> Option<Head> {
+/// The head after `block` if its events, numbered from `first`, chain from `head` and carry their MACs.
+fn chained(head: &Head, first: u64, block: &[u8], binder: &Binder) -> Option<Head> {
     if first != head.seq + 1 {
         return None;
     }
@@ -135,12 +139,17 @@ fn chained(head: &Head, first: u64, block: &[u8]) -> Option<Head> {
         if event.seq != next.seq + 1
             || event.prev_hash != next.hash
             || event.computed_hash() != event.hash
+            || !event
+                .mac
+                .as_deref()
+                .is_some_and(|mac| binder.event_mac_holds(event.seq, &event.hash, mac))
         {
             return None;
         }
         next = Head {
             seq: event.seq,
             hash: event.hash,
+            ..next
         };
     }
     Some(next)
@@ -179,11 +188,15 @@ mod tests {
     fn a_block_that_does_not_chain_from_the_head_is_not_put_back() {
         let head = Head {
             seq: 4,
-            hash: super::super::GENESIS.to_owned(),
+            ..Head::genesis()
         };
-        assert!(chained(&head, 6, b"").is_none(), "a gap after the head");
+        let binder = Binder::new(&zeroize::Zeroizing::new([3; 32]));
         assert!(
-            chained(&head, 5, b"not json").is_none(),
+            chained(&head, 6, b"", &binder).is_none(),
+            "a gap after the head"
+        );
+        assert!(
+            chained(&head, 5, b"not json", &binder).is_none(),
             "an unreadable block"
         );
     }

@@ -1,5 +1,8 @@
 //! The audit log: who did what to which id, as a hash chain (each event's hash covers the one before), in
-//! the `audit` tree.
+//! the `audit` tree. The chain is keyed: each event also carries a MAC of its hash under a key only the
+//! master key unlocks, and the chain's head is sealed the same way ([`head`]), so whoever can write the
+//! store but lacks the key can neither rewrite events (recomputing the hashes after them) nor remove the
+//! last ones unnoticed. Checkpoints ([`Checkpoint`]) carry that proof outside the store.
 //!
 //! Changes are recorded by the transaction that makes them: a grouped write pushes its events onto its
 //! [`crate::group::Txn`], and the group appends them with its own writes. Reads are many and change nothing,
@@ -11,20 +14,25 @@
 
 mod canonical;
 mod event;
+pub(crate) mod head;
 pub(crate) mod journal;
 mod query;
+#[cfg(any(test, feature = "test-hooks"))]
+mod tampering;
 
 pub use event::{Actor, AuditEvent, NewEvent, Target, GENESIS};
 
 use event::Hash;
-pub use query::{AuditFilter, AuditPage, Verified};
+pub(crate) use head::Head;
+pub use query::{AuditFilter, AuditPage, Checkpoint, Verified};
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::engine::TxTree;
 use sled::transaction::UnabortableTransactionError;
 
+use crate::seal::Sealer;
 use crate::{StorageError, Store};
 
 /// Events in one stored block at most: a busy reader's half second of reads is tens of thousands. A block
@@ -36,16 +44,11 @@ const BLOCK_EVENTS: u64 = 256;
 /// Longest a read event waits in memory before the flusher writes it.
 pub(crate) const READ_DELAY: Duration = Duration::from_millis(500);
 
-/// The end of the chain: what the next event follows.
-#[derive(Clone, Debug)]
-pub(crate) struct Head {
-    pub(crate) seq: u64,
-    pub(crate) hash: String,
-}
-
 /// The chain's head and the read events waiting for a group.
 pub(crate) struct AuditChain {
     head: Mutex<Head>,
+    /// Keys the events' MACs and seals the head.
+    pub(crate) sealer: Arc<Sealer>,
     reads: Mutex<Reads>,
     /// Where read events appended without a flush are made durable ([`journal`]); none in stores
     /// opened for tests of the flusher alone.
@@ -59,24 +62,15 @@ struct Reads {
 }
 
 impl AuditChain {
-    /// The chain as `tree` holds it.
-    pub(crate) fn load(tree: &crate::engine::Tree) -> Result<AuditChain, StorageError> {
-        let head = match tree.last()? {
-            Some((_, block)) => {
-                let events = query::decode_block(&block)?;
-                let last = events.last().ok_or_else(|| query::corrupt("empty block"))?;
-                Head {
-                    seq: last.seq,
-                    hash: last.hash.clone(),
-                }
-            }
-            None => Head {
-                seq: 0,
-                hash: GENESIS.to_owned(),
-            },
-        };
+    /// The chain as `tree` holds it; refused when its sealed head is gone or forged ([`head::load`]).
+    pub(crate) fn load(
+        tree: &crate::engine::Tree,
+        sealer: Arc<Sealer>,
+    ) -> Result<AuditChain, StorageError> {
+        let head = head::load(tree, &sealer)?;
         Ok(AuditChain {
             head: Mutex::new(head),
+            sealer,
             reads: Mutex::new(Reads::default()),
             journal: std::sync::OnceLock::new(),
         })
@@ -112,6 +106,14 @@ impl AuditChain {
                 tracing::error!(error.message = %e, "the audit read journal could not be emptied");
             }
         }
+    }
+
+    /// Writes the sealed head as it stands: at the one-time binding of a store from an earlier release,
+    /// whose last event becomes the anchor.
+    pub(crate) fn seal_head(&self, tree: &crate::engine::Tree) -> Result<(), StorageError> {
+        let head = self.head();
+        tree.insert(head::HEAD_KEY, head.record(&self.sealer))?;
+        Ok(())
     }
 
     /// The head, held while a transaction appends after it.
@@ -151,17 +153,19 @@ impl AuditChain {
     }
 }
 
-/// Appends `events` after `head` in blocks in `audit` (inside a transaction); answers the new head. The
-/// caller stores it once the transaction has committed.
+/// Appends `events` after `head` in blocks in `audit` (inside a transaction), with the sealed head that
+/// follows them; answers the new head. The caller stores it once the transaction has committed.
 pub(crate) fn append(
     audit: &TxTree,
+    chain_state: &AuditChain,
     head: &Head,
     events: impl IntoIterator<Item = NewEvent>,
 ) -> Result<Head, UnabortableTransactionError> {
-    let (next, blocks) = chain(head, events);
+    let (next, blocks) = chain(head, &chain_state.sealer, events);
     for (first, block) in blocks {
         audit.put(&first.to_be_bytes(), block)?;
     }
+    audit.put(head::HEAD_KEY, next.record(&chain_state.sealer))?;
     Ok(next)
 }
 
@@ -175,10 +179,13 @@ pub(crate) fn append_plain(
     unflushed: bool,
 ) -> Result<(), StorageError> {
     let mut head = chain_state.head();
-    let (next, blocks) = chain(&head, events);
+    let (next, blocks) = chain(&head, &chain_state.sealer, events);
     for (first, block) in &blocks {
         audit.insert(first.to_be_bytes(), block.as_slice())?;
     }
+    // After the blocks: should a crash keep the blocks and lose this, the next opening takes the last
+    // event (checked by its MAC) as the head.
+    audit.insert(head::HEAD_KEY, next.record(&chain_state.sealer))?;
     *head = next;
     if let (true, Some(journal)) = (unflushed, chain_state.journal.get()) {
         journal
@@ -190,7 +197,11 @@ pub(crate) fn append_plain(
 
 /// `events` chained after `head`, in blocks of at most [`BLOCK_EVENTS`] keyed by their first number, each
 /// block compressed.
-fn chain(head: &Head, events: impl IntoIterator<Item = NewEvent>) -> (Head, Vec<(u64, Vec<u8>)>) {
+fn chain(
+    head: &Head,
+    sealer: &Sealer,
+    events: impl IntoIterator<Item = NewEvent>,
+) -> (Head, Vec<(u64, Vec<u8>)>) {
     let mut blocks = Vec::new();
     let mut seq = head.seq;
     let mut hash = None;
@@ -204,6 +215,7 @@ fn chain(head: &Head, events: impl IntoIterator<Item = NewEvent>) -> (Head, Vec<
             &event,
             seq,
             prev,
+            &sealer.binder,
             &mut scratch,
             &mut block,
         ));
@@ -219,6 +231,7 @@ fn chain(head: &Head, events: impl IntoIterator<Item = NewEvent>) -> (Head, Vec<
     let next = Head {
         seq,
         hash: hash.map_or_else(|| head.hash.clone(), |hash| hash.as_str().to_owned()),
+        ..head.clone()
     };
     (next, blocks)
 }
@@ -227,26 +240,6 @@ impl Store {
     /// answer.
     pub fn audit_read(&self, event: NewEvent) {
         self.group.chain.push_read(event);
-    }
-
-    /// Rewrites the first stored block whose lines hold `from`, with `to` in its place, as plain lines:
-    /// test support for a tampered log, built only with the `test-hooks` feature.
-    #[cfg(feature = "test-hooks")]
-    pub fn tamper_audit_for_tests(&self, from: &str, to: &str) -> Result<bool, StorageError> {
-        for block in self.audit.iter() {
-            let (key, block) = block?;
-            let lines = match block.first() {
-                Some(b'{') => block.to_vec(),
-                _ => crate::codec::decompress("audit block", &block)?,
-            };
-            let text = String::from_utf8_lossy(&lines);
-            if text.contains(from) {
-                self.audit
-                    .insert(key, text.replacen(from, to, 1).as_bytes())?;
-                return Ok(true);
-            }
-        }
-        Ok(false)
     }
 
     /// Records `events` now, in a transaction of their own, and waits until they are durable: for changes

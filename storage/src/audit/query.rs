@@ -1,7 +1,10 @@
-//! Reading the audit log: pages of events oldest first with filters, and the chain recomputed.
+//! Reading the audit log: pages of events oldest first with filters, the chain recomputed (hashes, links,
+//! MACs, the sealed head and any checkpoints given), and checkpoints issued.
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
 
+use super::head::{is_block, Head};
 use super::{AuditEvent, GENESIS};
 use crate::{StorageError, Store};
 
@@ -42,6 +45,21 @@ pub struct AuditPage {
     pub next_after: Option<u64>,
 }
 
+/// A signed statement of the chain's newest event, for an operator to keep outside the store: given back
+/// to [`Store::audit_verify_with`], it proves that nothing up to it was changed or removed since.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Checkpoint {
+    /// The event's number.
+    pub seq: u64,
+    /// Its hash.
+    pub hash: String,
+    /// When it happened, as the event says.
+    pub at: String,
+    /// HMAC-SHA256 of the three under a key only the master key unlocks, hex.
+    pub mac: String,
+}
+
 /// The outcome of recomputing the chain.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Verified {
@@ -76,7 +94,10 @@ impl Store {
             .map(|(key, _)| key.to_vec())
             .unwrap_or_default();
         for block in self.audit.range(start..) {
-            let (_, block) = block?;
+            let (key, block) = block?;
+            if !is_block(&key) {
+                continue;
+            }
             for event in decode_block(&block)? {
                 if event.seq <= after || !filter.admits(&event, since.as_deref(), until.as_deref())
                 {
@@ -95,27 +116,123 @@ impl Store {
         })
     }
 
-    /// Recomputes every event's hash and its link to the one before.
+    /// Recomputes every event's hash and its link to the one before, checks the MAC of every event after
+    /// the anchor, and that the log reaches the sealed head.
     pub fn audit_verify(&self) -> Result<Verified, StorageError> {
+        self.audit_verify_with(&[])
+    }
+
+    /// [`Store::audit_verify`], and that each of `checkpoints` (each checked with
+    /// [`Store::audit_checkpoint_holds`] first) still names an event of the log, unchanged.
+    pub fn audit_verify_with(&self, checkpoints: &[Checkpoint]) -> Result<Verified, StorageError> {
+        let head: Head = self.group.chain.head().clone();
+        let binder = &self.sealer.binder;
         let mut previous = GENESIS.to_owned();
         let mut seq = 0;
+        let broken = |seq| Ok(Verified::BrokenAt { seq });
+        let mut checkpointed: std::collections::HashMap<u64, Vec<&Checkpoint>> =
+            std::collections::HashMap::new();
+        for checkpoint in checkpoints {
+            checkpointed
+                .entry(checkpoint.seq)
+                .or_default()
+                .push(checkpoint);
+        }
         for block in self.audit.iter() {
-            let (_, block) = block?;
+            let (key, block) = block?;
+            if !is_block(&key) {
+                continue;
+            }
             let Ok(events) = decode_block(&block) else {
-                return Ok(Verified::BrokenAt { seq: seq + 1 });
+                return broken(seq + 1);
             };
             for event in events {
                 seq += 1;
+                let keyed = match event.mac.as_deref() {
+                    Some(mac) => binder.event_mac_holds(seq, &event.hash, mac),
+                    // Chained before the chain was keyed: only up to the anchor.
+                    None => seq <= head.anchor_seq,
+                };
+                let at_anchor = seq != head.anchor_seq || event.hash == head.anchor_hash;
+                let as_checkpointed = checkpointed.get(&seq).is_none_or(|kept| {
+                    kept.iter()
+                        .all(|c| c.hash == event.hash && c.at == event.at)
+                });
                 if event.seq != seq
                     || event.prev_hash != previous
                     || event.computed_hash() != event.hash
+                    || !keyed
+                    || !at_anchor
+                    || !as_checkpointed
                 {
-                    return Ok(Verified::BrokenAt { seq });
+                    return broken(seq);
                 }
                 previous = event.hash;
             }
         }
+        // Events gone from the end: the sealed head, the anchor or a checkpoint names one past the last.
+        let expected = checkpoints
+            .iter()
+            .map(|c| c.seq)
+            .chain([head.seq, head.anchor_seq])
+            .max()
+            .unwrap_or(0);
+        if seq < expected {
+            return broken(seq + 1);
+        }
+        if seq == head.seq && previous != head.hash {
+            return broken(seq);
+        }
         Ok(Verified::Holds { events: seq })
+    }
+
+    /// Whether `checkpoint` was issued by this store ([`Store::audit_checkpoint`]): its MAC holds.
+    pub fn audit_checkpoint_holds(&self, checkpoint: &Checkpoint) -> bool {
+        self.sealer.binder.checkpoint_holds(
+            checkpoint.seq,
+            &checkpoint.hash,
+            &checkpoint.at,
+            &checkpoint.mac,
+        )
+    }
+
+    /// A checkpoint of the newest event written, `None` while the log is empty. The event is read back
+    /// and must match the sealed head: a checkpoint never vouches for an event altered in the store.
+    pub fn audit_checkpoint(&self) -> Result<Option<Checkpoint>, StorageError> {
+        let head: Head = self.group.chain.head().clone();
+        if head.seq == 0 {
+            return Ok(None);
+        }
+        let block = self
+            .audit
+            .range(..=head.seq.to_be_bytes())
+            .next_back()
+            .transpose()?;
+        let event = match block {
+            Some((_, block)) => decode_block(&block)?
+                .into_iter()
+                .find(|event| event.seq == head.seq),
+            None => None,
+        };
+        // The head in memory is the sealed one or this process's own appends: an event with its hash is
+        // the one the chain vouches for.
+        let event = event
+            .filter(|event| event.hash == head.hash && event.computed_hash() == event.hash)
+            .ok_or_else(|| {
+                StorageError::AuditTampered(format!(
+                    "its newest event ({}) is not the one its sealed head names: verify the log",
+                    head.seq
+                ))
+            })?;
+        Ok(Some(Checkpoint {
+            mac: self
+                .sealer
+                .binder
+                .checkpoint_mac(event.seq, &event.hash, &event.at),
+            seq: event.seq,
+            hash: event.hash,
+            at: event.at,
+        }))
     }
 }
 

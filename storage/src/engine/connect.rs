@@ -5,7 +5,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use tokio_postgres::Client;
+use futures::StreamExt;
+use tokio_postgres::error::{DbError, Severity};
+use tokio_postgres::{AsyncMessage, Client};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::StorageError;
@@ -41,19 +43,52 @@ pub(crate) fn tls(ca_file: Option<&Path>) -> Result<MakeRustlsConnect, StorageEr
     Ok(MakeRustlsConnect::new(config))
 }
 
-/// Connects to `url`, its connection driven by a task of the current runtime.
+/// Connects to `url`, its connection driven by a task of the current runtime, which logs the server's
+/// notices (see [`log_notice`]).
 pub(crate) async fn connect(
     url: &str,
     tls: MakeRustlsConnect,
 ) -> Result<Client, tokio_postgres::Error> {
-    let (client, connection) = tokio_postgres::connect(url, tls).await?;
+    let (client, mut connection) = tokio_postgres::connect(url, tls).await?;
     tokio::spawn(async move {
-        if let Err(e) = connection.await {
-            tracing::error!(error = %e, "the connection to PostgreSQL ended");
+        let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(message) = messages.next().await {
+            match message {
+                Ok(AsyncMessage::Notice(notice)) => log_notice(&notice),
+                // Notifications answer LISTEN, which the engine never sends.
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::error!(error = %e, "the connection to PostgreSQL ended");
+                    break;
+                }
+            }
         }
     });
     Ok(client)
 }
+
+/// A notice the server sent on a connection. tokio-postgres alone logs every notice at INFO; here a
+/// WARNING is a warning (a statement the server found out of place, which the engine should never send),
+/// and the rest (NOTICE and below: a migration's "already exists, skipping") is for debugging only. The
+/// engine's statements carry values as parameters, so a notice's text holds none of them.
+fn log_notice(notice: &DbError) {
+    #[cfg(test)]
+    NOTICES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(notice.message().to_owned());
+    let (code, message) = (notice.code().code(), notice.message());
+    match notice.parsed_severity() {
+        Some(Severity::Warning) => {
+            tracing::warn!(code, "PostgreSQL warned: {message}")
+        }
+        _ => tracing::debug!(code, severity = notice.severity(), "PostgreSQL: {message}"),
+    }
+}
+
+/// Every notice received in this test process, for tests that must see none of a kind.
+#[cfg(test)]
+pub(crate) static NOTICES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
 /// A failed connection to `url`, said so that an operator can act on it: which server, database and user
 /// (never the password), the cause, and what to check for the usual causes.

@@ -171,10 +171,6 @@ impl Tree {
         self.iter().next().transpose()
     }
 
-    pub(crate) fn last(&self) -> sled::Result<Option<(Bytes, Bytes)>> {
-        self.iter().next_back().transpose()
-    }
-
     pub(crate) fn iter(&self) -> Iter {
         self.range::<&[u8], _>(..)
     }

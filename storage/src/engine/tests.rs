@@ -146,6 +146,49 @@ async fn ranges_read_awaited_answer_as_ranges_iterated(engine: TestEngine) {
     assert_eq!(prefixed.len(), 100);
 }
 
+/// Transactions that conflict, on PostgreSQL, are run again without a statement the server finds out of
+/// place: no ROLLBACK after a COMMIT that failed (which already ended the transaction), whose
+/// "there is no transaction in progress" notice was logged once per conflict under write contention.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conflicts_are_retried_without_a_rollback_outside_a_transaction() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let store = TestEngine::Postgres.open(dir.path()).unwrap();
+    let runs = Arc::new(AtomicU32::new(0));
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let (tree, runs) = (store.meta.clone(), Arc::clone(&runs));
+            std::thread::spawn(move || {
+                for _ in 0..25 {
+                    transaction(&[&tree], |t| -> Body {
+                        runs.fetch_add(1, Ordering::Relaxed);
+                        let count = t[0].get(b"count")?.map_or(0, |v| v.len());
+                        t[0].put(&b"count"[..], vec![0; count + 1])?;
+                        Ok(())
+                    })
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    assert_eq!(store.meta.get(b"count").unwrap().unwrap().len(), 100);
+    assert!(
+        runs.load(Ordering::Relaxed) > 100,
+        "the workers never conflicted: nothing was checked"
+    );
+    let notices = super::connect::NOTICES.lock().unwrap().clone();
+    assert!(
+        !notices
+            .iter()
+            .any(|n| n.contains("no transaction in progress")),
+        "{notices:?}"
+    );
+}
+
 crate::on_both_engines!(
     a_transaction_reads_its_own_writes_and_the_last_write_of_a_key_wins,
     concurrent_increments_lose_no_update,
@@ -327,3 +370,39 @@ async fn a_transaction_spanning_a_takeover_does_not_commit_over_the_new_holders_
     assert_eq!(new.meta.get(b"contested").unwrap(), None);
     lease.release();
 }
+
+/// The key check a node makes before it serves: no keyring yet is `false` and writes none; the key that
+/// sealed the store opens it; another key, or none, is refused.
+async fn the_key_check_writes_nothing_and_refuses_another_key(engine: crate::TestEngine) {
+    use crate::seal::{KeySource, MasterKey};
+    let dir = tempfile::tempdir().unwrap();
+    let choice = engine.choice();
+    let given = |key: &MasterKey| KeySource::Given {
+        key: key.clone(),
+        origin: "test".into(),
+    };
+    let (key, other) = (MasterKey::generate(), MasterKey::generate());
+    let check = |source: &KeySource| crate::Store::check_key(dir.path(), source, &choice);
+    assert!(!check(&given(&key)).unwrap(), "no keyring yet");
+    assert!(!check(&given(&key)).unwrap(), "and the check made none");
+    let store = crate::Store::open_on(
+        dir.path(),
+        crate::DEFAULT_CACHE_BYTES,
+        &given(&key),
+        &choice,
+    )
+    .unwrap();
+    store.close().unwrap();
+    drop(store);
+    assert!(check(&given(&key)).unwrap());
+    assert!(matches!(
+        check(&given(&other)),
+        Err(crate::StorageError::KeyRefused)
+    ));
+    assert!(matches!(
+        check(&KeySource::BesideData),
+        Err(crate::StorageError::KeyMissing(_))
+    ));
+}
+
+crate::on_both_engines!(the_key_check_writes_nothing_and_refuses_another_key);

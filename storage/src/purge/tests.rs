@@ -12,6 +12,7 @@ fn event(id: &RequestId) -> NewEvent {
         target: Some(Target::new("request", id.as_str())),
         outcome: "ok".into(),
         ip: None,
+        count: None,
     }
 }
 

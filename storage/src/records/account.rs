@@ -59,7 +59,7 @@ impl Record for AccountRecord {
     const VERSION: u8 = 1;
 }
 
-/// One issued API key/secret pair. Only a digest of the secret is kept.
+/// One issued API key/secret pair. Only a salted, slow hash of the secret is kept.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CredentialRecord {
     /// Opaque id carried in bearer tokens, so removing the pair revokes its tokens.
@@ -68,8 +68,13 @@ pub struct CredentialRecord {
     pub environment: Environment,
     /// The public API key.
     pub key: String,
-    /// Lowercase hex SHA-256 of the secret.
+    /// Lowercase hex SHA-256 of the secret, as releases before argon2 kept it; empty once the opening
+    /// has rehashed it into `secret_argon2` ([`crate::hash_api_secret`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub secret_sha256: String,
+    /// The secret's salted, slow hash: a PHC string of argon2id over its SHA-256 (hex).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub secret_argon2: String,
     /// When the pair was issued.
     pub issued_at: DateTime<Utc>,
 }

@@ -370,5 +370,6 @@ pub(super) fn created_event(record: &RequestRecord, ip: Option<std::net::IpAddr>
         target: Some(Target::new("request", record.id.as_str())),
         outcome: "ok".into(),
         ip,
+        count: None,
     }
 }

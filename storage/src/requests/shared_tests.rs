@@ -225,6 +225,7 @@ async fn purging_a_lone_request_keeps_the_others_of_its_shared_batch(engine: Tes
         target: Some(Target::new("request", b.id.as_str())),
         outcome: "ok".into(),
         ip: None,
+        count: None,
     };
     store.purge_request(&b.id, event).await.unwrap().unwrap();
     store.finish_purges().unwrap();

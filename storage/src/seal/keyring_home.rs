@@ -88,7 +88,7 @@ impl Home {
                 let path = dir.join(FILE);
                 let partial: PathBuf = dir.join(format!("{FILE}.new"));
                 let written = (|| {
-                    let mut file = File::create(&partial)?;
+                    let mut file = crate::private_files::create_file(&partial)?;
                     file.write_all(header)?;
                     for (_, slot) in slots {
                         file.write_all(slot)?;
@@ -190,6 +190,20 @@ impl Slots {
                     .and_then(|()| file.sync_data())
                     .map_err(|e| StorageError::Keyring(format!("cannot write the keyring: {e}")))
             }
+        }
+    }
+
+    /// Writes the header over the one in place (same size), durably.
+    pub(crate) fn write_header(&mut self, header: &[u8]) -> Result<(), StorageError> {
+        match self {
+            Slots::Rows(tree) => {
+                tree.insert(HEADER_ROW, header)?;
+                Ok(())
+            }
+            Slots::File { file, .. } => file
+                .write_all_at(header, 0)
+                .and_then(|()| file.sync_data())
+                .map_err(|e| StorageError::Keyring(format!("cannot write the keyring: {e}"))),
         }
     }
 

@@ -10,11 +10,14 @@
 //!   nothing per request is written on the create path, and the batch id names its epoch (a UUID v7 carries
 //!   its creation time), so no read has to look anything up to find its key;
 //! - the **system key** (in the keyring too) keys the hashes of client text used as store keys
-//!   (`internalId`) and seals process settings (the token secret).
+//!   (`internalId`), seals process settings (the token secret) and keys the MACs that bind security
+//!   records and the audit chain ([`binding`]).
 //!
 //! A sealed value is `MARK, epoch (u32 BE), nonce (24), ciphertext + tag`; its associated data names the
 //! tree, the key it is stored under and the format, so a value copied under another key does not open.
 
+pub(crate) mod binding;
+mod bound_records;
 mod keyring;
 mod keyring_home;
 mod master;
@@ -61,6 +64,8 @@ const DERIVED: usize = 4096;
 /// Seals and opens values; one per open store.
 pub(crate) struct Sealer {
     pub(crate) keyring: Keyring,
+    /// The MACs that bind security records and the audit chain to the keys ([`binding`]).
+    pub(crate) binder: binding::Binder,
     index: Hmac<Sha256>,
     system: Zeroizing<[u8; 32]>,
     derived: RwLock<HashMap<Vec<u8>, Zeroizing<[u8; 32]>>>,
@@ -77,6 +82,7 @@ impl Sealer {
                 .expect("HMAC takes any key length");
         let system = derive(keyring.system(), b"settings");
         Sealer {
+            binder: binding::Binder::new(keyring.system()),
             keyring,
             index,
             system,

@@ -388,6 +388,36 @@ async fn real_admin_answers_validate_against_the_admin_document() {
             200,
         )
         .await;
+    let checkpoint = check
+        .expect(
+            M::GET,
+            "/admin/v1/audit/checkpoint",
+            "/admin/v1/audit/checkpoint",
+            None,
+            200,
+        )
+        .await;
+    let verified = check
+        .expect(
+            M::POST,
+            "/admin/v1/audit/verify",
+            "/admin/v1/audit/verify",
+            Some(json!({ "checkpoints": [checkpoint.clone()] })),
+            200,
+        )
+        .await;
+    assert_eq!(verified["ok"], true, "{verified}");
+    let mut forged = checkpoint;
+    forged["mac"] = json!("00".repeat(32));
+    check
+        .expect(
+            M::POST,
+            "/admin/v1/audit/verify",
+            "/admin/v1/audit/verify",
+            Some(json!({ "checkpoints": [forged] })),
+            400,
+        )
+        .await;
     check
         .expect(
             M::POST,

@@ -3,9 +3,10 @@
 //! every path a request can take, with inputs, `internalId` and `internalTag` that carry one run-unique
 //! marker. Production requests go through the electronic channel (the simulated clearinghouse, or the
 //! Stedi fake with its rejections and outages) and the seeded payer simulator, sandbox requests through
-//! every scenario, and some creates fail validation on a marked value. Once every request is terminal and
-//! has been read back, the server is stopped, and its whole stdout and stderr must hold neither the marker
-//! nor a credential nor a token, in either log format.
+//! every scenario, some creates fail validation on a marked value, and every route with an id in its path
+//! is called with the marker as that id. Once every request is terminal and has been read back, the
+//! server is stopped, and its whole stdout and stderr must hold neither the marker nor a credential nor a
+//! token, in either log format.
 
 mod requests;
 mod server;
@@ -20,8 +21,8 @@ use crate::helpers::{
 };
 use crate::receiver::Receiver;
 use requests::{
-    claim_inputs, production_inputs, read_everything_about, read_lists, refuse_marked_values,
-    Marker,
+    claim_inputs, probe_marked_paths, production_inputs, read_everything_about, read_lists,
+    refuse_marked_values, Marker,
 };
 use server::{LogFormat, LoggedServer};
 
@@ -147,6 +148,7 @@ async fn run_every_path(format: LogFormat, stedi: Option<&FakeStedi>) -> String 
     let (_, stuck) = ending.pop().unwrap();
 
     refuse_marked_values(&api, &live, &marker).await;
+    probe_marked_paths(&api, &live, &marker).await;
     let mut reads: Vec<(&str, Value)> = Vec::new();
     for (token, id) in &ending {
         reads.push((

@@ -152,6 +152,87 @@ pub async fn refuse_marked_values(api: &Api, live: &str, marker: &Marker) {
     assert_eq!(status, 401, "a marked bearer token is refused");
 }
 
+/// Every route with an id in its path, called with the marker as that id: reads, changes, and bodies that
+/// fail to parse (actix-web's own diagnostics of those quote the request's path), by a client and by an
+/// operator. Each is refused or finds nothing; none may write the id to the log, at any level.
+pub async fn probe_marked_paths(api: &Api, live: &str, marker: &Marker) {
+    let id = &marker.token;
+    let client_reads = [
+        format!("/v1/requests/{id}"),
+        format!("/v1/schemas/{id}"),
+        format!("/v1/schemas/{id}/required-inputs"),
+        format!("/console/api/requests/{id}"),
+        format!("/console/api/requests/{id}/voice"),
+        format!("/v1/recordings/{id}?expires=1&signature={id}"),
+        format!("/v1/{id}"),
+    ];
+    for path in client_reads {
+        let (status, _) = api.text(&path, live).await;
+        assert!((400..500).contains(&status), "{path}: {status}");
+    }
+    let admin_calls = [
+        (Method::GET, format!("/admin/v1/accounts/{id}")),
+        (Method::DELETE, format!("/admin/v1/accounts/{id}")),
+        (Method::GET, format!("/admin/v1/schemas/{id}")),
+        (Method::DELETE, format!("/admin/v1/schemas/{id}")),
+        (Method::DELETE, format!("/admin/v1/requests/{id}")),
+        (Method::DELETE, format!("/admin/v1/operators/{id}")),
+        (
+            Method::POST,
+            format!("/admin/v1/webhook-deliveries/{id}/redeliver"),
+        ),
+        (
+            Method::GET,
+            format!("/admin/v1/webhook-deliveries?requestId={id}"),
+        ),
+    ];
+    for (method, path) in admin_calls {
+        let (status, answer) = api.send(method, &path, ADMIN_TOKEN, None).await;
+        assert!(status < 500, "{path}: {status} {answer}");
+    }
+    // Bodies that are not JSON, on paths that carry the id.
+    let truncated = format!(r#"{{"name": "{id}"#);
+    let bodies = [
+        (
+            Method::POST,
+            format!("/v1/schemas/{id}/required-payer-inputs"),
+            live,
+        ),
+        (Method::PUT, format!("/admin/v1/accounts/{id}"), ADMIN_TOKEN),
+        (
+            Method::PATCH,
+            format!("/admin/v1/accounts/{id}"),
+            ADMIN_TOKEN,
+        ),
+        (Method::PUT, format!("/admin/v1/schemas/{id}"), ADMIN_TOKEN),
+        (Method::PUT, format!("/admin/v1/payers/{id}"), ADMIN_TOKEN),
+        (
+            Method::POST,
+            format!("/admin/v1/accounts/{id}/credentials"),
+            ADMIN_TOKEN,
+        ),
+        (
+            Method::POST,
+            format!("/agent/v1/calls/{id}/outcome"),
+            ADMIN_TOKEN,
+        ),
+        (Method::POST, format!("/dialers/{id}/events"), ADMIN_TOKEN),
+    ];
+    for (method, path, token) in bodies {
+        let response = api
+            .client
+            .request(method, api.url(&path))
+            .bearer_auth(token)
+            .header("Content-Type", "application/json")
+            .body(truncated.clone())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        assert!((400..500).contains(&status), "{path}: {status}");
+    }
+}
+
 /// Reads one terminal request every way a client and an operator can: the single read (already done), the
 /// console's detail and voice views, the webhook delivery log and the recording. Returns the signature
 /// of its recording link, a credential too.

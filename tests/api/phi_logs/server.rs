@@ -11,8 +11,8 @@ use crate::helpers::{binary, Api, BinaryServer};
 /// Every level of Switchboard's crates and of the HTTP stack, everything else at debug. sled's own debug
 /// output is left out only because it slows the server down; its messages are about pages, not records.
 const LOG_FILTER: &str = "debug,switchboard=trace,switchboard_actors=trace,\
-                          switchboard_storage=trace,actix_web=trace,actix_http=trace,reqwest=trace,\
-                          hyper=trace,hyper_util=trace,sled=info";
+                          switchboard_storage=trace,actix_web=trace,actix_http=trace,\
+                          actix_router=trace,reqwest=trace,hyper=trace,hyper_util=trace,sled=info";
 
 /// How the server writes its log lines (`SWITCHBOARD_LOG_FORMAT`).
 #[derive(Clone, Copy, Debug)]

@@ -232,16 +232,34 @@ impl Inner {
                 }
                 Err(PlatformError::Unavailable(reason)) => {
                     tracing::warn!(attempt, reason = %reason, "create-call answer lost");
-                    tokio::time::sleep(backoff(attempt)).await;
-                    // The create may have taken effect: look before sending it again.
-                    if let Ok(Some(id)) = self.adapter.find(&job.call_id).await {
-                        self.store_id(job, &id).await?;
+                    if let Some(id) = self.look_after_failed_create(job, attempt).await? {
+                        return Ok(id);
+                    }
+                }
+                Err(PlatformError::NotSent(reason)) => {
+                    tracing::warn!(
+                        attempt,
+                        reason = %reason,
+                        "create-call request did not reach the platform (no connection): nothing was sent"
+                    );
+                    if let Some(id) = self.look_after_failed_create(job, attempt).await? {
                         return Ok(id);
                     }
                 }
             }
         }
         Err(system_failure("The voice platform could not be reached"))
+    }
+
+    /// After a create that failed without a refusal: waits, then looks for the call before the next
+    /// create. Also after a create that was not sent, since an earlier attempt's may have taken effect.
+    async fn look_after_failed_create(&self, job: &CallJob, attempt: u32) -> Step<Option<String>> {
+        tokio::time::sleep(backoff(attempt)).await;
+        if let Ok(Some(id)) = self.adapter.find(&job.call_id).await {
+            self.store_id(job, &id).await?;
+            return Ok(Some(id));
+        }
+        Ok(None)
     }
 
     async fn wait(&self, job: &CallJob, platform_call_id: &str, wake: &Notify) -> Step<CallReport> {

@@ -141,9 +141,12 @@ pub struct PlatformResult {
 pub enum PlatformError {
     /// The platform answered and refused (4xx): asking again will not help.
     Rejected(String),
-    /// The platform could not be reached or failed (timeout, 5xx): the request may or may not have taken
-    /// effect.
+    /// The platform failed, or its answer was lost after the request was sent (timeout, reset, 5xx): the
+    /// request may or may not have taken effect.
     Unavailable(String),
+    /// The request never reached the platform: the name did not resolve, or the connection (TLS
+    /// included) could not be made, so no HTTP request was sent and it had no effect.
+    NotSent(String),
 }
 
 impl fmt::Display for PlatformError {
@@ -151,6 +154,7 @@ impl fmt::Display for PlatformError {
         match self {
             PlatformError::Rejected(reason) => write!(f, "refused by the platform: {reason}"),
             PlatformError::Unavailable(reason) => write!(f, "platform unavailable: {reason}"),
+            PlatformError::NotSent(reason) => write!(f, "platform not reached: {reason}"),
         }
     }
 }

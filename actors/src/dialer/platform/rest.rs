@@ -5,18 +5,25 @@ use serde::de::DeserializeOwned;
 
 use super::PlatformError;
 
-/// Sends `request` (already carrying the platform's auth) and reads its JSON answer. A network failure, a
-/// 429 or a 5xx is `Unavailable` (the driver looks for the call, then retries); any other non-2xx is
-/// `Rejected` (the attempt fails). `platform` names the platform in the error text; the URL is left out,
-/// since it can carry ids.
+/// Sends `request` (already carrying the platform's auth) and reads its JSON answer. A connection that
+/// could not be made is `NotSent`; a network failure after that, a 429 or a 5xx is `Unavailable` (the
+/// driver looks for the call, then retries either way); any other non-2xx is `Rejected` (the attempt
+/// fails). `platform` names the platform in the error text; the URL is left out, since it can carry ids.
 pub(crate) async fn send_json<T: DeserializeOwned>(
     platform: &str,
     request: reqwest::RequestBuilder,
 ) -> Result<T, PlatformError> {
-    let response = request
-        .send()
-        .await
-        .map_err(|e| PlatformError::Unavailable(e.without_url().to_string()))?;
+    let response = request.send().await.map_err(|e| {
+        // reqwest's connect errors come from the connector (resolving, TCP, TLS), before a byte of the
+        // HTTP request is written.
+        let connect = e.is_connect();
+        let reason = causes(&e.without_url());
+        if connect {
+            PlatformError::NotSent(reason)
+        } else {
+            PlatformError::Unavailable(reason)
+        }
+    })?;
     let status = response.status();
     if status.is_server_error() || status.as_u16() == 429 {
         return Err(PlatformError::Unavailable(format!(
@@ -32,4 +39,17 @@ pub(crate) async fn send_json<T: DeserializeOwned>(
         let e = e.without_url();
         PlatformError::Unavailable(format!("unreadable {platform} answer: {e}"))
     })
+}
+
+/// An error and its sources on one line: reqwest's own text ("error sending request") leaves the reason
+/// (a refused connection, a name that does not resolve) to its sources.
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        line.push_str(": ");
+        line.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    line
 }

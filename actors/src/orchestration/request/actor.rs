@@ -338,6 +338,7 @@ impl RequestActor {
             target: Some(Target::new("task", task.id.clone())),
             outcome: "ok".into(),
             ip: None,
+            count: None,
         };
         if let Some(run) = waiting.run.as_mut() {
             run.task = Some(task);
@@ -377,6 +378,7 @@ impl RequestActor {
             target: Some(Target::new("task", task_id)),
             outcome: "ok".into(),
             ip: None,
+            count: None,
         });
         self.persist(
             ctx,

@@ -60,14 +60,14 @@ pub(super) fn run<T, E>(
         ahead.clear();
         // What ends the attempt unless it commits: `None` runs the body again.
         let failed = match body(&views) {
-            Ok(value) => {
-                let committed = tree::commit(conn, &writes);
-                match committed {
-                    Ok(()) => return Ok(value),
-                    Err(e) if is_conflict(&e) => None,
-                    Err(e) => Some(storage(e)),
-                }
-            }
+            // The COMMIT ended the transaction whatever it answered (see `tree::commit`): a ROLLBACK
+            // now would be a statement outside any transaction, which the server answers with a
+            // "there is no transaction in progress" warning.
+            Ok(value) => match tree::commit(conn, &writes) {
+                Ok(()) => return Ok(value),
+                Err(e) if is_conflict(&e) => continue,
+                Err(e) => return Err(storage(e)),
+            },
             Err(ConflictableTransactionError::Conflict) => None,
             Err(ConflictableTransactionError::Abort(e)) => Some(TransactionError::Abort(e)),
             Err(ConflictableTransactionError::Storage(e)) => Some(TransactionError::Storage(e)),

@@ -243,7 +243,9 @@ pub(crate) type Writes = Rc<RefCell<BTreeMap<(Arc<str>, Bytes), Option<Bytes>>>>
 
 /// Sends the buffered `writes` on `conn` and commits: one statement for every value, one per removal, then
 /// COMMIT, all sent before the first answer is awaited. A failed write fails the transaction, so the COMMIT
-/// behind it commits nothing; its error is the one answered.
+/// behind it commits nothing; its error is the one answered. Every answer is awaited, the COMMIT's
+/// included, so the transaction has ended when this returns, whatever it returns: a COMMIT that fails
+/// rolls back, and one after a failed write answers ROLLBACK. The caller has nothing left to roll back.
 pub(super) fn commit(conn: &Conn, writes: &Writes) -> Result<(), tokio_postgres::Error> {
     let writes = std::mem::take(&mut *writes.borrow_mut());
     let (mut put_trees, mut put_keys, mut put_values) = (Vec::new(), Vec::new(), Vec::new());
@@ -274,13 +276,13 @@ pub(super) fn commit(conn: &Conn, writes: &Writes) -> Result<(), tokio_postgres:
         futures::future::try_join_all(del_trees.iter().zip(&del_keys).map(
             |(tree, key)| async move { conn.client.execute(&conn.delete, &[tree, key]).await },
         ));
-    // Polled in this order, so sent in this order.
-    wait(futures::future::try_join3(
+    // Polled in this order, so sent in this order; the first error in that order is the cause.
+    let (puts, removals, committed) = wait(futures::future::join3(
         puts,
         removals,
         conn.client.batch_execute("COMMIT"),
-    ))
-    .map(drop)
+    ));
+    puts.and(removals.map(drop)).and(committed)
 }
 
 impl PgTxTree {

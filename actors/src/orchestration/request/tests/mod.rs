@@ -134,6 +134,7 @@ fn credential(id: &str, environment: Environment, key: &str) -> CredentialRecord
         environment,
         key: key.into(),
         secret_sha256: String::new(),
+        secret_argon2: String::new(),
         issued_at: seconds_ago(86_400),
     }
 }

@@ -5,8 +5,8 @@
 //! HMAC-SHA256 of the body under `[dialer] secret`). The job's `callId` is the agent's idempotency key: the
 //! job is posted once, and only re-posted after a crash that came between the post and storing its
 //! acceptance. An accepted job is never posted again: after a restart the call waits for the agent's
-//! report, which arrives at `POST /agent/v1/calls/{callId}/outcome`, signed the same way, and is persisted
-//! before it is acknowledged. A job the agent does not accept fails the call (`SYSTEM_ERROR`/`OTHER`); an
+//! report, which arrives at `POST /agent/v1/calls/{callId}/outcome`, signed the same way over a body that
+//! also names the call and the time of signing ([`outcome`]), and is persisted before it is acknowledged. A job the agent does not accept fails the call (`SYSTEM_ERROR`/`OTHER`); an
 //! accepted job without a report within the call timeout counts as a hold timeout, so the step redials
 //! and, once its budget is spent, fails with `UNABLE_TO_REACH_HUMAN_IN_TIME`.
 
@@ -14,10 +14,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::FutureExt;
-use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sha2::Sha256;
 use switchboard_storage::{CallId, Disposition, FailureRecord};
 
 use super::platform::{
@@ -27,8 +25,12 @@ use super::platform::{
 use super::CallReport;
 use crate::webhooks::signature;
 
-/// The agent's report of one call, as it POSTs it: the wire twin of [`CallReport`] (camelCase, strict about
-/// keys), also kept as the stored platform result of the call until its outcome is written.
+pub mod outcome;
+
+pub use outcome::OutcomeRefusal;
+
+/// The agent's report of one call, as it POSTs it (less the `callId` and `timestamp` its signature covers,
+/// see [`outcome`]): the wire twin of [`CallReport`] (camelCase, strict about keys), also kept as the stored platform result of the call until its outcome is written.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentOutcome {
@@ -101,16 +103,16 @@ impl HttpAgent {
         })
     }
 
-    /// Whether `signature_hex` signs `body` under the dialer secret (constant time).
-    pub fn verify(&self, body: &[u8], signature_hex: &str) -> bool {
-        let Ok(presented) = hex::decode(signature_hex) else {
-            return false;
-        };
-        let mut mac = Hmac::<Sha256>::new_from_slice(self.secret.as_bytes())
-            .expect("HMAC takes keys of any length");
-        mac.update(body);
-        // `verify_slice` compares in constant time.
-        mac.verify_slice(&presented).is_ok()
+    /// The outcome `body` reports for `call_id`, if `signature_hex` signs it under the dialer secret, it
+    /// names that call and it was signed within five minutes of `now` (see [`outcome`]).
+    pub fn accept_outcome(
+        &self,
+        call_id: &CallId,
+        body: &[u8],
+        signature_hex: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<AgentOutcome, OutcomeRefusal> {
+        outcome::accept(&self.secret, call_id, body, signature_hex, now)
     }
 }
 
