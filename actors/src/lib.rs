@@ -17,6 +17,7 @@ pub mod scheduler;
 pub mod supervision;
 pub mod telemetry;
 pub mod webhooks;
+pub mod work_queue;
 
 pub use clock::{Clock, ClockError};
 pub use metrics::Metrics;

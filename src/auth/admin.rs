@@ -3,7 +3,9 @@
 //! may call it, so a route's signature states its rule:
 //! - [`Admin`]: `admin` only (every change);
 //! - [`Reader`]: `admin` or `support` (reading requests, deliveries and configuration across accounts);
-//! - [`Auditor`]: `admin` or `auditor` (the audit log, which holds no PHI).
+//! - [`Auditor`]: `admin` or `auditor` (the audit log, which holds no PHI);
+//! - [`TaskWorker`]: `admin` or `caller` (working the queue of tasks for people);
+//! - [`TaskReader`]: `admin`, `support` or `caller` (reading that queue).
 //!
 //! An unknown or deleted operator's token is 401; a known operator whose role may not is 403 `FORBIDDEN`.
 //! Both are audited as `admin.access` `denied`. Unknown tokens also count towards the address's throttle
@@ -210,4 +212,14 @@ role_extractor! {
 role_extractor! {
     /// Any operator, whatever the role (the admin API's own document).
     AnyOperator, &[Role::Admin, Role::Support, Role::Auditor]
+}
+
+role_extractor! {
+    /// An operator who may work tasks (claim, release, complete, give up): `admin` or `caller`.
+    TaskWorker, &[Role::Admin, Role::Caller]
+}
+
+role_extractor! {
+    /// An operator who may list and read tasks: `admin`, `support` or `caller`.
+    TaskReader, &[Role::Admin, Role::Support, Role::Caller]
 }

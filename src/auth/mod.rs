@@ -10,7 +10,7 @@ mod token;
 
 pub use admin::{
     count_unknown_token, denied, operator_of, throttled, token_digest, Admin, AnyOperator, Auditor,
-    Operator, Reader, CONFIGURED_ADMIN,
+    Operator, Reader, TaskReader, TaskWorker, CONFIGURED_ADMIN,
 };
 pub use caller::Caller;
 pub use digest::{constant_time_eq, secret_digest};

@@ -40,6 +40,7 @@ pub const ASSETS: &[Asset] = &[
     asset("detail.js", JS, include_bytes!("assets/detail.js")),
     asset("schedule.js", JS, include_bytes!("assets/schedule.js")),
     asset("create.js", JS, include_bytes!("assets/create.js")),
+    asset("queue.js", JS, include_bytes!("assets/queue.js")),
 ];
 
 const JS: &str = "text/javascript; charset=utf-8";

@@ -128,8 +128,10 @@ fn resolve(req: &HttpRequest, payload: &mut Payload) -> Result<ConsoleScope, act
     // The console takes the admin token, so its failed sign-ins count with the admin API's.
     crate::auth::throttled(req, state)?;
     if let Some(operator) = operator_of(req)? {
-        // The auditor sees the audit log and no PHI; the console shows requests.
-        if operator.role == Role::Auditor || state.settings.server.admin_token.is_none() {
+        // The auditor sees the audit log and no PHI, a caller the work queue only; the console's reads
+        // show requests.
+        let reads_requests = matches!(operator.role, Role::Admin | Role::Support);
+        if !reads_requests || state.settings.server.admin_token.is_none() {
             crate::auth::denied(req, operator.actor());
             return Err(AdminForbidden.into());
         }

@@ -52,6 +52,7 @@ pub(super) fn account_fingerprint(spec: &AccountSpec, covered: Covered) -> Strin
         phone_book,
         provider_name,
         retention_days,
+        task_timeout_hours,
         dialer,
     } = spec;
     let declared_none = matches!(credentials, Some(list) if list.is_empty());
@@ -102,6 +103,7 @@ pub(super) fn account_fingerprint(spec: &AccountSpec, covered: Covered) -> Strin
         retention_days
             .filter(|_| later)
             .map(|days| format!("retention_days={days}")),
+        task_timeout_hours.map(|hours| format!("task_timeout_hours={hours}")),
         // No pairs declared (all issued ones go) is not the same as `credentials` left out (kept).
         (declared_none && later).then(|| "credentials=[]".to_owned()),
     ];

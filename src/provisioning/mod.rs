@@ -198,6 +198,7 @@ pub fn account_record(
         credentials,
         provider_name: spec.provider_name.as_ref().map(|n| n.trim().to_owned()),
         retention_days: spec.retention_days,
+        task_timeout_hours: spec.task_timeout_hours,
         dialer: spec.dialer.map(|kind| kind.as_str().to_owned()),
     }
 }

@@ -40,6 +40,10 @@ pub struct AccountOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub retention_days: Option<u32>,
+    /// Hours a task for a person stays open; absent when the default of 72 applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub task_timeout_hours: Option<u32>,
     /// The account's own dialer kind; absent when it uses `[dialer] kind`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
@@ -80,6 +84,7 @@ impl<'a> From<&'a AccountRecord> for AccountOut<'a> {
                 })
                 .collect(),
             retention_days: account.retention_days,
+            task_timeout_hours: account.task_timeout_hours,
             dialer: account.dialer.as_deref(),
             webhook_secret: None,
         }

@@ -108,6 +108,19 @@ pub struct ContributingCallOut {
     pub fields_captured: Vec<String>,
     /// Fields captured by this call.
     pub results: BTreeMap<String, String>,
+    /// Who placed the call, when a person did (a task of the work queue); absent for automated calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub placed_by: Option<PlacedByOut>,
+}
+
+/// The person who placed a call.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PlacedByOut {
+    /// Always `operator`.
+    pub kind: &'static str,
+    /// The operator's name.
+    pub name: String,
 }
 
 /// `callSteps`, `contributingCalls` and `resultSources` of a completed request (single read only).
@@ -131,10 +144,25 @@ impl Tracing {
             };
         }
         let original = run.calls.first().map(|c| c.to.as_str());
+        let person = run
+            .task
+            .as_ref()
+            .and_then(|task| Some((task.call_seq?, task.closed_by.clone()?)));
         let calls = run
             .calls
             .iter()
-            .filter_map(|call| contributing_call(call, original, read))
+            .filter_map(|call| {
+                let mut out = contributing_call(call, original, read)?;
+                out.placed_by =
+                    person
+                        .as_ref()
+                        .filter(|(seq, _)| *seq == call.seq)
+                        .map(|(_, name)| PlacedByOut {
+                            kind: "operator",
+                            name: name.clone(),
+                        });
+                Some(out)
+            })
             .collect();
         Tracing {
             call_steps,
@@ -187,5 +215,6 @@ fn contributing_call(
             .then(|| read.links.url(&call.id, read.now)),
         fields_captured: outcome.captured.keys().cloned().collect(),
         results: outcome.captured.clone(),
+        placed_by: None,
     })
 }

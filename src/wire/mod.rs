@@ -16,6 +16,7 @@ mod read;
 mod request;
 mod schemas;
 mod service;
+mod tasks;
 mod time;
 mod webhook;
 
@@ -26,7 +27,9 @@ pub use admin::{
     OperatorOut, OrchestrationStatsOut, PayerListOut, PayerOut, PhoneBookEntryOut, RedeliveryOut,
     SchemaHeadOut,
 };
-pub use call_trace::{CallStepErrorOut, CallStepOut, ContributingCallOut, StepStateOut};
+pub use call_trace::{
+    CallStepErrorOut, CallStepOut, ContributingCallOut, PlacedByOut, StepStateOut,
+};
 pub use calls::{AttemptOut, DispositionOut};
 pub use create::{
     BatchCreatedOut, BatchEntryOut, CreateBatchIn, CreateIn, CreateOut, CreateRejectedOut,
@@ -45,5 +48,6 @@ pub use schemas::{
     SchemaRowOut,
 };
 pub use service::{HealthOut, ReadyOut, TokenOut};
+pub use tasks::{QuestionOut, SheetCallOut, TaskErrorOut, TaskListOut, TaskOut, TaskSheetOut};
 pub use time::format_timestamp;
 pub use webhook::{TerminalStateOut, WebhookPayloadOut};

@@ -99,6 +99,7 @@ mod tests {
             credentials: Vec::new(),
             provider_name: None,
             retention_days: None,
+            task_timeout_hours: None,
             dialer: None,
         }
     }

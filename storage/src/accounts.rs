@@ -214,6 +214,7 @@ mod tests {
                 .collect(),
             provider_name: None,
             retention_days: None,
+            task_timeout_hours: None,
             dialer: None,
         }
     }

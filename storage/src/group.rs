@@ -40,6 +40,7 @@ pub(crate) struct Txn {
     pub(crate) deliveries: TxTree,
     pub(crate) delivery_queue: TxTree,
     pub(crate) audit: TxTree,
+    pub(crate) tasks: TxTree,
     /// Audit events of the changes made in this transaction, appended with them.
     events: RefCell<Vec<NewEvent>>,
     /// The batches this transaction's lone creates share, written after every job.
@@ -68,6 +69,7 @@ pub(crate) struct GroupTrees {
     pub(crate) deliveries: crate::engine::Tree,
     pub(crate) delivery_queue: crate::engine::Tree,
     pub(crate) audit: crate::engine::Tree,
+    pub(crate) tasks: crate::engine::Tree,
     /// The audit log's head and waiting read events.
     pub(crate) chain: Arc<AuditChain>,
     /// Held for reading by every write, for writing by a backup ([`crate::backup`]).
@@ -217,6 +219,7 @@ impl GroupTrees {
             active: db.open_tree(trees::ACTIVE)?,
             deliveries: db.open_tree(trees::DELIVERIES)?,
             delivery_queue: db.open_tree(trees::DELIVERY_QUEUE)?,
+            tasks: db.open_tree(trees::TASKS)?,
         })
     }
 
@@ -319,6 +322,7 @@ impl GroupTrees {
             &self.deliveries,
             &self.delivery_queue,
             &self.audit,
+            &self.tasks,
         ];
         let result = crate::engine::transaction(&trees, |views| {
             let txn = Txn {
@@ -332,6 +336,7 @@ impl GroupTrees {
                 deliveries: views[7].clone(),
                 delivery_queue: views[8].clone(),
                 audit: views[9].clone(),
+                tasks: views[10].clone(),
                 events: RefCell::new(Vec::new()),
                 shared: RefCell::new(SharedBatches::default()),
             };

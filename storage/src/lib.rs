@@ -42,6 +42,7 @@ mod schemas;
 pub mod seal;
 mod sealing;
 mod store;
+mod tasks;
 mod trees;
 
 pub use api_secrets::{api_secret_matches, hash_api_secret};
@@ -70,3 +71,4 @@ pub use records::*;
 pub use requests::{Cursor, Scope};
 pub use runs::DueEntry;
 pub use store::{PublishRule, SchemaFlags, Store, DEFAULT_CACHE_BYTES};
+pub use tasks::{task_of, TaskEntries};

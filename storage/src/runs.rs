@@ -194,7 +194,7 @@ impl Store {
 
     /// Queues a grouped request write and waits until it is durable. A write that enqueues a webhook has a
     /// client waiting on its delivery, so it goes first.
-    async fn request_write<T>(
+    pub(crate) async fn request_write<T>(
         &self,
         (job, done): (Box<dyn Job>, oneshot::Receiver<Committed<T>>),
         enqueues: bool,
@@ -240,7 +240,7 @@ fn write_request_update<T>(
 
 /// Stores a request's new bytes, moves it between the indexes from where it stood `before`, and hands the
 /// record over to the decoded copies for the actor that reads it next (and the write after that).
-fn store_written(
+pub(crate) fn store_written(
     txn: &Txn,
     decoded: &Decoded<RequestRecord>,
     id: &RequestId,
@@ -257,7 +257,7 @@ fn store_written(
 /// Where a request stands in the `due` and `active` indexes, by the one rule every write follows, so the
 /// stored record tells where it stands: most steps of a run move it nowhere and touch no index.
 #[derive(Clone, Copy)]
-struct Standing {
+pub(crate) struct Standing {
     /// Out of `due`: its run has started.
     started: bool,
     /// In `active`: running and not finished.
@@ -266,7 +266,7 @@ struct Standing {
 }
 
 impl Standing {
-    fn of(record: &RequestRecord) -> Standing {
+    pub(crate) fn of(record: &RequestRecord) -> Standing {
         Standing {
             started: record.run.is_some(),
             active: record.run.is_some() && !record.state.is_terminal(),

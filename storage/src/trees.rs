@@ -38,6 +38,9 @@ pub(crate) const ACTIVE: &str = "active";
 pub(crate) const DELIVERIES: &str = "deliveries";
 /// `next round (u64 micros BE) request id -> ()`: deliveries by when their next round is due.
 pub(crate) const DELIVERY_QUEUE: &str = "delivery_queue";
+/// `task id -> request id`: the tasks people work (`human_fallback`), oldest first (task ids are UUID v7);
+/// the task itself lives in its request's run.
+pub(crate) const TASKS: &str = "tasks";
 /// `request id \0 sequence (u64 BE) -> AttemptRecord`: the delivery log.
 pub(crate) const DELIVERY_ATTEMPTS: &str = "delivery_attempts";
 /// `first sequence number (u64 BE) -> events, one JSON object per line`: the audit log's hash chain, a

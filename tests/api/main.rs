@@ -57,3 +57,4 @@ mod voice_limits;
 mod voice_restart;
 mod voice_retell;
 mod webhooks;
+mod work_queue;

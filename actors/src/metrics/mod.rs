@@ -8,6 +8,7 @@
 
 mod disposition;
 mod http_series;
+mod tasks;
 mod webhook_attempt;
 
 pub(crate) use disposition::disposition_label;
@@ -21,6 +22,7 @@ use prometheus::{
 use switchboard_storage::{Disposition, Environment, RequestState, Store};
 
 pub use http_series::HttpSeries;
+pub use tasks::TASK_STATES;
 pub use webhook_attempt::WebhookAttempt;
 
 /// Content type of [`Metrics::render`]'s output.
@@ -70,6 +72,7 @@ pub struct Metrics {
     call_slots: IntGaugeVec,
     calls_waiting: IntGaugeVec,
     throttled: IntCounterVec,
+    tasks: tasks::TaskMetrics,
 }
 
 /// Orchestration counters since start-up, read from the metrics so the admin API and `/metrics` never
@@ -263,7 +266,9 @@ impl Metrics {
         for outcome in WebhookAttempt::ALL {
             webhook_attempts.with_label_values(&[outcome.as_str()]);
         }
+        let tasks = tasks::TaskMetrics::register(&registry);
         Metrics {
+            tasks,
             registry,
             http_requests,
             http_duration,
@@ -328,6 +333,29 @@ impl Metrics {
         self.requests_finished
             .with_label_values(&[state.as_str()])
             .inc();
+    }
+
+    /// The channel that finished `terminal` (`electronic`, `automated_call`, `person`), when it ends
+    /// `SUCCESS` or `PARTIAL`.
+    pub fn completion_channel(
+        &self,
+        terminal: &switchboard_storage::RequestRecord,
+    ) -> Option<&'static str> {
+        tasks::completion_channel(terminal)
+    }
+
+    /// A request answered through `channel` is persisted terminal.
+    pub fn request_completed(&self, channel: &'static str) {
+        self.tasks.completed(channel);
+    }
+
+    /// The tasks stored now, by state, and the age of the oldest open one.
+    pub fn set_tasks(
+        &self,
+        counts: &[(switchboard_storage::TaskState, usize)],
+        oldest_open_seconds: i64,
+    ) {
+        self.tasks.set_tasks(counts, oldest_open_seconds);
     }
 
     /// How many request actors are running, as the orchestrator last reported.

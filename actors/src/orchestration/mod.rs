@@ -36,7 +36,7 @@ use switchboard_storage::{Environment, Store};
 
 pub use error::OrchestrationError;
 pub use messages::{GetStats, Halt, StatsSnapshot};
-pub use orchestrator::{DueWork, Orchestrator, ResumeActive};
+pub use orchestrator::{DueWork, Orchestrator, ResumeActive, TaskChanged};
 
 use crate::dialer::Dialer;
 use crate::electronic::ElectronicChannel;

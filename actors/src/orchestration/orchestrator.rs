@@ -14,7 +14,9 @@ use actix::prelude::*;
 use switchboard_storage::{resolve, RequestId};
 
 use super::error::OrchestrationError;
-use super::messages::{DispatchDue, GetStats, Halt, RequestEnded, StatsSnapshot, StopForPurge};
+use super::messages::{
+    Advance, DispatchDue, GetStats, Halt, RequestEnded, StatsSnapshot, StopForPurge,
+};
 use super::request::{record_restart, RequestActor};
 use super::Shared;
 use crate::supervision::{guarded, InjectPanic, Singleton};
@@ -270,6 +272,23 @@ impl Handler<Halt> for Orchestrator {
     fn handle(&mut self, halt: Halt, _: &mut Context<Self>) {
         if let Some(actor) = self.running.remove(&halt.0) {
             actor.do_send(StopForPurge);
+        }
+    }
+}
+
+/// From the admin API: a person changed the task of this request (completed or gave it up): its actor
+/// looks again at once, started when none runs.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct TaskChanged(pub RequestId);
+
+impl Handler<TaskChanged> for Orchestrator {
+    type Result = ();
+
+    fn handle(&mut self, changed: TaskChanged, ctx: &mut Context<Self>) {
+        match self.running.get(&changed.0) {
+            Some(actor) if actor.connected() => actor.do_send(Advance),
+            _ => self.start_request(ctx, changed.0),
         }
     }
 }

@@ -47,6 +47,9 @@ pub struct AccountSpec {
     pub provider_name: Option<String>,
     /// Days a request is kept once terminal, then purged by the server; absent: kept until purged.
     pub retention_days: Option<u32>,
+    /// Hours a task for a person (`human_fallback`) stays open before the request ends as it would have;
+    /// absent: 72.
+    pub task_timeout_hours: Option<u32>,
     /// The dialer of the account's production requests, overriding `[dialer] kind`; its settings come
     /// from the `[dialer.*]` tables.
     #[schema(value_type = Option<String>, examples("simulated", "http", "retell", "vapi"))]
@@ -97,6 +100,15 @@ impl AccountSpec {
             return Err(SpecError::new(
                 "retention_days",
                 "must be a whole number of days from 1 to 36500; leave it out to keep requests until purged",
+            ));
+        }
+        if self
+            .task_timeout_hours
+            .is_some_and(|hours| hours == 0 || hours > 8_760)
+        {
+            return Err(SpecError::new(
+                "task_timeout_hours",
+                "must be a whole number of hours from 1 to 8760; leave it out for 72",
             ));
         }
         if self.timezone.parse::<chrono_tz::Tz>().is_err() {

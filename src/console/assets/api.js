@@ -121,7 +121,8 @@ export async function adminAccounts(token) {
   if (response.status === 404) throw new ApiError(404, { message: 'The admin API is disabled on this server.' });
   if (response.status === 403) {
     throw new ApiError(403, {
-      message: 'Auditors have no console: the audit log is read through the admin API (GET /admin/v1/audit).',
+      message: 'Auditors have no console: the audit log is read through the admin API (GET /admin/v1/audit). ' +
+        'A caller works the queue of tasks at #/queue.',
     });
   }
   if (!response.ok) throw new ApiError(response.status, { message: 'This is not an operator token.' });

@@ -1,5 +1,5 @@
 // The console's entry point: hash routing, sign-in gate and the header.
-// Routes: #/requests, #/requests/{id}, #/batches/{id}, #/schedule, #/new, #/signin. Any route also takes
+// Routes: #/requests, #/requests/{id}, #/batches/{id}, #/schedule, #/new, #/signin, #/queue, #/queue/{taskId}. Any route also takes
 // `?token=TOKEN` (an API bearer token) so automation can open a view signed in; the token is moved into
 // sessionStorage and dropped from the address bar at once. A fragment never reaches the server's logs.
 
@@ -10,6 +10,7 @@ import { renderList } from './list.js';
 import { renderDetail } from './detail.js';
 import { renderBatch, renderSchedule } from './schedule.js';
 import { renderCreate } from './create.js';
+import { renderQueue, renderTask } from './queue.js';
 
 const ROUTES = [
   [/^\/requests\/([^/]+)$/, (match) => renderDetail(decodeURIComponent(match[1]))],
@@ -41,6 +42,10 @@ async function route() {
     }
   }
   renderHeader(path);
+  // The work queue signs in with an operator token of its own (a caller reads no requests).
+  const task = path.match(/^\/queue\/([^/]+)$/);
+  if (task) return renderTask(decodeURIComponent(task[1]), query);
+  if (path === '/queue') return renderQueue(query);
   if (path === '/signin' || !session()) {
     return renderSignIn({ next: path === '/signin' ? '/requests' : path });
   }

@@ -68,6 +68,7 @@ fn declaration_of(account: &AccountRecord) -> Map<String, Value> {
             .collect::<Vec<_>>(),
         "provider_name": account.provider_name,
         "retention_days": account.retention_days,
+        "task_timeout_hours": account.task_timeout_hours,
     });
     match declaration {
         Value::Object(map) => map,

@@ -15,7 +15,7 @@ use utoipa::openapi::{
 };
 use utoipa::OpenApi;
 
-use super::{accounts, backups, clock, operators};
+use super::{accounts, backups, clock, operators, task_actions};
 use crate::auth::AnyOperator;
 use crate::configuration::specs::{AccountSpec, PayerSpec, SchemaSpec};
 use crate::routes::{Access, Endpoint};
@@ -58,6 +58,7 @@ const PAYLOAD_TOO_LARGE: &str = "PayloadTooLarge";
         (name = "Backups", description = "Online backups of a sled store."),
         (name = "Requests", description = "Purging a request."),
         (name = "Audit", description = "The audit log and its hash chain."),
+        (name = "Tasks", description = "The work queue: tasks for people where the calls could not finish."),
         (name = "Faults", description = "Deliberate failures (`server.fault_injection` only)."),
     ),
     components(schemas(
@@ -66,6 +67,9 @@ const PAYLOAD_TOO_LARGE: &str = "PayloadTooLarge";
         ClockMovedOut, DeliveriesOut, RedeliveryOut, OrchestrationStatsOut, operators::NewOperatorIn,
         OperatorCreatedOut, OperatorListOut, backups::BackupIn, BackupOut, AuditPageOut,
         AuditVerifyOut, AuditVerifyIn, AuditCheckpointOut, ErrorOut, AdminRefusalOut,
+        crate::wire::TaskListOut, crate::wire::TaskOut, crate::wire::TaskSheetOut,
+        crate::wire::QuestionOut, crate::wire::SheetCallOut, crate::wire::TaskErrorOut,
+        task_actions::CompleteIn, task_actions::PersonCallIn, task_actions::GiveUpIn,
     )),
 )]
 struct Base;

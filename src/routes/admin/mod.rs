@@ -15,6 +15,8 @@ mod payers;
 mod redeliver;
 mod requests;
 mod schemas;
+mod task_actions;
+mod tasks;
 
 use std::ops::Deref;
 
@@ -35,6 +37,8 @@ pub(crate) fn admin_api(fault_injection: bool) -> Vec<Endpoint> {
     const ADMIN: Access = Operator(&["admin"]);
     const READER: Access = Operator(&["admin", "support"]);
     const AUDITOR: Access = Operator(&["admin", "auditor"]);
+    const TASK_READER: Access = Operator(&["admin", "support", "caller"]);
+    const TASK_WORKER: Access = Operator(&["admin", "caller"]);
     let mut endpoints = vec![
         Endpoint::of::<accounts::__path_list_accounts>("Accounts", READER, || {
             web::route().to(accounts::list_accounts)
@@ -108,6 +112,24 @@ pub(crate) fn admin_api(fault_injection: bool) -> Vec<Endpoint> {
         }),
         Endpoint::of::<audit::__path_checkpoint>("Audit", AUDITOR, || {
             web::route().to(audit::checkpoint)
+        }),
+        Endpoint::of::<tasks::__path_list_tasks>("Tasks", TASK_READER, || {
+            web::route().to(tasks::list_tasks)
+        }),
+        Endpoint::of::<tasks::__path_get_task>("Tasks", TASK_READER, || {
+            web::route().to(tasks::get_task)
+        }),
+        Endpoint::of::<task_actions::__path_claim_task>("Tasks", TASK_WORKER, || {
+            web::route().to(task_actions::claim_task)
+        }),
+        Endpoint::of::<task_actions::__path_release_task>("Tasks", TASK_WORKER, || {
+            web::route().to(task_actions::release_task)
+        }),
+        Endpoint::of::<task_actions::__path_complete_task>("Tasks", TASK_WORKER, || {
+            web::route().to(task_actions::complete_task)
+        }),
+        Endpoint::of::<task_actions::__path_give_up_task>("Tasks", TASK_WORKER, || {
+            web::route().to(task_actions::give_up_task)
         }),
     ];
     if fault_injection {

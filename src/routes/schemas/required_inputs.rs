@@ -74,6 +74,7 @@ mod tests {
             credentials: vec![],
             provider_name: None,
             retention_days: None,
+            task_timeout_hours: None,
             dialer: None,
         }
     }

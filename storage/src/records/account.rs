@@ -36,6 +36,10 @@ pub struct AccountRecord {
     /// `None`: the server's default dialer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialer: Option<String>,
+    /// Hours a task may stay open before the request ends as it would have without a person; `None`:
+    /// the default of 72.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_timeout_hours: Option<u32>,
 }
 
 impl AccountRecord {
@@ -119,11 +123,13 @@ pub enum Feature {
     ScriptVersion,
     /// Regional-plan member IDs must carry their plan's three-character prefix (gated per account).
     EnforceMemberIdPrefix,
+    /// A request the calls could not finish waits for a person (a task) instead of failing.
+    HumanFallback,
 }
 
 impl Feature {
     /// Every feature, in documentation order.
-    pub const ALL: [Feature; 10] = [
+    pub const ALL: [Feature; 11] = [
         Feature::PayerPhoneLookup,
         Feature::EnforcePayerRequiredInputs,
         Feature::EnforceMemberIdValidation,
@@ -134,6 +140,7 @@ impl Feature {
         Feature::AttemptDetails,
         Feature::ScriptVersion,
         Feature::EnforceMemberIdPrefix,
+        Feature::HumanFallback,
     ];
 
     /// The snake_case name used in config and the admin API.
@@ -149,6 +156,7 @@ impl Feature {
             Feature::AttemptDetails => "attempt_details",
             Feature::ScriptVersion => "script_version",
             Feature::EnforceMemberIdPrefix => "enforce_member_id_prefix",
+            Feature::HumanFallback => "human_fallback",
         }
     }
 }

@@ -10,6 +10,7 @@ mod payer;
 mod request;
 mod run;
 mod schema;
+mod task;
 
 pub use account::{AccountRecord, CredentialRecord, Environment, Feature, PhoneBookEntry};
 pub use delivery::{AttemptRecord, DeliveryRecord, DeliveryStatus, UNFINISHED_ATTEMPT};
@@ -30,3 +31,4 @@ pub use run::{
 pub use schema::{
     FieldCondition, FieldRecord, FieldType, SchemaDefinition, SchemaHeadRecord, SchemaVersionRecord,
 };
+pub use task::{TaskRecord, TaskState, CLAIM_MINUTES};

@@ -13,6 +13,9 @@ pub enum Role {
     Support,
     /// Reads and exports the audit log only; sees no PHI.
     Auditor,
+    /// Works the queue of tasks for people (list, read, claim, release, complete, give up) and nothing
+    /// else.
+    Caller,
 }
 
 impl Role {
@@ -22,6 +25,7 @@ impl Role {
             Role::Admin => "admin",
             Role::Support => "support",
             Role::Auditor => "auditor",
+            Role::Caller => "caller",
         }
     }
 
@@ -31,6 +35,7 @@ impl Role {
             "admin" => Some(Role::Admin),
             "support" => Some(Role::Support),
             "auditor" => Some(Role::Auditor),
+            "caller" => Some(Role::Caller),
             _ => None,
         }
     }

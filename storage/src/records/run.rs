@@ -39,6 +39,9 @@ pub struct RunRecord {
     pub restarts: Vec<DateTime<Utc>>,
     /// Faults caught in the request's step and call actors (panics, vanished actors, store failures).
     pub faults: u32,
+    /// The task a person works when the calls could not finish the request (`human_fallback`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<super::TaskRecord>,
 }
 
 /// One calling effort.

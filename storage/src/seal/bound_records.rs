@@ -169,6 +169,7 @@ mod tests {
             }],
             provider_name: None,
             retention_days: None,
+            task_timeout_hours: None,
             dialer: None,
         }
     }

@@ -428,6 +428,39 @@ async fn real_admin_answers_validate_against_the_admin_document() {
         )
         .await;
 
+    let tasks = "/admin/v1/tasks";
+    check.expect(M::GET, tasks, tasks, None, 200).await;
+    check
+        .expect(M::GET, tasks, &format!("{tasks}?state=lost"), None, 400)
+        .await;
+    check
+        .expect(
+            M::GET,
+            "/admin/v1/tasks/{taskId}",
+            "/admin/v1/tasks/x",
+            None,
+            404,
+        )
+        .await;
+    let complete = json!({ "answers": {}, "call": { "phoneNumber": "8005550123" } });
+    let give_up = json!({ "errorCode": "PAYER_REFUSAL" });
+    for (action, body) in [
+        ("claim", None),
+        ("release", None),
+        ("complete", Some(complete)),
+        ("give-up", Some(give_up)),
+    ] {
+        check
+            .expect(
+                M::POST,
+                &format!("/admin/v1/tasks/{{taskId}}/{action}"),
+                &format!("/admin/v1/tasks/x/{action}"),
+                body,
+                404,
+            )
+            .await;
+    }
+
     // The shared refusals.
     let (status, body) = call(&app, M::GET, "/admin/v1/accounts", None, None).await;
     check.validate(&M::GET, "/admin/v1/accounts", status, &body);

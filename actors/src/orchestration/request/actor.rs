@@ -11,12 +11,15 @@ use std::future::Future;
 use std::sync::Arc;
 use tracing::Instrument;
 
-use switchboard_storage::{AccountRecord, RequestId, RequestRecord, StorageError};
+use switchboard_storage::audit::{Actor as AuditActor, NewEvent, Target};
+use switchboard_storage::{
+    AccountRecord, Feature, RequestId, RequestRecord, StorageError, TaskRecord, TaskState,
+};
 
 use super::schemas::StoreSchemas;
 use super::{
-    after_fault, decide, finalize, give_up, record_restart, webhook_for, AfterFault, Ending, Move,
-    StepPlan,
+    after_fault, decide, finalize, give_up, record_restart, task_instead, webhook_for, AfterFault,
+    Ending, Move, StepPlan,
 };
 use crate::calendar::local_date;
 use crate::electronic::ElectronicJob;
@@ -41,7 +44,13 @@ pub(crate) struct RequestActor {
     /// The request was purged: nothing more is decided or written, across restarts; the actor idles until
     /// its children let go of it.
     pub(super) purged: bool,
+    /// The next look at a task a person is working (its close is also announced at once, see
+    /// [`crate::orchestration::TaskChanged`]; this catches its expiry).
+    task_watch: Option<SpawnHandle>,
 }
+
+/// How often a request waiting for a person looks whether its task expired.
+const TASK_WATCH: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What the actor is doing between messages. Only `Idle` decides; every other activity ends in a
 /// continuation (or a child's report) that moves it on.
@@ -80,6 +89,7 @@ impl RequestActor {
             steps_started: 0,
             span,
             purged: false,
+            task_watch: None,
         }
     }
 
@@ -170,6 +180,8 @@ impl RequestActor {
                 )
             }
             Move::End => self.end(ctx),
+            Move::AwaitPerson => self.await_person(ctx),
+            Move::ExpireTask(task_id) => self.expire_task(ctx, task_id),
             Move::TryElectronic { primary } => {
                 let today = local_date(self.shared.clock.now(), zone(account.as_ref()));
                 let job = ElectronicJob {
@@ -271,8 +283,13 @@ impl RequestActor {
         ending: Ending,
     ) {
         let now = self.shared.clock.now();
+        let fallback = account.is_some_and(|a| a.has(Feature::HumanFallback));
+        let waiting = fallback.then(|| record.clone());
         let mut terminal = record;
         finalize(&mut terminal, ending, now);
+        if let (Some(mut waiting), Some(task)) = (waiting, task_instead(&terminal, account, now)) {
+            return self.open_task(ctx, &mut waiting, task, now);
+        }
         let delivery = webhook_for(&terminal, account, now);
         tracing::info!(
             state = terminal.state.as_str(),
@@ -281,6 +298,7 @@ impl RequestActor {
         );
         let state = terminal.state;
         let traced = terminal.trace.is_some().then(|| terminal.clone());
+        let completed = self.shared.metrics.completion_channel(&terminal);
         // Nothing else writes a request that finishes (its step has ended, or is given up on), so the
         // stored record is the one finalized; a record already terminal is left as it is.
         let store = self.shared.store.clone();
@@ -289,12 +307,96 @@ impl RequestActor {
             async move { store.commit_final(terminal, delivery).await },
             move |act, ctx, ()| {
                 act.shared.metrics.request_finished(state);
+                if let Some(channel) = completed {
+                    act.shared.metrics.request_completed(channel);
+                }
                 if let Some(terminal) = traced {
                     let modality = terminal.run.as_ref().and_then(|run| run.modality);
                     let modality = modality.map(|m| m.as_str());
                     crate::telemetry::finish_request(&terminal, modality, now);
                 }
                 act.end(ctx)
+            },
+        );
+    }
+
+    /// Keeps the request `PROCESSING` with `task` open for a person, in place of the ending it would have
+    /// had: the record as it stands (edges included), the task, its index entry and `task.open` in one
+    /// write.
+    fn open_task(
+        &mut self,
+        ctx: &mut Context<Self>,
+        waiting: &mut RequestRecord,
+        task: TaskRecord,
+        now: chrono::DateTime<chrono::Utc>,
+    ) {
+        tracing::info!(reason = %task.reason, "task opened for a person");
+        let event = NewEvent {
+            at: now,
+            actor: AuditActor::system(),
+            action: "task.open".into(),
+            target: Some(Target::new("task", task.id.clone())),
+            outcome: "ok".into(),
+            ip: None,
+            count: None,
+        };
+        if let Some(run) = waiting.run.as_mut() {
+            run.task = Some(task);
+        }
+        let (store, record) = (self.shared.store.clone(), waiting.clone());
+        self.persist(
+            ctx,
+            async move { store.open_task(record, event).await },
+            |act, ctx, opened| {
+                if !opened {
+                    tracing::debug!(parent: &act.span, "task already opened");
+                }
+                act.advance(ctx, None, Edges::default())
+            },
+        );
+    }
+
+    /// A person is working the request's task: look again later for its expiry.
+    fn await_person(&mut self, ctx: &mut Context<Self>) {
+        if let Some(watch) = self.task_watch.take() {
+            ctx.cancel_future(watch);
+        }
+        self.task_watch = Some(ctx.run_later(TASK_WATCH, |act, ctx| {
+            act.task_watch = None;
+            act.advance(ctx, None, Edges::default())
+        }));
+    }
+
+    /// The task ran out of time: it expires, and the next advance ends the request as it would have.
+    fn expire_task(&mut self, ctx: &mut Context<Self>, task_id: String) {
+        let now = self.shared.clock.now();
+        let (store, id) = (self.shared.store.clone(), self.request_id.clone());
+        let event = Some(NewEvent {
+            at: now,
+            actor: AuditActor::system(),
+            action: "task.expire".into(),
+            target: Some(Target::new("task", task_id)),
+            outcome: "ok".into(),
+            ip: None,
+            count: None,
+        });
+        self.persist(
+            ctx,
+            async move {
+                let expired = store.change_task(&id, event, move |r| {
+                    match r.run.as_mut().and_then(|run| run.task.as_mut()) {
+                        Some(task) if !task.state.is_closed() => {
+                            task.close(TaskState::Expired, None, now);
+                            Ok(())
+                        }
+                        _ => Err(()),
+                    }
+                });
+                expired.await.map(drop)
+            },
+            |act, ctx, ()| {
+                tracing::info!(parent: &act.span, "task expired");
+                act.advance(ctx, None, Edges::default())
             },
         );
     }

@@ -11,6 +11,7 @@
 //! change and awaits its flush, and only then starts what the move asks for.
 
 mod actor;
+mod fallback;
 mod mailbox;
 mod restarts;
 mod schemas;
@@ -33,6 +34,7 @@ use super::outcome::{internal_failure, required_fields};
 use super::RESTART_LIMIT;
 
 pub(crate) use actor::RequestActor;
+pub(crate) use fallback::task_instead;
 pub(crate) use restarts::{after_fault, record_restart, AfterFault};
 pub(crate) use terminal::{finalize, webhook_for};
 pub(crate) use writes::{open_step, record_electronic, start_run};
@@ -102,6 +104,10 @@ pub(crate) enum Move {
     Finish(Ending),
     /// Ended → Ended: nothing left to do.
     End,
+    /// Steps closed, a task open: a person is working it; nothing to do until they finish or it expires.
+    AwaitPerson,
+    /// A task (this id) nobody finished in time: it expires, and the request then ends as it would have.
+    ExpireTask(String),
 }
 
 /// A step to run.
@@ -153,6 +159,11 @@ pub(crate) fn decide(
         (_, None) => Ok(Move::Finish(account_gone(record, schemas))),
         (Phase::Due, Some(_)) => start(record, schemas),
         (Phase::Running(run, progress), Some(account)) => {
+            // A request waiting for a person decides nothing else until the task is closed.
+            if let Some(task) = &run.task {
+                let primary = schemas.version(&record.schema_id, run.schema_version)?;
+                return Ok(fallback::after_task(task, primary, now));
+            }
             // Restarts recorded by the orchestrator for an actor that vanished count like the actor's own.
             if recent_restarts(run, now) > RESTART_LIMIT {
                 return Ok(Move::Finish(give_up(record, schemas)));

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use switchboard_storage::{
     AccountRecord, DeliveryRecord, DeliveryStatus, Environment, Modality, RequestRecord,
-    RequestState, RunRecord, StepState,
+    RequestState, RunRecord, StepState, TaskState,
 };
 
 use super::Ending;
@@ -19,10 +19,16 @@ pub(crate) fn finalize(record: &mut RequestRecord, ending: Ending, now: DateTime
     let primary = ending.primary.as_deref();
     let primary_required = primary.map(required_fields).unwrap_or_default();
     let run = record.run.get_or_insert_with(RunRecord::default);
-    let primary_succeeded = run
-        .steps
-        .first()
-        .is_some_and(|s| s.state == StepState::Succeeded);
+    // A person who gave up ends the request `FAILURE` with their code, whatever the calls had found.
+    let given_up = run
+        .task
+        .as_ref()
+        .is_some_and(|t| t.state == TaskState::Abandoned);
+    let primary_succeeded = !given_up
+        && run
+            .steps
+            .first()
+            .is_some_and(|s| s.state == StepState::Succeeded);
     let state = match ending.error {
         Some(error) => {
             for step in run
@@ -45,7 +51,12 @@ pub(crate) fn finalize(record: &mut RequestRecord, ending: Ending, now: DateTime
                 RequestState::Failure
             }
         }
-        None => finish(run, &primary_required),
+        None => match finish(run, &primary_required) {
+            RequestState::Failure if person_answered(run) => {
+                answered_by_person(run, &primary_required)
+            }
+            state => state,
+        },
     };
     let answered = matches!(state, RequestState::Success | RequestState::Partial);
     if answered && run.modality == Some(Modality::DigitalOnly) {
@@ -108,4 +119,45 @@ pub(crate) fn webhook_for(
         redeliveries: 0,
         traceparent: record.trace.as_ref().map(crate::telemetry::traceparent),
     })
+}
+
+/// Whether a person completed the request's task with at least one answer.
+fn person_answered(run: &RunRecord) -> bool {
+    let Some(seq) = run.task.as_ref().and_then(|t| t.call_seq) else {
+        return false;
+    };
+    run.calls
+        .iter()
+        .find(|c| c.seq == seq)
+        .and_then(|c| c.outcome.as_ref())
+        .is_some_and(|o| !o.captured.is_empty())
+}
+
+/// The ending of a request a person completed without every required field of the primary step: the
+/// answers merged as the calls' are, and `PARTIAL` with what is still missing (operator contract 10:
+/// `SUCCESS` when every required field is answered, else `PARTIAL`).
+fn answered_by_person(run: &mut RunRecord, primary_required: &[String]) -> RequestState {
+    let states: Vec<StepState> = run.steps.iter().map(|s| s.state).collect();
+    for step in &mut run.steps {
+        step.state = StepState::Succeeded;
+    }
+    finish(run, primary_required);
+    for (step, state) in run.steps.iter_mut().zip(states) {
+        step.state = state;
+    }
+    let mut missing: Vec<String> = primary_required
+        .iter()
+        .filter(|f| !run.results.contains_key(*f))
+        .cloned()
+        .collect();
+    for leg in run.steps.iter().skip(1) {
+        missing.extend(leg.missing_fields.iter().cloned());
+    }
+    run.error = None;
+    run.missing_fields = missing;
+    if run.missing_fields.is_empty() {
+        RequestState::Success
+    } else {
+        RequestState::Partial
+    }
 }

@@ -2,6 +2,7 @@
 //! [`super::decide`] (`decide.rs`) and the terminal record and its webhook (`finalize.rs`).
 
 mod decide;
+mod fallback;
 mod finalize;
 
 use std::collections::BTreeMap;
@@ -122,6 +123,7 @@ fn account(features: &[Feature]) -> AccountRecord {
         ],
         provider_name: None,
         retention_days: None,
+        task_timeout_hours: None,
         dialer: None,
     }
 }
