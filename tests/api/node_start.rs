@@ -15,9 +15,13 @@ use crate::helpers::{
 use crate::several_nodes::{on_a_shared_database, shared_master_key, Node};
 use crate::tls::config_with_tls;
 
-/// `serve` with `config`, a fresh `data_dir` below `dir` and `env`, run to its exit (a node that
-/// serves instead fails the test after 10 s).
-fn serve_to_exit(config: &Path, data_dir: &Path, env: &[(&str, &str)]) -> std::process::Output {
+/// `serve` with `config`, `data_dir` and `env`, run to its exit (a node that serves instead fails the
+/// test after 10 s).
+pub(crate) fn serve_to_exit(
+    config: &Path,
+    data_dir: &Path,
+    env: &[(&str, &str)],
+) -> std::process::Output {
     let mut command = Command::new(binary());
     command
         .args(["serve", "--config"])

@@ -109,26 +109,6 @@ async fn a_second_server_on_a_held_data_dir_exits_non_zero_with_one_clear_messag
     assert_eq!(first.terminate(), Some(0), "the first server is untouched");
 }
 
-/// `serve --config config` with `data_dir` and `env`, run to its exit.
-fn serve_to_exit(
-    config: &std::path::Path,
-    data_dir: &std::path::Path,
-    env: &[(&str, &str)],
-) -> std::process::Output {
-    let mut command = Command::new(binary());
-    command
-        .args(["serve", "--config"])
-        .arg(config)
-        .env_remove("SWITCHBOARD_MASTER_KEY")
-        .env("SWITCHBOARD_BIND", "127.0.0.1:0")
-        .env("SWITCHBOARD_DATA_DIR", data_dir)
-        .env("RUST_LOG", "warn");
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    run_to_exit(command)
-}
-
 #[test]
 fn an_unreadable_key_file_is_a_configuration_error_naming_the_file_and_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -138,7 +118,7 @@ fn an_unreadable_key_file_is_a_configuration_error_naming_the_file_and_creates_n
     let path = write_config(dir.path(), &config);
     let data_dir = dir.path().join("data");
 
-    let output = serve_to_exit(&path, &data_dir, &[]);
+    let output = crate::node_start::serve_to_exit(&path, &data_dir, &[]);
 
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
@@ -158,7 +138,7 @@ fn a_start_refused_for_a_port_in_use_leaves_no_new_store_behind() {
     let bind = taken.local_addr().unwrap().to_string();
     let data_dir = dir.path().join("data");
 
-    let output = serve_to_exit(&path, &data_dir, &[("SWITCHBOARD_BIND", &bind)]);
+    let output = crate::node_start::serve_to_exit(&path, &data_dir, &[("SWITCHBOARD_BIND", &bind)]);
 
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stderr}");
