@@ -317,6 +317,9 @@ async fn an_acknowledged_redelivery_is_sent_after_a_kill_9_and_only_once() {
     receiver.respond_with(vec![Reply::Delay(Duration::from_secs(30), 200)]);
     let (status, body) = redeliver(&first, &id).await;
     assert_eq!(status, 202, "{body}");
+    // Killed once the attempt hangs at the receiver: a kill before it was sent would leave the scripted
+    // hang to the attempt after the restart, which then times out and is retried.
+    receiver.wait_for(2, LIMIT).await;
     first.kill_hard();
     // An attempt written to the socket just before the kill still reaches the receiver: count after it
     // had the time to land, or it would pass for a send after the restart.
