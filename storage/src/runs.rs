@@ -152,13 +152,7 @@ impl Store {
         let hold = enqueues.then(|| self.outbox.hold(&id));
         let job = Queued::job(move |txn: &Txn| {
             let _held_until_durable = &hold;
-            let stored = match stored_request(txn, &intake, &id)? {
-                Ok(Some(Stored::Own(bytes))) => decoded.peek(id.as_bytes(), &bytes),
-                Ok(Some(Stored::InBatch(record))) => Ok(record),
-                Ok(None) => Err(StorageError::RequestMissing(id.clone())),
-                Err(e) => Err(e),
-            };
-            let stored = match stored {
+            let stored = match stored_record(txn, &decoded, &intake, &id)? {
                 Ok(stored) => stored,
                 Err(e) => return Ok(Err(e)),
             };
@@ -299,4 +293,20 @@ fn corrupt(what: &str) -> StorageError {
         kind: "run index",
         reason: what.to_owned(),
     }
+}
+
+/// Request `id` as stored, read in `txn`: its own value decoded (through `decoded`), or its place in its
+/// batch; [`StorageError::RequestMissing`] when it has neither.
+pub(crate) fn stored_record(
+    txn: &Txn,
+    decoded: &Decoded<RequestRecord>,
+    intake: &Decoded<IntakeRecord>,
+    id: &RequestId,
+) -> Verdict<Arc<RequestRecord>> {
+    Ok(match stored_request(txn, intake, id)? {
+        Ok(Some(Stored::Own(bytes))) => decoded.peek(id.as_bytes(), &bytes),
+        Ok(Some(Stored::InBatch(record))) => Ok(record),
+        Ok(None) => Err(StorageError::RequestMissing(id.clone())),
+        Err(e) => Err(e),
+    })
 }

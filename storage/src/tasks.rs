@@ -10,8 +10,7 @@ use crate::audit::NewEvent;
 use crate::codec::encode;
 use crate::engine::Bytes;
 use crate::group::{Queued, Txn};
-use crate::requests::{stored_request, Stored};
-use crate::runs::{store_written, Standing};
+use crate::runs::{store_written, stored_record, Standing};
 use crate::seal::Sealed;
 use crate::{RequestId, RequestRecord, StorageError, Store, TaskRecord};
 
@@ -43,13 +42,7 @@ impl Store {
             Arc::clone(&self.sealer),
         );
         let job = Queued::job(move |txn: &Txn| {
-            let stored = match stored_request(txn, &intake, &id)? {
-                Ok(Some(Stored::Own(bytes))) => decoded.peek(id.as_bytes(), &bytes),
-                Ok(Some(Stored::InBatch(record))) => Ok(record),
-                Ok(None) => Err(StorageError::RequestMissing(id.clone())),
-                Err(e) => Err(e),
-            };
-            let stored = match stored {
+            let stored = match stored_record(txn, &decoded, &intake, &id)? {
                 Ok(stored) => stored,
                 Err(e) => return Ok(Err(e)),
             };
@@ -87,13 +80,7 @@ impl Store {
             Arc::clone(&self.sealer),
         );
         let job = Queued::job(move |txn: &Txn| {
-            let stored = match stored_request(txn, &intake, &id)? {
-                Ok(Some(Stored::Own(bytes))) => decoded.peek(id.as_bytes(), &bytes),
-                Ok(Some(Stored::InBatch(record))) => Ok(record),
-                Ok(None) => Err(StorageError::RequestMissing(id.clone())),
-                Err(e) => Err(e),
-            };
-            let stored = match stored {
+            let stored = match stored_record(txn, &decoded, &intake, &id)? {
                 Ok(stored) => stored,
                 Err(e) => return Ok(Err(e)),
             };
