@@ -51,6 +51,20 @@ impl Store {
                 .sealer
                 .copy_keyring(data_dir, &target.join(KEYRING_FILE))
                 .map_err(|e| fail("cannot copy the keyring", e))?;
+            // The copy's own mark, of the head it was taken at: a copy rolled back later is refused too.
+            let head = self.group.chain.head().clone();
+            if head.seq > 0 {
+                let mark = crate::audit::mark::Mark {
+                    seq: head.seq,
+                    hash: head.hash,
+                };
+                crate::audit::mark::write(
+                    &target.join(crate::audit::mark::FILE),
+                    &self.sealer.binder,
+                    &mark,
+                )
+                .map_err(|e| fail("cannot write the copy's audit mark", e))?;
+            }
             let beside = data_dir.join(BESIDE_DATA);
             if beside.exists() {
                 bytes += std::fs::copy(&beside, target.join(BESIDE_DATA))

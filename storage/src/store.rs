@@ -189,6 +189,9 @@ impl Store {
                 .chain
                 .keep_read_journal(&sled_dir(dir), &group.audit, &db)?;
         }
+        group
+            .chain
+            .keep_mark(dir, &group.audit, matches!(db, Db::Sled(_)))?;
         let recordings = match &db {
             Db::Sled(_) => Recordings::Files(recordings_dir(dir)),
             Db::Postgres(_) => Recordings::Rows(db.open_tree(trees::RECORDINGS)?),

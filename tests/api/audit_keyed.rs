@@ -277,6 +277,61 @@ async fn a_store_whose_sled_files_were_removed_does_not_start_and_names_the_audi
     assert!(stderr.contains("audit log"), "{stderr}");
 }
 
+/// Copies the directory `from` into a new `to`, as whoever keeps an old copy of a stopped server's files.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+async fn create_operator(server: &BinaryServer, name: &str) {
+    let body = json!({ "name": name, "role": "support" });
+    let (status, created) = status_and_json(
+        server
+            .admin(Method::POST, "/admin/v1/operators", Some(body))
+            .await,
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+}
+
+#[actix_web::test]
+async fn a_store_rolled_back_whole_to_an_older_copy_does_not_start_and_names_the_audit_log() {
+    let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let config = write_config(work.path(), &TestConfig::default());
+    let server = BinaryServer::start_ready(&config, data.path()).await;
+    create_operator(&server, "carol").await;
+    server.terminate();
+    let older = work.path().join("older-store");
+    copy_dir(&data.path().join("store"), &older);
+    let server = BinaryServer::start_ready(&config, data.path()).await;
+    create_operator(&server, "dave").await;
+    server.terminate();
+    // The log and its sealed head go back together: consistent, and without dave's creation.
+    std::fs::remove_dir_all(data.path().join("store")).unwrap();
+    copy_dir(&older, &data.path().join("store"));
+    let mut command = std::process::Command::new(binary());
+    command
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .env_remove("SWITCHBOARD_MASTER_KEY")
+        .env_remove("SWITCHBOARD_CONFIG")
+        .env("SWITCHBOARD_BIND", "127.0.0.1:0")
+        .env("SWITCHBOARD_DATA_DIR", data.path())
+        .env("RUST_LOG", "warn");
+    let output = run_to_exit(command);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.code().is_some_and(|c| c != 0), "{stderr}");
+    assert!(stderr.contains("audit log"), "{stderr}");
+    assert!(stderr.contains("rolled back"), "{stderr}");
+}
+
 #[actix_web::test]
 async fn api_secrets_are_stored_salted_and_slow_and_exchange_as_before() {
     let app = spawn_app().await;

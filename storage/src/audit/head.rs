@@ -32,10 +32,15 @@ pub(crate) struct Head {
     /// The last event chained without a MAC (0 for a store keyed from its first event).
     pub(crate) anchor_seq: u64,
     pub(crate) anchor_hash: String,
+    /// Whether this node's audit mark ([`super::mark`]) was written for the store: from then on, on
+    /// sled, an opening without the mark is refused.
+    pub(crate) marked: bool,
 }
 
 const HASH: usize = 64;
-const ENCODED: usize = 2 * (8 + HASH);
+/// A head written before marks, without the flag.
+const UNMARKED: usize = 2 * (8 + HASH);
+const ENCODED: usize = UNMARKED + 1;
 
 impl Head {
     /// The head of an empty chain, keyed from its first event.
@@ -46,6 +51,7 @@ impl Head {
             hash: GENESIS.to_owned(),
             anchor_seq: 0,
             anchor_hash: GENESIS.to_owned(),
+            marked: false,
         }
     }
 
@@ -56,13 +62,16 @@ impl Head {
         bytes.extend_from_slice(self.anchor_hash.as_bytes());
         bytes.extend_from_slice(&self.seq.to_be_bytes());
         bytes.extend_from_slice(self.hash.as_bytes());
+        bytes.push(u8::from(self.marked));
         sealer.binder.bind(trees::AUDIT, HEAD_KEY, &bytes)
     }
 
     fn decode(bytes: &[u8]) -> Option<Head> {
-        if bytes.len() != ENCODED {
-            return None;
-        }
+        let marked = match bytes.len() {
+            UNMARKED => false,
+            ENCODED => bytes[UNMARKED] == 1,
+            _ => return None,
+        };
         let number = |at: usize| u64::from_be_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
         let text = |at: usize| {
             std::str::from_utf8(&bytes[at..at + HASH])
@@ -74,6 +83,7 @@ impl Head {
             anchor_hash: text(8)?,
             seq: number(8 + HASH),
             hash: text(16 + HASH)?,
+            marked,
         })
     }
 }
@@ -90,6 +100,7 @@ pub(crate) fn load(tree: &Tree, sealer: &Sealer) -> Result<Head, StorageError> {
             hash: tip.1.clone(),
             anchor_seq: tip.0,
             anchor_hash: tip.1,
+            marked: false,
         });
     }
     let stored = tree.get(HEAD_KEY)?.ok_or_else(|| {
@@ -151,6 +162,7 @@ mod tests {
             hash: "a".repeat(64),
             anchor_seq: 4,
             anchor_hash: "b".repeat(64),
+            marked: false,
         };
         let mut bytes = Vec::new();
         bytes.extend_from_slice(&4u64.to_be_bytes());
@@ -159,5 +171,9 @@ mod tests {
         bytes.extend_from_slice("a".repeat(64).as_bytes());
         assert_eq!(Head::decode(&bytes), Some(head));
         assert_eq!(Head::decode(&bytes[1..]), None);
+        bytes.push(1);
+        let marked = Head::decode(&bytes).expect("a head with its mark flag");
+        assert!(marked.marked);
+        assert_eq!(marked.seq, 9);
     }
 }

@@ -16,6 +16,7 @@ mod canonical;
 mod event;
 pub(crate) mod head;
 pub(crate) mod journal;
+pub(crate) mod mark;
 mod query;
 #[cfg(any(test, feature = "test-hooks"))]
 mod tampering;
@@ -53,6 +54,10 @@ pub(crate) struct AuditChain {
     /// Where read events appended without a flush are made durable ([`journal`]); none in stores
     /// opened for tests of the flusher alone.
     journal: std::sync::OnceLock<journal::ReadJournal>,
+    /// This node's mark of the newest durable event ([`mark`]); none in stores opened for tests of the
+    /// flusher alone.
+    mark: std::sync::OnceLock<mark::MarkFile>,
+    required_mark: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -73,6 +78,8 @@ impl AuditChain {
             sealer,
             reads: Mutex::new(Reads::default()),
             journal: std::sync::OnceLock::new(),
+            mark: std::sync::OnceLock::new(),
+            required_mark: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -99,12 +106,53 @@ impl AuditChain {
         Ok(())
     }
 
-    /// Empties the read journal once sled has flushed: what it held is on disk in sled.
-    pub(crate) fn flushed(&self) {
+    /// Checks this node's audit mark in `dir` against the log in `tree` (see [`mark`]), and keeps it to
+    /// advance as flushes make the head durable. `required`: the engine is this node's alone (sled), so
+    /// a head that says a mark was written must find it.
+    pub(crate) fn keep_mark(
+        &self,
+        dir: &std::path::Path,
+        tree: &crate::engine::Tree,
+        required: bool,
+    ) -> Result<(), StorageError> {
+        let head = self.head().clone();
+        let kept = mark::MarkFile::check(dir, tree, &head, &self.sealer.binder, required)?;
+        if required && kept.read(&self.sealer.binder)?.is_some() {
+            self.head().marked = true;
+        }
+        let _ = self.mark.set(kept);
+        self.required_mark
+            .store(required, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Once a flush has made everything written before it durable, `head` (taken before the flush)
+    /// included: empties the read journal, whose contents are on disk in sled now, and advances the
+    /// mark (`last`: the flush before a stop, written whatever the time since the previous one).
+    pub(crate) fn flushed(&self, head: &Head, last: bool) {
         if let Some(journal) = self.journal.get() {
             if let Err(e) = journal.clear() {
                 tracing::error!(error.message = %e, "the audit read journal could not be emptied");
             }
+        }
+        let Some(kept) = self.mark.get() else {
+            return;
+        };
+        if kept.advance(head, &self.sealer.binder, last)
+            && self
+                .required_mark
+                .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            // The heads written from now on say a mark exists: removing it with the log is refused.
+            self.head().marked = true;
+        }
+    }
+
+    /// This node's mark, as it stands on disk.
+    pub(crate) fn mark(&self) -> Result<Option<mark::Mark>, StorageError> {
+        match self.mark.get() {
+            Some(kept) => kept.read(&self.sealer.binder),
+            None => Ok(None),
         }
     }
 

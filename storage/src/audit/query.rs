@@ -126,6 +126,8 @@ impl Store {
     /// [`Store::audit_checkpoint_holds`] first) still names an event of the log, unchanged.
     pub fn audit_verify_with(&self, checkpoints: &[Checkpoint]) -> Result<Verified, StorageError> {
         let head: Head = self.group.chain.head().clone();
+        // This node's mark: the log must still reach it, unchanged, whatever was done to the store.
+        let mark = self.group.chain.mark()?;
         let binder = &self.sealer.binder;
         let mut previous = GENESIS.to_owned();
         let mut seq = 0;
@@ -157,7 +159,9 @@ impl Store {
                 let as_checkpointed = checkpointed.get(&seq).is_none_or(|kept| {
                     kept.iter()
                         .all(|c| c.hash == event.hash && c.at == event.at)
-                });
+                }) && mark
+                    .as_ref()
+                    .is_none_or(|mark| mark.seq != seq || mark.hash == event.hash);
                 if event.seq != seq
                     || event.prev_hash != previous
                     || event.computed_hash() != event.hash
@@ -175,6 +179,7 @@ impl Store {
             .iter()
             .map(|c| c.seq)
             .chain([head.seq, head.anchor_seq])
+            .chain(mark.as_ref().map(|mark| mark.seq))
             .max()
             .unwrap_or(0);
         if seq < expected {
@@ -203,17 +208,7 @@ impl Store {
         if head.seq == 0 {
             return Ok(None);
         }
-        let block = self
-            .audit
-            .range(..=head.seq.to_be_bytes())
-            .next_back()
-            .transpose()?;
-        let event = match block {
-            Some((_, block)) => decode_block(&block)?
-                .into_iter()
-                .find(|event| event.seq == head.seq),
-            None => None,
-        };
+        let event = event_at(&self.audit, head.seq)?;
         // The head in memory is the sealed one or this process's own appends: an event with its hash is
         // the one the chain vouches for.
         let event = event
@@ -234,6 +229,20 @@ impl Store {
             at: event.at,
         }))
     }
+}
+
+/// The event numbered `seq` in the log `audit`, if it is there.
+pub(crate) fn event_at(
+    audit: &crate::engine::Tree,
+    seq: u64,
+) -> Result<Option<AuditEvent>, StorageError> {
+    let block = audit.range(..=seq.to_be_bytes()).next_back().transpose()?;
+    Ok(match block {
+        Some((key, block)) if is_block(&key) => decode_block(&block)?
+            .into_iter()
+            .find(|event| event.seq == seq),
+        _ => None,
+    })
 }
 
 /// The events of one stored block: one JSON object per line, in a zstd frame (plain lines in blocks

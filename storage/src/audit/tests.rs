@@ -197,7 +197,101 @@ async fn a_checkpoint_verifies_until_an_event_up_to_it_changes_or_goes(engine: c
     );
 }
 
+/// The audit tree as it stands, every block and the sealed head: what a copy of the store taken now holds.
+fn audit_rows(store: &Store) -> Vec<(Vec<u8>, Vec<u8>)> {
+    store
+        .audit
+        .iter()
+        .map(|row| row.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
+        .collect()
+}
+
+/// Puts the audit tree back as `rows` had it, head included, as a store rolled back whole would.
+fn roll_back_audit(store: &Store, rows: &[(Vec<u8>, Vec<u8>)]) {
+    for (key, _) in audit_rows(store) {
+        store
+            .raw_put_for_tests(crate::trees::AUDIT, &key, None)
+            .unwrap();
+    }
+    for (key, value) in rows {
+        store
+            .raw_put_for_tests(crate::trees::AUDIT, key, Some(value))
+            .unwrap();
+    }
+}
+
+fn closed(store: Store) {
+    store.close().unwrap();
+    drop(store);
+}
+
+fn assert_refused_as_rolled_back(refused: StorageError, says: &str) {
+    assert!(
+        matches!(refused, StorageError::AuditTampered(_)),
+        "{refused}"
+    );
+    assert!(refused.to_string().contains(says), "{refused}");
+}
+
+async fn a_log_rolled_back_head_included_is_refused_by_the_nodes_mark(engine: crate::TestEngine) {
+    let dir = tempfile::tempdir().unwrap();
+    let choice = engine.choice();
+    let store = reopen(dir.path(), &choice).unwrap();
+    three_events(&store).await;
+    let earlier = audit_rows(&store);
+    store
+        .audit_now(vec![event("operator.delete", "a")])
+        .await
+        .unwrap();
+    closed(store);
+    let store = reopen(dir.path(), &choice).unwrap();
+    // The sealed head rolled back with the log is consistent with it: only the mark, outside, tells.
+    roll_back_audit(&store, &earlier);
+    assert_eq!(
+        store.audit_verify().unwrap(),
+        Verified::BrokenAt { seq: 4 },
+        "verify while serving"
+    );
+    closed(store);
+    let refused = reopen(dir.path(), &choice).err().expect("refused");
+    assert_refused_as_rolled_back(refused, "ends at event 3, before event 4");
+}
+
+async fn a_log_rolled_back_then_written_again_past_the_mark_is_refused(engine: crate::TestEngine) {
+    let dir = tempfile::tempdir().unwrap();
+    let choice = engine.choice();
+    let store = reopen(dir.path(), &choice).unwrap();
+    three_events(&store).await;
+    let earlier = audit_rows(&store);
+    store
+        .audit_now(vec![event("operator.delete", "a")])
+        .await
+        .unwrap();
+    closed(store);
+    let mark_path = dir.path().join(super::mark::FILE);
+    let mark_at_four = std::fs::read(&mark_path).unwrap();
+    let store = reopen(dir.path(), &choice).unwrap();
+    roll_back_audit(&store, &earlier);
+    closed(store);
+    // Another node, which never saw event 4, runs on the rolled-back log and writes past it.
+    std::fs::remove_file(&mark_path).unwrap();
+    let store = reopen(dir.path(), &choice).unwrap();
+    store
+        .audit_now(vec![
+            event("operator.create", "x"),
+            event("operator.create", "y"),
+        ])
+        .await
+        .unwrap();
+    closed(store);
+    std::fs::write(&mark_path, mark_at_four).unwrap();
+    let refused = reopen(dir.path(), &choice).err().expect("refused");
+    assert_refused_as_rolled_back(refused, "differs at event 4");
+}
+
 crate::on_both_engines!(
+    a_log_rolled_back_head_included_is_refused_by_the_nodes_mark,
+    a_log_rolled_back_then_written_again_past_the_mark_is_refused,
     an_event_rewritten_with_its_hashes_recomputed_breaks_the_chain_where_it_is,
     removing_the_last_events_breaks_the_chain_where_they_were,
     a_store_whose_audit_log_was_emptied_head_included_does_not_open,
@@ -244,4 +338,48 @@ async fn events_of_an_earlier_release_are_checked_by_hash_and_anchored_at_the_up
         store.audit_verify().unwrap(),
         Verified::BrokenAt { seq } if seq <= 3
     ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sled_a_log_rolled_back_with_its_mark_removed_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let choice = crate::EngineChoice::Sled;
+    let store = reopen(dir.path(), &choice).unwrap();
+    three_events(&store).await;
+    closed(store);
+    // From the opening that finds the mark on, every head written says a mark exists.
+    let store = reopen(dir.path(), &choice).unwrap();
+    store
+        .audit_now(vec![event("operator.delete", "a")])
+        .await
+        .unwrap();
+    let earlier = audit_rows(&store);
+    store
+        .audit_now(vec![event("operator.delete", "b")])
+        .await
+        .unwrap();
+    closed(store);
+    let store = reopen(dir.path(), &choice).unwrap();
+    roll_back_audit(&store, &earlier);
+    closed(store);
+    std::fs::remove_file(dir.path().join(super::mark::FILE)).unwrap();
+    let refused = reopen(dir.path(), &choice).err().expect("refused");
+    assert_refused_as_rolled_back(refused, "is gone while the log's sealed head says");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mark_written_without_the_master_key_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let choice = crate::EngineChoice::Sled;
+    let store = reopen(dir.path(), &choice).unwrap();
+    three_events(&store).await;
+    closed(store);
+    let path = dir.path().join(super::mark::FILE);
+    let mut stored = std::fs::read(&path).unwrap();
+    // A later event named, the tag left as it was.
+    let text = String::from_utf8_lossy(&stored[..stored.len() - 32]).replace("3", "9");
+    stored.splice(..stored.len() - 32, text.into_bytes());
+    std::fs::write(&path, stored).unwrap();
+    let refused = reopen(dir.path(), &choice).err().expect("refused");
+    assert_refused_as_rolled_back(refused, "was not written with this store's master key");
 }

@@ -318,11 +318,12 @@ fn run(db: crate::engine::Db, trees: GroupTrees, shared: Arc<Shared>) {
         }
         #[cfg(test)]
         drop(trees.before_flush.read().expect("test gate"));
+        let flushing = trees.chain.head().clone();
         let began = Instant::now();
         let result = db.flush();
         record(&shared, began.elapsed());
         if result.is_ok() {
-            trees.chain.flushed();
+            trees.chain.flushed(&flushing, last);
         }
         shared.progress.send_modify(|p| match &result {
             Ok(_) => p.completed = epoch,
