@@ -9,8 +9,7 @@
 //! they are checked by hash, and the anchor's hash, under the head's MAC, ties them to the keyed events
 //! after it.
 
-use super::query::{corrupt, decode_block};
-use super::{AuditEvent, GENESIS};
+use super::GENESIS;
 use crate::engine::Tree;
 use crate::seal::Sealer;
 use crate::{trees, StorageError};
@@ -92,8 +91,8 @@ impl Head {
 /// when a crash lost the head's update after read events were appended: verification checks those
 /// events' MACs); before the store is bound, the last event, which becomes the anchor.
 pub(crate) fn load(tree: &Tree, sealer: &Sealer) -> Result<Head, StorageError> {
-    let tip =
-        last_event(tree)?.map_or_else(|| (0, GENESIS.to_owned()), |event| (event.seq, event.hash));
+    let tip = super::stored::last_event(tree)?
+        .map_or_else(|| (0, GENESIS.to_owned()), |event| (event.seq, event.hash));
     if !sealer.keyring.bound() {
         return Ok(Head {
             seq: tip.0,
@@ -129,26 +128,6 @@ pub(crate) fn load(tree: &Tree, sealer: &Sealer) -> Result<Head, StorageError> {
     } else {
         head
     })
-}
-
-/// The last event stored, if any.
-pub(crate) fn last_event(tree: &Tree) -> Result<Option<AuditEvent>, StorageError> {
-    let last = tree
-        .range(..HEAD_KEY)
-        .rev()
-        .find(|entry| entry.as_ref().map_or(true, |(key, _)| is_block(key)))
-        .transpose()?;
-    match last {
-        Some((_, block)) => {
-            let events = decode_block(&block)?;
-            let last = events
-                .into_iter()
-                .last()
-                .ok_or_else(|| corrupt("empty block"))?;
-            Ok(Some(last))
-        }
-        None => Ok(None),
-    }
 }
 
 #[cfg(test)]

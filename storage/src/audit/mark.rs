@@ -64,11 +64,13 @@ impl MarkFile {
                 holds(tree, head, &mark)?;
                 mark.seq
             }
-            None if required && head.marked => return Err(StorageError::AuditTampered(format!(
+            None if required && head.marked => {
+                return Err(StorageError::AuditTampered(format!(
                 "{} is gone while the log's sealed head says it was written: the mark was removed \
                      with the log rolled back (restore a backup, or keep the store as evidence)",
                 path.display()
-            ))),
+            )))
+            }
             None => 0,
         };
         Ok(MarkFile {

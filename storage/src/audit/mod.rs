@@ -18,6 +18,7 @@ pub(crate) mod head;
 pub(crate) mod journal;
 pub(crate) mod mark;
 mod query;
+pub(crate) mod stored;
 #[cfg(any(test, feature = "test-hooks"))]
 mod tampering;
 
@@ -26,6 +27,7 @@ pub use event::{Actor, AuditEvent, NewEvent, Target, GENESIS};
 use event::Hash;
 pub(crate) use head::Head;
 pub use query::{AuditFilter, AuditPage, Checkpoint, Verified};
+pub(crate) use stored::rows_of_block;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -210,9 +212,7 @@ pub(crate) fn append(
     events: impl IntoIterator<Item = NewEvent>,
 ) -> Result<Head, UnabortableTransactionError> {
     let (next, blocks) = chain(head, &chain_state.sealer, events);
-    for (first, block) in blocks {
-        audit.put(&first.to_be_bytes(), block)?;
-    }
+    stored::put(audit, blocks)?;
     audit.put(head::HEAD_KEY, next.record(&chain_state.sealer))?;
     Ok(next)
 }
@@ -228,9 +228,7 @@ pub(crate) fn append_plain(
 ) -> Result<(), StorageError> {
     let mut head = chain_state.head();
     let (next, blocks) = chain(&head, &chain_state.sealer, events);
-    for (first, block) in &blocks {
-        audit.insert(first.to_be_bytes(), block.as_slice())?;
-    }
+    let blocks = stored::insert(audit, &blocks)?;
     // After the blocks: should a crash keep the blocks and lose this, the next opening takes the last
     // event (checked by its MAC) as the head.
     audit.insert(head::HEAD_KEY, next.record(&chain_state.sealer))?;
@@ -243,13 +241,12 @@ pub(crate) fn append_plain(
     Ok(())
 }
 
-/// `events` chained after `head`, in blocks of at most [`BLOCK_EVENTS`] keyed by their first number, each
-/// block compressed.
+/// `events` chained after `head`, in blocks of at most [`BLOCK_EVENTS`] lines keyed by their first number.
 fn chain(
     head: &Head,
     sealer: &Sealer,
     events: impl IntoIterator<Item = NewEvent>,
-) -> (Head, Vec<(u64, Vec<u8>)>) {
+) -> (Head, stored::Blocks) {
     let mut blocks = Vec::new();
     let mut seq = head.seq;
     let mut hash = None;
@@ -268,13 +265,12 @@ fn chain(
             &mut block,
         ));
         if seq + 1 - first == BLOCK_EVENTS {
-            blocks.push((first, crate::codec::compress(&block)));
-            block.clear();
+            blocks.push((first, std::mem::take(&mut block)));
             first = seq + 1;
         }
     }
     if seq >= first {
-        blocks.push((first, crate::codec::compress(&block)));
+        blocks.push((first, block));
     }
     let next = Head {
         seq,

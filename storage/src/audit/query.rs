@@ -4,7 +4,8 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::head::{is_block, Head};
+use super::head::Head;
+use super::stored;
 use super::{AuditEvent, GENESIS};
 use crate::{StorageError, Store};
 
@@ -86,29 +87,16 @@ impl Store {
         let since = filter.since.map(instant);
         let until = filter.until.map(instant);
         let mut events = Vec::new();
-        let start = self
-            .audit
-            .range(..=(after + 1).to_be_bytes())
-            .next_back()
-            .transpose()?
-            .map(|(key, _)| key.to_vec())
-            .unwrap_or_default();
-        for block in self.audit.range(start..) {
-            let (key, block) = block?;
-            if !is_block(&key) {
+        for event in stored::events_after(&self.audit, after) {
+            let event = event?;
+            if !filter.admits(&event, since.as_deref(), until.as_deref()) {
                 continue;
             }
-            for event in decode_block(&block)? {
-                if event.seq <= after || !filter.admits(&event, since.as_deref(), until.as_deref())
-                {
-                    continue;
-                }
-                if events.len() == limit {
-                    let next_after = events.last().map(|e: &AuditEvent| e.seq);
-                    return Ok(AuditPage { events, next_after });
-                }
-                events.push(event);
+            if events.len() == limit {
+                let next_after = events.last().map(|e: &AuditEvent| e.seq);
+                return Ok(AuditPage { events, next_after });
             }
+            events.push(event);
         }
         Ok(AuditPage {
             events,
@@ -140,15 +128,13 @@ impl Store {
                 .or_default()
                 .push(checkpoint);
         }
-        for block in self.audit.iter() {
-            let (key, block) = block?;
-            if !is_block(&key) {
-                continue;
-            }
-            let Ok(events) = decode_block(&block) else {
-                return broken(seq + 1);
+        for event in stored::events_after(&self.audit, 0) {
+            let event = match event {
+                Ok(event) => event,
+                Err(StorageError::Corrupt { .. }) => return broken(seq + 1),
+                Err(e) => return Err(e),
             };
-            for event in events {
+            {
                 seq += 1;
                 let keyed = match event.mac.as_deref() {
                     Some(mac) => binder.event_mac_holds(seq, &event.hash, mac),
@@ -231,19 +217,7 @@ impl Store {
     }
 }
 
-/// The event numbered `seq` in the log `audit`, if it is there.
-pub(crate) fn event_at(
-    audit: &crate::engine::Tree,
-    seq: u64,
-) -> Result<Option<AuditEvent>, StorageError> {
-    let block = audit.range(..=seq.to_be_bytes()).next_back().transpose()?;
-    Ok(match block {
-        Some((key, block)) if is_block(&key) => decode_block(&block)?
-            .into_iter()
-            .find(|event| event.seq == seq),
-        _ => None,
-    })
-}
+pub(crate) use super::stored::event_at;
 
 /// The events of one stored block: one JSON object per line, in a zstd frame (plain lines in blocks
 /// written before blocks were compressed; a JSON line starts with `{`, a zstd frame never does).

@@ -3,13 +3,25 @@
 
 use super::head::is_block;
 use super::query::decode_block;
-use super::AuditEvent;
+use super::{stored, AuditEvent};
+use crate::engine::Tree;
 use crate::{StorageError, Store};
 
 impl Store {
     /// Rewrites the first stored block whose lines hold `from`, with `to` in its place, as plain lines,
     /// leaving every hash as it was.
     pub fn tamper_audit_for_tests(&self, from: &str, to: &str) -> Result<bool, StorageError> {
+        if let Tree::Postgres(_) = &self.audit {
+            for event in stored::events_after(&self.audit, 0) {
+                let event = event?;
+                let text = line(&event);
+                if text.contains(from) {
+                    self.write_row(event.seq, &text.replacen(from, to, 1), &event)?;
+                    return Ok(true);
+                }
+            }
+            return Ok(false);
+        }
         for block in self.audit.iter() {
             let (key, block) = block?;
             if !is_block(&key) {
@@ -40,6 +52,25 @@ impl Store {
     ) -> Result<Option<u64>, StorageError> {
         let mut changed = None;
         let mut previous: Option<String> = None;
+        if let Tree::Postgres(_) = &self.audit {
+            let events: Vec<AuditEvent> =
+                stored::events_after(&self.audit, 0).collect::<Result<_, _>>()?;
+            for mut event in events {
+                if changed.is_none() && line(&event).contains(from) {
+                    event = from_line(&line(&event).replacen(from, to, 1));
+                    changed = Some(event.seq);
+                }
+                if changed.is_some() {
+                    if let Some(previous) = &previous {
+                        event.prev_hash.clone_from(previous);
+                    }
+                    event.hash = event.computed_hash();
+                    self.write_row(event.seq, &line(&event), &event)?;
+                }
+                previous = Some(event.hash.clone());
+            }
+            return Ok(changed);
+        }
         for block in self.audit.iter() {
             let (key, block) = block?;
             if !is_block(&key) {
@@ -74,6 +105,11 @@ impl Store {
 
     /// Removes every event after number `keep`, as whoever deletes the log's last rows or blocks.
     pub fn truncate_audit_for_tests(&self, keep: u64) -> Result<(), StorageError> {
+        if let Tree::Postgres(tree) = &self.audit {
+            let keep = keep as i64;
+            tree.execute_for_tests("DELETE FROM audit_events WHERE seq > $1", &[&keep])?;
+            return Ok(());
+        }
         for block in self.audit.iter() {
             let (key, block) = block?;
             if !is_block(&key) {
@@ -87,6 +123,19 @@ impl Store {
                 self.audit.insert(key, kept.join("\n").as_bytes())?;
             }
         }
+        Ok(())
+    }
+
+    /// Writes the row of event `seq` of `audit_events` anew, as whoever can write the database would.
+    fn write_row(&self, seq: u64, text: &str, event: &AuditEvent) -> Result<(), StorageError> {
+        let Tree::Postgres(tree) = &self.audit else {
+            unreachable!("rows are PostgreSQL's");
+        };
+        let seq = seq as i64;
+        tree.execute_for_tests(
+            "UPDATE audit_events SET line = $2, hash = $3, prev_hash = $4, action = $5 WHERE seq = $1",
+            &[&seq, &text, &event.hash, &event.prev_hash, &event.action],
+        )?;
         Ok(())
     }
 

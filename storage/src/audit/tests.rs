@@ -1,4 +1,5 @@
 use super::*;
+use crate::engine::Tree;
 
 fn event(action: &'static str, id: &str) -> NewEvent {
     NewEvent {
@@ -197,27 +198,32 @@ async fn a_checkpoint_verifies_until_an_event_up_to_it_changes_or_goes(engine: c
     );
 }
 
-/// The audit tree as it stands, every block and the sealed head: what a copy of the store taken now holds.
-fn audit_rows(store: &Store) -> Vec<(Vec<u8>, Vec<u8>)> {
-    store
-        .audit
-        .iter()
-        .map(|row| row.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
-        .collect()
+/// The log as it stands: its sealed head and its length, what a copy of the store taken now holds.
+struct Earlier {
+    head: Vec<u8>,
+    seq: u64,
 }
 
-/// Puts the audit tree back as `rows` had it, head included, as a store rolled back whole would.
-fn roll_back_audit(store: &Store, rows: &[(Vec<u8>, Vec<u8>)]) {
-    for (key, _) in audit_rows(store) {
-        store
-            .raw_put_for_tests(crate::trees::AUDIT, &key, None)
-            .unwrap();
+fn earlier_log(store: &Store) -> Earlier {
+    Earlier {
+        head: store
+            .raw_get_for_tests(crate::trees::AUDIT, super::head::HEAD_KEY)
+            .unwrap()
+            .expect("a sealed head"),
+        seq: store.group.chain.head().seq,
     }
-    for (key, value) in rows {
-        store
-            .raw_put_for_tests(crate::trees::AUDIT, key, Some(value))
-            .unwrap();
-    }
+}
+
+/// Puts the log back as `earlier` had it, head included, as a store rolled back whole would.
+fn roll_back_audit(store: &Store, earlier: &Earlier) {
+    store.truncate_audit_for_tests(earlier.seq).unwrap();
+    store
+        .raw_put_for_tests(
+            crate::trees::AUDIT,
+            super::head::HEAD_KEY,
+            Some(&earlier.head),
+        )
+        .unwrap();
 }
 
 fn closed(store: Store) {
@@ -238,7 +244,7 @@ async fn a_log_rolled_back_head_included_is_refused_by_the_nodes_mark(engine: cr
     let choice = engine.choice();
     let store = reopen(dir.path(), &choice).unwrap();
     three_events(&store).await;
-    let earlier = audit_rows(&store);
+    let earlier = earlier_log(&store);
     store
         .audit_now(vec![event("operator.delete", "a")])
         .await
@@ -262,7 +268,7 @@ async fn a_log_rolled_back_then_written_again_past_the_mark_is_refused(engine: c
     let choice = engine.choice();
     let store = reopen(dir.path(), &choice).unwrap();
     three_events(&store).await;
-    let earlier = audit_rows(&store);
+    let earlier = earlier_log(&store);
     store
         .audit_now(vec![event("operator.delete", "a")])
         .await
@@ -353,7 +359,7 @@ async fn on_sled_a_log_rolled_back_with_its_mark_removed_is_refused() {
         .audit_now(vec![event("operator.delete", "a")])
         .await
         .unwrap();
-    let earlier = audit_rows(&store);
+    let earlier = earlier_log(&store);
     store
         .audit_now(vec![event("operator.delete", "b")])
         .await
@@ -382,4 +388,170 @@ async fn a_mark_written_without_the_master_key_is_refused() {
     std::fs::write(&path, stored).unwrap();
     let refused = reopen(dir.path(), &choice).err().expect("refused");
     assert_refused_as_rolled_back(refused, "was not written with this store's master key");
+}
+
+/// A store on a fresh PostgreSQL database, with its URL.
+fn on_postgres(dir: &std::path::Path) -> (String, Store) {
+    let url = crate::engine::testing::fresh_postgres_database();
+    let choice = crate::EngineChoice::Postgres {
+        url: url.clone(),
+        ca_file: None,
+    };
+    (url, reopen(dir, &choice).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_each_event_is_a_row_of_audit_events_a_dba_can_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, store) = on_postgres(dir.path());
+    three_events(&store).await;
+    store.audit_read(event("request.read", "r-1"));
+    store.audit_now(vec![]).await.unwrap();
+    let rows = crate::engine::testing::admin_query(
+        Some(&url),
+        "SELECT seq, action, actor_kind, actor_id, target_kind, target_id, outcome, prev_hash, hash, \
+         to_char(at AT TIME ZONE 'UTC', 'YYYY') FROM audit_events ORDER BY seq",
+        &[],
+    );
+    let actions: Vec<String> = rows.iter().map(|row| row.get(1)).collect();
+    assert_eq!(
+        actions,
+        [
+            "operator.create",
+            "operator.create",
+            "operator.create",
+            "request.read"
+        ]
+    );
+    let served = store
+        .audit_page(&crate::audit::AuditFilter::default(), 0, 10)
+        .unwrap()
+        .events;
+    for (row, event) in rows.iter().zip(&served) {
+        assert_eq!(row.get::<_, i64>(0) as u64, event.seq);
+        assert_eq!(row.get::<_, String>(2), event.actor.kind);
+        assert_eq!(row.get::<_, String>(3), event.actor.id);
+        assert_eq!(
+            row.get::<_, Option<String>>(5),
+            event.target.as_ref().map(|t| t.id.clone())
+        );
+        assert_eq!(row.get::<_, String>(6), event.outcome);
+        assert_eq!(row.get::<_, String>(7), event.prev_hash);
+        assert_eq!(row.get::<_, String>(8), event.hash);
+        assert_eq!(row.get::<_, String>(9), &event.at[..4]);
+    }
+    // The blocks of the key/value table hold none of it: the sealed head alone.
+    let kv = crate::engine::testing::admin_query(
+        Some(&url),
+        "SELECT count(*) FROM switchboard_kv WHERE tree = 'audit'",
+        &[],
+    );
+    assert_eq!(kv[0].get::<_, i64>(0), 1);
+    assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 4 });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_a_role_that_may_only_insert_audit_events_serves_and_cannot_change_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = crate::engine::testing::fresh_postgres_database();
+    let role = format!("app_{}", uuid::Uuid::new_v4().simple());
+    let database = url
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap()
+        .to_owned();
+    for statement in [
+        format!("CREATE ROLE {role} LOGIN PASSWORD 'app-password'"),
+        format!("GRANT CONNECT ON DATABASE {database} TO {role}"),
+        format!(
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON switchboard_kv, switchboard_schema, \
+             switchboard_lease TO {role}"
+        ),
+        format!("GRANT USAGE ON SEQUENCE switchboard_ids TO {role}"),
+        format!("GRANT SELECT, INSERT ON audit_events TO {role}"),
+    ] {
+        crate::engine::testing::admin_query(Some(&url), &statement, &[]);
+    }
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let (_, host) = rest.split_once('@').unwrap_or(("", rest));
+    let as_app = format!("{scheme}://{role}:app-password@{host}");
+    let choice = crate::EngineChoice::Postgres {
+        url: as_app.clone(),
+        ca_file: None,
+    };
+    let store = reopen(dir.path(), &choice).unwrap();
+    three_events(&store).await;
+    assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 3 });
+    let Tree::Postgres(tree) = &store.audit else {
+        unreachable!("a PostgreSQL store");
+    };
+    for forbidden in [
+        "UPDATE audit_events SET action = 'nothing' WHERE seq = 1",
+        "DELETE FROM audit_events WHERE seq = 3",
+        "TRUNCATE audit_events",
+    ] {
+        let refused = tree.execute_for_tests(forbidden, &[]).expect_err(forbidden);
+        assert!(
+            refused.to_string().contains("permission denied"),
+            "{forbidden}: {refused}"
+        );
+    }
+    assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 3 });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_moves_the_blocks_of_an_earlier_schema_into_audit_events_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, store) = on_postgres(dir.path());
+    three_events(&store).await;
+    closed(store);
+    // As schema 2 kept them: the lines in one block of the key/value table, under its first number.
+    let lines: Vec<String> = crate::engine::testing::admin_query(
+        Some(&url),
+        "SELECT line FROM audit_events ORDER BY seq",
+        &[],
+    )
+    .iter()
+    .map(|row| row.get(0))
+    .collect();
+    let block = lines.join("\n");
+    crate::engine::testing::admin_query(
+        Some(&url),
+        "INSERT INTO switchboard_kv (tree, key, value) VALUES ('audit', '\\x0000000000000001', \
+         convert_to($1, 'UTF8'))",
+        &[&block],
+    );
+    for statement in [
+        "DROP TABLE audit_events",
+        "UPDATE switchboard_schema SET version = 2",
+    ] {
+        crate::engine::testing::admin_query(Some(&url), statement, &[]);
+    }
+    let choice = crate::EngineChoice::Postgres {
+        url: url.clone(),
+        ca_file: None,
+    };
+    let refused = reopen(dir.path(), &choice)
+        .err()
+        .expect("an older schema is refused");
+    assert!(
+        refused.to_string().contains("switchboard migrate"),
+        "{refused}"
+    );
+    assert_eq!(crate::migrate_postgres(&url, None).unwrap(), Some(2));
+    let store = reopen(dir.path(), &choice).unwrap();
+    assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 3 });
+    let moved = crate::engine::testing::admin_query(
+        Some(&url),
+        "SELECT (SELECT count(*) FROM audit_events), \
+         (SELECT count(*) FROM switchboard_kv WHERE tree = 'audit' AND length(key) = 8)",
+        &[],
+    );
+    assert_eq!(
+        (moved[0].get::<_, i64>(0), moved[0].get::<_, i64>(1)),
+        (3, 0)
+    );
 }

@@ -12,6 +12,7 @@
 //! (one thread, `postgres-io`), and a caller blocks on the client's future, which needs no runtime: it only
 //! exchanges messages with its connection's task.
 
+pub(crate) mod audit_events;
 mod range;
 mod schema;
 mod transaction;
@@ -86,6 +87,10 @@ pub(crate) struct Conn {
     backward_open: Statement,
     next_id: Statement,
     fence: Statement,
+    audit_insert: Statement,
+    audit_after: Statement,
+    audit_at: Statement,
+    audit_last: Statement,
 }
 
 /// A failure of the database, in the engines' shared vocabulary.
@@ -345,6 +350,10 @@ fn prepare(client: Client) -> Result<Arc<Conn>, StorageError> {
             "SELECT 1 FROM switchboard_lease \
              WHERE name = 'orchestrator' AND holder = $1 AND expires_at >= now()",
         )?,
+        audit_insert: prepare(audit_events::INSERT)?,
+        audit_after: prepare(audit_events::AFTER)?,
+        audit_at: prepare(audit_events::AT)?,
+        audit_last: prepare(audit_events::LAST)?,
         client,
     }))
 }

@@ -9,7 +9,7 @@ use super::{describe, wait};
 use crate::StorageError;
 
 /// The schema this binary reads and writes; `switchboard migrate` brings a database up to it.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// The statements that create (or upgrade to) [`SCHEMA_VERSION`], each idempotent.
 const MIGRATIONS: &[&str] = &[
@@ -26,6 +26,8 @@ const MIGRATIONS: &[&str] = &[
         expires_at timestamptz NOT NULL)",
     // Version 2: where the holder is reached, for standbys that forward their clients to it.
     "ALTER TABLE switchboard_lease ADD COLUMN IF NOT EXISTS node_url text",
+    // Version 3: the audit log as a table of its own, one row per event (see `audit_events`).
+    super::audit_events::CREATE,
 ];
 
 fn schema_exists(client: &Client) -> Result<bool, StorageError> {
@@ -113,6 +115,7 @@ fn migrate_now(
                 "the database is at schema version {newer}, newer than this Switchboard's {SCHEMA_VERSION}"
             )));
         }
+        move_audit_blocks(&transaction).await?;
         transaction
             .execute("DELETE FROM switchboard_schema", &[])
             .await
@@ -127,4 +130,40 @@ fn migrate_now(
         transaction.commit().await.map_err(failed)?;
         Ok(found)
     })
+}
+
+/// Version 3: the audit events that earlier versions kept in blocks of `switchboard_kv` become rows of
+/// `audit_events`, their lines as they were (so every hash and MAC still holds); the blocks go.
+async fn move_audit_blocks(
+    transaction: &tokio_postgres::Transaction<'_>,
+) -> Result<(), StorageError> {
+    let failed = |e: tokio_postgres::Error| {
+        StorageError::Database(format!(
+            "moving the audit log into audit_events failed: {}",
+            describe(&e)
+        ))
+    };
+    let blocks = transaction
+        .query(
+            "SELECT key, value FROM switchboard_kv WHERE tree = 'audit' AND length(key) = 8 ORDER BY key",
+            &[],
+        )
+        .await
+        .map_err(failed)?;
+    for block in &blocks {
+        let rows = crate::audit::rows_of_block(block.get::<_, &[u8]>(1))?;
+        let columns = super::audit_events::Columns::of(&rows);
+        transaction
+            .execute(super::audit_events::INSERT, &columns.params())
+            .await
+            .map_err(failed)?;
+    }
+    transaction
+        .execute(
+            "DELETE FROM switchboard_kv WHERE tree = 'audit' AND length(key) = 8",
+            &[],
+        )
+        .await
+        .map_err(failed)?;
+    Ok(())
 }

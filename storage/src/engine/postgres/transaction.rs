@@ -18,6 +18,7 @@ pub(super) fn run<T, E>(
     body: impl Fn(&[TxTree]) -> Result<T, ConflictableTransactionError<E>>,
 ) -> Result<T, TransactionError<E>> {
     let writes = tree::Writes::default();
+    let audit = super::audit_events::AuditWrites::default();
     let ahead = tree::ReadAhead::default();
     let views: Vec<TxTree> = names
         .iter()
@@ -26,6 +27,7 @@ pub(super) fn run<T, E>(
                 conn: Arc::clone(conn),
                 name: Arc::from(*name),
                 writes: Rc::clone(&writes),
+                audit: Rc::clone(&audit),
                 ahead: ahead.clone(),
             })
         })
@@ -57,13 +59,14 @@ pub(super) fn run<T, E>(
         }
         // What an attempt that met a conflict buffered is not the next attempt's.
         writes.borrow_mut().clear();
+        audit.borrow_mut().clear();
         ahead.clear();
         // What ends the attempt unless it commits: `None` runs the body again.
         let failed = match body(&views) {
             // The COMMIT ended the transaction whatever it answered (see `tree::commit`): a ROLLBACK
             // now would be a statement outside any transaction, which the server answers with a
             // "there is no transaction in progress" warning.
-            Ok(value) => match tree::commit(conn, &writes) {
+            Ok(value) => match tree::commit(conn, &writes, &audit) {
                 Ok(()) => return Ok(value),
                 Err(e) if is_conflict(&e) => continue,
                 Err(e) => return Err(storage(e)),

@@ -211,6 +211,8 @@ pub(crate) struct PgTxTree {
     pub(super) name: Arc<str>,
     /// The transaction's writes, across its trees, sent together before it commits.
     pub(super) writes: Writes,
+    /// Audit events the transaction appends ([`super::audit_events`]).
+    pub(super) audit: super::audit_events::AuditWrites,
     /// What the transaction read ahead, and what it asked to read ahead next.
     pub(super) ahead: ReadAhead,
 }
@@ -246,8 +248,13 @@ pub(crate) type Writes = Rc<RefCell<BTreeMap<(Arc<str>, Bytes), Option<Bytes>>>>
 /// behind it commits nothing; its error is the one answered. Every answer is awaited, the COMMIT's
 /// included, so the transaction has ended when this returns, whatever it returns: a COMMIT that fails
 /// rolls back, and one after a failed write answers ROLLBACK. The caller has nothing left to roll back.
-pub(super) fn commit(conn: &Conn, writes: &Writes) -> Result<(), tokio_postgres::Error> {
+pub(super) fn commit(
+    conn: &Conn,
+    writes: &Writes,
+    audit: &super::audit_events::AuditWrites,
+) -> Result<(), tokio_postgres::Error> {
     let writes = std::mem::take(&mut *writes.borrow_mut());
+    let audit = std::mem::take(&mut *audit.borrow_mut());
     let (mut put_trees, mut put_keys, mut put_values) = (Vec::new(), Vec::new(), Vec::new());
     let (mut del_trees, mut del_keys) = (Vec::new(), Vec::new());
     for ((tree, key), value) in &writes {
@@ -276,16 +283,23 @@ pub(super) fn commit(conn: &Conn, writes: &Writes) -> Result<(), tokio_postgres:
         futures::future::try_join_all(del_trees.iter().zip(&del_keys).map(
             |(tree, key)| async move { conn.client.execute(&conn.delete, &[tree, key]).await },
         ));
+    let events = super::audit_events::insert(conn, &audit);
     // Polled in this order, so sent in this order; the first error in that order is the cause.
-    let (puts, removals, committed) = wait(futures::future::join3(
+    let (puts, removals, events, committed) = wait(futures::future::join4(
         puts,
         removals,
+        events,
         conn.client.batch_execute("COMMIT"),
     ));
-    puts.and(removals.map(drop)).and(committed)
+    puts.and(removals.map(drop)).and(events).and(committed)
 }
 
 impl PgTxTree {
+    /// Appends audit events, sent with the transaction's other writes.
+    pub(crate) fn put_audit_rows(&self, rows: Vec<super::audit_events::AuditRow>) {
+        self.audit.borrow_mut().extend(rows);
+    }
+
     pub(crate) fn get(&self, key: &[u8]) -> TxResult<Option<Bytes>> {
         let place = (Arc::clone(&self.name), Bytes::from(key));
         if let Some(written) = self.writes.borrow().get(&place) {
