@@ -29,7 +29,7 @@ use std::path::Path;
 use crate::engine::postgres::Pg;
 use crate::engine::{Db, EngineChoice};
 use crate::opening::{holds_plaintext_store, sled_dir};
-use crate::seal::{Bound, Home, KeySource, Keyring};
+use crate::seal::{Bound, Home, KeySource};
 use crate::sealing::lease_alone;
 use crate::{trees, StorageError, Store};
 
@@ -91,8 +91,8 @@ pub(crate) fn unconverted(found: u32, place: &str) -> StorageError {
 
 impl Store {
     /// `switchboard migrate`: converts the store `engine` names (its keyring in `dir` on sled) to
-    /// [`STORE_LAYOUT`]. No server may run meanwhile: on sled the store's lock refuses one that does, on
-    /// PostgreSQL the orchestrator lease (held until the conversion is done). Answers what it did, or
+    /// [`STORE_LAYOUT`]. No server may run while it converts: on sled the store's lock refuses one that
+    /// does, on PostgreSQL the orchestrator lease (held until the conversion is done). Answers what it did, or
     /// `None` when there is no store yet (its first start makes one at this layout).
     pub fn migrate(
         dir: &Path,
@@ -100,22 +100,32 @@ impl Store {
         key: &KeySource,
         engine: &EngineChoice,
     ) -> Result<Option<Upgrade>, StorageError> {
+        let current = || {
+            Ok(Some(Upgrade {
+                from: STORE_LAYOUT,
+                to: STORE_LAYOUT,
+                ..Upgrade::default()
+            }))
+        };
+        // A store at this layout needs nothing, and is not held meanwhile: a release that changes only the
+        // PostgreSQL schema migrates while the nodes run.
         let lease = match engine {
             EngineChoice::Sled => {
                 let home = Home::Dir(dir.to_path_buf());
-                if !Keyring::exists(&home)?
-                    && !sled_dir(dir).exists()
-                    && !holds_plaintext_store(dir)
-                {
-                    return Ok(None);
+                let plaintext = holds_plaintext_store(dir);
+                match crate::opening::check_key(dir, &home, key)? {
+                    None if !sled_dir(dir).exists() && !plaintext => return Ok(None),
+                    Some(STORE_LAYOUT) if !plaintext => return current(),
+                    _ => None,
                 }
-                None
             }
             EngineChoice::Postgres { url, ca_file } => {
                 let db = Db::Postgres(Pg::open(url, ca_file.as_deref())?);
                 let home = Home::Database(db.open_tree(trees::KEYRING)?);
-                if !Keyring::exists(&home)? && !crate::store::holds_records(&db)? {
-                    return Ok(None);
+                match crate::opening::check_key(dir, &home, key)? {
+                    None if !crate::store::holds_records(&db)? => return Ok(None),
+                    Some(STORE_LAYOUT) => return current(),
+                    _ => {}
                 }
                 let doing = "migrating the store";
                 Some(lease_alone(url, ca_file.as_deref(), "migrate", doing)?)
