@@ -35,8 +35,9 @@ pub enum Command {
     /// Manage the master key that seals the store.
     #[command(subcommand)]
     Keys(KeysCommand),
-    /// Create the PostgreSQL schema of `[storage] url`, or upgrade it to this release's (`kind =
-    /// "postgres"` only). Safe to run again, and from several nodes at once.
+    /// With every server stopped: create or upgrade the PostgreSQL schema (`kind = "postgres"`), then
+    /// convert a store of an earlier release to this release's layout (either engine), printing what it
+    /// bound to the master key. Safe to run again.
     Migrate(ServeArgs),
     /// Exit 0 when the server on this machine answers `GET /readyz` with 200 (a container's HEALTHCHECK).
     Healthcheck(HealthcheckArgs),

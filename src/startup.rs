@@ -133,15 +133,6 @@ impl Application {
                 "patient data would travel over plain http to another machine: use an https URL"
             );
         }
-        if let Some(migrated) = store.migrated() {
-            tracing::info!(
-                sealed = migrated.sealed,
-                hashed = migrated.hashed,
-                copied = migrated.copied,
-                recordings = migrated.recordings,
-                "the plaintext store of an earlier release was copied into a sealed one and removed"
-            );
-        }
         let clock = match settings.clock {
             ClockSettings::System => Clock::system(),
             // A restart resumes the calendar where it was moved to: it moves only through the admin API,

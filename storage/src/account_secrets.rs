@@ -52,10 +52,10 @@ impl Store {
         Ok(stored)
     }
 
-    /// At opening: seals the webhook secrets that releases before 2026-11-28 stored in the clear, so no
-    /// read finds one in the clear afterwards.
-    pub(crate) fn seal_account_secrets(&self) -> Result<(), StorageError> {
-        let mut sealed_any = false;
+    /// Once, by `switchboard migrate` ([`crate::layout`]): seals the webhook secrets that releases before
+    /// 2026-11-28 stored in the clear, so no read finds one in the clear afterwards. Answers how many.
+    pub(crate) fn seal_account_secrets(&self) -> Result<u64, StorageError> {
+        let mut sealed = 0;
         for entry in self.accounts.iter() {
             let (id, bytes) = entry?;
             // A record without this store's MAC is refused (and logged) here as on every read.
@@ -69,14 +69,12 @@ impl Store {
                 .is_some_and(|secret| !secret.starts_with(SEALED))
             {
                 let stored = self.bound(crate::trees::ACCOUNTS, &id, &self.account_bytes(&record));
+                let _open = self.group.gate.read().expect("write gate");
                 self.accounts.insert(&id, stored)?;
-                sealed_any = true;
+                sealed += 1;
             }
         }
-        if sealed_any {
-            self.flush_now()?;
-        }
-        Ok(())
+        Ok(sealed)
     }
 }
 
@@ -150,7 +148,7 @@ mod tests {
     crate::on_both_engines!(a_webhook_secret_is_sealed_at_rest_and_reads_back);
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_secret_stored_in_the_clear_by_an_earlier_release_is_sealed_at_the_next_opening() {
+    async fn a_secret_stored_in_the_clear_by_an_earlier_release_is_sealed_by_migrate() {
         let dir = tempfile::tempdir().unwrap();
         let secret = "whsec_from_before_9b1c";
         {
@@ -159,11 +157,21 @@ mod tests {
                 .accounts
                 .insert("acme", encode(&account(Some(secret))))
                 .unwrap();
-            store.sealer.keyring.as_before_binding_for_tests();
+            store.keyring_at_layout_for_tests(0).unwrap();
             store.close().unwrap();
         }
+        assert!(Store::open(dir.path()).is_err(), "no start converts it");
+        let upgrade = Store::migrate(
+            dir.path(),
+            crate::DEFAULT_CACHE_BYTES,
+            &crate::seal::KeySource::BesideData,
+            &crate::EngineChoice::Sled,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(upgrade.secrets_sealed, 1);
         let store = Store::open(dir.path()).unwrap();
-        assert!(!holds(&stored_bytes(&store), secret), "sealed at opening");
+        assert!(!holds(&stored_bytes(&store), secret), "sealed by migrate");
         let read = store.account("acme").unwrap().unwrap();
         assert_eq!(read.webhook_secret.as_deref(), Some(secret));
     }

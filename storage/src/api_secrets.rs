@@ -1,7 +1,7 @@
 //! API secrets at rest: argon2id (RustCrypto, its default parameters: 19 MiB, two passes, one lane) over
 //! the lowercase hex SHA-256 of the secret, salted per credential. A copy of the store then gives no cheap
 //! way to test guesses of a secret an operator chose, and a store of an earlier release, which kept the
-//! SHA-256 alone, is upgraded at opening without knowing any secret.
+//! SHA-256 alone, is upgraded by `switchboard migrate` without knowing any secret.
 //!
 //! Checking a secret costs tens of milliseconds of CPU and 19 MiB: the HTTP layer checks one only on a
 //! key/secret exchange, never per call (calls carry tokens), and keeps the verdicts it reached.
@@ -41,8 +41,8 @@ fn hash_digest(digest: &str) -> String {
 }
 
 impl Store {
-    /// At opening: replaces each SHA-256 an earlier release kept for a secret by argon2id over it. Answers
-    /// how many credentials it upgraded.
+    /// Once, by `switchboard migrate` ([`crate::layout`]): replaces each SHA-256 an earlier release kept
+    /// for a secret by argon2id over it. Answers how many credentials it upgraded.
     pub(crate) fn hash_api_secrets(&self) -> Result<u64, StorageError> {
         let mut upgraded = 0;
         for entry in self.accounts.iter() {
@@ -68,10 +68,9 @@ impl Store {
             }
         }
         if upgraded > 0 {
-            self.flush_now()?;
             tracing::info!(
                 credentials = upgraded,
-                "API secret digests rehashed with argon2id (a one-time upgrade)"
+                "API secret digests rehashed with argon2id (switchboard migrate)"
             );
         }
         Ok(upgraded)
@@ -116,7 +115,7 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_digest_of_an_earlier_release_is_rehashed_at_opening_and_its_secret_still_matches() {
+    async fn a_digest_of_an_earlier_release_is_rehashed_by_migrate_and_its_secret_still_matches() {
         let dir = tempfile::tempdir().unwrap();
         let mut account = AccountRecord {
             id: "acme".into(),
@@ -141,8 +140,18 @@ mod tests {
         {
             let store = Store::open(dir.path()).unwrap();
             store.put_account(&account, &[]).await.unwrap();
+            store.keyring_at_layout_for_tests(1).unwrap();
             store.close().unwrap();
         }
+        let upgrade = Store::migrate(
+            dir.path(),
+            crate::DEFAULT_CACHE_BYTES,
+            &crate::seal::KeySource::BesideData,
+            &crate::EngineChoice::Sled,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(upgrade.secrets_rehashed, 1);
         let store = Store::open(dir.path()).unwrap();
         let read = store.account("acme").unwrap().unwrap();
         let credential = &read.credentials[0];

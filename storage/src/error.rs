@@ -80,6 +80,10 @@ pub enum StorageError {
     /// without the master key. The server refuses to start on it.
     #[error("the audit log: {0}")]
     AuditTampered(String),
+    /// The store is not at this release's layout ([`crate::layout`]): `switchboard migrate` converts an
+    /// older one. A start refuses it with nothing changed.
+    #[error("{0}")]
+    Unconverted(String),
     /// A value names an epoch whose key was destroyed: what it sealed is gone for good.
     #[error("the key of epoch {0} was destroyed")]
     KeyDestroyed(u32),

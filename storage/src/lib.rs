@@ -27,6 +27,7 @@ mod engine;
 mod error;
 mod group;
 mod ids;
+mod layout;
 mod meta;
 mod opening;
 mod operators;
@@ -65,6 +66,7 @@ pub use engine::testing::{
 pub use engine::EngineChoice;
 pub use error::{EngineError, StorageError};
 pub use ids::{CallId, RequestBatchId, RequestId, StepKey, BATCH_CAPACITY};
+pub use layout::{Upgrade, STORE_LAYOUT};
 pub use opening::{sled_dir, STORE_DIR};
 pub use purge::Purged;
 pub use records::*;

@@ -1,5 +1,6 @@
-//! Opening a store: the master key is checked against the keyring before sled is touched, a store of the
-//! plaintext layout is rewritten sealed, and sled's own opening quirks are handled.
+//! Opening a store: the master key is checked against the keyring before sled is touched (and with it the
+//! store's layout, [`crate::layout`]), a store of the plaintext layout is rewritten sealed, and sled's own
+//! opening quirks are handled.
 //!
 //! Layout of `data_dir`: `keyring` (the wrapped keys), `store/` (sled), `recordings/` (sealed files) and,
 //! when the operator names no key, `master.key`. Releases before sealing kept sled's files directly in
@@ -60,12 +61,16 @@ pub(crate) fn unlock(
     Ok((key, keyring))
 }
 
-/// Checks, writing nothing, that `source` opens the keyring in `home`: `Ok(false)` while there is no
-/// keyring yet (the first opening creates it), `Ok(true)` when the key opens it, and the opening's own
-/// refusal (a wrong key, a missing one) otherwise.
-pub(crate) fn check_key(dir: &Path, home: &Home, source: &KeySource) -> Result<bool, StorageError> {
+/// Checks, writing nothing, that `source` opens the keyring in `home`: `Ok(None)` while there is no
+/// keyring yet (the first opening creates it), the store's layout when the key opens it, and the
+/// opening's own refusal (a wrong key, a missing one) otherwise.
+pub(crate) fn check_key(
+    dir: &Path,
+    home: &Home,
+    source: &KeySource,
+) -> Result<Option<u32>, StorageError> {
     if !Keyring::exists(home)? {
-        return Ok(false);
+        return Ok(None);
     }
     let key = match source {
         KeySource::Given { key, .. } => key.clone(),
@@ -77,8 +82,7 @@ pub(crate) fn check_key(dir: &Path, home: &Home, source: &KeySource) -> Result<b
             MasterKey::read_file(&path)?
         }
     };
-    Keyring::open(home, &key)?;
-    Ok(true)
+    Ok(Some(Keyring::open(home, &key)?.layout()))
 }
 
 /// Opens sled the one way every opening of the store does. Our flusher is the only one: sled's periodic

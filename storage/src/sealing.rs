@@ -24,7 +24,12 @@ impl Store {
             return rotate_sled(dir, current, new);
         };
         // Held until the keyring is re-wrapped: no node runs meanwhile, and none can start.
-        let lease = lease_for_rotation(url, ca_file.as_deref())?;
+        let lease = lease_alone(
+            url,
+            ca_file.as_deref(),
+            "keys-rotate",
+            "rotating the master key",
+        )?;
         let db = Db::Postgres(Pg::open(url, ca_file.as_deref())?);
         // Should the lease be lost meanwhile, the node that took it keeps the keyring it read.
         db.fence_to(lease.holder());
@@ -39,11 +44,18 @@ impl Store {
     }
 }
 
-/// The orchestrator lease of the database at `url`, taken for a rotation, or a refusal naming the node
-/// that holds it. A running node mints the next hour's keys under the master key it was started with, so
-/// keys it wrote after the re-wrap would open under neither key.
-fn lease_for_rotation(url: &str, ca_file: Option<&Path>) -> Result<NodeLease, StorageError> {
+/// The orchestrator lease of the database at `url`, taken under the name `command` for work no node may
+/// run beside (`doing`, for the refusal), or a refusal naming the node that holds it. A running node mints
+/// the next hour's keys under the master key it was started with, so keys it wrote after a re-wrap would
+/// open under neither key; a migration must see every record as it is.
+pub(crate) fn lease_alone(
+    url: &str,
+    ca_file: Option<&Path>,
+    command: &str,
+    doing: &str,
+) -> Result<NodeLease, StorageError> {
     let (url, ca_file) = (url.to_owned(), ca_file.map(Path::to_path_buf));
+    let (command, doing) = (command.to_owned(), doing.to_owned());
     // A thread of its own: the caller may be on a runtime already, where another cannot be entered.
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -53,7 +65,7 @@ fn lease_for_rotation(url: &str, ca_file: Option<&Path>) -> Result<NodeLease, St
         runtime.block_on(async {
             let (holder_seen, mut holders) = tokio::sync::mpsc::unbounded_channel();
             let me = LeaseHolder {
-                name: format!("keys-rotate:{}", std::process::id()),
+                name: format!("{command}:{}", std::process::id()),
                 node_url: None,
             };
             let watch = move |holder: Option<&LeaseHolder>| {
@@ -61,13 +73,13 @@ fn lease_for_rotation(url: &str, ca_file: Option<&Path>) -> Result<NodeLease, St
                     let _ = holder_seen.send(holder.name.clone());
                 }
             };
-            // A rotation lasts milliseconds: a renewal it misses changes nothing.
+            // The work lasts milliseconds to seconds: a renewal it misses changes nothing.
             let acquired = NodeLease::acquire(&url, ca_file.as_deref(), me, |_| false, watch, |_| {});
             tokio::select! {
                 lease = acquired => lease,
                 Some(holder) = holders.recv() => Err(StorageError::Keyring(format!(
                     "a node runs on this database (it holds the orchestrator lease as {holder}): stop \
-                     every node before rotating the master key"
+                     every node before {doing}"
                 ))),
             }
         })

@@ -11,7 +11,10 @@ use crate::durability::{FlushStats, Flusher, Lane};
 use crate::engine::postgres::Pg;
 use crate::engine::{Db, EngineChoice};
 use crate::group::{GroupTrees, Job};
-use crate::opening::{open_db_when_released, sled_dir, unlock, RELEASE_WAIT};
+use crate::layout::{unconverted, Opening, Upgrade, STORE_LAYOUT};
+use crate::opening::{
+    holds_plaintext_store, open_db_when_released, sled_dir, unlock, RELEASE_WAIT,
+};
 use crate::outbox::Outbox;
 use crate::recordings::{recordings_dir, Recordings};
 use crate::requests::IntakeRecord;
@@ -126,23 +129,31 @@ impl Store {
     }
 
     /// Checks, writing nothing, that `key` opens the store `engine` names (the keyring in `dir` on sled,
-    /// the database's on PostgreSQL): what a node on a shared database does before it serves anything,
-    /// standing by included, so that a node with another key never forwards, waits or takes the lease.
-    /// `Ok(false)` while the store has no keyring yet: its first opening makes one.
+    /// the database's on PostgreSQL) and that the store is at this release's layout, or holds no data
+    /// yet: what a node does before it serves anything, standing by included, so that a node that could
+    /// never open the store never forwards, waits or takes the lease. `Ok(false)` while the store has no
+    /// keyring yet: its first opening makes one.
     pub fn check_key(
         dir: &Path,
         key: &KeySource,
         engine: &EngineChoice,
     ) -> Result<bool, StorageError> {
-        match engine {
-            EngineChoice::Sled => {
-                crate::opening::check_key(dir, &Home::Dir(dir.to_path_buf()), key)
-            }
+        let (layout, held_data, place) = match engine {
+            EngineChoice::Sled => (
+                crate::opening::check_key(dir, &Home::Dir(dir.to_path_buf()), key)?,
+                sled_dir(dir).exists(),
+                format!("in {}", dir.display()),
+            ),
             EngineChoice::Postgres { url, ca_file } => {
                 let db = Db::Postgres(Pg::open(url, ca_file.as_deref())?);
                 let home = Home::Database(db.open_tree(trees::KEYRING)?);
-                crate::opening::check_key(dir, &home, key)
+                let layout = crate::opening::check_key(dir, &home, key)?;
+                (layout, holds_records(&db)?, "in the database".to_owned())
             }
+        };
+        match layout {
+            Some(layout) if held_data && layout != STORE_LAYOUT => Err(unconverted(layout, &place)),
+            found => Ok(found.is_some()),
         }
     }
 
@@ -153,19 +164,51 @@ impl Store {
         engine: &EngineChoice,
         fence: Option<&str>,
     ) -> Result<Store, StorageError> {
-        let (db, sealer, migrated) = match engine {
+        let (store, fresh) = Store::open_as(dir, cache_bytes, key, engine, fence, Opening::Serve)?;
+        if fresh {
+            // A new store (or one of the release before sealing, sealed just now) is made at this
+            // release's layout: nothing of an earlier one to keep apart.
+            let upgrade = store.upgrade()?;
+            store.log_first_start(upgrade);
+        }
+        Ok(store)
+    }
+
+    /// Opens the store for `opening`, and answers whether it held no data before this opening (a store of
+    /// the release before sealing, copied into a sealed one now, counts as holding none: its keyring is
+    /// new). A [`Opening::Serve`] refuses a store that holds data at another layout than
+    /// [`STORE_LAYOUT`], before anything is written.
+    pub(crate) fn open_as(
+        dir: &Path,
+        cache_bytes: u64,
+        key: &KeySource,
+        engine: &EngineChoice,
+        fence: Option<&str>,
+        opening: Opening,
+    ) -> Result<(Store, bool), StorageError> {
+        let (db, sealer, migrated, held_data) = match engine {
             EngineChoice::Sled => {
                 let home = Home::Dir(dir.to_path_buf());
-                // A keyring made now for a store that holds data would bind whatever the store holds,
-                // records forged by whoever removed the keyring included.
-                if !Keyring::exists(&home)? && sled_dir(dir).exists() {
+                let held_data = sled_dir(dir).exists();
+                // A keyring made now for a store that holds data would vouch for whatever the store
+                // holds, records forged by whoever removed the keyring included.
+                if !Keyring::exists(&home)? && held_data {
                     return Err(keyring_gone());
                 }
                 let (_, keyring) = unlock(dir, &home, key)?;
+                if held_data && opening == Opening::Serve && keyring.layout() != STORE_LAYOUT {
+                    return Err(unconverted(
+                        keyring.layout(),
+                        &format!("in {}", dir.display()),
+                    ));
+                }
+                if !held_data && keyring.bound() && holds_plaintext_store(dir) {
+                    return Err(plaintext_beside_a_later_keyring());
+                }
                 let sealer = Arc::new(Sealer::new(keyring));
                 let migrated = crate::seal::seal_plaintext_store(dir, &sealer, cache_bytes)?;
                 let db = open_db_when_released(&sled_dir(dir), cache_bytes, RELEASE_WAIT)?;
-                (Db::Sled(db), sealer, migrated.map(Arc::new))
+                (Db::Sled(db), sealer, migrated.map(Arc::new), held_data)
             }
             EngineChoice::Postgres { url, ca_file } => {
                 let db = Db::Postgres(Pg::open(url, ca_file.as_deref())?);
@@ -173,11 +216,15 @@ impl Store {
                     db.fence_to(holder);
                 }
                 let home = Home::Database(db.open_tree(trees::KEYRING)?);
-                if !Keyring::exists(&home)? && holds_records(&db)? {
+                let held_data = holds_records(&db)?;
+                if !Keyring::exists(&home)? && held_data {
                     return Err(keyring_gone());
                 }
                 let (_, keyring) = unlock(dir, &home, key)?;
-                (db, Arc::new(Sealer::new(keyring)), None)
+                if held_data && opening == Opening::Serve && keyring.layout() != STORE_LAYOUT {
+                    return Err(unconverted(keyring.layout(), "in the database"));
+                }
+                (db, Arc::new(Sealer::new(keyring)), None, held_data)
             }
         };
         sealer
@@ -235,16 +282,32 @@ impl Store {
         };
         // A purge a crash interrupted replaces its keys before anything else is read.
         store.complete_shreds()?;
-        store.bind_records()?;
-        store.seal_account_secrets()?;
-        store.hash_api_secrets()?;
         // Last, once the opening has created everything it creates (sled's files, the read journal).
         crate::private_files::restrict_data_dir(dir);
-        Ok(store)
+        Ok((store, !held_data))
+    }
+
+    /// Logs what the first start of a store did beyond making it: the sealing of a store of the release
+    /// before sealing, and the records it bound, the operators named.
+    fn log_first_start(&self, upgrade: Upgrade) {
+        let Some(migrated) = self.migrated() else {
+            return;
+        };
+        let bound = upgrade.bound.unwrap_or_default();
+        tracing::warn!(
+            sealed = migrated.sealed,
+            hashed = migrated.hashed,
+            copied = migrated.copied,
+            recordings = migrated.recordings,
+            operators = %bound.operators.join(", "),
+            token_holders = %bound.token_holders.join(", "),
+            "the plaintext store of an earlier release was copied into a sealed one and removed, its \
+             security records bound to the master key: check that the operators named are yours"
+        );
     }
 
     /// What opening this store sealed, when it was of the plaintext layout.
-    pub fn migrated(&self) -> Option<&Migrated> {
+    pub(crate) fn migrated(&self) -> Option<&Migrated> {
         self.migrated.as_deref()
     }
 
@@ -360,8 +423,18 @@ fn keyring_gone() -> StorageError {
     )
 }
 
+/// The refusal to seal a store of the release before sealing where a later release's keyring says its
+/// own store was bound: that store is gone, and the plaintext one was put in its place.
+fn plaintext_beside_a_later_keyring() -> StorageError {
+    StorageError::Keyring(
+        "data_dir holds a store of the release before sealing beside the keyring of a sealed store \
+         that is gone: restore the data directory from a backup (nothing was changed)"
+            .into(),
+    )
+}
+
 /// Whether the database holds any record a keyring would have to vouch for.
-fn holds_records(db: &Db) -> Result<bool, StorageError> {
+pub(crate) fn holds_records(db: &Db) -> Result<bool, StorageError> {
     for name in [trees::AUDIT, trees::OPERATORS, trees::ACCOUNTS, trees::META] {
         if !db.open_tree(name)?.is_empty()? {
             return Ok(true);

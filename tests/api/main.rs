@@ -43,6 +43,7 @@ mod sealing;
 mod several_nodes;
 mod shutdown;
 mod start_up;
+mod store_layout;
 mod supervision;
 mod telemetry;
 mod telemetry_export;

@@ -84,12 +84,17 @@ async fn serve_refuses_a_database_without_the_schema_until_migrate_makes_it() {
 }
 
 #[actix_web::test]
-async fn migrate_on_the_embedded_store_says_it_needs_none() {
+async fn migrate_on_an_embedded_store_not_made_yet_says_so_and_makes_none() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), &TestConfig::default());
-    let (code, stderr) = run("migrate", &config, &dir.path().join("data"));
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("needs no migration"), "{stderr}");
+    let data_dir = dir.path().join("data");
+    let (code, stderr) = run("migrate", &config, &data_dir);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("no store in") && stderr.contains("yet"),
+        "{stderr}"
+    );
+    assert!(!data_dir.join("keyring").exists(), "nothing made");
 }
 
 #[actix_web::test]

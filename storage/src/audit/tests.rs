@@ -305,7 +305,7 @@ crate::on_both_engines!(
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn events_of_an_earlier_release_are_checked_by_hash_and_anchored_at_the_upgrade() {
+async fn events_of_an_earlier_release_are_checked_by_hash_and_anchored_by_migrate() {
     let dir = tempfile::tempdir().unwrap();
     {
         let store = Store::open(dir.path()).unwrap();
@@ -327,9 +327,18 @@ async fn events_of_an_earlier_release_are_checked_by_hash_and_anchored_at_the_up
                 .insert(key, lines.join("\n").as_bytes())
                 .unwrap();
         }
-        store.sealer.keyring.as_before_binding_for_tests();
+        store.keyring_at_layout_for_tests(0).unwrap();
         store.close().unwrap();
     }
+    let upgrade = Store::migrate(
+        dir.path(),
+        crate::DEFAULT_CACHE_BYTES,
+        &crate::seal::KeySource::BesideData,
+        &crate::EngineChoice::Sled,
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(upgrade.bound.unwrap().unkeyed_events, 3);
     let store = Store::open(dir.path()).unwrap();
     assert!(store.sealer.keyring.bound());
     assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 3 });

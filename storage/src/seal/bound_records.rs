@@ -1,18 +1,33 @@
 //! Which records are bound to the keys ([`super::binding`]), the store's two doors to them (a value is
 //! bound on its way in and checked on its way out), and the one-time binding of a store from an earlier
-//! release at its opening.
+//! release, which only `switchboard migrate` runs ([`crate::layout`]).
 //!
 //! Bound: operators and the token-digest index, accounts (credentials included) and the API-key index,
 //! schema heads and versions, payers, and the settings in `meta` (the manual clock, provisioning
 //! fingerprints) except the token secret, which is sealed, and sealing binds it already.
 //!
-//! The binding at opening is safe to run again: a record that verifies already is left as it is. Only once
-//! every record and the audit chain's head are bound and flushed does the keyring say so
-//! ([`super::Keyring::mark_bound`]); from then on a record without its MAC is refused, and nothing
-//! short of the master key can make the store look unbound again.
+//! The binding is safe to run again: a record that verifies already is left as it is. Only once every
+//! record and the audit chain's head are bound and flushed does the keyring say so
+//! ([`super::Keyring::set_layout`]); from then on a record without its MAC is refused, and nothing short
+//! of the master key can make the store look unbound again. The binding cannot tell a record of the
+//! earlier release from one added since by whoever could write the store, so it answers what it bound,
+//! naming the operators, for the operator who ran it to check.
 
 use crate::engine::Tree;
 use crate::{trees, StorageError, Store};
+
+/// What the one-time binding bound.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Bound {
+    /// Records bound in each bound tree, by the tree's name, every bound tree listed.
+    pub per_kind: Vec<(&'static str, u64)>,
+    /// The names of the operators whose records were bound.
+    pub operators: Vec<String>,
+    /// For each operator token bound, the operator it names (once per token: a name twice is two tokens).
+    pub token_holders: Vec<String>,
+    /// Events of the audit log that carry no MAC, checked by hash up to the anchor sealed now.
+    pub unkeyed_events: u64,
+}
 
 impl Store {
     /// `value` as stored under `key` in the bound tree `tree`.
@@ -44,16 +59,15 @@ impl Store {
         ]
     }
 
-    /// At opening, once: binds every record of a store from before binding, and seals the audit chain's
-    /// head with its last event as the anchor. Answers how many records it bound.
-    pub(crate) fn bind_records(&self) -> Result<u64, StorageError> {
-        if self.sealer.keyring.bound() {
-            return Ok(0);
-        }
-        let mut bound = 0;
+    /// Once, by `switchboard migrate`: binds every record of a store from before binding, and seals the
+    /// audit chain's head with its last event as the anchor. Answers what it bound. The caller marks the
+    /// keyring once this returns.
+    pub(crate) fn bind_records(&self) -> Result<Bound, StorageError> {
+        let mut bound = Bound::default();
         {
             let _open = self.group.gate.read().expect("write gate");
             for (name, tree) in self.bound_trees() {
+                let mut count = 0;
                 for entry in tree.iter() {
                     let (key, stored) = entry?;
                     if !is_bound_in(name, &key)
@@ -62,19 +76,30 @@ impl Store {
                         continue;
                     }
                     tree.insert(&key, self.bound(name, &key, &stored))?;
-                    bound += 1;
+                    count += 1;
+                    match name {
+                        trees::OPERATORS => bound
+                            .operators
+                            .push(String::from_utf8_lossy(&key).into_owned()),
+                        trees::OPERATOR_TOKENS => bound
+                            .token_holders
+                            .push(String::from_utf8_lossy(&stored).into_owned()),
+                        _ => {}
+                    }
                 }
+                bound.per_kind.push((name, count));
             }
             self.group.chain.seal_head(&self.audit)?;
+            bound.unkeyed_events = self.group.chain.head().anchor_seq;
         }
         self.flush_now()?;
-        self.sealer.keyring.mark_bound()?;
-        if bound > 0 {
-            tracing::info!(
-                records = bound,
-                "security records bound to the master key (a one-time upgrade)"
-            );
-        }
+        let total: u64 = bound.per_kind.iter().map(|(_, count)| count).sum();
+        tracing::info!(
+            records = total,
+            operators = %bound.operators.join(", "),
+            token_holders = %bound.token_holders.join(", "),
+            "security records bound to the master key (switchboard migrate)"
+        );
         Ok(bound)
     }
 }
@@ -88,7 +113,11 @@ fn is_bound_in(tree: &str, key: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::codec::encode;
-    use crate::{trees, AccountRecord, OperatorRecord, Role, StorageError, TestEngine};
+    use crate::seal::KeySource;
+    use crate::{
+        trees, AccountRecord, OperatorRecord, Role, StorageError, Store, TestEngine,
+        DEFAULT_CACHE_BYTES,
+    };
 
     fn operator(name: &str, digest: &str) -> OperatorRecord {
         OperatorRecord {
@@ -208,37 +237,144 @@ mod tests {
         an_account_record_swapped_in_the_store_is_refused,
     );
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn records_of_an_earlier_release_are_bound_at_the_next_opening_and_never_after() {
-        let dir = tempfile::tempdir().unwrap();
-        {
-            let store = crate::Store::open(dir.path()).unwrap();
-            store
-                .raw_put_for_tests(
-                    trees::OPERATORS,
-                    b"alice",
-                    Some(&encode(&operator("alice", "d1"))),
-                )
-                .unwrap();
-            store
-                .raw_put_for_tests(trees::OPERATOR_TOKENS, b"d1", Some(b"alice"))
-                .unwrap();
-            store.sealer.keyring.as_before_binding_for_tests();
-            store.close().unwrap();
-        }
-        let store = crate::Store::open(dir.path()).unwrap();
-        assert_eq!(
-            store.operator_by_token_digest("d1").unwrap().unwrap().name,
-            "alice"
-        );
+    /// A forged operator `mallory` with the token digest `d3`, written unbound as an earlier release
+    /// stored records, and `d4` pointed at the real operator alice.
+    fn forge_operator(store: &crate::Store) {
         store
-            .raw_put_for_tests(trees::OPERATOR_TOKENS, b"d2", Some(b"alice"))
+            .raw_put_for_tests(
+                trees::OPERATORS,
+                b"mallory",
+                Some(&encode(&operator("mallory", "d3"))),
+            )
+            .unwrap();
+        store
+            .raw_put_for_tests(trees::OPERATOR_TOKENS, b"d3", Some(b"mallory"))
+            .unwrap();
+        store
+            .raw_put_for_tests(trees::OPERATOR_TOKENS, b"d4", Some(b"alice"))
+            .unwrap();
+    }
+
+    fn reopen(dir: &std::path::Path, choice: &crate::EngineChoice) -> Result<Store, StorageError> {
+        Store::open_on(dir, DEFAULT_CACHE_BYTES, &KeySource::BesideData, choice)
+    }
+
+    fn migrate(dir: &std::path::Path, choice: &crate::EngineChoice) -> crate::Upgrade {
+        Store::migrate(dir, DEFAULT_CACHE_BYTES, &KeySource::BesideData, choice)
+            .unwrap()
+            .expect("a store to migrate")
+    }
+
+    /// Issue 43, H1: whoever can write the store but lacks the master key puts back a keyring saved before
+    /// the binding upgrade (the same keys, the check value of layout 0) and adds an operator token. No
+    /// opening binds it: the start is refused, naming `switchboard migrate`, with nothing changed; that
+    /// command binds only when an operator runs it, and names the operators it binds.
+    async fn an_old_keyring_put_back_beside_a_forged_token_is_refused_and_the_token_names_no_one(
+        engine: TestEngine,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let choice = engine.choice();
+        let store = reopen(dir.path(), &choice).unwrap();
+        store
+            .create_operator(&operator("alice", "d1"), event())
+            .await
+            .unwrap();
+        store.keyring_at_layout_for_tests(0).unwrap();
+        forge_operator(&store);
+        store.close().unwrap();
+        drop(store);
+
+        for _ in 0..2 {
+            let refused = reopen(dir.path(), &choice).err().expect("refused");
+            assert!(matches!(refused, StorageError::Unconverted(_)), "{refused}");
+            let message = refused.to_string();
+            assert!(
+                message.contains("switchboard migrate") && message.contains("not bound"),
+                "{message}"
+            );
+            assert!(
+                Store::check_key(dir.path(), &KeySource::BesideData, &choice).is_err(),
+                "a node checks it before it serves"
+            );
+        }
+
+        // The operator who runs migrate is told what it binds, the forgery by name.
+        let upgrade = migrate(dir.path(), &choice);
+        assert_eq!((upgrade.from, upgrade.to), (0, crate::STORE_LAYOUT));
+        let bound = upgrade.bound.expect("bound at layout 0");
+        assert_eq!(bound.operators, ["mallory"]);
+        let mut holders = bound.token_holders.clone();
+        holders.sort();
+        assert_eq!(holders, ["alice", "mallory"]);
+        let counted: std::collections::BTreeMap<_, _> = bound.per_kind.iter().cloned().collect();
+        assert_eq!(counted[trees::OPERATORS], 1);
+        assert_eq!(counted[trees::OPERATOR_TOKENS], 2);
+        // Migrated: the next start opens, and a record forged from then on names no one.
+        let store = reopen(dir.path(), &choice).unwrap();
+        store
+            .raw_put_for_tests(trees::OPERATOR_TOKENS, b"d5", Some(b"alice"))
+            .unwrap();
+        assert_eq!(store.operator_by_token_digest("d5").unwrap(), None);
+        assert!(store.operator_by_token_digest("d1").unwrap().is_some());
+        store.close().unwrap();
+        drop(store);
+        let again = migrate(dir.path(), &choice);
+        assert_eq!((again.from, again.bound), (crate::STORE_LAYOUT, None));
+    }
+
+    /// A store at this release's layout whose keyring is put back at layout 1 (bound, secrets not yet
+    /// converted) is refused too: a start converts nothing.
+    async fn a_store_of_the_previous_layout_is_refused_until_migrated(engine: TestEngine) {
+        let dir = tempfile::tempdir().unwrap();
+        let choice = engine.choice();
+        let store = reopen(dir.path(), &choice).unwrap();
+        store.put_account(&account("a", "ka"), &[]).await.unwrap();
+        store.keyring_at_layout_for_tests(1).unwrap();
+        store.close().unwrap();
+        drop(store);
+        let refused = reopen(dir.path(), &choice).err().expect("refused");
+        assert!(
+            refused.to_string().contains("is at layout 1")
+                && refused.to_string().contains("switchboard migrate"),
+            "{refused}"
+        );
+        let upgrade = migrate(dir.path(), &choice);
+        assert_eq!((upgrade.from, upgrade.bound), (1, None));
+        let store = reopen(dir.path(), &choice).unwrap();
+        assert!(store.account("a").unwrap().is_some());
+    }
+
+    /// A new store, and one whose keyring is newer than this release, at the two ends.
+    async fn a_new_store_is_made_at_this_layout_and_a_newer_one_is_refused(engine: TestEngine) {
+        let dir = tempfile::tempdir().unwrap();
+        let choice = engine.choice();
+        assert_eq!(
+            Store::migrate(
+                dir.path(),
+                DEFAULT_CACHE_BYTES,
+                &KeySource::BesideData,
+                &choice
+            )
+            .unwrap()
+            .map(|upgrade| upgrade.from),
+            None,
+            "no store: nothing to migrate, nothing made"
+        );
+        let store = reopen(dir.path(), &choice).unwrap();
+        assert_eq!(store.sealer.keyring.layout(), crate::STORE_LAYOUT);
+        store.put_account(&account("a", "ka"), &[]).await.unwrap();
+        store
+            .keyring_at_layout_for_tests(crate::STORE_LAYOUT + 1)
             .unwrap();
         store.close().unwrap();
         drop(store);
-        // The next opening binds nothing more: the keyring says the store is bound.
-        let store = crate::Store::open(dir.path()).unwrap();
-        assert_eq!(store.operator_by_token_digest("d2").unwrap(), None);
-        assert!(store.operator_by_token_digest("d1").unwrap().is_some());
+        let refused = reopen(dir.path(), &choice).err().expect("refused");
+        assert!(refused.to_string().contains("newer"), "{refused}");
     }
+
+    crate::on_both_engines!(
+        an_old_keyring_put_back_beside_a_forged_token_is_refused_and_the_token_names_no_one,
+        a_store_of_the_previous_layout_is_refused_until_migrated,
+        a_new_store_is_made_at_this_layout_and_a_newer_one_is_refused,
+    );
 }

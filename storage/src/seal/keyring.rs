@@ -8,13 +8,15 @@
 //!
 //! Layout (all fixed sizes, so a slot is overwritten where it lies):
 //! - header: magic, the check value (a known text sealed by the master key: a wrong key is recognised
-//!   before anything else is read or written; one of two texts, the second saying that the store's records
-//!   and audit chain are bound to the keys, see [`super::binding`]), and the wrapped system key (index
-//!   hashes, process settings, record and audit MACs);
+//!   before anything else is read or written; the text also says the store's layout, see
+//!   [`crate::layout`], from which on its records and audit chain are bound to the keys, see
+//!   [`super::binding`]), and the wrapped system key (index hashes, process settings, record and audit
+//!   MACs);
 //! - one slot per epoch key: the epoch number, live or destroyed, and the key wrapped by the master key.
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use chacha20poly1305::aead::{Aead, Payload};
@@ -28,12 +30,14 @@ use crate::StorageError;
 
 pub use super::keyring_home::FILE;
 const MAGIC: &[u8; 8] = b"SBKEYS01";
+/// The check value of a keyring whose store is at layout 0: its records are not bound yet.
 const CHECK_TEXT: &[u8; 32] = b"switchboard keyring check value!";
-/// The check value of a keyring whose store has every security record and its audit chain's head bound
-/// (MAC'd) under keys derived from the system key. Only the master key can write it, so whoever can write
-/// the store but lacks the key cannot make a bound store pass for one still to be bound (whose records
-/// the next opening would bind, forged ones included).
+/// The check value of a keyring whose store is at layout 1: every security record and its audit chain's
+/// head bound (MAC'd) under keys derived from the system key. Only the master key can write a check value,
+/// so whoever can write the store but lacks the key cannot make a store pass for one of another layout.
 const CHECK_BOUND: &[u8; 32] = b"switchboard keyring bound record";
+/// The check value of a keyring whose store is at layout 2 or later: this text, then the layout (u32 BE).
+const CHECK_LAYOUT: &[u8; 28] = b"switchboard store at layout ";
 pub(crate) const KEY: usize = 32;
 const NONCE: usize = 24;
 const TAG: usize = 16;
@@ -61,8 +65,8 @@ pub(crate) struct Keyring {
     epochs: RwLock<HashMap<u32, Epoch>>,
     /// Where slots are written; held while one is.
     slots: Mutex<Slots>,
-    /// Whether the header says the store's records are bound ([`CHECK_BOUND`]).
-    bound: std::sync::atomic::AtomicBool,
+    /// The store's layout, as the header's check value says ([`crate::layout`]).
+    layout: AtomicU32,
 }
 
 impl Keyring {
@@ -76,7 +80,7 @@ impl Keyring {
     pub(crate) fn create(home: &Home, master: &MasterKey) -> Result<Keyring, StorageError> {
         let mut system = Zeroizing::new([0u8; KEY]);
         rand::rngs::OsRng.fill_bytes(system.as_mut());
-        home.create(&header(&master.cipher(), &system, false))?;
+        home.create(&header(&master.cipher(), &system, 0))?;
         Keyring::open(home, master)
     }
 
@@ -84,7 +88,7 @@ impl Keyring {
     /// before anything else is read.
     pub(crate) fn open(home: &Home, master: &MasterKey) -> Result<Keyring, StorageError> {
         let bytes = home.read()?;
-        let (master, system, epochs, bound) = parse(&bytes, master, home)?;
+        let (master, system, epochs, layout) = parse(&bytes, master, home)?;
         let mut order: Vec<(u64, u32)> = epochs.iter().map(|(e, (slot, _))| (*slot, *e)).collect();
         order.sort_unstable();
         let order: Vec<u32> = order.into_iter().map(|(_, epoch)| epoch).collect();
@@ -96,35 +100,28 @@ impl Keyring {
             system,
             epochs: RwLock::new(epochs.into_iter().map(|(e, (_, k))| (e, k)).collect()),
             slots: Mutex::new(slots),
-            bound: bound.into(),
+            layout: layout.into(),
         })
     }
 
-    /// Whether every security record and the audit chain's head of the store are bound to the keys: from
-    /// then on, a record or a head without a valid MAC is refused.
+    /// The layout of the store ([`crate::layout`]), as the keyring says it.
+    pub(crate) fn layout(&self) -> u32 {
+        self.layout.load(Ordering::Acquire)
+    }
+
+    /// Whether every security record and the audit chain's head of the store are bound to the keys
+    /// (layout 1 on): from then on, a record or a head without a valid MAC is refused.
     pub(crate) fn bound(&self) -> bool {
-        self.bound.load(std::sync::atomic::Ordering::Acquire)
+        self.layout() >= crate::layout::BOUND
     }
 
-    /// Records, durably, that the store's records are bound ([`Keyring::bound`]): the header's check value
-    /// is written again with the text that says so.
-    pub(crate) fn mark_bound(&self) -> Result<(), StorageError> {
+    /// Records, durably, that the store is at `layout`: the header's check value is written again with the
+    /// text that says so. Only `switchboard migrate` and the first opening of a new store call it.
+    pub(crate) fn set_layout(&self, layout: u32) -> Result<(), StorageError> {
         let mut slots = self.slots.lock().expect("keyring slots");
-        slots.write_header(&header(&self.master, &self.system, true))?;
-        self.bound.store(true, std::sync::atomic::Ordering::Release);
+        slots.write_header(&header(&self.master, &self.system, layout))?;
+        self.layout.store(layout, Ordering::Release);
         Ok(())
-    }
-
-    /// Makes the keyring say the store is not bound yet, as an earlier release left it: test support for
-    /// the one-time binding.
-    #[cfg(test)]
-    pub(crate) fn as_before_binding_for_tests(&self) {
-        let mut slots = self.slots.lock().expect("keyring slots");
-        slots
-            .write_header(&header(&self.master, &self.system, false))
-            .unwrap();
-        self.bound
-            .store(false, std::sync::atomic::Ordering::Release);
     }
 
     /// The system key: what index hashes and process settings derive their keys from.
@@ -220,7 +217,7 @@ impl Keyring {
         new: &MasterKey,
     ) -> Result<usize, StorageError> {
         let bytes = home.read()?;
-        let (_, system, epochs, bound) = parse(&bytes, old, home)?;
+        let (_, system, epochs, layout) = parse(&bytes, old, home)?;
         let cipher = new.cipher();
         let mut ordered: Vec<_> = epochs.into_iter().collect();
         ordered.sort_by_key(|(_, (slot, _))| *slot);
@@ -236,7 +233,7 @@ impl Keyring {
             };
             slots.push((*epoch, slot_bytes(&cipher, *epoch, key)));
         }
-        home.write_whole(&header(&cipher, &system, bound), &slots)?;
+        home.write_whole(&header(&cipher, &system, layout), &slots)?;
         Ok(live)
     }
 }
@@ -248,7 +245,7 @@ fn live(epoch: Epoch, number: u32) -> Result<Key, StorageError> {
     }
 }
 
-type Parsed = (XChaCha20Poly1305, Key, HashMap<u32, (u64, Epoch)>, bool);
+type Parsed = (XChaCha20Poly1305, Key, HashMap<u32, (u64, Epoch)>, u32);
 
 fn parse(bytes: &[u8], master: &MasterKey, home: &Home) -> Result<Parsed, StorageError> {
     if bytes.len() < HEADER || &bytes[..MAGIC.len()] != MAGIC {
@@ -259,9 +256,12 @@ fn parse(bytes: &[u8], master: &MasterKey, home: &Home) -> Result<Parsed, Storag
     }
     let cipher = master.cipher();
     let check = &bytes[MAGIC.len()..MAGIC.len() + WRAPPED];
-    let bound = match unwrap(&cipher, b"check", 0, check) {
-        Some(text) if text.as_slice() == CHECK_TEXT => false,
-        Some(text) if text.as_slice() == CHECK_BOUND => true,
+    let layout = match unwrap(&cipher, b"check", 0, check) {
+        Some(text) if text.as_slice() == CHECK_TEXT => 0,
+        Some(text) if text.as_slice() == CHECK_BOUND => 1,
+        Some(text) if text.starts_with(CHECK_LAYOUT) && text.len() == CHECK_LAYOUT.len() + 4 => {
+            u32::from_be_bytes(text[CHECK_LAYOUT.len()..].try_into().expect("4 bytes"))
+        }
         _ => return Err(StorageError::KeyRefused),
     };
     let system = unwrap(&cipher, b"system", 0, &bytes[MAGIC.len() + WRAPPED..HEADER])
@@ -272,7 +272,7 @@ fn parse(bytes: &[u8], master: &MasterKey, home: &Home) -> Result<Parsed, Storag
         let (epoch, state) = parse_slot(&cipher, chunk)?;
         epochs.insert(epoch, (slot as u64, state));
     }
-    Ok((cipher, system, epochs, bound))
+    Ok((cipher, system, epochs, layout))
 }
 
 /// One slot: its epoch and key.
@@ -296,11 +296,15 @@ fn parse_slot(cipher: &XChaCha20Poly1305, chunk: &[u8]) -> Result<(u32, Epoch), 
     Ok((epoch, state))
 }
 
-fn header(cipher: &XChaCha20Poly1305, system: &Key, bound: bool) -> Vec<u8> {
+fn header(cipher: &XChaCha20Poly1305, system: &Key, layout: u32) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(HEADER);
     bytes.extend_from_slice(MAGIC);
-    let check = if bound { CHECK_BOUND } else { CHECK_TEXT };
-    bytes.extend_from_slice(&wrap(cipher, b"check", 0, check));
+    let check = match layout {
+        0 => CHECK_TEXT.to_vec(),
+        1 => CHECK_BOUND.to_vec(),
+        _ => [CHECK_LAYOUT.as_slice(), &layout.to_be_bytes()].concat(),
+    };
+    bytes.extend_from_slice(&wrap(cipher, b"check", 0, &check));
     bytes.extend_from_slice(&wrap(cipher, b"system", 0, system.as_ref()));
     bytes
 }
@@ -421,20 +425,24 @@ mod tests {
     }
 
     #[test]
-    fn a_keyring_marked_bound_stays_bound_through_reopening_and_rotation() {
+    fn a_keyrings_layout_stays_through_reopening_and_rotation() {
         let dir = tempfile::tempdir().unwrap();
         let home = Home::Dir(dir.path().into());
         let (old, new) = (MasterKey::generate(), MasterKey::generate());
         let ring = Keyring::create(&home, &old).unwrap();
         let key = ring.epoch(3).unwrap();
         assert!(!ring.bound());
-        ring.mark_bound().unwrap();
+        assert_eq!(ring.layout(), 0);
+        for layout in [1, 2, 7] {
+            ring.set_layout(layout).unwrap();
+            assert_eq!(Keyring::open(&home, &old).unwrap().layout(), layout);
+        }
         drop(ring);
         let ring = Keyring::open(&home, &old).unwrap();
         assert!(ring.bound());
         assert_eq!(ring.epoch(3).unwrap().as_ref(), key.as_ref(), "slots kept");
         drop(ring);
         Keyring::rewrap(&home, &old, &new).unwrap();
-        assert!(Keyring::open(&home, &new).unwrap().bound());
+        assert_eq!(Keyring::open(&home, &new).unwrap().layout(), 7);
     }
 }

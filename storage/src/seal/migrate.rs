@@ -22,7 +22,7 @@ const BUILDING: &str = "store.sealing";
 const BATCH: usize = 10_000;
 
 /// What a migration did, for the start-up log.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Migrated {
     /// Values sealed.
     pub sealed: u64,

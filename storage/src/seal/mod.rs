@@ -28,6 +28,7 @@ mod owner;
 pub use keyring::FILE as KEYRING_FILE;
 pub use master::{KeySource, MasterKey, BESIDE_DATA};
 
+pub use bound_records::Bound;
 pub(crate) use keyring::{Key, Keyring, VAULT_BASE};
 pub(crate) use keyring_home::Home;
 pub(crate) use migrate::seal_plaintext_store;

@@ -46,7 +46,7 @@ fn stable(mut body: Value) -> Value {
 }
 
 /// Every file under `dir` with its bytes, to compare before and after a refused start.
-fn snapshot(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+pub(crate) fn snapshot(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     let mut files: Vec<_> = scan::files_under(dir)
         .into_iter()
         .map(|path| {

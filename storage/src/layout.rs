@@ -1,0 +1,183 @@
+//! The store's layout: which one-time conversions a store has been through. Each release reads and writes
+//! one layout, [`STORE_LAYOUT`]; an older store is converted by `switchboard migrate` ([`Store::migrate`]),
+//! an explicit step an operator runs with the servers stopped, never by an ordinary start, which refuses it
+//! with nothing changed.
+//!
+//! Why no start converts: the conversion to layout 1 binds every security record to the master key (see
+//! [`crate::seal::binding`]). Run at every opening of a store not yet bound, it let whoever could write the
+//! store but lacked the key put back a keyring saved before that upgrade, add an operator token of their
+//! choosing, and have the next start bind it. `migrate` still binds what it finds, but it says so, naming
+//! every operator and every operator a token points to, for the operator who runs it to read.
+//!
+//! The layout is kept in the keyring's check value ([`crate::seal::Keyring::layout`]): only the master
+//! key writes it, and it is read before anything else of the store, so a refusal changes nothing.
+//!
+//! Layouts:
+//! - 0: a store of a release before binding: records plain, the audit chain unkeyed.
+//! - 1: records and the audit chain's head bound to the master key.
+//! - 2: the webhook secrets of accounts sealed, and every API secret stored as argon2id (earlier releases
+//!   kept a bare SHA-256, or the secret itself in the clear).
+//!
+//! A store of the release before sealing (sled's files in the clear at the top of `data_dir`) is the
+//! exception, as the operator contract asks: its first start seals it ([`crate::seal::seal_plaintext_store`])
+//! and converts it straight to [`STORE_LAYOUT`], naming in the log the operators it bound. It holds no
+//! keyring, so an attacker who writes one in place of a sealed store must delete the sealed store and its
+//! keyring first: everything is lost, which no one can miss.
+
+use std::path::Path;
+
+use crate::engine::postgres::Pg;
+use crate::engine::{Db, EngineChoice};
+use crate::opening::{holds_plaintext_store, sled_dir};
+use crate::seal::{Bound, Home, KeySource};
+use crate::sealing::lease_alone;
+use crate::{trees, StorageError, Store};
+
+/// The layout this release reads and writes.
+pub const STORE_LAYOUT: u32 = 2;
+
+/// The first layout whose records are bound.
+pub(crate) const BOUND: u32 = 1;
+
+/// What an opening does with a store of another layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Opening {
+    /// Refuse it (a new store is made at [`STORE_LAYOUT`]).
+    Serve,
+    /// Open it as it is, for [`Store::upgrade`].
+    Migrate,
+}
+
+/// What `switchboard migrate` did to a store.
+#[derive(Debug, Default)]
+pub struct Upgrade {
+    /// The layout the store was at.
+    pub from: u32,
+    /// The layout it is at now ([`STORE_LAYOUT`]).
+    pub to: u32,
+    /// The records bound to the master key, when the store was at layout 0.
+    pub bound: Option<Bound>,
+    /// Accounts whose webhook secret was in the clear and is now sealed.
+    pub secrets_sealed: u64,
+    /// API secrets whose bare SHA-256 was replaced by argon2id over it.
+    pub secrets_rehashed: u64,
+    /// What the opening sealed, when the store was of the release before sealing.
+    pub plaintext: Option<crate::seal::Migrated>,
+}
+
+/// The refusal of a store at `found` by a start of this release; `place` names the store.
+pub(crate) fn unconverted(found: u32, place: &str) -> StorageError {
+    let text = if found > STORE_LAYOUT {
+        format!(
+            "the store {place} is at layout {found}, newer than this Switchboard's layout \
+             {STORE_LAYOUT}: run the release that migrated it (nothing was changed)"
+        )
+    } else if found < BOUND {
+        format!(
+            "the store {place} holds security records not bound to the master key (a store of a \
+             release before binding, or its keyring replaced by a copy from before that upgrade), and \
+             no start binds them: stop every server, back up the store, and run `switchboard migrate \
+             --config PATH`, which binds them and names every operator it binds (nothing was changed)"
+        )
+    } else {
+        format!(
+            "the store {place} is at layout {found} and this Switchboard needs layout \
+             {STORE_LAYOUT}: stop every server, back up the store, and run `switchboard migrate \
+             --config PATH` (nothing was changed)"
+        )
+    };
+    StorageError::Unconverted(text)
+}
+
+impl Store {
+    /// `switchboard migrate`: converts the store `engine` names (its keyring in `dir` on sled) to
+    /// [`STORE_LAYOUT`]. No server may run while it converts: on sled the store's lock refuses one that
+    /// does, on PostgreSQL the orchestrator lease (held until the conversion is done). Answers what it did, or
+    /// `None` when there is no store yet (its first start makes one at this layout).
+    pub fn migrate(
+        dir: &Path,
+        cache_bytes: u64,
+        key: &KeySource,
+        engine: &EngineChoice,
+    ) -> Result<Option<Upgrade>, StorageError> {
+        let current = || {
+            Ok(Some(Upgrade {
+                from: STORE_LAYOUT,
+                to: STORE_LAYOUT,
+                ..Upgrade::default()
+            }))
+        };
+        // A store at this layout needs nothing, and is not held meanwhile: a release that changes only the
+        // PostgreSQL schema migrates while the nodes run.
+        let lease = match engine {
+            EngineChoice::Sled => {
+                let home = Home::Dir(dir.to_path_buf());
+                let plaintext = holds_plaintext_store(dir);
+                match crate::opening::check_key(dir, &home, key)? {
+                    None if !sled_dir(dir).exists() && !plaintext => return Ok(None),
+                    Some(STORE_LAYOUT) if !plaintext => return current(),
+                    _ => None,
+                }
+            }
+            EngineChoice::Postgres { url, ca_file } => {
+                let db = Db::Postgres(Pg::open(url, ca_file.as_deref())?);
+                let home = Home::Database(db.open_tree(trees::KEYRING)?);
+                match crate::opening::check_key(dir, &home, key)? {
+                    None if !crate::store::holds_records(&db)? => return Ok(None),
+                    Some(STORE_LAYOUT) => return current(),
+                    _ => {}
+                }
+                let doing = "migrating the store";
+                Some(lease_alone(url, ca_file.as_deref(), "migrate", doing)?)
+            }
+        };
+        let fence = lease.as_ref().map(|lease| lease.holder());
+        let (store, _) = Store::open_as(dir, cache_bytes, key, engine, fence, Opening::Migrate)
+            .map_err(|e| match e {
+                e if e.is_held_elsewhere() => StorageError::Keyring(format!(
+                    "the store in {} is in use: stop the server before migrating it",
+                    dir.display()
+                )),
+                other => other,
+            })?;
+        let mut upgrade = store.upgrade()?;
+        upgrade.plaintext = store.migrated().cloned();
+        store.close()?;
+        Ok(Some(upgrade))
+    }
+
+    /// Brings the store to [`STORE_LAYOUT`], one layout after the other, each step durable and marked in
+    /// the keyring before the next: a migration stopped halfway resumes where it was.
+    pub(crate) fn upgrade(&self) -> Result<Upgrade, StorageError> {
+        let keyring = &self.sealer.keyring;
+        let from = keyring.layout();
+        if from > STORE_LAYOUT {
+            return Err(unconverted(from, "here"));
+        }
+        let mut upgrade = Upgrade {
+            from,
+            to: STORE_LAYOUT,
+            ..Upgrade::default()
+        };
+        if keyring.layout() < BOUND {
+            upgrade.bound = Some(self.bind_records()?);
+            keyring.set_layout(BOUND)?;
+        }
+        if keyring.layout() < 2 {
+            upgrade.secrets_sealed = self.seal_account_secrets()?;
+            upgrade.secrets_rehashed = self.hash_api_secrets()?;
+            self.flush_now()?;
+            keyring.set_layout(2)?;
+        }
+        Ok(upgrade)
+    }
+}
+
+#[cfg(any(test, feature = "test-hooks"))]
+impl Store {
+    /// Test support: the keyring's check value as it was at `layout`, the keys unchanged, as whoever
+    /// puts back a copy of the keyring saved before an upgrade makes it.
+    pub fn keyring_at_layout_for_tests(&self, layout: u32) -> Result<(), StorageError> {
+        self.sealer.keyring.set_layout(layout)
+    }
+}
