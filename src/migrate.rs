@@ -112,6 +112,12 @@ fn report(upgrade: &Upgrade, place: &str) -> Vec<String> {
             upgrade.secrets_rehashed
         ));
     }
+    if upgrade.requests_tabled > 0 {
+        lines.push(format!(
+            "gave {} requests their row in the requests table",
+            upgrade.requests_tabled
+        ));
+    }
     lines
 }
 

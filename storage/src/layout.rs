@@ -17,6 +17,7 @@
 //! - 1: records and the audit chain's head bound to the master key.
 //! - 2: the webhook secrets of accounts sealed, and every API secret stored as argon2id (earlier releases
 //!   kept a bare SHA-256, or the secret itself in the clear).
+//! - 3: on PostgreSQL, every request has its row in the `requests` table (sled has nothing to do).
 //!
 //! A store of the release before sealing (sled's files in the clear at the top of `data_dir`) is the
 //! exception, as the operator contract asks: its first start seals it ([`crate::seal::seal_plaintext_store`])
@@ -34,7 +35,7 @@ use crate::sealing::lease_alone;
 use crate::{trees, StorageError, Store};
 
 /// The layout this release reads and writes.
-pub const STORE_LAYOUT: u32 = 2;
+pub const STORE_LAYOUT: u32 = 3;
 
 /// The first layout whose records are bound.
 pub(crate) const BOUND: u32 = 1;
@@ -61,6 +62,8 @@ pub struct Upgrade {
     pub secrets_sealed: u64,
     /// API secrets whose bare SHA-256 was replaced by argon2id over it.
     pub secrets_rehashed: u64,
+    /// Requests given their row in PostgreSQL's `requests` table.
+    pub requests_tabled: u64,
     /// What the opening sealed, when the store was of the release before sealing.
     pub plaintext: Option<crate::seal::Migrated>,
 }
@@ -168,6 +171,10 @@ impl Store {
             upgrade.secrets_rehashed = self.hash_api_secrets()?;
             self.flush_now()?;
             keyring.set_layout(2)?;
+        }
+        if keyring.layout() < 3 {
+            upgrade.requests_tabled = self.fill_requests_table()?;
+            keyring.set_layout(3)?;
         }
         Ok(upgrade)
     }

@@ -243,6 +243,7 @@ pub(crate) fn store_written(
     encoded: Bytes,
 ) -> Result<(), UnabortableTransactionError> {
     txn.requests.put(id.as_bytes(), encoded.clone())?;
+    crate::requests::table_rows::put_row(&txn.requests, record, Some(&encoded));
     reindex(txn, id, before, Standing::of(record))?;
     decoded.put(id.as_bytes(), encoded, Arc::clone(record));
     Ok(())

@@ -121,6 +121,7 @@ impl Store {
         };
         let scope = Scope::new(record.account_id.clone(), record.environment);
         requests.remove(id.as_bytes())?;
+        crate::requests::table_rows::delete_row(requests, id);
         active.remove(id.as_bytes())?;
         for call in record.run.iter().flat_map(|run| run.calls.iter()) {
             t[10].insert(call.id.as_bytes(), &[] as &[u8])?;

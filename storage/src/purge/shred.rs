@@ -158,10 +158,15 @@ impl Store {
         };
         self.sealer.overrides.set(batch, Some(kept_key));
         let (mut intake, mut requests, mut deliveries) = Default::default();
+        let mut resealed = Vec::new();
         for (tree, stored_key, plain) in opened {
             let sealed = self
                 .sealer
                 .seal_under(tree, &stored_key, &plain, vault, &key);
+            if tree == Sealed::Requests {
+                let id = String::from_utf8_lossy(&stored_key).into_owned();
+                resealed.push((id, sealed.clone()));
+            }
             let into: &mut crate::engine::Batch = match tree {
                 Sealed::Intake => &mut intake,
                 Sealed::Requests => &mut requests,
@@ -172,6 +177,9 @@ impl Store {
         // Writes are held by the gate: these and the kept key reach the disk with the next flush, before
         // the old key is replaced.
         self.group.intake.apply_batch(intake)?;
+        if let crate::engine::Tree::Postgres(table) = &self.group.requests {
+            table.reseal_request_rows(&resealed)?;
+        }
         self.group.requests.apply_batch(requests)?;
         self.group.deliveries.apply_batch(deliveries)?;
         self.data_keys.insert(batch, entry)?;

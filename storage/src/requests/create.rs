@@ -141,6 +141,7 @@ impl Store {
                 Err(declined) => return Ok(Err(declined)),
             };
             let stored = txn.shared.borrow_mut().join(&records[0]);
+            super::table_rows::put_row(&txn.requests, &stored[0], None);
             claim_internal_ids(txn, &sealer, &stored)?;
             put_bookings(txn, bookings)?;
             txn.record(created_event(&stored[0], ip));
@@ -273,6 +274,9 @@ fn write_new_requests(
     claim_internal_ids(txn, sealer, records)?;
     for batch in batches {
         put_batch(txn, batch)?;
+    }
+    for record in records {
+        super::table_rows::put_row(&txn.requests, record, None);
     }
     put_bookings(txn, bookings)?;
     Ok(Ok(()))

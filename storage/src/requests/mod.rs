@@ -11,6 +11,7 @@ mod create;
 mod intake;
 mod listing;
 mod shared;
+pub(crate) mod table_rows;
 
 pub(crate) use shared::SharedBatches;
 
@@ -205,6 +206,8 @@ fn corrupt(what: &str) -> StorageError {
 
 #[cfg(test)]
 mod shared_tests;
+#[cfg(test)]
+mod table_tests;
 #[cfg(test)]
 mod tests;
 

@@ -14,6 +14,7 @@
 
 pub(crate) mod audit_events;
 mod range;
+pub(crate) mod requests_table;
 mod schema;
 mod transaction;
 mod tree;
@@ -91,6 +92,9 @@ pub(crate) struct Conn {
     audit_after: Statement,
     audit_at: Statement,
     audit_last: Statement,
+    requests_upsert: Statement,
+    requests_delete: Statement,
+    requests_reseal: Statement,
 }
 
 /// A failure of the database, in the engines' shared vocabulary.
@@ -354,6 +358,9 @@ fn prepare(client: Client) -> Result<Arc<Conn>, StorageError> {
         audit_after: prepare(audit_events::AFTER)?,
         audit_at: prepare(audit_events::AT)?,
         audit_last: prepare(audit_events::LAST)?,
+        requests_upsert: prepare(requests_table::UPSERT)?,
+        requests_delete: prepare(requests_table::DELETE)?,
+        requests_reseal: prepare(requests_table::RESEAL)?,
         client,
     }))
 }

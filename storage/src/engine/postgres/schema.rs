@@ -28,6 +28,10 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE switchboard_lease ADD COLUMN IF NOT EXISTS node_url text",
     // Version 3: the audit log as a table of its own, one row per event (see `audit_events`).
     super::audit_events::CREATE,
+    // and the requests as a table a DBA reports from (see `requests_table`).
+    super::requests_table::CREATE[0],
+    super::requests_table::CREATE[1],
+    super::requests_table::CREATE[2],
 ];
 
 fn schema_exists(client: &Client) -> Result<bool, StorageError> {

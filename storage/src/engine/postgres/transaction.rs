@@ -19,6 +19,7 @@ pub(super) fn run<T, E>(
 ) -> Result<T, TransactionError<E>> {
     let writes = tree::Writes::default();
     let audit = super::audit_events::AuditWrites::default();
+    let requests = super::requests_table::RequestWrites::default();
     let ahead = tree::ReadAhead::default();
     let views: Vec<TxTree> = names
         .iter()
@@ -28,6 +29,7 @@ pub(super) fn run<T, E>(
                 name: Arc::from(*name),
                 writes: Rc::clone(&writes),
                 audit: Rc::clone(&audit),
+                requests: Rc::clone(&requests),
                 ahead: ahead.clone(),
             })
         })
@@ -60,13 +62,14 @@ pub(super) fn run<T, E>(
         // What an attempt that met a conflict buffered is not the next attempt's.
         writes.borrow_mut().clear();
         audit.borrow_mut().clear();
+        requests.borrow_mut().clear();
         ahead.clear();
         // What ends the attempt unless it commits: `None` runs the body again.
         let failed = match body(&views) {
             // The COMMIT ended the transaction whatever it answered (see `tree::commit`): a ROLLBACK
             // now would be a statement outside any transaction, which the server answers with a
             // "there is no transaction in progress" warning.
-            Ok(value) => match tree::commit(conn, &writes, &audit) {
+            Ok(value) => match tree::commit(conn, &writes, &audit, &requests) {
                 Ok(()) => return Ok(value),
                 Err(e) if is_conflict(&e) => continue,
                 Err(e) => return Err(storage(e)),

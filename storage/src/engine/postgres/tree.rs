@@ -213,6 +213,8 @@ pub(crate) struct PgTxTree {
     pub(super) writes: Writes,
     /// Audit events the transaction appends ([`super::audit_events`]).
     pub(super) audit: super::audit_events::AuditWrites,
+    /// Rows of `requests` the transaction writes ([`super::requests_table`]).
+    pub(super) requests: super::requests_table::RequestWrites,
     /// What the transaction read ahead, and what it asked to read ahead next.
     pub(super) ahead: ReadAhead,
 }
@@ -252,9 +254,11 @@ pub(super) fn commit(
     conn: &Conn,
     writes: &Writes,
     audit: &super::audit_events::AuditWrites,
+    requests: &super::requests_table::RequestWrites,
 ) -> Result<(), tokio_postgres::Error> {
     let writes = std::mem::take(&mut *writes.borrow_mut());
     let audit = std::mem::take(&mut *audit.borrow_mut());
+    let requests = std::mem::take(&mut *requests.borrow_mut());
     let (mut put_trees, mut put_keys, mut put_values) = (Vec::new(), Vec::new(), Vec::new());
     let (mut del_trees, mut del_keys) = (Vec::new(), Vec::new());
     for ((tree, key), value) in &writes {
@@ -284,17 +288,29 @@ pub(super) fn commit(
             |(tree, key)| async move { conn.client.execute(&conn.delete, &[tree, key]).await },
         ));
     let events = super::audit_events::insert(conn, &audit);
+    let rows = super::requests_table::write(conn, requests);
     // Polled in this order, so sent in this order; the first error in that order is the cause.
-    let (puts, removals, events, committed) = wait(futures::future::join4(
-        puts,
-        removals,
-        events,
-        conn.client.batch_execute("COMMIT"),
-    ));
-    puts.and(removals.map(drop)).and(events).and(committed)
+    let (puts, removals, events, rows, committed) = wait(async {
+        futures::join!(
+            puts,
+            removals,
+            events,
+            rows,
+            conn.client.batch_execute("COMMIT")
+        )
+    });
+    puts.and(removals.map(drop))
+        .and(events)
+        .and(rows)
+        .and(committed)
 }
 
 impl PgTxTree {
+    /// Writes a row of `requests` (`None` deletes it), sent with the transaction's other writes.
+    pub(crate) fn put_request_row(&self, id: &str, row: Option<super::requests_table::RequestRow>) {
+        self.requests.borrow_mut().insert(id.to_owned(), row);
+    }
+
     /// Appends audit events, sent with the transaction's other writes.
     pub(crate) fn put_audit_rows(&self, rows: Vec<super::audit_events::AuditRow>) {
         self.audit.borrow_mut().extend(rows);
