@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::{checked_cost, cost_metric, dollars, scrape, seconds};
+use super::{checked_cost, cost_metric, dollars, scrape, seconds, wait_cost_metric};
 use crate::electronic_stedi::{config as stedi_config, create as create_with, inputs};
 use crate::fakes::stedi::FakeStedi;
 use crate::helpers::{spawn_app_with, TestApp, TestConfig};
@@ -54,10 +54,9 @@ async fn a_call_the_simulator_reports_no_price_for_costs_its_started_minutes_at_
     assert!(priced_calls > 0, "some request ended with its calls listed");
 
     // The metric adds up what the requests say, in dollars.
-    let text = scrape(&app).await;
     let total: u64 = reads.iter().map(|read| checked_cost(read).0).sum();
-    assert_eq!(cost_metric(&text, "call"), total as f64 / 100.0, "{text}");
-    assert_eq!(cost_metric(&text, "electronic"), 0.0);
+    wait_cost_metric(&app, "call", total as f64 / 100.0).await;
+    assert_eq!(cost_metric(&scrape(&app).await, "electronic"), 0.0);
 }
 
 #[actix_web::test]
@@ -85,8 +84,7 @@ async fn a_clearinghouse_inquiry_costs_the_price_per_transaction_and_one_never_a
     assert_eq!(down["cost"]["electronic"], "0.00", "{down}");
     checked_cost(&down);
 
-    let text = scrape(&app).await;
-    assert_eq!(cost_metric(&text, "electronic"), 0.6, "{text}");
+    wait_cost_metric(&app, "electronic", 0.6).await;
 }
 
 #[actix_web::test]
@@ -105,9 +103,8 @@ async fn a_request_answered_electronically_then_by_phone_sums_both_channels() {
     assert!(calls > 0, "{read}");
     assert_eq!(read["cost"]["amount"], dollars(calls + 45));
 
-    let text = scrape(&app).await;
-    assert_eq!(cost_metric(&text, "call"), calls as f64 / 100.0);
-    assert_eq!(cost_metric(&text, "electronic"), 0.45);
+    wait_cost_metric(&app, "call", calls as f64 / 100.0).await;
+    wait_cost_metric(&app, "electronic", 0.45).await;
 }
 
 #[actix_web::test]

@@ -9,6 +9,8 @@ mod config;
 mod platforms;
 mod restart;
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 
 use crate::helpers::Api;
@@ -59,6 +61,24 @@ fn cost_metric(text: &str, channel: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {series}in:\n{text}"))
         .parse()
         .unwrap()
+}
+
+/// Waits (5 s at most) until `switchboard_cost_usd_total{channel}` reads `dollars`: the counter is added
+/// just after the terminal write, which a read may see first.
+async fn wait_cost_metric(api: &Api, channel: &str, dollars: f64) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let text = scrape(api).await;
+        let value = cost_metric(&text, channel);
+        if value == dollars {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{channel}: {value}, never {dollars}:\n{text}"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 async fn scrape(api: &Api) -> String {

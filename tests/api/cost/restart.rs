@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{cost_metric, scrape};
+use super::{cost_metric, scrape, wait_cost_metric};
 use crate::fakes::retell::{FakeRetell, Pricing, Scenario};
 use crate::helpers::{create_vob, write_config, BinaryServer, TestConfig};
 use crate::voice_retell::{retell_config, wait_platform_call};
@@ -25,7 +25,7 @@ async fn a_restart_resumes_running_requests_without_counting_any_cost_twice() {
     let finished = create_vob(&server, &token).await;
     let finished_read = server.wait_terminal(&token, &finished).await;
     assert_eq!(finished_read["cost"]["calls"], "1.56", "{finished_read}");
-    assert_eq!(cost_metric(&scrape(&server).await, "call"), 1.56);
+    wait_cost_metric(&server, "call", 1.56).await;
 
     fake.hold_calls(true);
     let running = create_vob(&server, &token).await;
@@ -49,7 +49,7 @@ async fn a_restart_resumes_running_requests_without_counting_any_cost_twice() {
     assert_eq!(done["state"], "SUCCESS", "{done}");
     assert_eq!(fake.creates().len(), 2, "no second call was placed");
     assert_eq!(done["cost"]["calls"], "1.56", "{done}");
-    assert_eq!(cost_metric(&scrape(&server).await, "call"), 1.56);
+    wait_cost_metric(&server, "call", 1.56).await;
     assert_eq!(
         server.read_request(&token, &finished).await["cost"],
         finished_read["cost"],

@@ -8,8 +8,11 @@
 //! `phoneNumberId`, as Vapi's do; `GET /phone-number/{id}` gives the number), and the call's recording is
 //! served.
 //!
+//! An ended call carries `cost` (dollars) and `costBreakdown` (per component, by the minute), on the call
+//! and on the end-of-call report, unless its scenario prices it otherwise ([`Pricing`]).
+//!
 //! The payer simulator decides each call (see `outcomes.rs`); a test may force the next calls'
-//! [`Scenario`]s: an outcome, events withheld (only polling learns the end), a longer call.
+//! [`Scenario`]s: an outcome, events withheld (only polling learns the end), a longer call, a price.
 
 mod outcomes;
 
