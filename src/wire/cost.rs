@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 #[serde(rename_all = "camelCase")]
 pub struct CostOut {
     /// Always `USD`.
-    #[schema(example = "USD")]
+    #[schema(example = "USD", pattern = "^USD$")]
     pub currency: &'static str,
     /// `calls` plus `electronic`.
     #[schema(pattern = r"^\d+\.\d{2}$", example = "3.42")]
