@@ -127,6 +127,7 @@ impl AppState {
             links: &self.links,
             now: self.clock.now(),
             kind,
+            prices: self.settings.prices,
         }
     }
 

@@ -8,6 +8,7 @@
 
 pub mod calendar;
 pub mod clock;
+pub mod cost;
 pub mod dialer;
 pub mod electronic;
 pub mod metrics;

@@ -9,6 +9,7 @@
 //! failure names the file, the key and the problem.
 
 mod checks;
+mod costs;
 mod dialer;
 mod electronic;
 pub mod electronic_mapping;

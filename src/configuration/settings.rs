@@ -42,6 +42,8 @@ pub struct Settings {
     pub webhooks: WebhookSettings,
     /// `[electronic]`.
     pub electronic: super::ElectronicSettings,
+    /// `[dialer] cost_per_minute` and `[electronic] cost_per_transaction`: what requests are priced at.
+    pub prices: switchboard_actors::cost::Prices,
     /// `[storage] cache_capacity_mb`, in bytes: the store's page cache. Bounds resident memory whatever
     /// the number of stored requests.
     pub storage_cache_bytes: u64,
@@ -232,6 +234,10 @@ impl Settings {
         }
         let (dialer, calls) = super::dialer::validate_dialer(&raw.dialer)?;
         let webhooks = validate_webhooks(&raw.webhooks)?;
+        let prices = super::costs::validate_prices(
+            raw.dialer.cost_per_minute,
+            raw.electronic.cost_per_transaction,
+        )?;
         let electronic = super::electronic::validate_electronic(raw.electronic)?;
         let storage_cache_bytes = match raw.storage.cache_capacity_mb {
             Some(0) => {
@@ -293,6 +299,7 @@ impl Settings {
             dispatch_paused: raw.dialer.paused,
             webhooks,
             electronic,
+            prices,
             storage_cache_bytes,
             storage_engine,
             master_key_file,

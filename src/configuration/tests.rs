@@ -165,6 +165,14 @@ fn errors_name_the_source_the_key_and_the_problem() {
         ("[simulation]\ntime_scale = 0.0", "simulation.time_scale"),
         ("[dialer]\nkind = \"http\"", "dialer.url"),
         (
+            "[dialer]\ncost_per_minute = -0.12",
+            "dialer.cost_per_minute",
+        ),
+        (
+            "[electronic]\ncost_per_transaction = nan",
+            "electronic.cost_per_transaction",
+        ),
+        (
             "[webhooks]\nround_delays_s = [1, 2, 3, 4]",
             "webhooks.round_delays_s",
         ),

@@ -11,7 +11,10 @@ use switchboard_storage::{RequestId, RequestRecord};
 use super::ConsoleScope;
 use crate::errors::ApiError;
 use crate::state::AppState;
-use crate::wire::{ReadKind, RequestOut, SchemaDetailOut, WebhookAttemptOut, WebhookDeliveryOut};
+use crate::wire::{
+    dollars, ReadKind, RequestOut, SchemaDetailOut, WebhookAttemptOut, WebhookDeliveryOut,
+};
+use switchboard_actors::cost::Prices;
 
 /// The detail view's data.
 #[derive(Serialize)]
@@ -23,6 +26,10 @@ struct RequestDetailOut<'a> {
     webhook: Option<WebhookDeliveryOut>,
     /// `null` when no electronic transaction was made.
     electronic: Option<super::electronic::ElectronicTraceOut<'a>>,
+    /// What each ended call cost, by its `call` number: every call, where the single read prices only
+    /// the contributing calls of a `SUCCESS` or `PARTIAL` request.
+    #[serde(rename = "callCosts")]
+    call_costs: BTreeMap<u32, String>,
 }
 
 /// A schema's detail at the version shown.
@@ -52,6 +59,7 @@ pub async fn get_request(
         schemas,
         webhook,
         electronic: super::electronic::electronic_trace(&record),
+        call_costs: call_costs(&record, state.settings.prices),
     }))
 }
 
@@ -93,6 +101,18 @@ fn schemas_behind(
         }
     }
     Ok(schemas)
+}
+
+/// Every ended call's price, as the single read writes it.
+fn call_costs(record: &RequestRecord, prices: Prices) -> BTreeMap<u32, String> {
+    let prices = prices.for_environment(record.environment);
+    let calls = record.run.iter().flat_map(|run| &run.calls);
+    calls
+        .filter_map(|call| {
+            let outcome = call.outcome.as_ref()?;
+            Some((call.seq, dollars(prices.call_cents(outcome))))
+        })
+        .collect()
 }
 
 /// The webhook delivery and every attempt, if one was enqueued.

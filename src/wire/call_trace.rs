@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use switchboard_actors::cost::Prices;
 use switchboard_storage::{
     CallId, CallRecord, FailureCategory, FailureCode, RequestRecord, RequestState, RunRecord,
     StepKey, StepRecord, StepState,
@@ -11,6 +12,7 @@ use switchboard_storage::{
 use utoipa::ToSchema;
 
 use super::calls::{hh_mm_ss, sanitized};
+use super::cost::dollars;
 use super::ReadContext;
 
 /// One distinct calling effort, usually one schema (2.6).
@@ -112,6 +114,11 @@ pub struct ContributingCallOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub placed_by: Option<PlacedByOut>,
+    /// What this call cost in US dollars, two places: the voice platform's own price where it reports
+    /// one, else the call's connected minutes (each started minute) at the configured rate; `0.00` for a
+    /// call a person placed and on sandbox requests. The request's `cost.calls` is the sum over its calls.
+    #[schema(pattern = r"^\d+\.\d{2}$", example = "1.56")]
+    pub cost: String,
 }
 
 /// The person who placed a call.
@@ -144,6 +151,7 @@ impl Tracing {
             };
         }
         let original = run.calls.first().map(|c| c.to.as_str());
+        let prices = read.prices.for_environment(record.environment);
         let person = run
             .task
             .as_ref()
@@ -152,7 +160,7 @@ impl Tracing {
             .calls
             .iter()
             .filter_map(|call| {
-                let mut out = contributing_call(call, original, read)?;
+                let mut out = contributing_call(call, original, read, prices)?;
                 out.placed_by =
                     person
                         .as_ref()
@@ -200,6 +208,7 @@ fn contributing_call(
     call: &CallRecord,
     original: Option<&str>,
     read: &ReadContext<'_>,
+    prices: Prices,
 ) -> Option<ContributingCallOut> {
     let outcome = call.outcome.as_ref()?;
     Some(ContributingCallOut {
@@ -216,5 +225,6 @@ fn contributing_call(
         fields_captured: outcome.captured.keys().cloned().collect(),
         results: outcome.captured.clone(),
         placed_by: None,
+        cost: dollars(prices.call_cents(outcome)),
     })
 }

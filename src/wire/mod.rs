@@ -6,6 +6,7 @@
 mod admin;
 mod call_trace;
 mod calls;
+mod cost;
 mod create;
 mod deliveries;
 mod errors;
@@ -31,6 +32,7 @@ pub use call_trace::{
     CallStepErrorOut, CallStepOut, ContributingCallOut, PlacedByOut, StepStateOut,
 };
 pub use calls::{AttemptOut, DispositionOut};
+pub use cost::{dollars, CostOut};
 pub use create::{
     BatchCreatedOut, BatchEntryOut, CreateBatchIn, CreateIn, CreateOut, CreateRejectedOut,
     CreateRequestIn, CreatedOut, InputValueIn,

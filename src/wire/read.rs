@@ -27,6 +27,8 @@ pub struct ReadContext<'a> {
     pub now: DateTime<Utc>,
     /// Single read or list entry.
     pub kind: ReadKind,
+    /// The configured rates: what a call stored before calls carried their price is priced at.
+    pub prices: switchboard_actors::cost::Prices,
 }
 
 impl ReadContext<'_> {

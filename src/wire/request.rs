@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use switchboard_actors::cost::RequestCost;
 use switchboard_storage::{
     Feature, Modality, RequestBatchId, RequestId, RequestRecord, RequestState, RunRecord,
 };
@@ -11,6 +12,7 @@ use utoipa::ToSchema;
 
 use super::call_trace::{CallStepOut, ContributingCallOut, Tracing};
 use super::calls::{self, AttemptOut, FirstCall};
+use super::cost::CostOut;
 use super::lookup::PayerLookupOut;
 use super::outcome::{DataCompletenessOut, FailureOut, ModalityOut, RequestStateOut};
 use super::{format_timestamp, ReadContext};
@@ -126,6 +128,10 @@ pub struct RequestOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(schema_with = call_numbers_schema)]
     pub result_sources: Option<BTreeMap<String, u32>>,
+    /// Single-read only: what the request cost, by channel; final once the request is terminal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub cost: Option<CostOut>,
 }
 
 impl RequestOut {
@@ -204,6 +210,9 @@ impl RequestOut {
             call_steps: tracing.call_steps,
             contributing_calls: tracing.contributing_calls,
             result_sources: tracing.result_sources,
+            cost: read
+                .single()
+                .then(|| RequestCost::of(record, read.prices).into()),
         }
     }
 }

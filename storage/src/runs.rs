@@ -117,8 +117,9 @@ impl Store {
     }
 
     /// Stores `record`, a request's final state, in place of its running one and enqueues `delivery` (if
-    /// any) in the same transaction, grouped like [`Store::commit_update`]; returns once durable. A request
-    /// already terminal keeps its stored record, and no webhook is enqueued for the record not stored.
+    /// any) in the same transaction, grouped like [`Store::commit_update`]; returns once durable, with
+    /// whether `record` was stored. A request already terminal keeps its stored record (the answer is
+    /// `false`), and no webhook is enqueued for the record not stored.
     ///
     /// A change that overwrote the whole record would decode the stored one, copy the new one in and
     /// encode it, all on the flusher thread. Here the caller's thread encodes it, the stored record is
@@ -128,7 +129,7 @@ impl Store {
         &self,
         record: RequestRecord,
         delivery: Option<DeliveryRecord>,
-    ) -> Result<(), StorageError> {
+    ) -> Result<bool, StorageError> {
         let enqueues = delivery.is_some();
         let id = record.id.clone();
         let generation = self.sealer.generation();
@@ -158,7 +159,7 @@ impl Store {
             };
             // A request already terminal was finished, webhook included, by the write that made it so.
             if stored.state.is_terminal() {
-                return Ok(Ok(()));
+                return Ok(Ok(false));
             }
             // Sealed before a purge replaced keys: sealed again now.
             if sealer.generation() != generation {
@@ -181,7 +182,7 @@ impl Store {
             if let Some((next_at, stored)) = delivery.as_ref() {
                 enqueue_first_round(txn, &id, *next_at, stored)?;
             }
-            Ok(Ok(()))
+            Ok(Ok(true))
         });
         self.request_write(job, enqueues).await
     }

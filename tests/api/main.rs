@@ -11,6 +11,7 @@ mod auth;
 mod backups;
 mod binary;
 mod console;
+mod cost;
 mod deployment;
 mod dispatch;
 mod electronic_restart;

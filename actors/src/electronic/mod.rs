@@ -58,6 +58,10 @@ pub struct ElectronicAnswer {
     pub sources: BTreeMap<String, String>,
     /// How the attempt went, in a few words.
     pub outcome: String,
+    /// Clearinghouse inquiries the attempt sent and had answered (each billed as one transaction): 0 when
+    /// nothing was sent (a payer or schema the channel cannot ask, inputs it would reject, a sandbox
+    /// scenario) or nothing came back (a timeout, errors past the retry bound).
+    pub transactions: u32,
 }
 
 impl ElectronicAnswer {
@@ -69,9 +73,16 @@ impl ElectronicAnswer {
         }
     }
 
-    /// The stored record of this answer from `channel`, stamped with the time it arrived.
-    pub fn into_record(self, channel: &str, at: chrono::DateTime<chrono::Utc>) -> ElectronicRecord {
+    /// The stored record of this answer from `channel`, stamped with the time it arrived and priced at
+    /// `prices` (the request's: free for sandbox).
+    pub fn into_record(
+        self,
+        channel: &str,
+        at: chrono::DateTime<chrono::Utc>,
+        prices: crate::cost::Prices,
+    ) -> ElectronicRecord {
         ElectronicRecord {
+            cost_cents: Some(prices.inquiry_cents(self.transactions)),
             at,
             captured: self.captured,
             channel: Some(channel.to_owned()),

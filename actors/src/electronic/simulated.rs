@@ -57,6 +57,10 @@ impl ElectronicChannel for SimulatedElectronic {
     /// Payers reachable electronically answer benefits requests (271) and, sometimes, claim-status
     /// requests (277) with the fields such a response carries; everything else gets nothing.
     fn inquire(&self, job: ElectronicJob) -> BoxFuture<'static, ElectronicAnswer> {
+        // The simulator stands for a clearinghouse: whenever it has a transaction to send, one is billed,
+        // whether or not the payer answers with anything usable.
+        let transactions =
+            u32::from(job.payer_electronic && transaction(&job.schema.definition).is_some());
         let answer = if job.payer_electronic {
             let mut keyed = job.inputs.clone();
             keyed.insert(CHANNEL_KEY.to_string(), "electronic".to_string());
@@ -73,10 +77,15 @@ impl ElectronicChannel for SimulatedElectronic {
                     transaction_id: Some(format!("sim-{}", job.request_id)),
                     captured,
                     outcome: "answered".to_owned(),
+                    transactions,
                 },
             }
         } else {
             ElectronicAnswer::nothing("payer not reachable electronically")
+        };
+        let answer = ElectronicAnswer {
+            transactions,
+            ..answer
         };
         Box::pin(futures::future::ready(answer))
     }

@@ -6,6 +6,7 @@
 //! the `prometheus` crate's process-global one, so servers started side by side in one test process count
 //! apart. Counters count since start-up, as Prometheus counters do.
 
+mod cost;
 mod disposition;
 mod http_series;
 mod tasks;
@@ -73,6 +74,7 @@ pub struct Metrics {
     calls_waiting: IntGaugeVec,
     throttled: IntCounterVec,
     tasks: tasks::TaskMetrics,
+    cost: cost::CostMetrics,
 }
 
 /// Orchestration counters since start-up, read from the metrics so the admin API and `/metrics` never
@@ -267,8 +269,10 @@ impl Metrics {
             webhook_attempts.with_label_values(&[outcome.as_str()]);
         }
         let tasks = tasks::TaskMetrics::register(&registry);
+        let cost = cost::CostMetrics::register(&registry);
         Metrics {
             tasks,
+            cost,
             registry,
             http_requests,
             http_duration,
@@ -333,6 +337,12 @@ impl Metrics {
         self.requests_finished
             .with_label_values(&[state.as_str()])
             .inc();
+    }
+
+    /// A request's final cost, added once its terminal record is written (a request resumed after a
+    /// restart was not terminal before it, so it is never added twice).
+    pub fn request_cost(&self, cost: crate::cost::RequestCost) {
+        self.cost.add(cost);
     }
 
     /// The channel that finished `terminal` (`electronic`, `automated_call`, `person`), when it ends

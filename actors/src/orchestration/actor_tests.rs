@@ -185,6 +185,7 @@ fn orchestration(store: &Store, dialer: Arc<dyn Dialer>) -> Orchestration {
         dispatch_paused: true,
         metrics: Arc::new(Metrics::new(store)),
         limits: None,
+        prices: crate::cost::Prices::FREE,
     }
 }
 
@@ -468,7 +469,15 @@ async fn a_call_reports_its_outcome_to_its_parent_and_leaves_the_write_to_it() {
     };
     let dialer: Arc<dyn Dialer> = Arc::new(AnsweringDialer);
     let shared = shared(&store, Arc::clone(&dialer));
-    CallActor::new(shared, CallParent::of(&parent), job, None, dialer).start();
+    CallActor::new(
+        shared,
+        CallParent::of(&parent),
+        job,
+        None,
+        dialer,
+        crate::cost::Prices::FREE,
+    )
+    .start();
 
     let call_id = "call-1".to_owned();
     assert_eq!(

@@ -13,6 +13,7 @@ use switchboard_storage::CallId;
 use super::limits::Gate;
 use super::messages::{CallCrashed, CallEnded, CallParent};
 use super::Shared;
+use crate::cost::Prices;
 use crate::dialer::{CallJob, Dialer};
 
 /// One phone call. Lives from placement to the reported outcome.
@@ -22,6 +23,8 @@ pub(crate) struct CallActor {
     job: Option<CallJob>,
     gate: Option<Gate>,
     dialer: Arc<dyn Dialer>,
+    /// The rates this call is priced at (free for a sandbox request).
+    prices: Prices,
     call_id: CallId,
     /// The outcome (or a crash) has been reported to the parent.
     reported: bool,
@@ -35,6 +38,7 @@ impl CallActor {
         job: CallJob,
         gate: Option<Gate>,
         dialer: Arc<dyn Dialer>,
+        prices: Prices,
     ) -> CallActor {
         let span = tracing::info_span!("call", request_id = %job.request_id, call_id = %job.call_id, seq = job.seq);
         CallActor {
@@ -45,6 +49,7 @@ impl CallActor {
             job: Some(job),
             gate,
             dialer,
+            prices,
             span,
         }
     }
@@ -80,6 +85,7 @@ impl Actor for CallActor {
             )
         });
         let request_id = job.request_id.clone();
+        let prices = self.prices;
         let run = async move {
             // A real call waits for the payer's hours and a free slot, holding the slot until it ends.
             let _slot = match limits {
@@ -95,8 +101,11 @@ impl Actor for CallActor {
         };
         let work = async move {
             match run.await {
-                Ok(report) => {
+                Ok(mut report) => {
                     let ended_at = shared.clock.now();
+                    // Priced once, here: the stored outcome carries its price, which nothing changes
+                    // later (a platform's cost reported after this is not read).
+                    report.cost_cents = Some(prices.call_cents(&report));
                     let disposition = report.disposition;
                     shared.metrics.call_ended(disposition);
                     tracing::info!(?disposition, "call ended");

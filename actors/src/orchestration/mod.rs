@@ -74,6 +74,9 @@ pub struct Orchestration {
     /// calls (`http`, `retell`, `vapi`); `None` with the simulator alone. Only calls on a dialer that
     /// places real calls wait on them; sandbox calls are never limited.
     pub limits: Option<Arc<limits::CallLimits>>,
+    /// The configured rates (`[dialer] cost_per_minute`, `[electronic] cost_per_transaction`): each
+    /// call is priced when it ends, each electronic attempt when it answers.
+    pub prices: crate::cost::Prices,
 }
 
 /// One production dialer and whether its calls are real (held to calling hours and call slots).

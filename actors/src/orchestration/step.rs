@@ -179,7 +179,8 @@ impl StepActor {
             }
         };
         let parent = CallParent::of(&ctx.address());
-        let actor = CallActor::new(self.shared.clone(), parent, job, gate, dialer).start();
+        let prices = self.shared.prices.for_environment(record.environment);
+        let actor = CallActor::new(self.shared.clone(), parent, job, gate, dialer, prices).start();
         self.activity = Activity::Calling {
             call_id: call.id,
             _call: actor,

@@ -120,6 +120,9 @@ pub fn complete(
     report.captured = values;
     report.summary = call.notes.clone();
     report.audit_summary = Some(audit_summary(operator, call));
+    // A person's call is not billed by a voice platform and no rate of people's time is configured: it
+    // adds nothing to the request's cost (the minutes are on the operator's own phone).
+    report.cost_cents = Some(0);
     run.calls.push(CallRecord {
         id: CallId::new(),
         seq,

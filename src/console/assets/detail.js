@@ -47,9 +47,10 @@ export async function renderDetail(id) {
 
 const crumbs = (id) => h('div', { class: 'crumbs' }, h('a', { href: '#/requests' }, 'Requests'), ' / ', mono(id));
 
-function view({ request: r, schemas, webhook, voice, electronic }, openTranscripts) {
+function view({ request: r, schemas, webhook, voice, electronic, callCosts }, openTranscripts) {
   const steps = r.callSteps || [];
-  const calls = callsOf(r);
+  // Every ended call's price comes with the detail (the read prices only contributing calls).
+  const calls = callsOf(r).map((c) => ({ ...c, cost: (callCosts || {})[c.call] ?? c.cost }));
   const schemaName = (schemas[r.schemaId] && schemas[r.schemaId].name) || r.schemaId;
   const live = r.state === 'PROCESSING';
   return h('div', { class: 'detail', 'data-testid': 'request-detail', 'data-request-id': r.requestId, 'data-state': r.state },
@@ -90,7 +91,21 @@ function kpis(r, steps, calls) {
     kpi('Completed (UTC)', r.completedAt ? time(r.completedAt) : '—'),
     kpi('Modality', r.modality ? r.modality.replace(/_/g, ' ') : 'not dispatched'),
     kpi('Steps', String(steps.length)),
-    kpi('Calls', String(calls.length), { 'data-testid': 'call-count' }));
+    kpi('Calls', String(calls.length), { 'data-testid': 'call-count' }),
+    costKpi(r.cost, r.state));
+}
+
+/** What the request cost: the total, with the two channels under it; "so far" while it runs. */
+function costKpi(cost, state) {
+  if (!cost) return null;
+  const so = state === 'PROCESSING' ? ' so far' : '';
+  return h('div', {
+    class: 'kpi', 'data-testid': 'request-cost', 'data-amount': cost.amount, 'data-calls': cost.calls, 'data-electronic': cost.electronic,
+    title: `Calls $${cost.calls} · electronic $${cost.electronic}`,
+  },
+  h('div', { class: 'kpi-label' }, `Cost${so} (${cost.currency})`),
+  h('div', { class: 'kpi-value' }, `$${cost.amount}`),
+  h('div', { class: 'muted small' }, `calls $${cost.calls} · electronic $${cost.electronic}`));
 }
 
 /** Calls in placement order: `contributingCalls` merged with `attemptDetails` (disposition, times). On a
@@ -194,6 +209,7 @@ function callCard(r, c, position, total, schemas, step, openTranscripts) {
       h('span', { class: 'call-meta' },
         h('span', { title: 'Duration' }, duration(c.callDuration)),
         h('span', { title: 'Number dialed', 'data-testid': 'call-to' }, phone(c.to)),
+        c.cost !== undefined ? h('span', { title: 'What this call cost (USD)', 'data-testid': 'call-cost', 'data-call': c.call, 'data-cost': c.cost }, `$${c.cost}`) : null,
         c.placedAt ? h('span', { title: 'Placed at (UTC)' }, time(c.placedAt)) : null)),
     c.callSummary ? h('p', { class: 'call-summary' }, c.callSummary) : null,
     captured.length ? h('div', { class: 'captured' }, h('span', { class: 'muted small' }, `Captured ${captured.length}: `),

@@ -14,7 +14,8 @@ use crate::wire::{ErrorOut, ReadKind, RequestOut};
 
 /// Read one request
 ///
-/// One request of the caller's account and environment; any other id is 404 `REQUEST_NOT_FOUND`.
+/// One request of the caller's account and environment, with its call trace once finished and what it has
+/// cost (`cost`, final once terminal); any other id is 404 `REQUEST_NOT_FOUND`.
 #[utoipa::path(get, path = "/v1/requests/{requestId}", operation_id = "getRequest",
     params(("requestId" = String, Path, description = "The request ID.")),
     responses(

@@ -193,6 +193,12 @@ pub struct CallReport {
     /// accounts with follow-up calls the leg runs as a second step.
     #[serde(default)]
     pub follow_up_requested: bool,
+    /// What the call cost, in US cents. A dialer sets it only when its platform priced the call (Retell's
+    /// `call_cost`, Vapi's `cost`); the call actor prices every other call by its duration before the
+    /// outcome is stored, so a stored outcome always carries it. `None` in outcomes stored before costs
+    /// were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_cents: Option<u64>,
 }
 
 impl CallReport {
@@ -212,6 +218,7 @@ impl CallReport {
             failure: None,
             referral_number: None,
             follow_up_requested: false,
+            cost_cents: None,
         }
     }
 }
@@ -256,6 +263,11 @@ pub struct ElectronicRecord {
     /// so; a clearinghouse's answer leaves the open fields to the phone.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub closes_request: bool,
+    /// What the attempt cost, in US cents: `[electronic] cost_per_transaction` for each clearinghouse
+    /// inquiry it sent, nothing for a sandbox request or an inquiry never sent. `None` in records stored
+    /// before costs were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_cents: Option<u64>,
 }
 
 /// How a result was obtained.

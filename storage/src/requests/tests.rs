@@ -696,10 +696,10 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     let mut terminal = running.clone();
     terminal.state = RequestState::Success;
     terminal.internal_tag = Some("final".into());
-    store
+    assert!(store
         .commit_final(terminal.clone(), Some(delivery(&id("r1"), "first")))
         .await
-        .unwrap();
+        .unwrap());
     assert_eq!(store.request(&id("r1")).unwrap().unwrap(), terminal);
     assert!(store.active_request_ids().await.unwrap().is_empty());
     assert_eq!(
@@ -710,10 +710,11 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     // A second ending finds the request terminal: its record and its webhook stay the first ones.
     let mut late = running;
     late.state = RequestState::Failure;
-    store
+    let written = store
         .commit_final(late, Some(delivery(&id("r1"), "second")))
         .await
         .unwrap();
+    assert!(!written, "the write says it stored nothing");
     assert_eq!(store.request(&id("r1")).unwrap().unwrap(), terminal);
     assert_eq!(
         store.delivery(&id("r1")).await.unwrap().unwrap().payload,

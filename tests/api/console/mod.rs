@@ -1,8 +1,9 @@
 //! The console (`/console`): its embedded assets, and the `/console/api/*` endpoints behind it, which
 //! accept an API bearer token or the admin token with an account and environment. `browser` drives the
-//! real page in headless Chromium.
+//! real page in headless Chromium; `cost` checks the request's and each call's cost there.
 
 mod browser;
+mod cost;
 
 use std::time::{Duration, Instant};
 

@@ -11,6 +11,8 @@
 //!
 //! Each created call then lives on its own: `ongoing` with a `call_started` event, then (unless held by
 //! [`FakeRetell::hold_calls`]) `ended` with `call_ended` (no `call_analysis`) and `call_analyzed` (with it),
+//! both carrying the SDK's `call_cost` (cents: `product_costs` per product and their `combined_cost`, or
+//! what [`FakeRetell::price_calls`] says),
 //! each POSTed to the call's `webhook_url` as `{event, call}` signed like Retell: `x-retell-signature:
 //! v={ms},d={hex HMAC-SHA256(api_key, body + ms)}`. What happens on a call is a forced [`Scenario`] if a
 //! test queued one, else what Switchboard's seeded payer simulator decides for a call with these questions
@@ -37,6 +39,26 @@ pub const AGENT_ID: &str = "agent_payer_calls";
 pub const FROM_NUMBER: &str = "+14155550100";
 /// Bytes of every fake recording.
 pub const RECORDING: &[u8] = b"RIFF\x24\x00\x00\x00WAVEfmt fake-retell-recording";
+
+/// How the fake prices ended calls in `call_cost`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Pricing {
+    /// Per product, by the second, as Retell's dashboard lists them; `combined_cost` is their sum.
+    #[default]
+    ByProducts,
+    /// `combined_cost` is this many cents (fractions allowed), spread over the products.
+    Combined(f64),
+    /// No `call_cost` at all (the SDK's member is optional).
+    Unreported,
+}
+
+/// The products and their unit prices in cents per second: Retell's voice engine, the LLM and Retell's
+/// telephony.
+const PRODUCTS: [(&str, f64); 3] = [
+    ("elevenlabs_tts", 0.1166667),
+    ("gpt_4o_mini", 0.01),
+    ("retell_telephony", 0.025),
+];
 
 /// What happens on a call, when a test decides instead of the simulator.
 #[derive(Clone, Debug)]
@@ -90,6 +112,8 @@ pub struct FakeRetell {
     answer_delay: Arc<Mutex<Duration>>,
     /// `base_url`, for the server's own clones (made before the port was known).
     base: Arc<std::sync::OnceLock<String>>,
+    /// How ended calls are priced.
+    pricing: Arc<Mutex<Pricing>>,
 }
 
 impl FakeRetell {
@@ -106,6 +130,7 @@ impl FakeRetell {
             base: Arc::default(),
             answer_delay: Arc::default(),
             call_length: Arc::default(),
+            pricing: Arc::default(),
         };
         let shared = fake.clone();
         let server = HttpServer::new(move || {
@@ -168,6 +193,11 @@ impl FakeRetell {
     /// Create-phone-call answers come `delay` after the call was created (a lost answer, with a kill).
     pub fn delay_create_answers(&self, delay: Duration) {
         *self.answer_delay.lock().unwrap() = delay;
+    }
+
+    /// Calls that end from now on carry `call_cost` as `pricing` says.
+    pub fn price_calls(&self, pricing: Pricing) {
+        *self.pricing.lock().unwrap() = pricing;
     }
 
     /// Create-phone-call bodies received, in order.
@@ -306,7 +336,11 @@ impl FakeRetell {
         }
         let fields = request["agent_override"]["agent"]["post_call_analysis_data"].clone();
         let base = self.base.get().cloned().unwrap_or_default();
-        let ended = self.update(&call_id, |c| end_call(c, &scenario, &fields, &base));
+        let pricing = *self.pricing.lock().unwrap();
+        let ended = self.update(&call_id, |c| {
+            end_call(c, &scenario, &fields, &base);
+            price(c, pricing);
+        });
         let mut without_analysis = ended.clone();
         without_analysis
             .as_object_mut()
@@ -598,6 +632,40 @@ fn end_call(call: &mut Value, scenario: &Scenario, fields: &Value, base: &str) {
             "call_successful": reason == "agent_hangup", "user_sentiment": "Neutral", "custom_analysis_data": data,
         });
     }
+}
+
+/// The ended call's `call_cost` (the SDK's `CallCost`, every amount in cents) as `pricing` says.
+fn price(call: &mut Value, pricing: Pricing) {
+    let seconds = call["duration_ms"].as_u64().unwrap_or(0) as f64 / 1000.0;
+    let by_products: Vec<f64> = PRODUCTS.iter().map(|(_, unit)| unit * seconds).collect();
+    let listed: f64 = by_products.iter().sum();
+    let costs = match pricing {
+        Pricing::Unreported => return,
+        Pricing::ByProducts => by_products,
+        // The products keep their shares of the total asked for.
+        Pricing::Combined(total) => by_products
+            .iter()
+            .map(|cost| match listed {
+                0.0 => total / PRODUCTS.len() as f64,
+                _ => total * cost / listed,
+            })
+            .collect(),
+    };
+    let product_costs: Vec<Value> = PRODUCTS
+        .iter()
+        .zip(&costs)
+        .map(|((product, unit), cost)| json!({ "product": product, "unit_price": unit, "cost": cost }))
+        .collect();
+    let combined = match pricing {
+        Pricing::Combined(total) => total,
+        _ => costs.iter().sum(),
+    };
+    call["call_cost"] = json!({
+        "product_costs": product_costs,
+        "total_duration_seconds": seconds,
+        "total_duration_unit_price": PRODUCTS.iter().map(|(_, unit)| unit).sum::<f64>(),
+        "combined_cost": combined,
+    });
 }
 
 /// What the seeded payer simulator does on a call with these questions and inputs.

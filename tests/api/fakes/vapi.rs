@@ -8,8 +8,11 @@
 //! `phoneNumberId`, as Vapi's do; `GET /phone-number/{id}` gives the number), and the call's recording is
 //! served.
 //!
+//! An ended call carries `cost` (dollars) and `costBreakdown` (per component, by the minute), on the call
+//! and on the end-of-call report, unless its scenario prices it otherwise ([`Pricing`]).
+//!
 //! The payer simulator decides each call (see `outcomes.rs`); a test may force the next calls'
-//! [`Scenario`]s: an outcome, events withheld (only polling learns the end), a longer call.
+//! [`Scenario`]s: an outcome, events withheld (only polling learns the end), a longer call, a price.
 
 mod outcomes;
 
@@ -63,7 +66,29 @@ pub struct Scenario {
     pub length: Duration,
     /// How long `POST /call` takes to answer once the call exists (a create whose answer is slow or lost).
     pub answer_after: Duration,
+    /// What the ended call's `cost` (dollars) and `costBreakdown` say.
+    pub pricing: Pricing,
 }
+
+/// How the fake prices an ended call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pricing {
+    /// By the minute per component, as Vapi's dashboard lists them; `cost` is their total.
+    ByComponents,
+    /// `cost` is this many dollars, spread over the components.
+    Total(f64),
+    /// No `cost` and no `costBreakdown` (both optional in the SDK's `Call`).
+    Unreported,
+}
+
+/// Dollars per minute of each `costBreakdown` component: telephony, transcriber, model, voice, Vapi.
+const COMPONENTS: [(&str, f64); 5] = [
+    ("transport", 0.0085),
+    ("stt", 0.01),
+    ("llm", 0.006),
+    ("tts", 0.036),
+    ("vapi", 0.05),
+];
 
 impl Scenario {
     pub fn of(outcome: Outcome) -> Scenario {
@@ -72,7 +97,12 @@ impl Scenario {
             withhold_events: false,
             length: Duration::from_millis(150),
             answer_after: Duration::ZERO,
+            pricing: Pricing::ByComponents,
         }
+    }
+    pub fn priced(mut self, pricing: Pricing) -> Scenario {
+        self.pricing = pricing;
+        self
     }
     pub fn withheld(mut self) -> Scenario {
         self.withhold_events = true;
@@ -513,11 +543,15 @@ async fn run_call(inner: Shared, call: Value, scenario: Scenario, ending: outcom
         "messages": [],
     });
     let analysis = json!({"summary": ending.summary, "structuredData": ending.structured_data});
+    let (cost, breakdown) = price(scenario.pricing, ending.duration_seconds);
     let ended = update(&inner, &id, |c| {
         c["status"] = json!("ended");
         c["endedReason"] = json!(ending.ended_reason);
         c["endedAt"] = json!(ended_at.to_rfc3339_opts(SecondsFormat::Millis, true));
-        c["cost"] = json!(0.31);
+        if let (Some(cost), Some(breakdown)) = (cost, &breakdown) {
+            c["cost"] = json!(cost);
+            c["costBreakdown"] = breakdown.clone();
+        }
         c["artifact"] = artifact.clone();
         c["analysis"] = analysis.clone();
     });
@@ -528,11 +562,10 @@ async fn run_call(inner: Shared, call: Value, scenario: Scenario, ending: outcom
     if !wanted("end-of-call-report") {
         return;
     }
-    let report = json!({"message": {
+    let mut report = json!({"message": {
         "type": "end-of-call-report",
         "timestamp": Utc::now().timestamp_millis(),
         "endedReason": ending.ended_reason,
-        "cost": 0.31,
         "artifact": artifact,
         "analysis": analysis,
         "startedAt": ended["startedAt"],
@@ -541,7 +574,38 @@ async fn run_call(inner: Shared, call: Value, scenario: Scenario, ending: outcom
         "customer": ended["customer"],
         "call": ended,
     }});
+    // `ServerMessageEndOfCallReport.cost`: "This can also be found at `call.cost`".
+    if let Some(cost) = cost {
+        report["message"]["cost"] = json!(cost);
+    }
     post(&inner, &id, report, &headers).await;
+}
+
+/// The `cost` (dollars) and `costBreakdown` of a call of `seconds`, as `pricing` says.
+fn price(pricing: Pricing, seconds: u32) -> (Option<f64>, Option<Value>) {
+    let minutes = f64::from(seconds) / 60.0;
+    let listed: Vec<f64> = COMPONENTS.iter().map(|(_, rate)| rate * minutes).collect();
+    let sum: f64 = listed.iter().sum();
+    let (total, parts) = match pricing {
+        Pricing::Unreported => return (None, None),
+        Pricing::ByComponents => (sum, listed),
+        Pricing::Total(total) => (
+            total,
+            listed
+                .iter()
+                .map(|part| match sum {
+                    0.0 => total / COMPONENTS.len() as f64,
+                    _ => total * part / sum,
+                })
+                .collect(),
+        ),
+    };
+    let mut breakdown = serde_json::Map::new();
+    for ((name, _), part) in COMPONENTS.iter().zip(parts) {
+        breakdown.insert((*name).to_owned(), json!(part));
+    }
+    breakdown.insert("total".to_owned(), json!(total));
+    (Some(total), Some(Value::Object(breakdown)))
 }
 
 fn status_update(call: &Value, status: &str, ended_reason: Option<&str>) -> Value {

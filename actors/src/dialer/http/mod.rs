@@ -78,6 +78,8 @@ impl From<AgentOutcome> for CallReport {
             failure: outcome.failure,
             referral_number: outcome.referral_number,
             follow_up_requested: outcome.follow_up_requested,
+            // A voice agent of the operator's own reports no price: its calls are priced by the minute.
+            cost_cents: None,
         }
     }
 }

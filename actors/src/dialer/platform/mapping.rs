@@ -39,6 +39,7 @@ fn platform_report(job: &CallJob, result: PlatformResult) -> CallReport {
         failure: None,
         referral_number: None,
         follow_up_requested: false,
+        cost_cents: result.cost_cents,
     };
     let redial_or_hold = match result.end {
         CallEnd::Busy | CallEnd::NoAnswer | CallEnd::Voicemail => Some(Disposition::Voicemail),

@@ -72,6 +72,7 @@ fn conversation(analysis: serde_json::Value) -> CallResult {
         summary: Some("Verified.".into()),
         from_number: Some("+14155550100".into()),
         recording_url: None,
+        cost_cents: Some(156),
     })
 }
 
@@ -85,6 +86,7 @@ fn ended(end: CallEnd) -> CallResult {
         summary: None,
         from_number: None,
         recording_url: None,
+        cost_cents: None,
     })
 }
 
@@ -286,6 +288,11 @@ fn an_answered_call_captures_schema_fields_only_and_keeps_cannot_answer_values()
     assert!(!report.captured.contains_key("stray") && !report.captured.contains_key("callOutcome"));
     assert_eq!(report.duration_seconds, 300);
     assert!(!report.follow_up_requested);
+    assert_eq!(
+        report.cost_cents,
+        Some(156),
+        "the platform's price is the call's"
+    );
 }
 
 #[test]
@@ -305,6 +312,10 @@ fn unreached_calls_redial_and_long_holds_time_out() {
         );
     }
     let wrong = report(&job(), ended(CallEnd::InvalidNumber));
+    assert_eq!(
+        wrong.cost_cents, None,
+        "no price reported: the duration prices it"
+    );
     assert_eq!(wrong.failure.unwrap().code, "PHONE_NUMBER_INCORRECT");
 }
 

@@ -134,6 +134,10 @@ pub struct PlatformResult {
     pub from_number: Option<String>,
     /// Where the platform keeps the recording; downloaded at the end, never shown to a client.
     pub recording_url: Option<String>,
+    /// The platform's own price of the call, in US cents (rounded half up), when the record that ended the
+    /// call carried one (Retell's `call_cost.combined_cost`, Vapi's `cost`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_cents: Option<u64>,
 }
 
 /// Why a platform request failed.

@@ -51,6 +51,29 @@ pub struct RetellCall {
     /// The post-call analysis, once `call_analyzed` has happened.
     #[serde(default)]
     pub call_analysis: Option<CallAnalysis>,
+    /// What Retell charged for the call, once it ended.
+    #[serde(default)]
+    pub call_cost: Option<CallCost>,
+}
+
+/// `call_cost` of a call (the SDK's `CallCost`): every amount in cents. Only the total is read; the
+/// per-product lines (`product_costs`) are Retell's breakdown of it.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+pub struct CallCost {
+    /// "Combined cost of all individual costs in cents" (a fraction of a cent is possible).
+    #[serde(default)]
+    pub combined_cost: Option<f64>,
+    /// The seconds billed.
+    #[serde(default)]
+    pub total_duration_seconds: Option<f64>,
+}
+
+impl CallCost {
+    /// The combined cost in whole cents, half a cent rounded up; `None` when Retell gave no usable amount.
+    pub fn cents(&self) -> Option<u64> {
+        let dollars = self.combined_cost? / 100.0;
+        crate::cost::usd_micros(dollars).map(crate::cost::cents_of_micros)
+    }
 }
 
 /// `call_analysis` of a call.

@@ -122,6 +122,7 @@ pub fn call_state(call: &RetellCall, now: DateTime<Utc>) -> PlatformCallState {
         summary: analysis.call_summary,
         from_number: call.from_number.clone(),
         recording_url: call.recording_url.clone(),
+        cost_cents: call.call_cost.as_ref().and_then(|cost| cost.cents()),
     })))
 }
 
@@ -229,6 +230,30 @@ mod tests {
         assert_eq!(result.end, CallEnd::Conversation);
         assert_eq!(result.duration_seconds, 61);
         assert_eq!(result.analysis["planActive"], json!(true));
+    }
+
+    #[test]
+    fn the_combined_cost_in_cents_is_the_calls_price() {
+        let mut analysed = call(
+            "ended",
+            Some("agent_hangup"),
+            Some(json!({ "custom_analysis_data": { "callOutcome": "answered" } })),
+        );
+        assert_eq!(ended(call_state_now(&analysed)).cost_cents, None);
+        // The SDK's `CallCost`: cents throughout, fractions of a cent included.
+        analysed.call_cost = serde_json::from_value(json!({
+            "product_costs": [
+                { "product": "elevenlabs_tts", "unit_price": 0.1166667, "cost": 119.4 },
+                { "product": "retell_platform", "unit_price": 0.0361, "cost": 37.0 }
+            ],
+            "total_duration_seconds": 61, "total_duration_unit_price": 0.1527667, "combined_cost": 156.4
+        }))
+        .unwrap();
+        assert_eq!(ended(call_state_now(&analysed)).cost_cents, Some(156));
+        analysed.call_cost.as_mut().unwrap().combined_cost = Some(156.5);
+        assert_eq!(ended(call_state_now(&analysed)).cost_cents, Some(157));
+        analysed.call_cost.as_mut().unwrap().combined_cost = Some(-3.0);
+        assert_eq!(ended(call_state_now(&analysed)).cost_cents, None);
     }
 
     #[test]

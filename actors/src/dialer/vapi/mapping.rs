@@ -66,6 +66,11 @@ pub fn call_state(call: &Call, now: DateTime<Utc>) -> PlatformCallState {
         summary: analysis.summary.filter(|s| !s.trim().is_empty()),
         from_number: call.phone_number.as_ref().and_then(|p| p.number.clone()),
         recording_url: artifact.recording_location().map(str::to_owned),
+        // `cost` is in dollars ("the cost of the call in USD").
+        cost_cents: call
+            .cost
+            .and_then(crate::cost::usd_micros)
+            .map(crate::cost::cents_of_micros),
     })))
 }
 

@@ -303,6 +303,29 @@ fn an_ended_call_carries_answers_transcript_summary_duration_and_recording() {
 }
 
 #[test]
+fn the_calls_cost_in_dollars_is_its_price_in_cents() {
+    let price = |cost: Option<f64>| {
+        let call = Call {
+            cost,
+            ..ended("customer-busy", None)
+        };
+        match call_state(&call, Utc::now()) {
+            PlatformCallState::Ended(result) => match *result {
+                CallResult::Platform(result) => result.cost_cents,
+                CallResult::Agent(_) => panic!("a platform result"),
+            },
+            PlatformCallState::Live => panic!("ended"),
+        }
+    };
+    assert_eq!(price(Some(0.31)), Some(31));
+    assert_eq!(price(Some(1.5649)), Some(156));
+    assert_eq!(price(Some(1.565)), Some(157));
+    assert_eq!(price(Some(0.0)), Some(0));
+    assert_eq!(price(None), None);
+    assert_eq!(price(Some(-1.0)), None);
+}
+
+#[test]
 fn allowed_values_are_matched_literally_in_the_pattern() {
     let fields = [crate::dialer::platform::ExtractionField {
         name: "network".to_owned(),

@@ -129,12 +129,14 @@ impl ElectronicChannel for StediChannel {
                         captured: mapped.captured,
                         sources: mapped.sources,
                         transaction_id,
+                        transactions: 1,
                     },
                     "answered",
                 ),
                 Ok((transaction_id, Err(rejection))) => (
                     ElectronicAnswer {
                         transaction_id,
+                        transactions: 1,
                         ..ElectronicAnswer::nothing(rejection)
                     },
                     "rejected by the payer",

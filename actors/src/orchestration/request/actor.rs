@@ -247,6 +247,7 @@ impl RequestActor {
         let channel = self.shared.electronic(record.environment);
         let name = channel.name();
         let closes_request = channel.closes_request(&job);
+        let prices = self.shared.prices.for_environment(record.environment);
         // Futures polled by the actor's context run outside its span: the inquiry's own logs and the answer's
         // are put back under it, so they carry the request id.
         let inquiry = channel.inquire(job).instrument(self.span.clone());
@@ -267,7 +268,7 @@ impl RequestActor {
                 fields = answer.captured.len(),
                 "electronic channel tried"
             );
-            let mut electronic = answer.into_record(name, at);
+            let mut electronic = answer.into_record(name, at, prices);
             electronic.closes_request = closes_request;
             let electronic = Edge::Electronic(electronic);
             act.advance(ctx, None, Edges::of(electronic));
@@ -299,14 +300,20 @@ impl RequestActor {
         let state = terminal.state;
         let traced = terminal.trace.is_some().then(|| terminal.clone());
         let completed = self.shared.metrics.completion_channel(&terminal);
+        let cost = crate::cost::RequestCost::of(&terminal, self.shared.prices);
         // Nothing else writes a request that finishes (its step has ended, or is given up on), so the
         // stored record is the one finalized; a record already terminal is left as it is.
         let store = self.shared.store.clone();
         self.persist(
             ctx,
             async move { store.commit_final(terminal, delivery).await },
-            move |act, ctx, ()| {
+            move |act, ctx, stored| {
                 act.shared.metrics.request_finished(state);
+                // Only the write that made the request terminal adds its cost: the one that found it
+                // terminal already (another writer finished it) would count it twice.
+                if stored {
+                    act.shared.metrics.request_cost(cost);
+                }
                 if let Some(channel) = completed {
                     act.shared.metrics.request_completed(channel);
                 }

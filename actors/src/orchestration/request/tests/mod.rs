@@ -197,6 +197,7 @@ fn with_electronic(mut record: RequestRecord, captured: &[&str]) -> RequestRecor
         sources: BTreeMap::new(),
         outcome: Some("answered".into()),
         closes_request: false,
+        cost_cents: Some(30),
     });
     record
 }
