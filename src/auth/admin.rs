@@ -11,7 +11,7 @@
 //! Both are audited as `admin.access` `denied`. Unknown tokens also count towards the address's throttle
 //! (`crate::throttle`): past its limit, every admin call from the address is 429 until its window ends.
 
-use std::future::{ready, Ready};
+use futures::future::{FutureExt, LocalBoxFuture};
 use std::net::IpAddr;
 use std::time::Instant;
 
@@ -54,7 +54,7 @@ pub fn token_digest(token: &str) -> String {
 }
 
 /// The operator the request's bearer token names, if any.
-pub fn operator_of(req: &HttpRequest) -> Result<Option<Operator>, AdminUnauthorized> {
+pub async fn operator_of(req: &HttpRequest) -> Result<Option<Operator>, AdminUnauthorized> {
     let Some(state) = req.app_data::<web::Data<AppState>>() else {
         return Ok(None);
     };
@@ -74,6 +74,7 @@ pub fn operator_of(req: &HttpRequest) -> Result<Option<Operator>, AdminUnauthori
     let stored = state
         .store
         .operator_by_token_digest(&token_digest(presented))
+        .await
         .map_err(|e| {
             tracing::error!(error = %e, "operator lookup failed");
             AdminUnauthorized
@@ -98,7 +99,7 @@ fn bearer(req: &HttpRequest) -> Option<&str> {
 }
 
 /// The admin API is off without `server.admin_token`: no operator token opens it either.
-fn signed_in(req: &HttpRequest, roles: &[Role]) -> Result<Operator, actix_web::Error> {
+async fn signed_in(req: &HttpRequest, roles: &[Role]) -> Result<Operator, actix_web::Error> {
     let Some(state) = req
         .app_data::<web::Data<AppState>>()
         .filter(|state| state.settings.server.admin_token.is_some())
@@ -106,7 +107,7 @@ fn signed_in(req: &HttpRequest, roles: &[Role]) -> Result<Operator, actix_web::E
         return Err(AdminUnauthorized.into());
     };
     throttled(req, state)?;
-    let operator = match operator_of(req)? {
+    let operator = match operator_of(req).await? {
         Some(operator) => operator,
         None => {
             unknown_token(req, state);
@@ -185,10 +186,11 @@ macro_rules! role_extractor {
 
         impl FromRequest for $name {
             type Error = actix_web::Error;
-            type Future = Ready<Result<$name, actix_web::Error>>;
+            type Future = LocalBoxFuture<'static, Result<$name, actix_web::Error>>;
 
             fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-                ready(signed_in(req, $roles).map($name))
+                let req = req.clone();
+                async move { signed_in(&req, $roles).await.map($name) }.boxed_local()
             }
         }
     };

@@ -1,7 +1,9 @@
 //! The [`Caller`] extractor: who holds the bearer token.
 
-use std::future::{ready, Ready};
 use std::sync::Arc;
+
+use futures::future::{ready, Either, LocalBoxFuture, Ready};
+use futures::FutureExt;
 
 use actix_web::dev::Payload;
 use actix_web::http::header;
@@ -35,16 +37,73 @@ impl Caller {
     }
 }
 
+/// Ready at once when the caller's account is kept as last read (nearly every call); else the account is
+/// awaited from the store, never read by blocking the worker on the database.
 impl FromRequest for Caller {
     type Error = actix_web::Error;
-    type Future = Ready<Result<Caller, actix_web::Error>>;
+    type Future = Either<
+        Ready<Result<Caller, actix_web::Error>>,
+        LocalBoxFuture<'static, Result<Caller, actix_web::Error>>,
+    >;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(authenticate(req))
+        let (state, checked) = match check_token(req) {
+            Ok(checked) => checked,
+            Err(refused) => return Either::Left(ready(Err(refused))),
+        };
+        if let Some(account) = state.store.cached_account(&checked.claims.sub) {
+            return Either::Left(ready(checked.caller(&state, account)));
+        }
+        async move {
+            let account = state
+                .store
+                .shared_account_async(&checked.claims.sub)
+                .await
+                .map_err(ApiError::from)?
+                .ok_or_else(ApiError::account_not_found)?;
+            checked.caller(&state, account)
+        }
+        .boxed_local()
+        .right_future()
     }
 }
 
-fn authenticate(req: &HttpRequest) -> Result<Caller, actix_web::Error> {
+/// A token whose signature and expiry hold, before its account is read.
+struct Checked {
+    claims: Arc<super::Claims>,
+    ip: Option<std::net::IpAddr>,
+    at: chrono::DateTime<chrono::Utc>,
+}
+
+impl Checked {
+    /// The caller, once its account is read: refused when the credential is gone or moved.
+    fn caller(
+        self,
+        state: &AppState,
+        account: Arc<AccountRecord>,
+    ) -> Result<Caller, actix_web::Error> {
+        let credential_live = account
+            .credential(&self.claims.cid)
+            .is_some_and(|credential| credential.environment == self.claims.env);
+        if !credential_live {
+            return Err(TokenError {
+                realm: state.product_word().to_owned(),
+                rfc_error: Some("invalid_token"),
+                message: "Authorization token has been revoked".to_owned(),
+            }
+            .into());
+        }
+        Ok(Caller {
+            account,
+            environment: self.claims.env,
+            credential_id: self.claims.cid.clone(),
+            ip: self.ip,
+            at: self.at,
+        })
+    }
+}
+
+fn check_token(req: &HttpRequest) -> Result<(web::Data<AppState>, Checked), actix_web::Error> {
     let state = req
         .app_data::<web::Data<AppState>>()
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("application state missing")))?;
@@ -85,26 +144,10 @@ fn authenticate(req: &HttpRequest) -> Result<Caller, actix_web::Error> {
                 reject(Some("invalid_token"), "Authorization token has expired")
             }
         })?;
-    let account = state
-        .store
-        .shared_account(&claims.sub)
-        .map_err(ApiError::from)?
-        .ok_or_else(ApiError::account_not_found)?;
-    let credential_live = account
-        .credential(&claims.cid)
-        .is_some_and(|credential| credential.environment == claims.env);
-    if !credential_live {
-        return Err(reject(
-            Some("invalid_token"),
-            "Authorization token has been revoked",
-        )
-        .into());
-    }
-    Ok(Caller {
-        account,
-        environment: claims.env,
-        credential_id: claims.cid.clone(),
+    let checked = Checked {
+        claims,
         ip: crate::client_ip::client_ip(req),
         at,
-    })
+    };
+    Ok((state.clone(), checked))
 }

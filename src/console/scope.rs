@@ -5,7 +5,7 @@
 //! the account and environment in the `account` and `environment` query parameters, so an operator can
 //! watch any account without holding its secrets.
 
-use std::future::{ready, Ready};
+use futures::future::{FutureExt, LocalBoxFuture};
 use std::sync::Arc;
 
 use actix_web::dev::Payload;
@@ -112,22 +112,24 @@ struct ScopeQuery {
     environment: Option<Environment>,
 }
 
+/// Awaits the account it reads from the store, never blocking the worker on the database.
 impl FromRequest for ConsoleScope {
     type Error = actix_web::Error;
-    type Future = Ready<Result<ConsoleScope, actix_web::Error>>;
+    type Future = LocalBoxFuture<'static, Result<ConsoleScope, actix_web::Error>>;
 
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        ready(resolve(req, payload))
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        async move { resolve(&req).await }.boxed_local()
     }
 }
 
-fn resolve(req: &HttpRequest, payload: &mut Payload) -> Result<ConsoleScope, actix_web::Error> {
+async fn resolve(req: &HttpRequest) -> Result<ConsoleScope, actix_web::Error> {
     let state = req
         .app_data::<web::Data<AppState>>()
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("application state missing")))?;
     // The console takes the admin token, so its failed sign-ins count with the admin API's.
     crate::auth::throttled(req, state)?;
-    if let Some(operator) = operator_of(req)? {
+    if let Some(operator) = operator_of(req).await? {
         // The auditor sees the audit log and no PHI, a caller the work queue only; the console's reads
         // show requests.
         let reads_requests = matches!(operator.role, Role::Admin | Role::Support);
@@ -152,8 +154,10 @@ fn resolve(req: &HttpRequest, payload: &mut Payload) -> Result<ConsoleScope, act
         };
         let account = state
             .store
-            .account(account_id)
+            .shared_account_async(account_id)
+            .await
             .map_err(ApiError::from)?
+            .map(Arc::unwrap_or_clone)
             .ok_or_else(|| {
                 ApiError::new(
                     Code::AccountNotFound,
@@ -170,11 +174,11 @@ fn resolve(req: &HttpRequest, payload: &mut Payload) -> Result<ConsoleScope, act
             at: state.clock.now(),
         });
     }
-    let caller = Caller::from_request(req, payload)
-        .into_inner()
-        .inspect_err(|_| {
-            crate::auth::count_unknown_token(req, state, Actor::operator("unknown"));
-        })?;
+    // The caller's token reads no body.
+    let caller = Caller::from_request(req, &mut Payload::None);
+    let caller = caller.await.inspect_err(|_| {
+        crate::auth::count_unknown_token(req, state, Actor::operator("unknown"));
+    })?;
     Ok(ConsoleScope {
         actor: caller.actor(),
         ip: caller.ip,

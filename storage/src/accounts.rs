@@ -19,18 +19,44 @@ impl Store {
 
     /// Reads one account without copying it: the record is shared until the next account write.
     pub fn shared_account(&self, id: &str) -> Result<Option<Arc<AccountRecord>>, StorageError> {
-        self.current_accounts.get(id, || {
-            let Some(bytes) = self.accounts.get(id)? else {
-                return Ok(None);
-            };
-            let record = self.unbound(trees::ACCOUNTS, id.as_bytes(), &bytes)?;
-            let stored = self
-                .decoded_accounts
-                .get(id.as_bytes(), crate::engine::Bytes::from(record))?;
-            // Opened once per account write: what this answers is kept until the next one.
-            let opened = self.opened_account(Arc::unwrap_or_clone(stored))?;
-            Ok(Some(Arc::new(opened)))
-        })
+        self.current_accounts
+            .get(id, || match self.accounts.get(id)? {
+                Some(bytes) => self.account_stored(id, &bytes).map(Some),
+                None => Ok(None),
+            })
+    }
+
+    /// The account `id` if it is kept as last read and no account was written since: what a caller's
+    /// every call finds without a lookup in the store.
+    pub fn cached_account(&self, id: &str) -> Option<Arc<AccountRecord>> {
+        self.current_accounts.cached(id)
+    }
+
+    /// [`Store::shared_account`], awaiting the engine instead of blocking the thread on it.
+    pub async fn shared_account_async(
+        &self,
+        id: &str,
+    ) -> Result<Option<Arc<AccountRecord>>, StorageError> {
+        self.current_accounts
+            .get_async(id, || async {
+                match self.accounts.get_async(id).await? {
+                    Some(bytes) => self.account_stored(id, &bytes).map(Some),
+                    None => Ok(None),
+                }
+            })
+            .await
+    }
+
+    /// The account `stored` under `id`, checked, decoded and opened: once per account write, as what this
+    /// answers is kept until the next one.
+    fn account_stored(&self, id: &str, stored: &[u8]) -> Result<Arc<AccountRecord>, StorageError> {
+        let record = self.unbound(trees::ACCOUNTS, id.as_bytes(), stored)?;
+        let decoded = self
+            .decoded_accounts
+            .get(id.as_bytes(), crate::engine::Bytes::from(record))?;
+        Ok(Arc::new(
+            self.opened_account(Arc::unwrap_or_clone(decoded))?,
+        ))
     }
 
     /// Every account, in id order.

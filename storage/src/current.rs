@@ -43,13 +43,47 @@ impl<R> Current<R> {
         }
         let record = read()?;
         if let Some(record) = &record {
-            let mut entries = self.entries.write().expect("current lock");
-            if entries.len() >= CAPACITY {
-                entries.clear();
-            }
-            entries.insert(key.to_owned(), (generation, Arc::clone(record)));
+            self.keep(key, generation, record);
         }
         Ok(record)
+    }
+
+    /// The record under `key` if one is kept and no write has committed since it was read.
+    pub(crate) fn cached(&self, key: &str) -> Option<Arc<R>> {
+        let generation = self.generation.load(Ordering::Acquire);
+        let entries = self.entries.read().expect("current lock");
+        match entries.get(key) {
+            Some((read_under, record)) if *read_under == generation => Some(Arc::clone(record)),
+            _ => None,
+        }
+    }
+
+    /// [`Current::get`] for a `read` that awaits the engine (no lock is held meanwhile).
+    pub(crate) async fn get_async<E, F>(
+        &self,
+        key: &str,
+        read: impl FnOnce() -> F,
+    ) -> Result<Option<Arc<R>>, E>
+    where
+        F: std::future::Future<Output = Result<Option<Arc<R>>, E>>,
+    {
+        let generation = self.generation.load(Ordering::Acquire);
+        if let Some(record) = self.cached(key) {
+            return Ok(Some(record));
+        }
+        let record = read().await?;
+        if let Some(record) = &record {
+            self.keep(key, generation, record);
+        }
+        Ok(record)
+    }
+
+    fn keep(&self, key: &str, generation: u64, record: &Arc<R>) {
+        let mut entries = self.entries.write().expect("current lock");
+        if entries.len() >= CAPACITY {
+            entries.clear();
+        }
+        entries.insert(key.to_owned(), (generation, Arc::clone(record)));
     }
 
     /// Runs `write`, which changes the tree, then retires every record kept, whatever `write` answered: a
@@ -106,6 +140,29 @@ mod tests {
             *current.get("a", || read("new", &reads)).unwrap().unwrap(),
             "new"
         );
+    }
+
+    #[tokio::test]
+    async fn an_awaited_read_is_kept_like_another_and_retired_by_a_write() {
+        let current = Current::new();
+        let reads = Cell::new(0);
+        let first = current
+            .get_async("a", || async { read("one", &reads) })
+            .await;
+        assert_eq!(*first.unwrap().unwrap(), "one");
+        assert_eq!(*current.cached("a").unwrap(), "one");
+        assert_eq!(
+            *current.get("a", || read("two", &reads)).unwrap().unwrap(),
+            "one",
+            "kept for the synchronous reader too"
+        );
+        current.changed(|| ());
+        assert!(current.cached("a").is_none(), "retired by the write");
+        let again = current
+            .get_async("a", || async { read("two", &reads) })
+            .await;
+        assert_eq!(*again.unwrap().unwrap(), "two");
+        assert_eq!(reads.get(), 2);
     }
 
     #[test]

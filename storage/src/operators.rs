@@ -35,11 +35,11 @@ impl Store {
 
     /// The operator whose token has the SHA-256 `digest` (hex). An index entry or a record without this
     /// store's MAC (written by someone without the master key) names no one: it is refused and logged.
-    pub fn operator_by_token_digest(
+    pub async fn operator_by_token_digest(
         &self,
         digest: &str,
     ) -> Result<Option<OperatorRecord>, StorageError> {
-        let Some(stored) = self.operator_tokens.get(digest)? else {
+        let Some(stored) = self.operator_tokens.get_async(digest).await? else {
             return Ok(None);
         };
         let name = match self.unbound(trees::OPERATOR_TOKENS, digest.as_bytes(), &stored) {
@@ -47,7 +47,7 @@ impl Store {
             Err(StorageError::Unbound { .. }) => return Ok(None),
             Err(e) => return Err(e),
         };
-        let Some(stored) = self.operators.get(name)? else {
+        let Some(stored) = self.operators.get_async(name).await? else {
             return Ok(None);
         };
         let record: OperatorRecord = match self.unbound(trees::OPERATORS, name, &stored) {

@@ -100,6 +100,8 @@ impl MarkFile {
                 true
             }
             Err(e) => {
+                // Tried again a second later at the soonest, so a full disk is not a line per flush.
+                written.at = Some(Instant::now());
                 tracing::error!(error.message = %e, "the audit mark could not be written");
                 false
             }

@@ -146,7 +146,11 @@ mod tests {
             .create_operator(&operator("alice", "d1"), event())
             .await
             .unwrap();
-        assert!(store.operator_by_token_digest("d1").unwrap().is_some());
+        assert!(store
+            .operator_by_token_digest("d1")
+            .await
+            .unwrap()
+            .is_some());
         // A digest of a chosen token pointed at a real operator, and a whole operator made up.
         store
             .raw_put_for_tests(trees::OPERATOR_TOKENS, b"d2", Some(b"alice"))
@@ -161,8 +165,8 @@ mod tests {
                 Some(&encode(&operator("mallory", "d3"))),
             )
             .unwrap();
-        assert_eq!(store.operator_by_token_digest("d2").unwrap(), None);
-        assert_eq!(store.operator_by_token_digest("d3").unwrap(), None);
+        assert_eq!(store.operator_by_token_digest("d2").await.unwrap(), None);
+        assert_eq!(store.operator_by_token_digest("d3").await.unwrap(), None);
         // alice's own bound index entry copied under the chosen digest does not verify there either.
         let alices = store
             .raw_get_for_tests(trees::OPERATOR_TOKENS, b"d1")
@@ -170,7 +174,7 @@ mod tests {
         store
             .raw_put_for_tests(trees::OPERATOR_TOKENS, b"d2", alices.as_deref())
             .unwrap();
-        assert_eq!(store.operator_by_token_digest("d2").unwrap(), None);
+        assert_eq!(store.operator_by_token_digest("d2").await.unwrap(), None);
         // The forged record names no one in the list either: only alice is listed.
         let listed: Vec<String> = store
             .operators()
@@ -314,8 +318,12 @@ mod tests {
         store
             .raw_put_for_tests(trees::OPERATOR_TOKENS, b"d5", Some(b"alice"))
             .unwrap();
-        assert_eq!(store.operator_by_token_digest("d5").unwrap(), None);
-        assert!(store.operator_by_token_digest("d1").unwrap().is_some());
+        assert_eq!(store.operator_by_token_digest("d5").await.unwrap(), None);
+        assert!(store
+            .operator_by_token_digest("d1")
+            .await
+            .unwrap()
+            .is_some());
         store.close().unwrap();
         drop(store);
         let again = migrate(dir.path(), &choice);
