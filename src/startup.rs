@@ -17,7 +17,7 @@ use switchboard_actors::scheduler::Scheduler;
 use switchboard_actors::webhooks::{WebhookConfig, WebhookDispatcher};
 use switchboard_actors::{Clock, Metrics};
 use switchboard_storage::seal::KeySource;
-use switchboard_storage::{EngineChoice, NodeLease, Store};
+use switchboard_storage::{EngineChoice, NodeLease, StorageConfig, Store};
 
 use crate::configuration::{ClockSettings, Settings};
 use crate::errors::{json_config, path_config, query_config};
@@ -376,12 +376,14 @@ fn store_place(settings: &Settings) -> String {
 /// The store, fenced by the orchestrator lease `leased` names when this node holds one.
 fn open_store(settings: &Settings, key: &KeySource, leased: Option<&str>) -> anyhow::Result<Store> {
     let data_dir = &settings.server.data_dir;
-    let (cache, engine) = (settings.storage_cache_bytes, &settings.storage_engine);
-    let opened = match leased {
-        Some(holder) => Store::open_leased(data_dir, cache, key, engine, holder),
-        None => Store::open_on(data_dir, cache, key, engine),
-    };
-    match opened {
+    let mut config = StorageConfig::embedded(data_dir)
+        .on(settings.storage_engine.clone())
+        .key(key.clone())
+        .cache_bytes(settings.storage_cache_bytes);
+    if let Some(holder) = leased {
+        config = config.leased(holder);
+    }
+    match Store::open(&config) {
         Ok(store) => Ok(store),
         Err(e) if e.is_held_elsewhere() => Err(anyhow::anyhow!(
             "another Switchboard holds the data directory {}: stop it first, or give this server \

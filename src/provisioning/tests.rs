@@ -71,7 +71,7 @@ fn the_earlier_fingerprint_is_the_one_earlier_releases_wrote() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upgrade_applies_only_the_settings_earlier_releases_kept_out_and_keeps_admin_changes() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap();
     let now = "2026-11-23T14:00:00Z".parse().unwrap();
     let overrides = crate::configuration::Overrides::default();
     let file =

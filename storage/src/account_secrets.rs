@@ -152,7 +152,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let secret = "whsec_from_before_9b1c";
         {
-            let store = Store::open(dir.path()).unwrap();
+            let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
             store
                 .accounts
                 .insert("acme", encode(&account(Some(secret))))
@@ -160,7 +160,10 @@ mod tests {
             store.keyring_at_layout_for_tests(0).unwrap();
             store.close().unwrap();
         }
-        assert!(Store::open(dir.path()).is_err(), "no start converts it");
+        assert!(
+            Store::open(&crate::StorageConfig::embedded(dir.path())).is_err(),
+            "no start converts it"
+        );
         let upgrade = Store::migrate(
             dir.path(),
             crate::DEFAULT_CACHE_BYTES,
@@ -170,7 +173,7 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(upgrade.secrets_sealed, 1);
-        let store = Store::open(dir.path()).unwrap();
+        let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
         assert!(!holds(&stored_bytes(&store), secret), "sealed by migrate");
         let read = store.account("acme").unwrap().unwrap();
         assert_eq!(read.webhook_secret.as_deref(), Some(secret));

@@ -295,11 +295,11 @@ mod tests {
     async fn data_survives_reopening_the_store() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let store = Store::open(dir.path()).unwrap();
+            let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
             store.put_account(&account("a", &["k"]), &[]).await.unwrap();
             store.close().unwrap();
         }
-        let store = Store::open(dir.path()).unwrap();
+        let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
         assert_eq!(store.account("a").unwrap().unwrap().credentials.len(), 1);
     }
 }

@@ -138,7 +138,7 @@ mod tests {
             dialer: None,
         };
         {
-            let store = Store::open(dir.path()).unwrap();
+            let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
             store.put_account(&account, &[]).await.unwrap();
             store.keyring_at_layout_for_tests(1).unwrap();
             store.close().unwrap();
@@ -152,7 +152,7 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(upgrade.secrets_rehashed, 1);
-        let store = Store::open(dir.path()).unwrap();
+        let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
         let read = store.account("acme").unwrap().unwrap();
         let credential = &read.credentials[0];
         assert!(

@@ -288,7 +288,7 @@ mod tests {
     #[tokio::test]
     async fn a_delivery_written_before_compression_reads_the_same_and_is_compressed_when_saved() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
+        let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
         let at: DateTime<Utc> = "2026-11-23T14:00:00Z".parse().unwrap();
         let old = DeliveryRecord {
             request_id: "r1".into(),
@@ -321,7 +321,7 @@ mod tests {
     async fn a_redelivery_queues_the_delivery_now_once_and_its_round_puts_the_next_round_back() {
         use crate::audit::{Actor, Target};
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
+        let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
         let terminal: DateTime<Utc> = "2026-11-23T14:00:00Z".parse().unwrap();
         let next_round = terminal + chrono::Duration::minutes(15);
         let pending = DeliveryRecord {

@@ -120,7 +120,7 @@ mod tests {
     #[tokio::test]
     async fn the_stored_manual_clock_only_moves_forward() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
+        let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
         assert_eq!(store.manual_clock().unwrap(), None);
         let at = |s: &str| s.parse::<DateTime<Utc>>().unwrap();
         store

@@ -7,7 +7,7 @@ use switchboard_storage::Store;
 async fn a_store_opens_over_a_snapshot_left_unfinished() {
     let dir = tempfile::tempdir().unwrap();
     let secret = {
-        let store = Store::open(dir.path()).unwrap();
+        let store = Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap();
         let secret = store.token_secret_or_init(|| vec![7; 32]).await.unwrap();
         store.close().unwrap();
         secret
@@ -23,7 +23,7 @@ async fn a_store_opens_over_a_snapshot_left_unfinished() {
     let torn = switchboard_storage::sled_dir(dir.path()).join("snap.FFFFFFFFFFFFFFFF.generating");
     std::fs::write(&torn, b"a snapshot cut off mid-write").unwrap();
 
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap();
     assert_eq!(
         store.token_secret_or_init(|| vec![9; 32]).await.unwrap(),
         secret

@@ -82,7 +82,8 @@ async fn a_purged_request_is_gone_for_clients_and_its_superseded_bytes_no_longer
 
     // The sealed bytes that hold the two requests to purge, as an attacker would later find them on disk.
     let held = {
-        let store = Store::open(data.path()).unwrap();
+        let store =
+            Store::open(&switchboard_storage::StorageConfig::embedded(data.path())).unwrap();
         let held: Vec<_> = [&lone, &members[1]]
             .into_iter()
             .map(|id| {
@@ -230,7 +231,7 @@ async fn a_purged_request_is_gone_for_clients_and_its_superseded_bytes_no_longer
 
     // The store itself: the old sealed bytes may still sit in sled's files, but no key of the store opens
     // them any more, master key included; the kept neighbours still open.
-    let store = Store::open(data.path()).unwrap();
+    let store = Store::open(&switchboard_storage::StorageConfig::embedded(data.path())).unwrap();
     for (tree, key, bytes) in &held {
         assert!(
             !store.opens_for_tests(tree, key, bytes),

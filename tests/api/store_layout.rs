@@ -10,8 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use sha2::{Digest, Sha256};
-use switchboard_storage::seal::KeySource;
-use switchboard_storage::{fresh_postgres_database, EngineChoice, Store, DEFAULT_CACHE_BYTES};
+use switchboard_storage::{fresh_postgres_database, EngineChoice, StorageConfig, Store};
 
 use crate::helpers::{binary, client, run_to_exit, write_config, BinaryServer, TestConfig};
 use crate::node_start::serve_to_exit;
@@ -21,13 +20,7 @@ const FORGED_TOKEN: &str = "forged-operator-token-0123456789";
 
 /// The store of a stopped server, opened through the storage API (the key is beside the data).
 fn open(data_dir: &Path, engine: &EngineChoice) -> Store {
-    Store::open_on(
-        data_dir,
-        DEFAULT_CACHE_BYTES,
-        &KeySource::BesideData,
-        engine,
-    )
-    .unwrap()
+    Store::open(&StorageConfig::embedded(data_dir).on(engine.clone())).unwrap()
 }
 
 /// Writes the operator `mallory` and its token's digest as a release before binding stored them (no

@@ -4,7 +4,7 @@ use super::*;
 
 fn metrics() -> (tempfile::TempDir, Metrics) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap();
     let metrics = Metrics::new(&store);
     (dir, metrics)
 }
@@ -161,7 +161,7 @@ fn orchestration_and_webhook_events_land_in_their_labelled_series() {
 #[tokio::test]
 async fn store_flushes_are_observed_in_the_flush_histogram() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap();
     let metrics = Metrics::new(&store);
     let request = crate::orchestration::actor_tests::request_record();
     store

@@ -322,7 +322,7 @@ struct StepScene {
 impl StepScene {
     async fn new() -> StepScene {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
+        let store = Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap();
         store_request(&store, vec![]).await;
         let (parent, reports) = fake_parent();
         StepScene {
@@ -435,7 +435,7 @@ async fn a_step_whose_call_panics_reports_the_crash_and_leaves_the_call_to_be_pl
 #[actix::test]
 async fn a_call_reports_its_outcome_to_its_parent_and_leaves_the_write_to_it() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap();
     let call = CallRecord {
         id: "call-1".into(),
         seq: 1,
@@ -537,7 +537,7 @@ async fn stored_batch(store: &Store, count: usize) -> Vec<RequestRecord> {
 #[actix::test]
 async fn due_work_is_announced_once_until_a_dispatch_reads_the_index_and_again_after() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap();
     let (_orchestrator, due_work) = Orchestrator::start(shared(&store, Arc::new(PanickingDialer)));
     let announced = Arc::clone(&due_work.announced);
     due_work.announce();

@@ -39,7 +39,7 @@ fn day(s: &str) -> NaiveDate {
 #[actix::test]
 async fn a_reservation_holds_its_places_until_it_is_given_back() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap();
     let (addr, _) = scheduler(&store);
     let held = addr.reserve(book(3)).await.unwrap();
     assert_eq!(
@@ -69,7 +69,7 @@ async fn a_reservation_holds_its_places_until_it_is_given_back() {
 #[actix::test]
 async fn a_panic_inside_the_scheduler_restarts_it_and_booking_goes_on() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap();
     let (addr, metrics) = scheduler(&store);
     let held = addr.reserve(book(1)).await.unwrap();
     addr.actor().send(InjectPanic).await.unwrap();
@@ -120,7 +120,7 @@ fn creator(capacity: u32) -> Creator {
 #[actix::test]
 async fn a_create_abandoned_after_its_write_was_queued_keeps_its_places_booked() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap();
     let (addr, metrics) = scheduler(&store);
     let creator = creator(2);
     {
@@ -160,7 +160,7 @@ async fn a_create_abandoned_after_its_write_was_queued_keeps_its_places_booked()
 #[actix::test]
 async fn stored_places_leave_the_tally_so_a_restarted_scheduler_counts_them_once() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap();
     let (addr, metrics) = scheduler(&store);
     let creator = creator(3);
     let stored = admit(&addr, &store, &metrics, &creator, vec![draft(), draft()])
@@ -183,7 +183,7 @@ async fn stored_places_leave_the_tally_so_a_restarted_scheduler_counts_them_once
 #[actix::test]
 async fn a_ledger_is_loaded_from_the_stored_bookings() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap();
     let (first, metrics) = scheduler(&store);
     admit(
         &first,
@@ -203,7 +203,7 @@ async fn a_ledger_is_loaded_from_the_stored_bookings() {
 #[actix::test]
 async fn concurrent_first_bookings_of_a_scope_share_one_ledger() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap();
     let (addr, _) = scheduler(&store);
     let held = futures::future::join_all((0..5).map(|_| addr.reserve(book(1)))).await;
     let mut days: Vec<NaiveDate> = held

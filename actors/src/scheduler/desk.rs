@@ -198,7 +198,9 @@ mod tests {
 
     fn desk() -> (BookingDesk, Arc<Metrics>, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
-        let metrics = Arc::new(Metrics::new(&Store::open(dir.path()).unwrap()));
+        let metrics = Arc::new(Metrics::new(
+            &Store::open(&switchboard_storage::StorageConfig::embedded(dir.path())).unwrap(),
+        ));
         (BookingDesk::new(Arc::clone(&metrics)), metrics, dir)
     }
 

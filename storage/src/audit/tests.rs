@@ -16,7 +16,7 @@ fn event(action: &'static str, id: &str) -> NewEvent {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_join_the_next_group_and_an_altered_event_breaks_the_chain_where_it_is() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
     store
         .audit_now(vec![
             event("operator.create", "a"),
@@ -58,7 +58,7 @@ async fn reads_join_the_next_group_and_an_altered_event_breaks_the_chain_where_i
     drop(store);
 
     // The head is read back at the next opening: new events follow the last one.
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
     store
         .audit_now(vec![event("operator.delete", "a")])
         .await
@@ -70,7 +70,7 @@ async fn reads_join_the_next_group_and_an_altered_event_breaks_the_chain_where_i
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_events_of_one_transaction_are_stored_in_bounded_blocks_and_chain_across_them() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
     let events = (0..2500)
         .map(|i| event("request.read", &format!("r{i}")))
         .collect();
@@ -96,12 +96,7 @@ async fn many_events_of_one_transaction_are_stored_in_bounded_blocks_and_chain_a
 
 /// A store on `engine` opened again on the same database (PostgreSQL) or directory.
 fn reopen(dir: &std::path::Path, choice: &crate::EngineChoice) -> Result<Store, StorageError> {
-    Store::open_on(
-        dir,
-        crate::DEFAULT_CACHE_BYTES,
-        &crate::seal::KeySource::BesideData,
-        choice,
-    )
+    Store::open(&crate::StorageConfig::embedded(dir).on(choice.clone()))
 }
 
 async fn three_events(store: &Store) {
@@ -308,7 +303,7 @@ crate::on_both_engines!(
 async fn events_of_an_earlier_release_are_checked_by_hash_and_anchored_by_migrate() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let store = Store::open(dir.path()).unwrap();
+        let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
         three_events(&store).await;
         // As an earlier release left it: events without MACs, no sealed head, a keyring not bound.
         let blocks: Vec<_> = store.audit.iter().map(|e| e.unwrap()).collect();
@@ -339,7 +334,7 @@ async fn events_of_an_earlier_release_are_checked_by_hash_and_anchored_by_migrat
     .unwrap()
     .unwrap();
     assert_eq!(upgrade.bound.unwrap().unkeyed_events, 3);
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
     assert!(store.sealer.keyring.bound());
     assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 3 });
     store

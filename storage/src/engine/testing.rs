@@ -2,8 +2,7 @@
 
 use std::path::Path;
 
-use crate::seal::KeySource;
-use crate::{EngineChoice, StorageError, Store, DEFAULT_CACHE_BYTES};
+use crate::{EngineChoice, StorageError, Store};
 
 /// The variable naming a PostgreSQL server where tests may create databases (`scripts/test.sh` starts a
 /// private one). A test of the PostgreSQL engine fails without it: it is never skipped.
@@ -101,12 +100,7 @@ impl TestEngine {
 
     /// A new store in `dir` (the keyring's place, and sled's) on this engine.
     pub fn open(self, dir: &Path) -> Result<Store, StorageError> {
-        Store::open_on(
-            dir,
-            DEFAULT_CACHE_BYTES,
-            &KeySource::BesideData,
-            &self.choice(),
-        )
+        Store::open(&crate::StorageConfig::embedded(dir).on(self.choice()))
     }
 }
 

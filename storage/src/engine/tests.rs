@@ -203,13 +203,7 @@ fn open_postgres(dir: &std::path::Path, url: &str) -> crate::Store {
         url: url.to_owned(),
         ca_file: None,
     };
-    crate::Store::open_on(
-        dir,
-        crate::DEFAULT_CACHE_BYTES,
-        &crate::seal::KeySource::BesideData,
-        &engine,
-    )
-    .unwrap()
+    crate::Store::open(&crate::StorageConfig::embedded(dir).on(engine)).unwrap()
 }
 
 /// A PostgreSQL store fenced by a lease name commits only while that name holds an unexpired lease: a
@@ -385,13 +379,10 @@ async fn the_key_check_writes_nothing_and_refuses_another_key(engine: crate::Tes
     let check = |source: &KeySource| crate::Store::check_key(dir.path(), source, &choice);
     assert!(!check(&given(&key)).unwrap(), "no keyring yet");
     assert!(!check(&given(&key)).unwrap(), "and the check made none");
-    let store = crate::Store::open_on(
-        dir.path(),
-        crate::DEFAULT_CACHE_BYTES,
-        &given(&key),
-        &choice,
-    )
-    .unwrap();
+    let config = crate::StorageConfig::embedded(dir.path())
+        .on(choice.clone())
+        .key(given(&key));
+    let store = crate::Store::open(&config).unwrap();
     store.close().unwrap();
     drop(store);
     assert!(check(&given(&key)).unwrap());

@@ -18,7 +18,7 @@ fn event(id: &RequestId) -> NewEvent {
 
 /// A store in `dir` holding `requests`, committed together.
 async fn storing(dir: &std::path::Path, requests: &[RequestRecord]) -> Store {
-    let store = Store::open(dir).unwrap();
+    let store = Store::open(&crate::StorageConfig::embedded(dir)).unwrap();
     store
         .commit_requests(Arc::new(requests.to_vec()))
         .await
@@ -73,7 +73,7 @@ async fn purging_one_request_keeps_its_batch_mates_and_its_hours_neighbours_read
     assert_eq!(ids, [&three[2].id, &three[0].id], "newest first");
     store.close().unwrap();
     drop(store);
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
     for member in [&three[0], &three[2]] {
         assert!(
             store.request(&member.id).unwrap().is_some(),
@@ -162,7 +162,7 @@ async fn a_batch_mates_recording_still_opens_after_a_purge_gave_the_batch_a_new_
     store.close().unwrap();
     drop(store);
     // And after a new opening, from the key kept on disk.
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
     assert_eq!(
         store.recording("call-mate.wav").await.unwrap().unwrap(),
         audio

@@ -256,14 +256,14 @@ async fn an_internal_id_stored_before_a_restart_still_declines_a_create_after_it
     let dir = tempfile::tempdir().unwrap();
     let first = record("first", Environment::Production, Some("claim"), 1_000);
     {
-        let store = Store::open(dir.path()).unwrap();
+        let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
         store
             .commit_requests_from(Arc::new(vec![first]), None, u32::MAX)
             .await
             .unwrap();
         store.close().unwrap();
     }
-    let store = Store::open(dir.path()).unwrap();
+    let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
     let again = record("again", Environment::Production, Some("claim"), 2_000);
     let committed = store
         .commit_requests_from(Arc::new(vec![again]), None, u32::MAX)

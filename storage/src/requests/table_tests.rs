@@ -9,7 +9,7 @@ use crate::audit::{Actor, NewEvent, Target};
 use crate::engine::testing::{admin_query, fresh_postgres_database};
 use crate::requests::tests_support::new_batch;
 use crate::seal::KeySource;
-use crate::{EngineChoice, RequestId, RequestState, Store, DEFAULT_CACHE_BYTES};
+use crate::{EngineChoice, RequestId, RequestState, StorageConfig, Store, DEFAULT_CACHE_BYTES};
 
 fn on_postgres(dir: &std::path::Path) -> (String, EngineChoice, Store) {
     let url = fresh_postgres_database();
@@ -17,7 +17,7 @@ fn on_postgres(dir: &std::path::Path) -> (String, EngineChoice, Store) {
         url: url.clone(),
         ca_file: None,
     };
-    let store = Store::open_on(dir, DEFAULT_CACHE_BYTES, &KeySource::BesideData, &choice).unwrap();
+    let store = Store::open(&StorageConfig::embedded(dir).on(choice.clone())).unwrap();
     (url, choice, store)
 }
 
@@ -153,14 +153,9 @@ async fn migrate_gives_every_request_of_an_earlier_store_its_row() {
     store.keyring_at_layout_for_tests(2).unwrap();
     store.close().unwrap();
     drop(store);
-    let refused = Store::open_on(
-        dir.path(),
-        DEFAULT_CACHE_BYTES,
-        &KeySource::BesideData,
-        &choice,
-    )
-    .err()
-    .expect("an earlier layout is refused");
+    let refused = Store::open(&StorageConfig::embedded(dir.path()).on(choice.clone()))
+        .err()
+        .expect("an earlier layout is refused");
     assert!(
         refused.to_string().contains("switchboard migrate"),
         "{refused}"

@@ -260,7 +260,7 @@ mod tests {
     }
 
     fn reopen(dir: &std::path::Path, choice: &crate::EngineChoice) -> Result<Store, StorageError> {
-        Store::open_on(dir, DEFAULT_CACHE_BYTES, &KeySource::BesideData, choice)
+        Store::open(&crate::StorageConfig::embedded(dir).on(choice.clone()))
     }
 
     fn migrate(dir: &std::path::Path, choice: &crate::EngineChoice) -> crate::Upgrade {
