@@ -164,6 +164,29 @@ impl RequestId {
     }
 }
 
+/// The ids of new requests, one for each of `days` (the business day each is booked on), in that order:
+/// the requests of one day share a batch, a day with more than a batch holds starts another, and each
+/// request is named by its place in its batch. The store owns this layout: its records, listings and due
+/// entries of a batch stand for all its members.
+pub fn mint_request_ids<D: Ord + Clone>(
+    days: impl IntoIterator<Item = D>,
+) -> Vec<(RequestBatchId, RequestId)> {
+    let mut batches: std::collections::BTreeMap<D, (RequestBatchId, usize)> = Default::default();
+    days.into_iter()
+        .map(|day| {
+            let (batch, places) = batches
+                .entry(day)
+                .or_insert_with(|| (RequestBatchId::new(), 0));
+            if *places == BATCH_CAPACITY {
+                *batch = RequestBatchId::new();
+                *places = 0;
+            }
+            *places += 1;
+            (batch.clone(), batch.member(*places))
+        })
+        .collect()
+}
+
 impl RequestBatchId {
     /// A fresh id: a UUID v7 with room for [`BATCH_CAPACITY`] members.
     #[allow(
@@ -209,6 +232,33 @@ impl StepKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_requests_of_a_day_share_batches_of_at_most_the_capacity_each_named_by_its_place() {
+        let days = [1, 2, 1]
+            .into_iter()
+            .chain(std::iter::repeat_n(3, BATCH_CAPACITY + 1));
+        let ids = mint_request_ids(days);
+        assert_eq!(ids.len(), 3 + BATCH_CAPACITY + 1);
+        assert_eq!(ids[0].0, ids[2].0, "one day, one batch");
+        assert_ne!(ids[0].0, ids[1].0, "another day, another batch");
+        assert_eq!(ids[2].1, ids[0].0.member(2), "named by its place");
+        let third_day = &ids[3..];
+        assert!(third_day[..BATCH_CAPACITY]
+            .iter()
+            .all(|(batch, _)| *batch == third_day[0].0));
+        assert_ne!(
+            third_day[BATCH_CAPACITY].0, third_day[0].0,
+            "a full batch starts another"
+        );
+        assert_eq!(
+            third_day[BATCH_CAPACITY].1,
+            third_day[BATCH_CAPACITY].0.member(1)
+        );
+        for (batch, id) in &ids {
+            assert_eq!(id.batch_place().map(|(b, _)| b), Some(batch.clone()));
+        }
+    }
 
     #[test]
     fn an_id_is_its_bare_string_in_json() {

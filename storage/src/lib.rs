@@ -66,7 +66,7 @@ pub use engine::testing::{
 };
 pub use engine::EngineChoice;
 pub use error::{EngineError, StorageError};
-pub use ids::{CallId, RequestBatchId, RequestId, StepKey, BATCH_CAPACITY};
+pub use ids::{mint_request_ids, CallId, RequestBatchId, RequestId, StepKey, BATCH_CAPACITY};
 pub use layout::{Upgrade, STORE_LAYOUT};
 pub use opening::{sled_dir, STORE_DIR};
 pub use purge::Purged;

@@ -2,14 +2,11 @@
 //! for the flush. Only the reservation is serial; the write is grouped with every other write waiting on
 //! the same flush, so concurrent POSTs share one transaction and one fsync.
 
-use std::collections::BTreeMap;
-
 use std::sync::Arc;
 
-use chrono::NaiveDate;
 use chrono_tz::Tz;
 use switchboard_storage::{
-    RequestBatchId, RequestRecord, RequestState, Scope, StorageError, Store, BATCH_CAPACITY,
+    mint_request_ids, RequestRecord, RequestState, Scope, StorageError, Store,
 };
 use tokio::sync::oneshot;
 use tracing::Instrument;
@@ -153,53 +150,43 @@ fn draft_of(record: RequestRecord) -> RequestDraft {
     }
 }
 
-/// The stored form of the drafts on their days: one batch id per day, and each request named by its place
-/// in its batch. A day with more drafts than a batch holds starts another batch.
+/// The stored form of the drafts on their days, with the ids the store mints for them.
 fn records(
     creator: &Creator,
     drafts: Vec<RequestDraft>,
     placement: &Placement,
 ) -> Vec<RequestRecord> {
-    let mut batches: BTreeMap<NaiveDate, (RequestBatchId, usize)> = BTreeMap::new();
+    let ids = mint_request_ids(placement.days.iter().copied());
     drafts
         .into_iter()
         .zip(&placement.days)
-        .map(|(draft, &day)| {
-            let (batch_id, places) = batches
-                .entry(day)
-                .or_insert_with(|| (RequestBatchId::new(), 0));
-            if *places == BATCH_CAPACITY {
-                *batch_id = RequestBatchId::new();
-                *places = 0;
-            }
-            *places += 1;
-            RequestRecord {
-                id: batch_id.member(*places),
-                batch_id: batch_id.clone(),
-                account_id: creator.scope.account_id.clone(),
-                environment: creator.scope.environment,
-                schema_id: draft.schema_id,
-                schema_version: draft.schema_version,
-                request_type: draft.request_type,
-                inputs: draft.inputs,
-                internal_id: draft.internal_id,
-                internal_tag: draft.internal_tag,
-                webhook_url: draft.webhook_url,
-                ai_only: draft.ai_only,
-                onshore_only: draft.onshore_only,
-                payer_lookup: draft.payer_lookup,
-                dial: draft.dial,
-                payer_electronic: draft.payer_electronic,
-                electronic_payer_id: draft.electronic_payer_id,
-                credential_id: Some(creator.credential_id.clone()),
-                state: RequestState::Processing,
-                created_at: placement.at,
-                due_date: day,
-                due_at: day_start(day, creator.timezone),
-                completed_at: None,
-                run: None,
-                trace: crate::telemetry::new_trace(creator.caller_span.as_ref()),
-            }
+        .zip(ids)
+        .map(|((draft, &day), (batch_id, id))| RequestRecord {
+            id,
+            batch_id,
+            account_id: creator.scope.account_id.clone(),
+            environment: creator.scope.environment,
+            schema_id: draft.schema_id,
+            schema_version: draft.schema_version,
+            request_type: draft.request_type,
+            inputs: draft.inputs,
+            internal_id: draft.internal_id,
+            internal_tag: draft.internal_tag,
+            webhook_url: draft.webhook_url,
+            ai_only: draft.ai_only,
+            onshore_only: draft.onshore_only,
+            payer_lookup: draft.payer_lookup,
+            dial: draft.dial,
+            payer_electronic: draft.payer_electronic,
+            electronic_payer_id: draft.electronic_payer_id,
+            credential_id: Some(creator.credential_id.clone()),
+            state: RequestState::Processing,
+            created_at: placement.at,
+            due_date: day,
+            due_at: day_start(day, creator.timezone),
+            completed_at: None,
+            run: None,
+            trace: crate::telemetry::new_trace(creator.caller_span.as_ref()),
         })
         .collect()
 }
