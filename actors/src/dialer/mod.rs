@@ -41,6 +41,9 @@ pub struct CallJob {
     pub number: String,
     /// When the call was placed (its record's `placed_at`, from the clock).
     pub placed_at: DateTime<Utc>,
+    /// The payer's zone (the directory's, else the account's): the simulator reads the hour of the week
+    /// of `placed_at` in it.
+    pub payer_zone: chrono_tz::Tz,
     /// Restarts the request has been through; fault injection uses it to fail only the first time.
     pub restarts: u32,
     /// `simulation.seed`.

@@ -459,6 +459,7 @@ async fn a_call_reports_its_outcome_to_its_parent_and_leaves_the_write_to_it() {
         inputs: BTreeMap::new(),
         number: "8005550123".into(),
         placed_at: now(),
+        payer_zone: chrono_tz::Tz::UTC,
         restarts: 0,
         seed: 7,
         time_scale: 0.0,

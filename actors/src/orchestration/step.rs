@@ -6,8 +6,8 @@ use std::sync::Arc;
 use actix::prelude::*;
 use chrono_tz::Tz;
 use switchboard_storage::{
-    CallId, CallRecord, Environment, RequestId, RequestRecord, SchemaVersionRecord, StepKey,
-    StepState, StorageError,
+    CallId, CallRecord, Environment, PayerRecord, RequestId, RequestRecord, SchemaVersionRecord,
+    StepKey, StepState, StorageError,
 };
 use tracing::Instrument;
 
@@ -148,6 +148,10 @@ impl StepActor {
             inputs: record.inputs.clone(),
             number: call.to.clone(),
             placed_at: call.placed_at,
+            payer_zone: match record.environment {
+                Environment::Production => self.payer_zone(self.payer(record).as_ref()),
+                Environment::Sandbox => self.job.zone,
+            },
             restarts: self.job.restarts,
             seed: self.shared.seed,
             time_scale: self.shared.time_scale,
@@ -194,26 +198,33 @@ impl StepActor {
         if record.environment != Environment::Production {
             return None;
         }
-        // The directory's match, else the payer as the client named it (a request dialing its own number
-        // keeps no match, but its payer's hours still apply when the name is the directory's).
-        let payer = record
-            .payer_lookup
-            .as_ref()
-            .and_then(|l| l.matched_payer_name.as_deref())
-            .or_else(|| record.inputs.get("payerName").map(|n| n.trim()))
-            .and_then(|name| self.shared.store.payer(name).ok().flatten());
-        let hours = payer.as_ref().and_then(|payer| payer.calling_hours);
-        let zone = payer
-            .as_ref()
-            .and_then(|payer| payer.timezone.as_deref()?.parse::<Tz>().ok())
-            .unwrap_or(self.job.zone);
+        let payer = self.payer(record);
         Some(Gate {
-            zone,
-            hours,
+            zone: self.payer_zone(payer.as_ref()),
+            hours: payer.as_ref().and_then(|payer| payer.calling_hours),
             // With an intent on record the platform may hold the call already (even if its id was lost):
             // it is re-attached or looked up at once, never held back by the hours.
             reattach: call.platform.is_some(),
         })
+    }
+
+    /// The request's payer in the directory: the directory's match, else the payer as the client named
+    /// it (a request dialing its own number keeps no match, but its payer's hours still apply when the
+    /// name is the directory's).
+    fn payer(&self, record: &RequestRecord) -> Option<PayerRecord> {
+        record
+            .payer_lookup
+            .as_ref()
+            .and_then(|l| l.matched_payer_name.as_deref())
+            .or_else(|| record.inputs.get("payerName").map(|n| n.trim()))
+            .and_then(|name| self.shared.store.payer(name).ok().flatten())
+    }
+
+    /// The zone of a payer's calling hours and of its week: its own, else the account's.
+    fn payer_zone(&self, payer: Option<&PayerRecord>) -> Tz {
+        payer
+            .and_then(|payer| payer.timezone.as_deref()?.parse::<Tz>().ok())
+            .unwrap_or(self.job.zone)
     }
 
     /// Reads the record once (with the edges not written yet) and takes the step's next move: resume an

@@ -148,6 +148,7 @@ fn simulate(
         inputs,
         number: number.trim_start_matches("+1").to_string(),
         placed_at: Utc::now(),
+        payer_zone: chrono_tz::Tz::UTC,
         known: BTreeMap::new(),
         restarts: 0,
         seed,
