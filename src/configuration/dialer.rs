@@ -83,6 +83,27 @@ pub struct CallSettings {
     pub poll_interval: Duration,
     /// Longest wait for a call's end before it counts as a hold timeout.
     pub call_timeout: Duration,
+    /// `cost_per_minute`, in millionths of a US dollar: the price of a connected minute, what the payer
+    /// statistics' cost per completed request is reckoned at.
+    pub cost_per_minute_micros: u64,
+}
+
+/// `cost_per_minute` when the file names none, in dollars.
+const DEFAULT_COST_PER_MINUTE: f64 = 0.12;
+/// The highest price of a minute the file may name, in dollars.
+const MAX_COST_PER_MINUTE: f64 = 1_000.0;
+
+/// `[dialer] cost_per_minute` validated: a finite number of dollars from 0 to [`MAX_COST_PER_MINUTE`],
+/// kept to a millionth of a dollar.
+fn validate_cost_per_minute(value: Option<f64>) -> Result<u64, SpecError> {
+    let dollars = value.unwrap_or(DEFAULT_COST_PER_MINUTE);
+    if !dollars.is_finite() || !(0.0..=MAX_COST_PER_MINUTE).contains(&dollars) {
+        return Err(SpecError::new(
+            "dialer.cost_per_minute",
+            format!("must be a number of US dollars from 0 to {MAX_COST_PER_MINUTE}, such as 0.12"),
+        ));
+    }
+    Ok((dollars * 1_000_000.0).round() as u64)
 }
 
 /// `[dialer]` validated.
@@ -127,6 +148,7 @@ pub(super) fn validate_dialer(
             None => 30,
         }),
         call_timeout,
+        cost_per_minute_micros: validate_cost_per_minute(raw.cost_per_minute)?,
     };
     let dialer = validate_kind(raw, raw.kind, call_timeout)?;
     Ok((dialer, calls))

@@ -134,6 +134,7 @@ pub(crate) struct RawDialer {
     pub max_concurrent_calls: Option<usize>,
     pub poll_interval_s: Option<u64>,
     pub calling_hours: Option<String>,
+    pub cost_per_minute: Option<f64>,
     pub retell: Option<RawRetell>,
     pub vapi: Option<RawVapi>,
 }

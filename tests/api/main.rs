@@ -30,6 +30,7 @@ mod operator_logs;
 mod operators;
 mod orchestration;
 mod payer_lookup;
+mod payer_stats;
 mod phi_logs;
 mod postgres;
 mod purge;

@@ -21,6 +21,7 @@ pub(crate) mod actor_tests;
 mod call;
 mod edges;
 mod error;
+mod learning;
 pub mod limits;
 mod messages;
 mod orchestrator;

@@ -208,23 +208,14 @@ impl StepActor {
         })
     }
 
-    /// The request's payer in the directory: the directory's match, else the payer as the client named
-    /// it (a request dialing its own number keeps no match, but its payer's hours still apply when the
-    /// name is the directory's).
+    /// The request's payer in the directory.
     fn payer(&self, record: &RequestRecord) -> Option<PayerRecord> {
-        record
-            .payer_lookup
-            .as_ref()
-            .and_then(|l| l.matched_payer_name.as_deref())
-            .or_else(|| record.inputs.get("payerName").map(|n| n.trim()))
-            .and_then(|name| self.shared.store.payer(name).ok().flatten())
+        super::learning::payer_of(&self.shared.store, record)
     }
 
     /// The zone of a payer's calling hours and of its week: its own, else the account's.
     fn payer_zone(&self, payer: Option<&PayerRecord>) -> Tz {
-        payer
-            .and_then(|payer| payer.timezone.as_deref()?.parse::<Tz>().ok())
-            .unwrap_or(self.job.zone)
+        super::learning::payer_zone(payer, self.job.zone)
     }
 
     /// Reads the record once (with the edges not written yet) and takes the step's next move: resume an

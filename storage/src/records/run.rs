@@ -193,6 +193,10 @@ pub struct CallReport {
     /// accounts with follow-up calls the leg runs as a second step.
     #[serde(default)]
     pub follow_up_requested: bool,
+    /// How long the call spent in the phone tree, on hold and talking, when the dialer measured it (the
+    /// simulator does): what Switchboard learns of the payer's line from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<super::CallPhases>,
 }
 
 impl CallReport {
@@ -212,6 +216,7 @@ impl CallReport {
             failure: None,
             referral_number: None,
             follow_up_requested: false,
+            phases: None,
         }
     }
 }

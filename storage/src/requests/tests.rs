@@ -697,7 +697,7 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     terminal.state = RequestState::Success;
     terminal.internal_tag = Some("final".into());
     store
-        .commit_final(terminal.clone(), Some(delivery(&id("r1"), "first")))
+        .commit_final(terminal.clone(), Some(delivery(&id("r1"), "first")), None)
         .await
         .unwrap();
     assert_eq!(store.request(&id("r1")).unwrap().unwrap(), terminal);
@@ -711,7 +711,7 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     let mut late = running;
     late.state = RequestState::Failure;
     store
-        .commit_final(late, Some(delivery(&id("r1"), "second")))
+        .commit_final(late, Some(delivery(&id("r1"), "second")), None)
         .await
         .unwrap();
     assert_eq!(store.request(&id("r1")).unwrap().unwrap(), terminal);
@@ -733,7 +733,7 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     let mut success = failed.clone();
     success.state = RequestState::Success;
     store
-        .commit_final(success, Some(delivery(&id("r2"), "never")))
+        .commit_final(success, Some(delivery(&id("r2"), "never")), None)
         .await
         .unwrap();
     assert_eq!(store.request(&id("r2")).unwrap().unwrap(), failed);
@@ -742,7 +742,7 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     let mut missing = terminal;
     missing.id = id("nope");
     assert!(matches!(
-        store.commit_final(missing, None).await,
+        store.commit_final(missing, None, None).await,
         Err(StorageError::RequestMissing(_))
     ));
 }
@@ -756,7 +756,10 @@ async fn finished_with_webhooks(store: &Store, ids: &[&str]) {
         terminal.state = RequestState::Success;
         let mut webhook = delivery(&id(name), name);
         webhook.next_at += chrono::Duration::seconds(n as i64);
-        store.commit_final(terminal, Some(webhook)).await.unwrap();
+        store
+            .commit_final(terminal, Some(webhook), None)
+            .await
+            .unwrap();
     }
 }
 
@@ -781,7 +784,8 @@ async fn a_terminal_write_holds_its_first_round_back_until_it_is_durable(engine:
     // With no group written meanwhile (a backup's gate), the write is queued and cannot settle.
     let gate = Arc::clone(&store.group.gate);
     let paused = gate.write().unwrap();
-    let mut write = Box::pin(store.commit_final(terminal, Some(delivery(&id("r1"), "first"))));
+    let mut write =
+        Box::pin(store.commit_final(terminal, Some(delivery(&id("r1"), "first")), None));
     assert!(futures::FutureExt::now_or_never(&mut write).is_none());
     assert!(held(&store), "held from before the write");
     drop(paused);
@@ -804,7 +808,7 @@ async fn a_terminal_write_holds_its_first_round_back_until_it_is_durable(engine:
     // Queued after r1's round.
     let mut third = delivery(&id("r3"), "third");
     third.next_at += chrono::Duration::seconds(1);
-    let mut write = Box::pin(store.commit_final(terminal, Some(third)));
+    let mut write = Box::pin(store.commit_final(terminal, Some(third), None));
     assert!(futures::FutureExt::now_or_never(&mut write).is_none());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while crate::engine::resolve(store.delivery(&id("r3")))
@@ -828,7 +832,7 @@ async fn a_terminal_write_holds_its_first_round_back_until_it_is_durable(engine:
     let plain = record("r2", Environment::Production, None, 2_000);
     stored(&store, vec![plain.clone()]).await;
     let paused = gate.write().unwrap();
-    let mut write = Box::pin(store.commit_final(plain, None));
+    let mut write = Box::pin(store.commit_final(plain, None, None));
     assert!(futures::FutureExt::now_or_never(&mut write).is_none());
     assert!(!store.outbox.held()(&id("r2")));
     drop(paused);

@@ -78,6 +78,8 @@ impl From<AgentOutcome> for CallReport {
             failure: outcome.failure,
             referral_number: outcome.referral_number,
             follow_up_requested: outcome.follow_up_requested,
+            // The agent protocol carries no phases.
+            phases: None,
         }
     }
 }

@@ -39,6 +39,8 @@ fn platform_report(job: &CallJob, result: PlatformResult) -> CallReport {
         failure: None,
         referral_number: None,
         follow_up_requested: false,
+        // The platforms report the call's length, not its phases.
+        phases: None,
     };
     let redial_or_hold = match result.end {
         CallEnd::Busy | CallEnd::NoAnswer | CallEnd::Voicemail => Some(Disposition::Voicemail),

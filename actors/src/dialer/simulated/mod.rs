@@ -73,7 +73,7 @@ use super::{CallJob, CallReport, Dialer};
 use decide::{decide, missing_inputs, not_found_codes, Outcome, Situation};
 use referral::{is_referral_number, referral_dice, referral_number};
 use timing::{timing, wall_wait};
-pub(crate) use week::{hold_factor, payer_seed};
+use week::payer_seed;
 
 /// Longest wall-time wait of one call, in simulated seconds (the reported duration may be longer): 20
 /// seconds of wall time at `time_scale` 60.
@@ -158,6 +158,11 @@ impl SimulatedPayerDialer {
         };
         let mut report = CallReport {
             duration_seconds: timing.total(),
+            phases: Some(switchboard_storage::CallPhases {
+                ivr_seconds: timing.ivr,
+                hold_seconds: timing.hold,
+                talk_seconds: timing.talk,
+            }),
             recording: true,
             from_number: Some(format!(
                 "+1646555{:04}",

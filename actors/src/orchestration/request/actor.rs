@@ -24,6 +24,7 @@ use super::{
 use crate::calendar::local_date;
 use crate::electronic::ElectronicJob;
 use crate::orchestration::edges::{Edge, Edges};
+use crate::orchestration::learning;
 use crate::orchestration::messages::{RequestEnded, StepParent};
 use crate::orchestration::orchestrator::Orchestrator;
 use crate::orchestration::reading::read_then;
@@ -299,12 +300,16 @@ impl RequestActor {
         let state = terminal.state;
         let traced = terminal.trace.is_some().then(|| terminal.clone());
         let completed = self.shared.metrics.completion_channel(&terminal);
+        let learning = learning::payer_of(&self.shared.store, &terminal).and_then(|payer| {
+            let payer_zone = learning::payer_zone(Some(&payer), zone(account));
+            learning::learning_of(&terminal, &payer, payer_zone)
+        });
         // Nothing else writes a request that finishes (its step has ended, or is given up on), so the
         // stored record is the one finalized; a record already terminal is left as it is.
         let store = self.shared.store.clone();
         self.persist(
             ctx,
-            async move { store.commit_final(terminal, delivery).await },
+            async move { store.commit_final(terminal, delivery, learning).await },
             move |act, ctx, ()| {
                 act.shared.metrics.request_finished(state);
                 if let Some(channel) = completed {

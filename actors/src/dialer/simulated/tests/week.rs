@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use super::*;
-use crate::dialer::simulated::{hold_factor, payer_seed};
+use crate::dialer::simulated::week::{hold_factor, payer_seed};
 
 const PAYERS: [&str; 5] = [
     "Aetna",
