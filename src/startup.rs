@@ -198,6 +198,7 @@ impl Application {
             dispatch_paused: settings.dispatch_paused,
             metrics: Arc::clone(&metrics),
             limits: voice.limits.clone(),
+            learned: Default::default(),
         });
         let (orchestrator, due_work) = Orchestrator::start(orchestration);
         let mut state = AppState::new(

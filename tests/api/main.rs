@@ -21,6 +21,7 @@ mod health;
 mod helpers;
 mod interop;
 mod keep_alive;
+mod learned_windows;
 mod lease_fence;
 mod limits;
 mod metrics;

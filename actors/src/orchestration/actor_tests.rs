@@ -185,6 +185,7 @@ fn orchestration(store: &Store, dialer: Arc<dyn Dialer>) -> Orchestration {
         dispatch_paused: true,
         metrics: Arc::new(Metrics::new(store)),
         limits: None,
+        learned: Default::default(),
     }
 }
 
@@ -301,6 +302,7 @@ fn step_job() -> StepJob {
         restarts: 0,
         zone: chrono_tz::America::New_York,
         dialer: None,
+        learned_windows: false,
         incarnation: 1,
         edges: Edges::default(),
     }

@@ -29,6 +29,7 @@ pub mod outcome;
 mod reading;
 mod request;
 mod step;
+pub mod windows;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -75,6 +76,8 @@ pub struct Orchestration {
     /// calls (`http`, `retell`, `vapi`); `None` with the simulator alone. Only calls on a dialer that
     /// places real calls wait on them; sandbox calls are never limited.
     pub limits: Option<Arc<limits::CallLimits>>,
+    /// What was learned of each payer's line, for accounts with `learned_call_windows`.
+    pub learned: windows::LearnedWeeks,
 }
 
 /// One production dialer and whether its calls are real (held to calling hours and call slots).

@@ -41,6 +41,8 @@ pub(crate) struct StepJob {
     pub zone: Tz,
     /// The account's own dialer kind (`[[accounts]] dialer`); `None`: the server's default.
     pub dialer: Option<String>,
+    /// The account has `learned_call_windows`: each call waits for the hour its payer answers fastest.
+    pub learned_windows: bool,
     /// Tells this step actor apart from an earlier one of the same key: a step left behind by a restart of
     /// its request actor may still report (its drop reports a crash), and must not be taken for the
     /// current one.
@@ -208,6 +210,52 @@ impl StepActor {
         })
     }
 
+    /// When the next call is placed: now, or with `learned_call_windows` the hour before the end of the
+    /// request's due date (in the account's zone) and inside its payer's calling hours that held shortest
+    /// ([`super::windows`]). Written as the call's `placed_at`, which the call actor waits for.
+    fn placing_instant(&self, record: &RequestRecord) -> chrono::DateTime<chrono::Utc> {
+        let now = self.shared.clock.now();
+        if !self.job.learned_windows || record.environment != Environment::Production {
+            return now;
+        }
+        let Some(payer) = self.payer(record) else {
+            return now;
+        };
+        let week = match self
+            .shared
+            .learned
+            .week(&self.shared.store, &payer.name, now)
+        {
+            Ok(week) => week,
+            Err(e) => {
+                tracing::warn!(error = %e, "the payer's learned week could not be read: calling now");
+                return now;
+            }
+        };
+        let deadline = crate::calendar::day_start(
+            record.due_date.succ_opt().unwrap_or(record.due_date),
+            self.job.zone,
+        );
+        let hours = payer
+            .calling_hours
+            .or(self.shared.limits.as_ref().map(|l| l.default_hours()))
+            .unwrap_or(super::limits::DEFAULT_HOURS);
+        let at = super::windows::learned_instant(
+            &week,
+            now,
+            deadline,
+            self.payer_zone(Some(&payer)),
+            hours,
+        );
+        if at > now {
+            tracing::info!(
+                wait_s = (at - now).num_seconds(),
+                "the call waits for its payer's learned window"
+            );
+        }
+        at
+    }
+
     /// The request's payer in the directory.
     fn payer(&self, record: &RequestRecord) -> Option<PayerRecord> {
         super::learning::payer_of(&self.shared.store, record)
@@ -276,7 +324,7 @@ impl StepActor {
                     attempt: calls.len() as u32 + 1,
                     to: number,
                     number_source: source,
-                    placed_at: self.shared.clock.now(),
+                    placed_at: self.placing_instant(&record),
                     outcome: None,
                     platform: None,
                 };

@@ -162,14 +162,12 @@ impl RequestActor {
             // The terminal record is `record` itself, edges included.
             Move::Finish(ending) => self.finish(ctx, record, account.as_ref(), ending),
             Move::OpenStep(plan) => {
-                let zone = zone(account.as_ref());
                 let edge = Edge::OpenStep {
                     step: plan.step.clone(),
                     index: plan.index,
                 };
                 edges.take(edge, &mut record);
-                let dialer = account.as_ref().and_then(|a| a.dialer.clone());
-                self.start_step(ctx, &record, plan, zone, dialer, edges);
+                self.start_step(ctx, &record, plan, account.as_ref(), edges);
             }
             // Every other move acts outside the record: what was decided is written first.
             _ if !edges.is_empty() => {
@@ -198,9 +196,7 @@ impl RequestActor {
                 self.try_electronic(ctx, &record, job);
             }
             Move::ResumeStep(plan) => {
-                let zone = zone(account.as_ref());
-                let dialer = account.as_ref().and_then(|a| a.dialer.clone());
-                self.start_step(ctx, &record, plan, zone, dialer, Edges::default());
+                self.start_step(ctx, &record, plan, account.as_ref(), Edges::default());
             }
         }
     }
@@ -210,8 +206,7 @@ impl RequestActor {
         ctx: &mut Context<Self>,
         record: &RequestRecord,
         plan: StepPlan,
-        zone: Tz,
-        dialer: Option<String>,
+        account: Option<&AccountRecord>,
         edges: Edges,
     ) {
         self.steps_started += 1;
@@ -227,8 +222,9 @@ impl RequestActor {
                 .run
                 .as_ref()
                 .map_or(0, |run| run.restarts.len() as u32),
-            zone,
-            dialer,
+            zone: zone(account),
+            dialer: account.and_then(|a| a.dialer.clone()),
+            learned_windows: account.is_some_and(|a| a.has(Feature::LearnedCallWindows)),
             edges,
         };
         let parent = StepParent::of(&ctx.address());
