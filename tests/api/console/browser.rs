@@ -45,7 +45,7 @@ fn chromium() -> Result<PathBuf, String> {
 }
 
 /// The browser, or `None` when the test may be skipped (outside CI, with SWITCHBOARD_SKIP_BROWSER=1).
-fn browser_or_skip() -> Option<PathBuf> {
+pub(super) fn browser_or_skip() -> Option<PathBuf> {
     match chromium() {
         Ok(path) => Some(path),
         Err(why) if std::env::var_os("CI").is_some() => {
@@ -60,8 +60,8 @@ fn browser_or_skip() -> Option<PathBuf> {
 }
 
 /// What one Chromium run produced.
-struct Run {
-    stdout: String,
+pub(super) struct Run {
+    pub(super) stdout: String,
     elapsed: Duration,
 }
 
@@ -119,14 +119,14 @@ async fn run_chromium(browser: &Path, url: &str, extra: &[String]) -> Run {
 }
 
 /// The DOM of `url` after scripts ran.
-async fn dump_dom(browser: &Path, url: &str) -> Run {
+pub(super) async fn dump_dom(browser: &Path, url: &str) -> Run {
     run_chromium(browser, url, &["--dump-dom".to_owned()]).await
 }
 
 /// Saves a screenshot of `url` (`size` is `WIDTH,HEIGHT`) and checks it is a real image. Runs write into
 /// `target/console-screenshots/`; with `SWITCHBOARD_UPDATE_SCREENSHOTS=1` they refresh the ones kept in
 /// `docs/screenshots/` (shown by the README), so an ordinary test run leaves the work tree clean.
-async fn screenshot(browser: &Path, url: &str, name: &str, size: &str) -> PathBuf {
+pub(super) async fn screenshot(browser: &Path, url: &str, name: &str, size: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = if std::env::var("SWITCHBOARD_UPDATE_SCREENSHOTS").as_deref() == Ok("1") {
         root.join("docs/screenshots")
@@ -158,7 +158,7 @@ async fn screenshot(browser: &Path, url: &str, name: &str, size: &str) -> PathBu
 }
 
 /// Every opening tag carrying `data-testid="{testid}"`, as attribute maps, in document order.
-fn elements(dom: &str, testid: &str) -> Vec<BTreeMap<String, String>> {
+pub(super) fn elements(dom: &str, testid: &str) -> Vec<BTreeMap<String, String>> {
     let tag = Regex::new(&format!(r#"<[a-z0-9]+\s[^>]*data-testid="{testid}"[^>]*>"#)).unwrap();
     let attribute = Regex::new(r#"([a-z-]+)="([^"]*)""#).unwrap();
     tag.find_iter(dom)
@@ -171,7 +171,7 @@ fn elements(dom: &str, testid: &str) -> Vec<BTreeMap<String, String>> {
         .collect()
 }
 
-fn attr<'a>(element: &'a BTreeMap<String, String>, name: &str) -> &'a str {
+pub(super) fn attr<'a>(element: &'a BTreeMap<String, String>, name: &str) -> &'a str {
     element
         .get(name)
         .unwrap_or_else(|| panic!("{name} missing on {element:?}"))

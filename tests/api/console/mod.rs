@@ -3,6 +3,7 @@
 //! real page in headless Chromium.
 
 mod browser;
+mod payers;
 
 use std::time::{Duration, Instant};
 
