@@ -31,6 +31,7 @@ mod operator_logs;
 mod operators;
 mod orchestration;
 mod payer_lookup;
+mod payer_notes;
 mod payer_stats;
 mod phi_logs;
 mod postgres;

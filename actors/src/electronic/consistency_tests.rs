@@ -76,6 +76,7 @@ fn job(seed: u64, scenario: Option<&str>) -> CallJob {
         number: "8005550101".into(),
         placed_at: chrono::DateTime::UNIX_EPOCH,
         payer_zone: chrono_tz::Tz::UTC,
+        payer_notes: String::new(),
         restarts: 0,
         seed,
         time_scale: 1.0e12,

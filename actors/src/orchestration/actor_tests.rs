@@ -462,6 +462,7 @@ async fn a_call_reports_its_outcome_to_its_parent_and_leaves_the_write_to_it() {
         number: "8005550123".into(),
         placed_at: now(),
         payer_zone: chrono_tz::Tz::UTC,
+        payer_notes: String::new(),
         restarts: 0,
         seed: 7,
         time_scale: 0.0,

@@ -24,6 +24,7 @@ mod error;
 mod learning;
 pub mod limits;
 mod messages;
+mod notes;
 mod orchestrator;
 pub mod outcome;
 mod reading;

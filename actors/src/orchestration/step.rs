@@ -139,6 +139,20 @@ impl StepActor {
     }
 
     fn place(&mut self, ctx: &mut Context<Self>, record: &RequestRecord, call: CallRecord) {
+        let payer = match record.environment {
+            Environment::Production => self.payer(record),
+            Environment::Sandbox => None,
+        };
+        let payer_zone = self.payer_zone(payer.as_ref());
+        let payer_notes = payer
+            .as_ref()
+            .and_then(|payer| {
+                let week = self.shared.learned.week(&self.shared.store, &payer.name, call.placed_at);
+                let week = week.map_err(|e| tracing::warn!(error = %e, "no payer notes: the learned week could not be read"));
+                let week = week.ok()?;
+                Some(super::notes::payer_notes(&payer.name, &week, call.placed_at, payer_zone))
+            })
+            .unwrap_or_default();
         let job = CallJob {
             call_id: call.id.clone(),
             request_id: self.job.request_id.clone(),
@@ -150,10 +164,8 @@ impl StepActor {
             inputs: record.inputs.clone(),
             number: call.to.clone(),
             placed_at: call.placed_at,
-            payer_zone: match record.environment {
-                Environment::Production => self.payer_zone(self.payer(record).as_ref()),
-                Environment::Sandbox => self.job.zone,
-            },
+            payer_zone,
+            payer_notes,
             restarts: self.job.restarts,
             seed: self.shared.seed,
             time_scale: self.shared.time_scale,

@@ -666,6 +666,7 @@ async fn simulate(request: &Value) -> Scenario {
             .to_owned(),
         placed_at: chrono::DateTime::UNIX_EPOCH,
         payer_zone: chrono_tz::Tz::UTC,
+        payer_notes: String::new(),
         known: BTreeMap::new(),
         restarts: 0,
         seed: 7,

@@ -71,6 +71,7 @@ fn request() -> PlatformCallRequest {
             number: "8005550100".to_owned(),
             placed_at: Utc::now(),
             payer_zone: chrono_tz::Tz::UTC,
+            payer_notes: String::new(),
             known: BTreeMap::new(),
             restarts: 0,
             seed: 7,

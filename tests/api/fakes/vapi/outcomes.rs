@@ -149,6 +149,7 @@ fn simulate(
         number: number.trim_start_matches("+1").to_string(),
         placed_at: Utc::now(),
         payer_zone: chrono_tz::Tz::UTC,
+        payer_notes: String::new(),
         known: BTreeMap::new(),
         restarts: 0,
         seed,

@@ -215,6 +215,7 @@ fn job(
         number: "8005550101".to_string(),
         placed_at: chrono::DateTime::UNIX_EPOCH,
         payer_zone: chrono_tz::Tz::UTC,
+        payer_notes: String::new(),
         restarts: 0,
         seed,
         time_scale: FAST,
