@@ -18,6 +18,11 @@ pub struct PayerStatsOut {
     /// Median time on hold before a representative answered, in seconds (to within 30 s); `null` before
     /// any hold was measured.
     pub median_hold_seconds: Option<u32>,
+    /// Seconds on hold summed over the calls that reported a hold (beside the contract's fields: what a
+    /// measurement of hold minutes per completed request divides).
+    pub hold_seconds: u64,
+    /// Requests to this payer that ended `SUCCESS` or `PARTIAL` (beside the contract's fields).
+    pub completed_requests: u32,
     /// What its calls cost per request completed (`SUCCESS` or `PARTIAL`), in US dollars with two
     /// places: every call's minutes (each rounded up) at `[dialer] cost_per_minute`, over the completed
     /// requests; `null` before any completed.
@@ -65,6 +70,8 @@ impl PayerStatsOut {
             calls: total.calls,
             reached: total.reached,
             median_hold_seconds: total.median_hold_seconds(),
+            hold_seconds: total.hold_seconds,
+            completed_requests: week.completed_requests,
             cost_per_completed_request: cost_per_completed(week, cost_per_minute_micros),
             by_hour,
         }

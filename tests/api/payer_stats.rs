@@ -77,8 +77,8 @@ async fn calls_are_learned_by_hour_of_the_week_in_the_payers_zone() {
     assert_eq!(status, 200, "{empty}");
     assert_eq!(
         empty,
-        json!({ "payer": "Aetna", "calls": 0, "reached": 0, "medianHoldSeconds": null,
-                "costPerCompletedRequest": null, "byHour": [] })
+        json!({ "payer": "Aetna", "calls": 0, "reached": 0, "medianHoldSeconds": null, "holdSeconds": 0,
+                "completedRequests": 0, "costPerCompletedRequest": null, "byHour": [] })
     );
 
     // Monday 8:00 in Chicago (9:00 in the account's New York).
