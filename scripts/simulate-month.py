@@ -8,7 +8,9 @@ on its day. Over four weeks of business days (2026-09-14 to 2026-10-09, no feder
 requests through the working day (8:00 to 16:59, New York time, the account's zone), spread evenly over the
 hours and the payers. The script moves the clock hour by hour, creating that hour's requests and waiting
 until the calls that may run have run; a request waiting for a learned window is placed when the clock
-reaches it. At the end it reads every request and the payers' statistics, and reports:
+reaches it. Before the month, `--warm-up-weeks` (2) of the same traffic give the server a history to learn
+from, as a server in service has (its statistics keep 90 days); only the month is measured. At the end it
+reads every request and the payers' statistics (less what they held after the warm-up), and reports:
 
   - hold minutes per completed request (`SUCCESS` or `PARTIAL`): every call's hold, over the completed;
   - cost per completed request: every call's minutes, rounded up, at `[dialer] cost_per_minute` (0.12);
@@ -28,6 +30,7 @@ ADMIN = "dev-admin-token"
 LIVE_KEY, LIVE_SECRET = "sk_live_demo_7Qh2m9XcP4", "demo-live-secret-change-me"
 NEW_YORK = ZoneInfo("America/New_York")
 FIRST_DAY = datetime.date(2026, 9, 14)
+# The warm-up ends two weeks before the month (no federal holiday in either).
 BUSINESS_DAYS = 20
 OPEN_HOURS = range(8, 17)
 COST_PER_MINUTE = 0.12
@@ -51,9 +54,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def business_days():
-    day, days = FIRST_DAY, []
-    while len(days) < BUSINESS_DAYS:
+def business_days(first, count):
+    day, days = first, []
+    while len(days) < count:
         if day.weekday() < 5:
             days.append(day)
         day += datetime.timedelta(days=1)
@@ -67,7 +70,7 @@ def instant(day, hour):
 
 
 class Server:
-    def __init__(self, work, learning, seed):
+    def __init__(self, work, learning, seed, first_day):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         config = open(os.path.join(ROOT, "config/default.toml")).read()
@@ -76,7 +79,7 @@ class Server:
         end = config.index("]", start)
         config = config[:start] + f"features = [{features}]" + config[end + 1:]
         config = config.replace("daily_call_capacity = 200", "daily_call_capacity = 100000")
-        config = config.replace('mode = "system"', f'mode = "manual"\nstart = "{instant(FIRST_DAY, 7)}"')
+        config = config.replace('mode = "system"', f'mode = "manual"\nstart = "{instant(first_day, 7)}"')
         config = config.replace("time_scale = 60.0", "time_scale = 100000000.0")
         config = config.replace("seed = 7", f"seed = {seed}")
         # One payer answers in Chicago time: its week is read there.
@@ -142,32 +145,59 @@ def inputs(payer, n):
             "groupNumber": "GRP100"}
 
 
-def run(learning, total, payers, seed):
-    work = tempfile.mkdtemp(prefix="switchboard-month-")
-    server = Server(work, learning, seed)
-    server.start()
-    started = time.time()
-    ids, n = [], 0
-    days = business_days()
-    slots = [(day, hour) for day in days for hour in OPEN_HOURS]
-    try:
-        for index, (day, hour) in enumerate(slots):
+def stats_of(server, payers):
+    """The payers' statistics summed: hold seconds, calls, completed requests, what those cost."""
+    total = {"hold": 0, "calls": 0, "completed": 0, "cost": 0.0, "median": {}}
+    for payer in payers:
+        stats = server.call("GET", f"/admin/v1/payers/{urllib.request.quote(payer)}/stats", token=ADMIN)
+        total["hold"] += stats["holdSeconds"]
+        total["calls"] += stats["calls"]
+        total["completed"] += stats["completedRequests"]
+        if stats["costPerCompletedRequest"]:
+            total["cost"] += float(stats["costPerCompletedRequest"]) * stats["completedRequests"]
+        total["median"][payer] = stats["medianHoldSeconds"]
+    return total
+
+
+def run_days(server, days, per_day, payers, first_n):
+    """Creates `per_day` requests on each of `days`, evenly over the working hours; their ids."""
+    ids, n = [], first_n
+    for day in days:
+        made = 0
+        for index, hour in enumerate(OPEN_HOURS):
             server.set_clock(instant(day, hour))
             token = server.token()
-            due = total * (index + 1) // len(slots) - n
+            due = per_day * (index + 1) // len(OPEN_HOURS) - made
             items = []
             for _ in range(due):
                 items.append({"schemaId": "vob-basic", "inputs": inputs(payers[n % len(payers)], n)})
                 n += 1
+            made += due
             if items:
                 created = server.call("POST", "/v1/requests", {"requests": items}, token=token)
                 ids += [entry["requestId"] for entry in created["requests"]]
             server.settle()
-            if hour == OPEN_HOURS[-1]:
-                # The evening: every window of the day has come, redials included.
-                for late in (17, 23):
-                    server.set_clock(instant(day, late))
-                    server.settle()
+        # The evening: every window of the day has come, redials included.
+        for late in (17, 23):
+            server.set_clock(instant(day, late))
+            server.settle()
+    return ids
+
+
+def run(learning, total, payers, seed, warm_weeks):
+    work = tempfile.mkdtemp(prefix="switchboard-month-")
+    # History first (the same traffic, weeks before the month measured), as a server in service has: what
+    # was learned then is what the month's calls are placed by.
+    warm_first = FIRST_DAY - datetime.timedelta(weeks=warm_weeks + 2)
+    server = Server(work, learning, seed, warm_first)
+    server.start()
+    started = time.time()
+    per_day = total // BUSINESS_DAYS
+    try:
+        run_days(server, business_days(warm_first, 5 * warm_weeks), per_day, payers, 10_000_000)
+        before = stats_of(server, payers)
+        days = business_days(FIRST_DAY, BUSINESS_DAYS)
+        ids = run_days(server, days, per_day, payers, 0)
         # Past the last due date: everything has ended.
         server.set_clock(instant(days[-1] + datetime.timedelta(days=3), 12))
         server.settle()
@@ -187,25 +217,17 @@ def run(learning, total, payers, seed):
                 completed += 1
                 on_time += finished < due_end
             late += finished >= due_end
-        hold = calls = completed_by_stats = 0
-        cost = 0.0
-        per_payer = {}
-        for payer in payers:
-            stats = server.call("GET", f"/admin/v1/payers/{urllib.request.quote(payer)}/stats", token=ADMIN)
-            hold += stats["holdSeconds"]
-            calls += stats["calls"]
-            completed_by_stats += stats["completedRequests"]
-            if stats["costPerCompletedRequest"]:
-                cost += float(stats["costPerCompletedRequest"]) * stats["completedRequests"]
-            per_payer[payer] = stats["medianHoldSeconds"]
+        after = stats_of(server, payers)
     finally:
         server.stop()
+    month_completed = max(1, after["completed"] - before["completed"])
     return {
-        "requests": len(ids), "calls": calls, "completed": completed, "processing": processing,
-        "hold_minutes_per_completed": hold / 60 / max(1, completed_by_stats),
-        "cost_per_completed": cost / max(1, completed_by_stats),
+        "requests": len(ids), "calls": after["calls"] - before["calls"], "completed": completed,
+        "processing": processing,
+        "hold_minutes_per_completed": (after["hold"] - before["hold"]) / 60 / month_completed,
+        "cost_per_completed": (after["cost"] - before["cost"]) / month_completed,
         "completed_before_due": on_time / max(1, len(ids)), "late": late,
-        "median_hold_by_payer": per_payer, "wall_seconds": time.time() - started,
+        "median_hold_by_payer": after["median"], "wall_seconds": time.time() - started,
     }
 
 
@@ -214,13 +236,15 @@ def main():
     parser.add_argument("--requests", type=int, default=5000)
     parser.add_argument("--payers", default="Aetna,Cigna,UnitedHealthcare")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--warm-up-weeks", type=int, default=2,
+                        help="weeks of the same traffic before the month, learned from but not measured")
     args = parser.parse_args()
     payers = args.payers.split(",")
     results = {}
     for learning in (False, True):
         label = "learned_call_windows" if learning else "without learning"
         print(f"running a month of {args.requests} requests, {label} ...", file=sys.stderr)
-        results[label] = run(learning, args.requests, payers, args.seed)
+        results[label] = run(learning, args.requests, payers, args.seed, args.warm_up_weeks)
         print(json.dumps(results[label]), file=sys.stderr)
     base, learned = results["without learning"], results["learned_call_windows"]
     print(f"{'':34}{'without':>12}{'learning':>12}")

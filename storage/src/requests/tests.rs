@@ -22,6 +22,7 @@ crate::on_both_engines!(
     a_due_pass_retires_a_batch_only_when_it_saw_every_member_leave,
     a_terminal_write_holds_its_first_round_back_until_it_is_durable,
     the_outbox_page_ends_before_a_first_round_not_yet_durable,
+    what_a_request_teaches_is_added_with_its_end_once_and_old_days_are_dropped,
 );
 
 /// A pass that visits the members of one batch and answers `verdicts` in turn (then `Waiting`); answers
@@ -939,4 +940,73 @@ pub(crate) fn new_batch(count: usize) -> Vec<RequestRecord> {
 
 pub(crate) fn scope_of() -> Scope {
     scope(Environment::Production)
+}
+
+/// Two calls of one request, a Monday 9:00 and a Monday 15:00, the second reached after a 300 s hold.
+fn learning(payer: &str) -> crate::PayerLearning {
+    let monday = chrono::NaiveDate::from_ymd_opt(2026, 11, 23).unwrap();
+    let call = |hour, reached, hold_seconds| crate::LearnedCall {
+        day: monday,
+        hour,
+        reached,
+        phases: Some(crate::CallPhases {
+            ivr_seconds: 60,
+            hold_seconds,
+            talk_seconds: 300,
+        }),
+        billed_minutes: 7,
+    };
+    crate::PayerLearning {
+        payer: payer.into(),
+        calls: vec![call(9, false, 2700), call(15, true, 300)],
+        completed_on: Some(monday),
+    }
+}
+
+async fn what_a_request_teaches_is_added_with_its_end_once_and_old_days_are_dropped(
+    engine: TestEngine,
+) {
+    let (_dir, store) = engine.open_temp();
+    let monday = chrono::NaiveDate::from_ymd_opt(2026, 11, 23).unwrap();
+    for name in ["r1", "r2"] {
+        stored(
+            &store,
+            vec![record(name, Environment::Production, None, 1_000)],
+        )
+        .await;
+        let mut terminal = store.request(&id(name)).unwrap().unwrap();
+        terminal.state = RequestState::Success;
+        store
+            .commit_final(terminal.clone(), None, Some(learning("Aetna")))
+            .await
+            .unwrap();
+        // Ending again (a restart that finished it twice) teaches nothing more.
+        store
+            .commit_final(terminal, None, Some(learning("Aetna")))
+            .await
+            .unwrap();
+    }
+    let days = store.payer_days("Aetna", monday).await.unwrap();
+    assert_eq!(days.len(), 1);
+    let (day, record) = &days[0];
+    assert_eq!(*day, monday);
+    assert_eq!(record.hours[&9].calls, 2, "one call at 9:00 per request");
+    assert_eq!(record.hours[&15].reached, 2);
+    assert_eq!(record.hours[&15].median_hold_seconds(), Some(315));
+    assert_eq!((record.completed_requests, record.billed_minutes), (2, 28));
+    assert!(store.payer_days("Aet", monday).await.unwrap().is_empty());
+    assert!(store
+        .payer_days("Aetna", monday.succ_opt().unwrap())
+        .await
+        .unwrap()
+        .is_empty());
+
+    assert_eq!(store.forget_payer_days_before(monday).unwrap(), 0);
+    assert_eq!(
+        store
+            .forget_payer_days_before(monday.succ_opt().unwrap())
+            .unwrap(),
+        1
+    );
+    assert!(store.payer_days("Aetna", monday).await.unwrap().is_empty());
 }

@@ -13,7 +13,7 @@ use crate::payer_stats::{config, run_requests, stats};
 const TO_WEDNESDAY_AFTERNOON: i64 = (2 * 24 + 7) * 3600;
 
 /// The `byHour` entry of `weekday` and `hour`.
-fn hour<'a>(stats: &'a Value, weekday: u64, hour: u64) -> &'a Value {
+fn hour(stats: &Value, weekday: u64, hour: u64) -> &Value {
     stats["byHour"]
         .as_array()
         .unwrap()
