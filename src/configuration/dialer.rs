@@ -303,4 +303,15 @@ mod tests {
             assert!(parse_hours(bad).is_err(), "{bad}");
         }
     }
+
+    #[test]
+    fn the_price_of_a_minute_defaults_reads_exactly_and_refuses_what_is_not_a_price() {
+        assert_eq!(validate_cost_per_minute(None), Ok(120_000));
+        assert_eq!(validate_cost_per_minute(Some(0.0)), Ok(0));
+        assert_eq!(validate_cost_per_minute(Some(0.075)), Ok(75_000));
+        for bad in [-0.12, f64::NAN, f64::INFINITY, 1_000.01] {
+            let err = validate_cost_per_minute(Some(bad)).unwrap_err();
+            assert_eq!(err.key, "dialer.cost_per_minute", "{bad}");
+        }
+    }
 }
