@@ -68,6 +68,10 @@ pub async fn retention_loop(state: actix_web::web::Data<AppState>) {
 /// terminal that long. Answers how many went.
 pub async fn apply_retention(state: &AppState) -> Result<usize, StorageError> {
     let now = state.clock.now();
+    // What was learned of payers' lines is kept 90 days, whatever the accounts keep.
+    let learned_since =
+        now.date_naive() - Days::new(u64::from(switchboard_storage::PAYER_STATS_KEPT_DAYS));
+    state.store.forget_payer_days_before(learned_since)?;
     let mut purged = 0;
     for account in state.store.accounts()? {
         let Some(days) = account.retention_days else {

@@ -199,6 +199,7 @@ impl Application {
             metrics: Arc::clone(&metrics),
             limits: voice.limits.clone(),
             prices: settings.prices,
+            learned: Default::default(),
         });
         let (orchestrator, due_work) = Orchestrator::start(orchestration);
         let mut state = AppState::new(

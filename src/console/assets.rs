@@ -41,6 +41,7 @@ pub const ASSETS: &[Asset] = &[
     asset("schedule.js", JS, include_bytes!("assets/schedule.js")),
     asset("create.js", JS, include_bytes!("assets/create.js")),
     asset("queue.js", JS, include_bytes!("assets/queue.js")),
+    asset("payers.js", JS, include_bytes!("assets/payers.js")),
 ];
 
 const JS: &str = "text/javascript; charset=utf-8";

@@ -13,6 +13,7 @@ mod errors;
 mod listing;
 mod lookup;
 mod outcome;
+mod payer_stats;
 mod read;
 mod request;
 mod schemas;
@@ -42,6 +43,7 @@ pub use errors::{AuthErrorCodeOut, AuthErrorOut, ErrorOut, InvalidInputsOut, Tok
 pub use listing::RequestListOut;
 pub use lookup::{PayerLookupOut, OTHER_LOOKUP_SOURCES};
 pub use outcome::{DataCompletenessOut, FailureOut, ModalityOut, RequestStateOut};
+pub use payer_stats::{PayerHourOut, PayerStatsOut};
 pub use read::{ReadContext, ReadKind};
 pub use request::RequestOut;
 pub use schemas::{

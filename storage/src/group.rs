@@ -41,6 +41,7 @@ pub(crate) struct Txn {
     pub(crate) delivery_queue: TxTree,
     pub(crate) audit: TxTree,
     pub(crate) tasks: TxTree,
+    pub(crate) payer_stats: TxTree,
     /// Audit events of the changes made in this transaction, appended with them.
     events: RefCell<Vec<NewEvent>>,
     /// The batches this transaction's lone creates share, written after every job.
@@ -70,6 +71,8 @@ pub(crate) struct GroupTrees {
     pub(crate) delivery_queue: crate::engine::Tree,
     pub(crate) audit: crate::engine::Tree,
     pub(crate) tasks: crate::engine::Tree,
+    /// What is learned of each payer's line, added with each request's end.
+    pub(crate) payer_stats: crate::engine::Tree,
     /// The audit log's head and waiting read events.
     pub(crate) chain: Arc<AuditChain>,
     /// Held for reading by every write, for writing by a backup ([`crate::backup`]).
@@ -220,6 +223,7 @@ impl GroupTrees {
             deliveries: db.open_tree(trees::DELIVERIES)?,
             delivery_queue: db.open_tree(trees::DELIVERY_QUEUE)?,
             tasks: db.open_tree(trees::TASKS)?,
+            payer_stats: db.open_tree(trees::PAYER_STATS)?,
         })
     }
 
@@ -323,6 +327,7 @@ impl GroupTrees {
             &self.delivery_queue,
             &self.audit,
             &self.tasks,
+            &self.payer_stats,
         ];
         let result = crate::engine::transaction(&trees, |views| {
             let txn = Txn {
@@ -337,6 +342,7 @@ impl GroupTrees {
                 delivery_queue: views[8].clone(),
                 audit: views[9].clone(),
                 tasks: views[10].clone(),
+                payer_stats: views[11].clone(),
                 events: RefCell::new(Vec::new()),
                 shared: RefCell::new(SharedBatches::default()),
             };

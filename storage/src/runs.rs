@@ -14,7 +14,9 @@ use crate::engine::Bytes;
 use crate::group::{Committed, Job, Queued, Txn, Verdict};
 use crate::requests::{due_key, read_count, stored_request, IntakeRecord, Stored};
 use crate::seal::{Sealed, Sealer};
-use crate::{DeliveryRecord, RequestBatchId, RequestId, RequestRecord, StorageError, Store};
+use crate::{
+    DeliveryRecord, PayerLearning, RequestBatchId, RequestId, RequestRecord, StorageError, Store,
+};
 use chrono::{DateTime, Utc};
 use sled::transaction::UnabortableTransactionError;
 use tokio::sync::oneshot;
@@ -117,9 +119,10 @@ impl Store {
     }
 
     /// Stores `record`, a request's final state, in place of its running one and enqueues `delivery` (if
-    /// any) in the same transaction, grouped like [`Store::commit_update`]; returns once durable, with
-    /// whether `record` was stored. A request already terminal keeps its stored record (the answer is
-    /// `false`), and no webhook is enqueued for the record not stored.
+    /// any) and adds `learning` (what its calls taught about its payer's line) in the same transaction,
+    /// grouped like [`Store::commit_update`]; returns once durable, with whether `record` was stored. A
+    /// request already terminal keeps its stored record (the answer is `false`), and neither a webhook
+    /// is enqueued nor anything learned for the record not stored.
     ///
     /// A change that overwrote the whole record would decode the stored one, copy the new one in and
     /// encode it, all on the flusher thread. Here the caller's thread encodes it, the stored record is
@@ -129,6 +132,7 @@ impl Store {
         &self,
         record: RequestRecord,
         delivery: Option<DeliveryRecord>,
+        learning: Option<PayerLearning>,
     ) -> Result<bool, StorageError> {
         let enqueues = delivery.is_some();
         let id = record.id.clone();
@@ -181,6 +185,9 @@ impl Store {
             )?;
             if let Some((next_at, stored)) = delivery.as_ref() {
                 enqueue_first_round(txn, &id, *next_at, stored)?;
+            }
+            if let Some(learning) = learning.as_ref() {
+                crate::payer_stats::learn(txn, learning)?;
             }
             Ok(Ok(true))
         });

@@ -41,6 +41,9 @@ pub(crate) const DELIVERY_QUEUE: &str = "delivery_queue";
 /// `task id -> request id`: the tasks people work (`human_fallback`), oldest first (task ids are UUID v7);
 /// the task itself lives in its request's run.
 pub(crate) const TASKS: &str = "tasks";
+/// `payer name \0 day (days from the common era, u32 BE) -> PayerDayRecord`: what is learned of each
+/// payer's line, one record per local day in the payer's zone, kept 90 days (no PHI).
+pub(crate) const PAYER_STATS: &str = "payer_stats";
 /// `request id \0 sequence (u64 BE) -> AttemptRecord`: the delivery log.
 pub(crate) const DELIVERY_ATTEMPTS: &str = "delivery_attempts";
 /// `first sequence number (u64 BE) -> events, one JSON object per line`: the audit log's hash chain, a

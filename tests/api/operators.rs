@@ -45,7 +45,7 @@ pub async fn operator(app: &TestApp, name: &str, role: &str) -> String {
 }
 
 /// Who may: `A` admin only, `R` admin and support, `U` admin and auditor.
-const ROUTES: [(&str, &str, char); 22] = [
+const ROUTES: [(&str, &str, char); 23] = [
     ("GET", "/admin/v1/accounts", 'R'),
     ("GET", "/admin/v1/accounts/demo", 'R'),
     ("PUT", "/admin/v1/accounts/roles-probe", 'A'),
@@ -56,6 +56,7 @@ const ROUTES: [(&str, &str, char); 22] = [
     ("DELETE", "/admin/v1/schemas/roles-probe", 'A'),
     ("GET", "/admin/v1/payers", 'R'),
     ("PUT", "/admin/v1/payers/Roles%20Probe", 'A'),
+    ("GET", "/admin/v1/payers/Aetna/stats", 'R'),
     ("GET", "/admin/v1/clock", 'R'),
     ("POST", "/admin/v1/clock", 'A'),
     ("GET", "/admin/v1/webhook-deliveries?requestId=x", 'R'),

@@ -59,6 +59,8 @@ fn request(call_id: &str) -> PlatformCallRequest {
             inputs,
             number: "8005550123".to_owned(),
             placed_at: Utc::now(),
+            payer_zone: chrono_tz::Tz::UTC,
+            payer_notes: String::new(),
             known: Default::default(),
             restarts: 0,
             seed: 7,

@@ -41,6 +41,12 @@ pub struct CallJob {
     pub number: String,
     /// When the call was placed (its record's `placed_at`, from the clock).
     pub placed_at: DateTime<Utc>,
+    /// The payer's zone (the directory's, else the account's): the simulator reads the hour of the week
+    /// of `placed_at` in it.
+    pub payer_zone: chrono_tz::Tz,
+    /// What was learned of the payer's line, for the voice agent (the prompt variable `payer_notes`);
+    /// empty when nothing was, or for a sandbox call.
+    pub payer_notes: String,
     /// Restarts the request has been through; fault injection uses it to fail only the first time.
     pub restarts: u32,
     /// `simulation.seed`.

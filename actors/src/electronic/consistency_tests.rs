@@ -75,6 +75,8 @@ fn job(seed: u64, scenario: Option<&str>) -> CallJob {
         inputs,
         number: "8005550101".into(),
         placed_at: chrono::DateTime::UNIX_EPOCH,
+        payer_zone: chrono_tz::Tz::UTC,
+        payer_notes: String::new(),
         restarts: 0,
         seed,
         time_scale: 1.0e12,

@@ -186,6 +186,7 @@ fn orchestration(store: &Store, dialer: Arc<dyn Dialer>) -> Orchestration {
         metrics: Arc::new(Metrics::new(store)),
         limits: None,
         prices: crate::cost::Prices::FREE,
+        learned: Default::default(),
     }
 }
 
@@ -302,6 +303,7 @@ fn step_job() -> StepJob {
         restarts: 0,
         zone: chrono_tz::America::New_York,
         dialer: None,
+        learned_windows: false,
         incarnation: 1,
         edges: Edges::default(),
     }
@@ -460,6 +462,8 @@ async fn a_call_reports_its_outcome_to_its_parent_and_leaves_the_write_to_it() {
         inputs: BTreeMap::new(),
         number: "8005550123".into(),
         placed_at: now(),
+        payer_zone: chrono_tz::Tz::UTC,
+        payer_notes: String::new(),
         restarts: 0,
         seed: 7,
         time_scale: 0.0,

@@ -87,6 +87,8 @@ impl Actor for CallActor {
         let request_id = job.request_id.clone();
         let prices = self.prices;
         let run = async move {
+            // A call placed in a learned window waits for it (its `placed_at`, written before).
+            super::windows::wait_until(&clock, job.placed_at).await;
             // A real call waits for the payer's hours and a free slot, holding the slot until it ends.
             let _slot = match limits {
                 Some((gate, limits)) => Some(

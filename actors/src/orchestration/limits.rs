@@ -95,6 +95,11 @@ impl CallLimits {
         self.max
     }
 
+    /// The calling hours of a payer that names none of its own.
+    pub fn default_hours(&self) -> CallingHoursRecord {
+        self.default_hours
+    }
+
     /// Slots held by calls now.
     pub fn in_use(&self) -> usize {
         self.max - self.slots.available_permits()

@@ -21,13 +21,16 @@ pub(crate) mod actor_tests;
 mod call;
 mod edges;
 mod error;
+mod learning;
 pub mod limits;
 mod messages;
+mod notes;
 mod orchestrator;
 pub mod outcome;
 mod reading;
 mod request;
 mod step;
+pub mod windows;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -77,6 +80,8 @@ pub struct Orchestration {
     /// The configured rates (`[dialer] cost_per_minute`, `[electronic] cost_per_transaction`): each
     /// call is priced when it ends, each electronic attempt when it answers.
     pub prices: crate::cost::Prices,
+    /// What was learned of each payer's line, for accounts with `learned_call_windows`.
+    pub learned: windows::LearnedWeeks,
 }
 
 /// One production dialer and whether its calls are real (held to calling hours and call slots).

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use actix::prelude::*;
 use chrono_tz::Tz;
 use switchboard_storage::{
-    CallId, CallRecord, Environment, RequestId, RequestRecord, SchemaVersionRecord, StepKey,
-    StepState, StorageError,
+    CallId, CallRecord, Environment, PayerRecord, RequestId, RequestRecord, SchemaVersionRecord,
+    StepKey, StepState, StorageError,
 };
 use tracing::Instrument;
 
@@ -41,6 +41,8 @@ pub(crate) struct StepJob {
     pub zone: Tz,
     /// The account's own dialer kind (`[[accounts]] dialer`); `None`: the server's default.
     pub dialer: Option<String>,
+    /// The account has `learned_call_windows`: each call waits for the hour its payer answers fastest.
+    pub learned_windows: bool,
     /// Tells this step actor apart from an earlier one of the same key: a step left behind by a restart of
     /// its request actor may still report (its drop reports a crash), and must not be taken for the
     /// current one.
@@ -137,6 +139,20 @@ impl StepActor {
     }
 
     fn place(&mut self, ctx: &mut Context<Self>, record: &RequestRecord, call: CallRecord) {
+        let payer = match record.environment {
+            Environment::Production => self.payer(record),
+            Environment::Sandbox => None,
+        };
+        let payer_zone = self.payer_zone(payer.as_ref());
+        let payer_notes = payer
+            .as_ref()
+            .and_then(|payer| {
+                let week = self.shared.learned.week(&self.shared.store, &payer.name, call.placed_at);
+                let week = week.map_err(|e| tracing::warn!(error = %e, "no payer notes: the learned week could not be read"));
+                let week = week.ok()?;
+                Some(super::notes::payer_notes(&payer.name, &week, call.placed_at, payer_zone))
+            })
+            .unwrap_or_default();
         let job = CallJob {
             call_id: call.id.clone(),
             request_id: self.job.request_id.clone(),
@@ -148,6 +164,8 @@ impl StepActor {
             inputs: record.inputs.clone(),
             number: call.to.clone(),
             placed_at: call.placed_at,
+            payer_zone,
+            payer_notes,
             restarts: self.job.restarts,
             seed: self.shared.seed,
             time_scale: self.shared.time_scale,
@@ -195,26 +213,70 @@ impl StepActor {
         if record.environment != Environment::Production {
             return None;
         }
-        // The directory's match, else the payer as the client named it (a request dialing its own number
-        // keeps no match, but its payer's hours still apply when the name is the directory's).
-        let payer = record
-            .payer_lookup
-            .as_ref()
-            .and_then(|l| l.matched_payer_name.as_deref())
-            .or_else(|| record.inputs.get("payerName").map(|n| n.trim()))
-            .and_then(|name| self.shared.store.payer(name).ok().flatten());
-        let hours = payer.as_ref().and_then(|payer| payer.calling_hours);
-        let zone = payer
-            .as_ref()
-            .and_then(|payer| payer.timezone.as_deref()?.parse::<Tz>().ok())
-            .unwrap_or(self.job.zone);
+        let payer = self.payer(record);
         Some(Gate {
-            zone,
-            hours,
+            zone: self.payer_zone(payer.as_ref()),
+            hours: payer.as_ref().and_then(|payer| payer.calling_hours),
             // With an intent on record the platform may hold the call already (even if its id was lost):
             // it is re-attached or looked up at once, never held back by the hours.
             reattach: call.platform.is_some(),
         })
+    }
+
+    /// When the next call is placed: now, or with `learned_call_windows` the hour before the end of the
+    /// request's due date (in the account's zone) and inside its payer's calling hours that held shortest
+    /// ([`super::windows`]). Written as the call's `placed_at`, which the call actor waits for.
+    fn placing_instant(&self, record: &RequestRecord) -> chrono::DateTime<chrono::Utc> {
+        let now = self.shared.clock.now();
+        if !self.job.learned_windows || record.environment != Environment::Production {
+            return now;
+        }
+        let Some(payer) = self.payer(record) else {
+            return now;
+        };
+        let week = match self
+            .shared
+            .learned
+            .week(&self.shared.store, &payer.name, now)
+        {
+            Ok(week) => week,
+            Err(e) => {
+                tracing::warn!(error = %e, "the payer's learned week could not be read: calling now");
+                return now;
+            }
+        };
+        let deadline = crate::calendar::day_start(
+            record.due_date.succ_opt().unwrap_or(record.due_date),
+            self.job.zone,
+        );
+        let hours = payer
+            .calling_hours
+            .or(self.shared.limits.as_ref().map(|l| l.default_hours()))
+            .unwrap_or(super::limits::DEFAULT_HOURS);
+        let at = super::windows::learned_instant(
+            &week,
+            now,
+            deadline,
+            self.payer_zone(Some(&payer)),
+            hours,
+        );
+        if at > now {
+            tracing::info!(
+                wait_s = (at - now).num_seconds(),
+                "the call waits for its payer's learned window"
+            );
+        }
+        at
+    }
+
+    /// The request's payer in the directory.
+    fn payer(&self, record: &RequestRecord) -> Option<PayerRecord> {
+        super::learning::payer_of(&self.shared.store, record)
+    }
+
+    /// The zone of a payer's calling hours and of its week: its own, else the account's.
+    fn payer_zone(&self, payer: Option<&PayerRecord>) -> Tz {
+        super::learning::payer_zone(payer, self.job.zone)
     }
 
     /// Reads the record once (with the edges not written yet) and takes the step's next move: resume an
@@ -275,7 +337,7 @@ impl StepActor {
                     attempt: calls.len() as u32 + 1,
                     to: number,
                     number_source: source,
-                    placed_at: self.shared.clock.now(),
+                    placed_at: self.placing_instant(&record),
                     outcome: None,
                     platform: None,
                 };

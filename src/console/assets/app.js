@@ -1,5 +1,6 @@
 // The console's entry point: hash routing, sign-in gate and the header.
-// Routes: #/requests, #/requests/{id}, #/batches/{id}, #/schedule, #/new, #/signin, #/queue, #/queue/{taskId}. Any route also takes
+// Routes: #/requests, #/requests/{id}, #/batches/{id}, #/schedule, #/new, #/signin, #/queue, #/queue/{taskId},
+// #/payers, #/payers/{name}. Any route also takes
 // `?token=TOKEN` (an API bearer token) so automation can open a view signed in; the token is moved into
 // sessionStorage and dropped from the address bar at once. A fragment never reaches the server's logs.
 
@@ -11,6 +12,7 @@ import { renderDetail } from './detail.js';
 import { renderBatch, renderSchedule } from './schedule.js';
 import { renderCreate } from './create.js';
 import { renderQueue, renderTask } from './queue.js';
+import { renderPayer, renderPayers } from './payers.js';
 
 const ROUTES = [
   [/^\/requests\/([^/]+)$/, (match) => renderDetail(decodeURIComponent(match[1]))],
@@ -46,6 +48,10 @@ async function route() {
   const task = path.match(/^\/queue\/([^/]+)$/);
   if (task) return renderTask(decodeURIComponent(task[1]), query);
   if (path === '/queue') return renderQueue(query);
+  // The payer pages are operators' too (admin, support), with the same token.
+  const payer = path.match(/^\/payers\/([^/]+)$/);
+  if (payer) return renderPayer(decodeURIComponent(payer[1]), query);
+  if (path === '/payers') return renderPayers(query);
   if (path === '/signin' || !session()) {
     return renderSignIn({ next: path === '/signin' ? '/requests' : path });
   }

@@ -12,9 +12,10 @@ const OPERATOR_KEY = 'switchboard.console.operator';
 const GIVE_UP_CODES = ['PAYER_REFUSAL', 'IVR_FAILURE', 'UNABLE_TO_REACH_HUMAN_IN_TIME', 'REQUIRES_OTHER_CHANNEL', 'OTHER'];
 const CANNOT = 'CANNOT ANSWER - ';
 
-const operatorToken = () => sessionStorage.getItem(OPERATOR_KEY);
+export const operatorToken = () => sessionStorage.getItem(OPERATOR_KEY);
 
-async function call(method, path, body) {
+/** An admin API call with the operator token (shared with the payer pages). */
+export async function call(method, path, body) {
   const init = { method, headers: { Authorization: `Bearer ${operatorToken()}`, Accept: 'application/json' } };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
@@ -33,16 +34,18 @@ async function call(method, path, body) {
   return json;
 }
 
-function signInForm(error) {
+/** The operator sign-in form; `reopen` renders the page again once a token is entered. */
+export function signInForm(error, reopen = () => renderQueue(new URLSearchParams()), title = 'Work queue',
+  who = 'a caller\'s or an admin\'s') {
   const input = h('input', { type: 'password', class: 'input mono-input', 'data-testid': 'operator-token',
     placeholder: 'sbop_…', autocomplete: 'off' });
   const form = h('form', { class: 'card', 'data-testid': 'queue-signin', onsubmit: (event) => {
     event.preventDefault();
     sessionStorage.setItem(OPERATOR_KEY, input.value.trim());
-    renderQueue(new URLSearchParams());
+    reopen();
   } },
-  h('h2', { class: 'card-title' }, 'Work queue'),
-  h('p', { class: 'muted' }, 'Sign in with your operator token (a caller\'s or an admin\'s).'),
+  h('h2', { class: 'card-title' }, title),
+  h('p', { class: 'muted' }, `Sign in with your operator token (${who}).`),
   error ? errorBox(error) : null,
   h('label', { class: 'field' }, h('span', { class: 'field-label' }, 'Operator token'), input),
   h('p', {}, h('button', { type: 'submit', class: 'button button-primary' }, 'Open the queue')));
@@ -50,7 +53,7 @@ function signInForm(error) {
 }
 
 /** Takes `?operator=TOKEN` into sessionStorage and out of the address bar. */
-function takeToken(query, path) {
+export function takeToken(query, path) {
   const token = query.get('operator');
   if (!token) return;
   sessionStorage.setItem(OPERATOR_KEY, token);

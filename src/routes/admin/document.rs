@@ -50,7 +50,7 @@ const PAYLOAD_TOO_LARGE: &str = "PayloadTooLarge";
     tags(
         (name = "Accounts", description = "Accounts and their key pairs."),
         (name = "Schemas", description = "Publishing and retiring schemas."),
-        (name = "Payers", description = "The payer directory."),
+        (name = "Payers", description = "The payer directory, and what was learned of each payer's line."),
         (name = "Clock", description = "The server's clock."),
         (name = "Webhooks", description = "Delivery logs and redelivery."),
         (name = "Orchestration", description = "Counters."),
@@ -70,6 +70,7 @@ const PAYLOAD_TOO_LARGE: &str = "PayloadTooLarge";
         crate::wire::TaskListOut, crate::wire::TaskOut, crate::wire::TaskSheetOut,
         crate::wire::QuestionOut, crate::wire::SheetCallOut, crate::wire::TaskErrorOut,
         task_actions::CompleteIn, task_actions::PersonCallIn, task_actions::GiveUpIn,
+        crate::wire::PayerStatsOut, crate::wire::PayerHourOut,
     )),
 )]
 struct Base;

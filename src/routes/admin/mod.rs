@@ -11,6 +11,7 @@ mod document;
 mod faults;
 mod operators;
 mod orchestration;
+mod payer_stats;
 mod payers;
 mod redeliver;
 mod requests;
@@ -72,6 +73,9 @@ pub(crate) fn admin_api(fault_injection: bool) -> Vec<Endpoint> {
         }),
         Endpoint::of::<payers::__path_put_payer>("Payers", ADMIN, || {
             web::route().to(payers::put_payer)
+        }),
+        Endpoint::of::<payer_stats::__path_get_payer_stats>("Payers", READER, || {
+            web::route().to(payer_stats::get_payer_stats)
         }),
         Endpoint::of::<clock::__path_get_clock>("Clock", READER, || {
             web::route().to(clock::get_clock)

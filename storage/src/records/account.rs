@@ -125,11 +125,13 @@ pub enum Feature {
     EnforceMemberIdPrefix,
     /// A request the calls could not finish waits for a person (a task) instead of failing.
     HumanFallback,
+    /// Each call is placed in the hour its payer was learned to answer fastest (operator contract §11).
+    LearnedCallWindows,
 }
 
 impl Feature {
     /// Every feature, in documentation order.
-    pub const ALL: [Feature; 11] = [
+    pub const ALL: [Feature; 12] = [
         Feature::PayerPhoneLookup,
         Feature::EnforcePayerRequiredInputs,
         Feature::EnforceMemberIdValidation,
@@ -141,6 +143,7 @@ impl Feature {
         Feature::ScriptVersion,
         Feature::EnforceMemberIdPrefix,
         Feature::HumanFallback,
+        Feature::LearnedCallWindows,
     ];
 
     /// The snake_case name used in config and the admin API.
@@ -157,6 +160,7 @@ impl Feature {
             Feature::ScriptVersion => "script_version",
             Feature::EnforceMemberIdPrefix => "enforce_member_id_prefix",
             Feature::HumanFallback => "human_fallback",
+            Feature::LearnedCallWindows => "learned_call_windows",
         }
     }
 }

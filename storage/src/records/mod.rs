@@ -7,6 +7,7 @@ mod electronic;
 mod failure;
 mod operator;
 mod payer;
+mod payer_stats;
 mod request;
 mod run;
 mod schema;
@@ -21,6 +22,10 @@ pub use electronic::{
 pub use failure::{FailureCategory, FailureCode, FailureRecord};
 pub use operator::{OperatorRecord, Role};
 pub use payer::{CallingHoursRecord, PayerRecord};
+pub use payer_stats::{
+    CallPhases, HourStats, LearnedCall, PayerDayRecord, PayerLearning, PayerWeek,
+    HOLD_BUCKET_SECONDS,
+};
 pub use request::{
     DialTarget, NumberSource, PayerLookupRecord, RequestRecord, RequestState, TraceRecord,
 };

@@ -199,6 +199,10 @@ pub struct CallReport {
     /// were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_cents: Option<u64>,
+    /// How long the call spent in the phone tree, on hold and talking, when the dialer measured it (the
+    /// simulator does): what Switchboard learns of the payer's line from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<super::CallPhases>,
 }
 
 impl CallReport {
@@ -219,6 +223,7 @@ impl CallReport {
             referral_number: None,
             follow_up_requested: false,
             cost_cents: None,
+            phases: None,
         }
     }
 }

@@ -22,6 +22,7 @@ crate::on_both_engines!(
     a_due_pass_retires_a_batch_only_when_it_saw_every_member_leave,
     a_terminal_write_holds_its_first_round_back_until_it_is_durable,
     the_outbox_page_ends_before_a_first_round_not_yet_durable,
+    what_a_request_teaches_is_added_with_its_end_once_and_old_days_are_dropped,
 );
 
 /// A pass that visits the members of one batch and answers `verdicts` in turn (then `Waiting`); answers
@@ -697,7 +698,7 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     terminal.state = RequestState::Success;
     terminal.internal_tag = Some("final".into());
     assert!(store
-        .commit_final(terminal.clone(), Some(delivery(&id("r1"), "first")))
+        .commit_final(terminal.clone(), Some(delivery(&id("r1"), "first")), None)
         .await
         .unwrap());
     assert_eq!(store.request(&id("r1")).unwrap().unwrap(), terminal);
@@ -711,7 +712,7 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     let mut late = running;
     late.state = RequestState::Failure;
     let written = store
-        .commit_final(late, Some(delivery(&id("r1"), "second")))
+        .commit_final(late, Some(delivery(&id("r1"), "second")), None)
         .await
         .unwrap();
     assert!(!written, "the write says it stored nothing");
@@ -734,7 +735,7 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     let mut success = failed.clone();
     success.state = RequestState::Success;
     store
-        .commit_final(success, Some(delivery(&id("r2"), "never")))
+        .commit_final(success, Some(delivery(&id("r2"), "never")), None)
         .await
         .unwrap();
     assert_eq!(store.request(&id("r2")).unwrap().unwrap(), failed);
@@ -743,7 +744,7 @@ async fn a_final_record_replaces_the_running_one_once_and_leaves_the_active_inde
     let mut missing = terminal;
     missing.id = id("nope");
     assert!(matches!(
-        store.commit_final(missing, None).await,
+        store.commit_final(missing, None, None).await,
         Err(StorageError::RequestMissing(_))
     ));
 }
@@ -757,7 +758,10 @@ async fn finished_with_webhooks(store: &Store, ids: &[&str]) {
         terminal.state = RequestState::Success;
         let mut webhook = delivery(&id(name), name);
         webhook.next_at += chrono::Duration::seconds(n as i64);
-        store.commit_final(terminal, Some(webhook)).await.unwrap();
+        store
+            .commit_final(terminal, Some(webhook), None)
+            .await
+            .unwrap();
     }
 }
 
@@ -782,7 +786,8 @@ async fn a_terminal_write_holds_its_first_round_back_until_it_is_durable(engine:
     // With no group written meanwhile (a backup's gate), the write is queued and cannot settle.
     let gate = Arc::clone(&store.group.gate);
     let paused = gate.write().unwrap();
-    let mut write = Box::pin(store.commit_final(terminal, Some(delivery(&id("r1"), "first"))));
+    let mut write =
+        Box::pin(store.commit_final(terminal, Some(delivery(&id("r1"), "first")), None));
     assert!(futures::FutureExt::now_or_never(&mut write).is_none());
     assert!(held(&store), "held from before the write");
     drop(paused);
@@ -805,7 +810,7 @@ async fn a_terminal_write_holds_its_first_round_back_until_it_is_durable(engine:
     // Queued after r1's round.
     let mut third = delivery(&id("r3"), "third");
     third.next_at += chrono::Duration::seconds(1);
-    let mut write = Box::pin(store.commit_final(terminal, Some(third)));
+    let mut write = Box::pin(store.commit_final(terminal, Some(third), None));
     assert!(futures::FutureExt::now_or_never(&mut write).is_none());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while crate::engine::resolve(store.delivery(&id("r3")))
@@ -829,7 +834,7 @@ async fn a_terminal_write_holds_its_first_round_back_until_it_is_durable(engine:
     let plain = record("r2", Environment::Production, None, 2_000);
     stored(&store, vec![plain.clone()]).await;
     let paused = gate.write().unwrap();
-    let mut write = Box::pin(store.commit_final(plain, None));
+    let mut write = Box::pin(store.commit_final(plain, None, None));
     assert!(futures::FutureExt::now_or_never(&mut write).is_none());
     assert!(!store.outbox.held()(&id("r2")));
     drop(paused);
@@ -936,4 +941,73 @@ pub(crate) fn new_batch(count: usize) -> Vec<RequestRecord> {
 
 pub(crate) fn scope_of() -> Scope {
     scope(Environment::Production)
+}
+
+/// Two calls of one request, a Monday 9:00 and a Monday 15:00, the second reached after a 300 s hold.
+fn learning(payer: &str) -> crate::PayerLearning {
+    let monday = chrono::NaiveDate::from_ymd_opt(2026, 11, 23).unwrap();
+    let call = |hour, reached, hold_seconds| crate::LearnedCall {
+        day: monday,
+        hour,
+        reached,
+        phases: Some(crate::CallPhases {
+            ivr_seconds: 60,
+            hold_seconds,
+            talk_seconds: 300,
+        }),
+        billed_minutes: 7,
+    };
+    crate::PayerLearning {
+        payer: payer.into(),
+        calls: vec![call(9, false, 2700), call(15, true, 300)],
+        completed_on: Some(monday),
+    }
+}
+
+async fn what_a_request_teaches_is_added_with_its_end_once_and_old_days_are_dropped(
+    engine: TestEngine,
+) {
+    let (_dir, store) = engine.open_temp();
+    let monday = chrono::NaiveDate::from_ymd_opt(2026, 11, 23).unwrap();
+    for name in ["r1", "r2"] {
+        stored(
+            &store,
+            vec![record(name, Environment::Production, None, 1_000)],
+        )
+        .await;
+        let mut terminal = store.request(&id(name)).unwrap().unwrap();
+        terminal.state = RequestState::Success;
+        store
+            .commit_final(terminal.clone(), None, Some(learning("Aetna")))
+            .await
+            .unwrap();
+        // Ending again (a restart that finished it twice) teaches nothing more.
+        store
+            .commit_final(terminal, None, Some(learning("Aetna")))
+            .await
+            .unwrap();
+    }
+    let days = store.payer_days("Aetna", monday).await.unwrap();
+    assert_eq!(days.len(), 1);
+    let (day, record) = &days[0];
+    assert_eq!(*day, monday);
+    assert_eq!(record.hours[&9].calls, 2, "one call at 9:00 per request");
+    assert_eq!(record.hours[&15].reached, 2);
+    assert_eq!(record.hours[&15].median_hold_seconds(), Some(315));
+    assert_eq!((record.completed_requests, record.billed_minutes), (2, 28));
+    assert!(store.payer_days("Aet", monday).await.unwrap().is_empty());
+    assert!(store
+        .payer_days("Aetna", monday.succ_opt().unwrap())
+        .await
+        .unwrap()
+        .is_empty());
+
+    assert_eq!(store.forget_payer_days_before(monday).unwrap(), 0);
+    assert_eq!(
+        store
+            .forget_payer_days_before(monday.succ_opt().unwrap())
+            .unwrap(),
+        1
+    );
+    assert!(store.payer_days("Aetna", monday).await.unwrap().is_empty());
 }

@@ -126,7 +126,7 @@ pub(super) async fn dump_dom(browser: &Path, url: &str) -> Run {
 /// Saves a screenshot of `url` (`size` is `WIDTH,HEIGHT`) and checks it is a real image. Runs write into
 /// `target/console-screenshots/`; with `SWITCHBOARD_UPDATE_SCREENSHOTS=1` they refresh the ones kept in
 /// `docs/screenshots/` (shown by the README), so an ordinary test run leaves the work tree clean.
-async fn screenshot(browser: &Path, url: &str, name: &str, size: &str) -> PathBuf {
+pub(super) async fn screenshot(browser: &Path, url: &str, name: &str, size: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = if std::env::var("SWITCHBOARD_UPDATE_SCREENSHOTS").as_deref() == Ok("1") {
         root.join("docs/screenshots")

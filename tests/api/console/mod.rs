@@ -4,6 +4,7 @@
 
 mod browser;
 mod cost;
+mod payers;
 
 use std::time::{Duration, Instant};
 

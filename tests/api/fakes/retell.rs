@@ -733,6 +733,8 @@ async fn simulate(request: &Value) -> Scenario {
             .trim_start_matches("+1")
             .to_owned(),
         placed_at: chrono::DateTime::UNIX_EPOCH,
+        payer_zone: chrono_tz::Tz::UTC,
+        payer_notes: String::new(),
         known: BTreeMap::new(),
         restarts: 0,
         seed: 7,

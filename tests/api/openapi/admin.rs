@@ -275,6 +275,19 @@ async fn real_admin_answers_validate_against_the_admin_document() {
             200,
         )
         .await;
+    let stats = "/admin/v1/payers/{name}/stats";
+    check
+        .expect(M::GET, stats, "/admin/v1/payers/Aetna/stats", None, 200)
+        .await;
+    check
+        .expect(
+            M::GET,
+            stats,
+            "/admin/v1/payers/Nobody%20Health/stats",
+            None,
+            404,
+        )
+        .await;
 
     let clock = "/admin/v1/clock";
     check.expect(M::GET, clock, clock, None, 200).await;

@@ -80,6 +80,8 @@ impl From<AgentOutcome> for CallReport {
             follow_up_requested: outcome.follow_up_requested,
             // A voice agent of the operator's own reports no price: its calls are priced by the minute.
             cost_cents: None,
+            // The agent protocol carries no phases.
+            phases: None,
         }
     }
 }

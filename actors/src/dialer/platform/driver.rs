@@ -215,7 +215,11 @@ impl Inner {
     async fn create(&self, job: &CallJob) -> Step<String> {
         let request = PlatformCallRequest {
             extraction: extraction_fields(&job.schema),
-            variables: prompt_variables(&job.schema, &job.inputs, &job.known),
+            variables: {
+                let mut variables = prompt_variables(&job.schema, &job.inputs, &job.known);
+                variables.insert("payer_notes".into(), job.payer_notes.clone());
+                variables
+            },
             job: job.clone(),
         };
         for attempt in 1..=CREATE_ATTEMPTS {

@@ -40,6 +40,8 @@ fn platform_report(job: &CallJob, result: PlatformResult) -> CallReport {
         referral_number: None,
         follow_up_requested: false,
         cost_cents: result.cost_cents,
+        // The platforms report the call's length, not its phases.
+        phases: None,
     };
     let redial_or_hold = match result.end {
         CallEnd::Busy | CallEnd::NoAnswer | CallEnd::Voicemail => Some(Disposition::Voicemail),

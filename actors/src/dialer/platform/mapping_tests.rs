@@ -53,6 +53,8 @@ fn job() -> CallJob {
         inputs: BTreeMap::new(),
         number: "8005550101".into(),
         placed_at: chrono::DateTime::UNIX_EPOCH,
+        payer_zone: chrono_tz::Tz::UTC,
+        payer_notes: String::new(),
         known: BTreeMap::new(),
         restarts: 0,
         seed: 1,

@@ -37,9 +37,11 @@
 //! far less ([`PayerProfile::for_follow_up`]). For a typical commercial payer about four requests in five
 //! succeed within the three attempts of a step; the rest fail the way real ones do.
 //!
-//! **Time.** Calls report realistic simulated lengths (phone tree 1-5 minutes, hold 5-44 minutes, talk
-//! 4-12 minutes) and wait that long divided by `simulation.time_scale`, at most [`MAX_WAIT_SECONDS`]
-//! simulated seconds: at the default scale of 60 no call waits more than 20 seconds of wall time.
+//! **Time.** Calls report realistic simulated lengths (phone tree 1-5 minutes, hold 2-44 minutes, talk
+//! 4-12 minutes). The hold depends on when the call is placed, in the payer's zone (`week.rs`): Monday
+//! mornings run up to about twice the payer's median, mid-week afternoons about half of it, each payer
+//! with its own seeded deviation, so a caller that learns each line's week holds measurably less. Calls
+//! wait their length divided by `simulation.time_scale`, at most [`MAX_WAIT_SECONDS`] simulated seconds: at the default scale of 60 no call waits more than 20 seconds of wall time.
 //!
 //! `profile.rs` owns the families and profiles, `decide.rs` the pure decision of a call and the failure
 //! codes that fit it, `referral.rs` the referral numbers, `timing.rs` call lengths and waits, `texts.rs` the
@@ -51,6 +53,7 @@ mod profile;
 mod referral;
 mod texts;
 mod timing;
+mod week;
 
 #[cfg(test)]
 mod tests;
@@ -70,6 +73,7 @@ use super::{CallJob, CallReport, Dialer};
 use decide::{decide, missing_inputs, not_found_codes, Outcome, Situation};
 use referral::{is_referral_number, referral_dice, referral_number};
 use timing::{timing, wall_wait};
+use week::payer_seed;
 
 /// Longest wall-time wait of one call, in simulated seconds (the reported duration may be longer): 20
 /// seconds of wall time at `time_scale` 60.
@@ -140,7 +144,12 @@ impl SimulatedPayerDialer {
             not_found: not_found_codes(&schema.request_type),
         };
         let outcome = decide(&profile, &situation, &dice);
-        let timing = timing(outcome, &profile, &dice);
+        let week = week::hold_factor_at(
+            payer_seed(job.seed, payer.unwrap_or_default()),
+            job.placed_at,
+            job.payer_zone,
+        );
+        let timing = timing(outcome, &profile, week, &dice);
         let ctx = Context {
             schema,
             inputs: &job.inputs,
@@ -149,6 +158,11 @@ impl SimulatedPayerDialer {
         };
         let mut report = CallReport {
             duration_seconds: timing.total(),
+            phases: Some(switchboard_storage::CallPhases {
+                ivr_seconds: timing.ivr,
+                hold_seconds: timing.hold,
+                talk_seconds: timing.talk,
+            }),
             recording: true,
             from_number: Some(format!(
                 "+1646555{:04}",

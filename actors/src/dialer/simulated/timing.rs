@@ -28,20 +28,22 @@ impl Timing {
     }
 }
 
-/// A hold before a representative answers: log-normal around the profile's median (a sum of uniform
-/// rolls stands in for the normal), within 5-44 minutes.
-fn hold_seconds(profile: &PayerProfile, dice: &Dice) -> u32 {
+/// A hold before a representative answers: log-normal around the profile's median times the hour of
+/// the week's factor (`week`, see `week.rs`; a sum of uniform rolls stands in for the normal), within
+/// 2-44 minutes.
+fn hold_seconds(profile: &PayerProfile, week: f64, dice: &Dice) -> u32 {
     let sum: f64 = (0..4)
         .map(|i| dice.pick(&format!("sim:hold#{i}"), 10_000) as f64 / 10_000.0)
         .sum();
     let z = (sum - 2.0) * 3f64.sqrt();
-    let minutes = (profile.hold_minutes_median * (0.5 * z).exp()).clamp(5.0, 44.0);
+    let minutes = (profile.hold_minutes_median * week * (0.5 * z).exp()).clamp(2.0, 44.0);
     (minutes * 60.0).round() as u32
 }
 
-/// The timing of a call with `outcome`: phone tree 60-300 s, hold per profile, talk 4-12 minutes when the
-/// call completes (shorter when it does not).
-pub(crate) fn timing(outcome: Outcome, profile: &PayerProfile, dice: &Dice) -> Timing {
+/// The timing of a call with `outcome`: phone tree 60-300 s, hold per profile and hour of the week
+/// (`week`, the factor of the hour the call is placed in), talk 4-12 minutes when the call completes
+/// (shorter when it does not).
+pub(crate) fn timing(outcome: Outcome, profile: &PayerProfile, week: f64, dice: &Dice) -> Timing {
     let ivr = dice.range("sim:timing:ivr", 60, 300) as u32;
     let talk = |lo, hi| dice.range("sim:timing:talk", lo, hi) as u32;
     match outcome {
@@ -67,17 +69,17 @@ pub(crate) fn timing(outcome: Outcome, profile: &PayerProfile, dice: &Dice) -> T
         },
         Outcome::Referred => Timing {
             ivr,
-            hold: hold_seconds(profile, dice),
+            hold: hold_seconds(profile, week, dice),
             talk: talk(90, 240),
         },
         Outcome::MissingInput(_) | Outcome::NotFound(_) | Outcome::Refusal => Timing {
             ivr,
-            hold: hold_seconds(profile, dice),
+            hold: hold_seconds(profile, week, dice),
             talk: talk(120, 360),
         },
         Outcome::Completed => Timing {
             ivr,
-            hold: hold_seconds(profile, dice),
+            hold: hold_seconds(profile, week, dice),
             talk: talk(240, 720),
         },
     }

@@ -70,6 +70,8 @@ fn request() -> PlatformCallRequest {
             inputs,
             number: "8005550100".to_owned(),
             placed_at: Utc::now(),
+            payer_zone: chrono_tz::Tz::UTC,
+            payer_notes: String::new(),
             known: BTreeMap::new(),
             restarts: 0,
             seed: 7,

@@ -24,6 +24,7 @@ use super::{
 use crate::calendar::local_date;
 use crate::electronic::ElectronicJob;
 use crate::orchestration::edges::{Edge, Edges};
+use crate::orchestration::learning;
 use crate::orchestration::messages::{RequestEnded, StepParent};
 use crate::orchestration::orchestrator::Orchestrator;
 use crate::orchestration::reading::read_then;
@@ -161,14 +162,12 @@ impl RequestActor {
             // The terminal record is `record` itself, edges included.
             Move::Finish(ending) => self.finish(ctx, record, account.as_ref(), ending),
             Move::OpenStep(plan) => {
-                let zone = zone(account.as_ref());
                 let edge = Edge::OpenStep {
                     step: plan.step.clone(),
                     index: plan.index,
                 };
                 edges.take(edge, &mut record);
-                let dialer = account.as_ref().and_then(|a| a.dialer.clone());
-                self.start_step(ctx, &record, plan, zone, dialer, edges);
+                self.start_step(ctx, &record, plan, account.as_ref(), edges);
             }
             // Every other move acts outside the record: what was decided is written first.
             _ if !edges.is_empty() => {
@@ -197,9 +196,7 @@ impl RequestActor {
                 self.try_electronic(ctx, &record, job);
             }
             Move::ResumeStep(plan) => {
-                let zone = zone(account.as_ref());
-                let dialer = account.as_ref().and_then(|a| a.dialer.clone());
-                self.start_step(ctx, &record, plan, zone, dialer, Edges::default());
+                self.start_step(ctx, &record, plan, account.as_ref(), Edges::default());
             }
         }
     }
@@ -209,8 +206,7 @@ impl RequestActor {
         ctx: &mut Context<Self>,
         record: &RequestRecord,
         plan: StepPlan,
-        zone: Tz,
-        dialer: Option<String>,
+        account: Option<&AccountRecord>,
         edges: Edges,
     ) {
         self.steps_started += 1;
@@ -226,8 +222,9 @@ impl RequestActor {
                 .run
                 .as_ref()
                 .map_or(0, |run| run.restarts.len() as u32),
-            zone,
-            dialer,
+            zone: zone(account),
+            dialer: account.and_then(|a| a.dialer.clone()),
+            learned_windows: account.is_some_and(|a| a.has(Feature::LearnedCallWindows)),
             edges,
         };
         let parent = StepParent::of(&ctx.address());
@@ -301,12 +298,16 @@ impl RequestActor {
         let traced = terminal.trace.is_some().then(|| terminal.clone());
         let completed = self.shared.metrics.completion_channel(&terminal);
         let cost = crate::cost::RequestCost::of(&terminal, self.shared.prices);
+        let learning = learning::payer_of(&self.shared.store, &terminal).and_then(|payer| {
+            let payer_zone = learning::payer_zone(Some(&payer), zone(account));
+            learning::learning_of(&terminal, &payer, payer_zone)
+        });
         // Nothing else writes a request that finishes (its step has ended, or is given up on), so the
         // stored record is the one finalized; a record already terminal is left as it is.
         let store = self.shared.store.clone();
         self.persist(
             ctx,
-            async move { store.commit_final(terminal, delivery).await },
+            async move { store.commit_final(terminal, delivery, learning).await },
             move |act, ctx, stored| {
                 act.shared.metrics.request_finished(state);
                 // Only the write that made the request terminal adds its cost: the one that found it

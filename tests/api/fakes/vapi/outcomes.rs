@@ -148,6 +148,8 @@ fn simulate(
         inputs,
         number: number.trim_start_matches("+1").to_string(),
         placed_at: Utc::now(),
+        payer_zone: chrono_tz::Tz::UTC,
+        payer_notes: String::new(),
         known: BTreeMap::new(),
         restarts: 0,
         seed,

@@ -149,6 +149,8 @@ fn job(scenario: Option<&str>, step_index: usize, attempt: u32, seed: u64) -> Ca
         inputs: inputs(scenario),
         number: "8005550101".to_string(),
         placed_at: chrono::DateTime::UNIX_EPOCH,
+        payer_zone: chrono_tz::Tz::UTC,
+        payer_notes: String::new(),
         restarts: 0,
         seed,
         time_scale: 1_000_000.0,

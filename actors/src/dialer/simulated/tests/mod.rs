@@ -19,6 +19,7 @@ mod referrals;
 mod requests;
 mod rules;
 mod timing;
+mod week;
 
 /// Huge: waits round to nothing.
 const FAST: f64 = 1.0e12;
@@ -213,6 +214,8 @@ fn job(
         inputs,
         number: "8005550101".to_string(),
         placed_at: chrono::DateTime::UNIX_EPOCH,
+        payer_zone: chrono_tz::Tz::UTC,
+        payer_notes: String::new(),
         restarts: 0,
         seed,
         time_scale: FAST,
