@@ -86,7 +86,9 @@ async fn serve_refuses_a_database_without_the_schema_until_migrate_makes_it() {
 #[actix_web::test]
 async fn migrate_on_the_embedded_store_says_it_needs_none() {
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), &TestConfig::default());
+    let mut embedded = TestConfig::default();
+    embedded.set("storage.kind", "sled");
+    let config = write_config(dir.path(), &embedded);
     let (code, stderr) = run("migrate", &config, &dir.path().join("data"));
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("needs no migration"), "{stderr}");
