@@ -10,8 +10,8 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::helpers::{
-    binary, create_vob, run_to_exit, sled_only, spawn_app, status_and_json, write_config,
-    BinaryServer, TestApp, TestConfig,
+    binary, create_vob, run_to_exit, spawn_app, status_and_json, write_config, BinaryServer,
+    TestApp, TestConfig,
 };
 
 async fn verify(app: &TestApp) -> Value {
@@ -257,7 +257,6 @@ fn remove_sled_files(data_dir: &Path) {
 
 #[actix_web::test]
 async fn a_store_whose_sled_files_were_removed_does_not_start_and_names_the_audit_log() {
-    sled_only!("removes sled's files from data_dir");
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = write_config(work.path(), &TestConfig::default());
     let server = BinaryServer::start_ready(&config, data.path()).await;
