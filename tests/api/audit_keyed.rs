@@ -10,8 +10,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::helpers::{
-    binary, create_vob, run_to_exit, spawn_app, status_and_json, write_config, BinaryServer,
-    TestApp, TestConfig,
+    create_vob, spawn_app, status_and_json, write_config, BinaryServer, TestApp, TestConfig,
 };
 
 async fn verify(app: &TestApp) -> Value {
@@ -240,6 +239,14 @@ async fn an_account_record_swapped_in_the_store_does_not_exchange_its_key() {
     assert_eq!(status, 401, "{body}");
 }
 
+/// What a start on `data_dir` that must be refused says.
+fn refused_start(config: &Path, data_dir: &Path) -> String {
+    let output = crate::node_start::serve_to_exit(config, data_dir, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.code().is_some_and(|c| c != 0), "{stderr}");
+    stderr
+}
+
 /// sled's files of a stopped server.
 fn remove_sled_files(data_dir: &Path) {
     for entry in std::fs::read_dir(data_dir.join("store")).unwrap() {
@@ -263,17 +270,7 @@ async fn a_store_whose_sled_files_were_removed_does_not_start_and_names_the_audi
     server.live_token().await;
     server.terminate();
     remove_sled_files(data.path());
-    let mut command = std::process::Command::new(binary());
-    command
-        .args(["serve", "--config", config.to_str().unwrap()])
-        .env_remove("SWITCHBOARD_MASTER_KEY")
-        .env_remove("SWITCHBOARD_CONFIG")
-        .env("SWITCHBOARD_BIND", "127.0.0.1:0")
-        .env("SWITCHBOARD_DATA_DIR", data.path())
-        .env("RUST_LOG", "warn");
-    let output = run_to_exit(command);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.code().is_some_and(|c| c != 0), "{stderr}");
+    let stderr = refused_start(&config, data.path());
     assert!(stderr.contains("audit log"), "{stderr}");
 }
 
@@ -317,17 +314,7 @@ async fn a_store_rolled_back_whole_to_an_older_copy_does_not_start_and_names_the
     // The log and its sealed head go back together: consistent, and without dave's creation.
     std::fs::remove_dir_all(data.path().join("store")).unwrap();
     copy_dir(&older, &data.path().join("store"));
-    let mut command = std::process::Command::new(binary());
-    command
-        .args(["serve", "--config", config.to_str().unwrap()])
-        .env_remove("SWITCHBOARD_MASTER_KEY")
-        .env_remove("SWITCHBOARD_CONFIG")
-        .env("SWITCHBOARD_BIND", "127.0.0.1:0")
-        .env("SWITCHBOARD_DATA_DIR", data.path())
-        .env("RUST_LOG", "warn");
-    let output = run_to_exit(command);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.code().is_some_and(|c| c != 0), "{stderr}");
+    let stderr = refused_start(&config, data.path());
     assert!(stderr.contains("audit log"), "{stderr}");
     assert!(stderr.contains("rolled back"), "{stderr}");
 }
