@@ -234,7 +234,10 @@ fn assert_refused_as_rolled_back(refused: StorageError, says: &str) {
     assert!(refused.to_string().contains(says), "{refused}");
 }
 
-async fn a_log_rolled_back_head_included_is_refused_by_the_nodes_mark(engine: crate::TestEngine) {
+/// A closed store on `engine` with four events, and the log as it stood after the first three.
+async fn four_events_remembering_three(
+    engine: crate::TestEngine,
+) -> (tempfile::TempDir, crate::EngineChoice, Earlier) {
     let dir = tempfile::tempdir().unwrap();
     let choice = engine.choice();
     let store = reopen(dir.path(), &choice).unwrap();
@@ -245,6 +248,11 @@ async fn a_log_rolled_back_head_included_is_refused_by_the_nodes_mark(engine: cr
         .await
         .unwrap();
     closed(store);
+    (dir, choice, earlier)
+}
+
+async fn a_log_rolled_back_head_included_is_refused_by_the_nodes_mark(engine: crate::TestEngine) {
+    let (dir, choice, earlier) = four_events_remembering_three(engine).await;
     let store = reopen(dir.path(), &choice).unwrap();
     // The sealed head rolled back with the log is consistent with it: only the mark, outside, tells.
     roll_back_audit(&store, &earlier);
@@ -259,16 +267,7 @@ async fn a_log_rolled_back_head_included_is_refused_by_the_nodes_mark(engine: cr
 }
 
 async fn a_log_rolled_back_then_written_again_past_the_mark_is_refused(engine: crate::TestEngine) {
-    let dir = tempfile::tempdir().unwrap();
-    let choice = engine.choice();
-    let store = reopen(dir.path(), &choice).unwrap();
-    three_events(&store).await;
-    let earlier = earlier_log(&store);
-    store
-        .audit_now(vec![event("operator.delete", "a")])
-        .await
-        .unwrap();
-    closed(store);
+    let (dir, choice, earlier) = four_events_remembering_three(engine).await;
     let mark_path = dir.path().join(super::mark::FILE);
     let mark_at_four = std::fs::read(&mark_path).unwrap();
     let store = reopen(dir.path(), &choice).unwrap();
