@@ -18,8 +18,11 @@ use tempfile::TempDir;
 
 mod api;
 mod database;
+mod engine;
 pub use api::{Api, TERMINAL, WAIT_LIMIT};
 pub use database::{admin_query, database_name};
+pub(crate) use engine::sled_only;
+pub use engine::{on_postgres, open_store, skip_on_postgres};
 
 pub const LIVE_KEY: &str = "sk_live_demo_7Qh2m9XcP4";
 pub const LIVE_SECRET: &str = "demo-live-secret-change-me";
@@ -30,6 +33,7 @@ pub const ADMIN_TOKEN: &str = "dev-admin-token";
 pub const START: &str = "2026-11-23T14:00:00Z";
 
 /// Test configuration: the embedded default, with a manual clock and test-friendly edits on top.
+#[derive(Clone)]
 pub struct TestConfig {
     table: toml::Table,
 }
@@ -127,6 +131,12 @@ impl TestConfig {
     pub fn to_toml(&self) -> String {
         toml::to_string(&self.table).unwrap()
     }
+
+    /// The configuration one new server of this run starts with: on a fresh database of its own when the
+    /// suite runs on PostgreSQL (see `helpers/engine.rs`).
+    pub fn for_server(&self) -> TestConfig {
+        engine::on_test_engine(self, switchboard_storage::fresh_postgres_database)
+    }
 }
 
 /// A Switchboard running in this process.
@@ -175,7 +185,8 @@ pub async fn spawn_app_on(config: &TestConfig, bind: &str) -> TestApp {
         ..Overrides::default()
     };
     let settings =
-        configuration::from_toml_str(&config.to_toml(), "test config", &overrides).unwrap();
+        configuration::from_toml_str(&config.for_server().to_toml(), "test config", &overrides)
+            .unwrap();
     let app = Application::build(settings)
         .await
         .expect("application builds");
@@ -291,6 +302,7 @@ impl BinaryServer {
         env: &[(&str, &str)],
         stderr: Stdio,
     ) -> BinaryServer {
+        engine::database_of_data_dir(config_path, data_dir);
         let mut command = Command::new(binary());
         command
             .args(["serve", "--config"])
@@ -317,6 +329,9 @@ impl BinaryServer {
             .strip_prefix("Switchboard listening on ")
             .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
             .to_owned();
+        if engine::switched(config_path) {
+            engine::wait_runs_requests(&address);
+        }
         BinaryServer {
             child,
             api: Api::at(address),
@@ -404,10 +419,12 @@ pub fn output_within(child: Child, limit: Duration) -> Result<Output, Output> {
     }
 }
 
-/// Writes a test config into `dir` and returns its path.
+/// Writes a test config into `dir` and returns its path. On the PostgreSQL run it names the database a
+/// config written there before named, else a fresh one (see `helpers/engine.rs`).
 pub fn write_config(dir: &Path, config: &TestConfig) -> PathBuf {
+    let text = engine::config_file_text(dir, config);
     let path = dir.join("switchboard.toml");
-    std::fs::write(&path, config.to_toml()).unwrap();
+    std::fs::write(&path, text).unwrap();
     path
 }
 
