@@ -14,6 +14,7 @@ use serde_json::Value;
 use switchboard::configuration::{self, Overrides, DEFAULT_CONFIG};
 use switchboard::startup::Application;
 use switchboard::state::AppState;
+use switchboard_storage::EngineChoice;
 use tempfile::TempDir;
 
 mod api;
@@ -146,6 +147,8 @@ pub struct TestApp {
     handle: ServerHandle,
     // Held for its Drop: the data directory lives as long as the app.
     _data_dir: TempDir,
+    /// On the PostgreSQL run, the app's database, dropped once the app is.
+    database: Option<String>,
 }
 
 pub async fn spawn_app() -> TestApp {
@@ -184,9 +187,9 @@ pub async fn spawn_app_on(config: &TestConfig, bind: &str) -> TestApp {
         data_dir: Some(data_dir.path().to_owned()),
         ..Overrides::default()
     };
+    let (config, database) = engine::for_app(config);
     let settings =
-        configuration::from_toml_str(&config.for_server().to_toml(), "test config", &overrides)
-            .unwrap();
+        configuration::from_toml_str(&config.to_toml(), "test config", &overrides).unwrap();
     let app = Application::build(settings)
         .await
         .expect("application builds");
@@ -199,6 +202,7 @@ pub async fn spawn_app_on(config: &TestConfig, bind: &str) -> TestApp {
         state,
         handle,
         _data_dir: data_dir,
+        database,
     }
 }
 
@@ -234,6 +238,20 @@ impl Drop for TestApp {
     fn drop(&mut self) {
         // Without a stop the server would outlive the test's System and keep the port.
         drop(self.handle.stop(false));
+        if let Some(url) = self.database.take() {
+            engine::drop_database_later(url);
+        }
+        keep_open_if_sled(&self.state);
+    }
+}
+
+/// Keeps the store of a server dropped before its stop open to the end of the run when it is sled's, as it
+/// stayed while the server's actor threads outlived it: its closing flush holds sled 0.34's process-wide
+/// lock while it waits for its log, and deadlocked there against the transactions of the tests still
+/// running. A PostgreSQL store closes, which ends its connections.
+pub fn keep_open_if_sled(state: &actix_web::web::Data<AppState>) {
+    if matches!(state.settings.storage_engine, EngineChoice::Sled) {
+        std::mem::forget(state.clone());
     }
 }
 

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::helpers::{
-    binary, client, drain_stderr, free_port, on_postgres, write_config, TestConfig, ADMIN_TOKEN,
+    binary, client, drain_stderr, free_port, skip_on_postgres, write_config, TestConfig,
+    ADMIN_TOKEN,
 };
 
 /// The message of the line every HTTP request gets.
@@ -374,8 +375,9 @@ async fn with_json_logs_a_start_that_fails_ends_on_a_json_error_line() {
     let held = holder._data_dir.as_ref().unwrap().path();
     let config_dir = holder._config_dir.as_ref().unwrap().path();
     let config = config_dir.join("switchboard.toml");
-    // sled locks its data directory; on PostgreSQL a second server stands by instead (several_nodes.rs).
-    if !on_postgres() {
+    if !skip_on_postgres(
+        "the held data directory's refusal: sled locks it, a second server on PostgreSQL stands by",
+    ) {
         let second = command(&config, held, "json", free_port())
             .output()
             .unwrap();

@@ -11,6 +11,7 @@
 //! both engines.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -41,13 +42,15 @@ pub fn on_postgres() -> bool {
     }
 }
 
-/// Skips the calling test on the PostgreSQL run, saying `why` on the test's output (shown with
-/// `--nocapture`, and in the summary of a failing run): for the few tests that look inside sled's own files
-/// or are about sled itself. Used as `if skip_on_postgres("...") { return; }` through [`sled_only!`].
+/// Whether the calling test skips what is sled's on this run, saying so with `why` on the run's stderr
+/// (written past the test harness's capture, so every run shows it): for the few tests, or last steps,
+/// that look inside sled's own files or are about sled itself. A whole test uses [`sled_only!`].
 pub fn skip_on_postgres(why: &str) -> bool {
     let skip = on_postgres();
     if skip {
-        println!("skipped on PostgreSQL: {why}");
+        let thread = std::thread::current();
+        let test = thread.name().unwrap_or("a test");
+        let _ = writeln!(std::io::stderr(), "{test}: skipped on PostgreSQL: {why}");
     }
     skip
 }
@@ -86,6 +89,50 @@ pub fn on_test_engine(config: &TestConfig, database: impl FnOnce() -> String) ->
             .set("storage.url", database());
     }
     config
+}
+
+/// `config` as an in-process server of this run starts with it, and the database the switch made for it,
+/// which is the app's alone.
+pub fn for_app(config: &TestConfig) -> (TestConfig, Option<String>) {
+    let database = switches(config).then(switchboard_storage::fresh_postgres_database);
+    let config = match &database {
+        Some(url) => on_test_engine(config, || url.clone()),
+        None => config.clone(),
+    };
+    (config, database)
+}
+
+/// How long a dropped app's server gets to stop (its runtime ends with the test) before its database is
+/// dropped under it.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// Drops the database at `url` once a stopped app's server has let go of it, from a thread of its own, so
+/// the cluster's disk does not grow by a database per test (about 8 MB each) over the run. Quiet on
+/// failure: a database left over goes with the cluster at the end of the run.
+pub fn drop_database_later(url: String) {
+    std::thread::spawn(move || {
+        std::thread::sleep(STOP_GRACE);
+        let name = super::database_name(&url);
+        let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+        let admin = match std::env::var(switchboard_storage::POSTGRES_URL_VARIABLE) {
+            Ok(admin) => admin,
+            Err(_) => return,
+        };
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        runtime.block_on(async {
+            if let Ok((client, connection)) =
+                tokio_postgres::connect(&admin, tokio_postgres::NoTls).await
+            {
+                tokio::spawn(connection);
+                let _ = client.batch_execute(&sql).await;
+            }
+        });
+    });
 }
 
 /// The text of a config file for `config`, written into `dir`: on this run's engine, the switch's first

@@ -9,7 +9,7 @@ use super::scan::{files_under, holds_plain_riff, scan};
 use super::{create, stable};
 use crate::fakes::retell::{FakeRetell, Scenario, RECORDING};
 use crate::helpers::{
-    client, on_postgres, write_config, BinaryServer, TestConfig, ADMIN_TOKEN, SANDBOX_KEY,
+    client, skip_on_postgres, write_config, BinaryServer, TestConfig, ADMIN_TOKEN, SANDBOX_KEY,
     SANDBOX_SECRET,
 };
 use crate::receiver::Receiver;
@@ -136,10 +136,11 @@ async fn no_marker_and_no_audio_is_readable_anywhere_under_data_dir() {
     assert_eq!(audio.bytes().await.unwrap().as_ref(), RECORDING);
     assert_eq!(server.terminate(), Some(0));
 
-    // 3. What a copy of the directory reveals. On PostgreSQL the requests and the recording are in the
-    // database: the directory holds only the key.
-    if on_postgres() {
-        println!("skipped on PostgreSQL: the scan of sled's files and recordings under data_dir");
+    // 3. What a copy of the directory reveals.
+    if skip_on_postgres(
+        "the scan of data_dir: the requests and the recording are in the database, the directory \
+         holds only the key",
+    ) {
         return;
     }
     let recordings = files_under(&data.path().join("recordings"));
