@@ -62,7 +62,9 @@ pub async fn serve_until_leased(
         true => match reads::Reads::open(&std::sync::Arc::new(settings.clone()), key).await {
             Ok(Some(reads)) => Some(reads),
             Ok(None) => {
-                tracing::info!("no token secret in the database yet: standing by forwards reads too");
+                tracing::info!(
+                    "no token secret in the database yet: standing by forwards reads too"
+                );
                 None
             }
             Err(e) => {

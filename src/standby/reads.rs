@@ -63,13 +63,7 @@ impl Reads {
             }
         };
         let metrics = Arc::new(Metrics::new(&store));
-        let mut state = AppState::standby(
-            store,
-            clock,
-            Arc::clone(settings),
-            secret,
-            metrics,
-        );
+        let mut state = AppState::standby(store, clock, Arc::clone(settings), secret, metrics);
         // A read another standby forwarded (its view of the lease was stale) proves its client's address.
         state.forwarding = crate::encryption::forwarding_key(key, settings);
         let state = web::Data::new(state);

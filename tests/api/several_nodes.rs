@@ -242,7 +242,7 @@ async fn every_node_serves_clients_as_one_switchboard() {
     // A request another node forwarded is never forwarded again: a standby answers it itself.
     let looped = second
         .client
-        .get(second.url("/v1/schemas"))
+        .post(second.url("/v1/requests"))
         .header("x-switchboard-forwarded", "1")
         .send()
         .await
@@ -514,7 +514,8 @@ async fn a_stopped_standby_lets_a_forward_in_flight_finish() {
     let (slow, mut arrived) = slow_server(Duration::from_secs(4));
     let (holder, standby, _holder_dir) = holder_advertising(&nodes, &slow).await;
 
-    let call = actix_web::rt::spawn(standby.client.get(standby.url("/v1/schemas")).send());
+    // A write: the standby answers reads itself.
+    let call = actix_web::rt::spawn(standby.client.post(standby.url("/v1/requests")).send());
     arrived
         .recv()
         .await
