@@ -201,8 +201,15 @@ async fn a_standby_takes_over_after_kill_9_and_finishes_the_live_calls_without_p
     assert_eq!(ready["status"], "standby", "the standby runs nothing yet");
     let killed = Instant::now();
     first.kill_hard();
-    // Until it has taken over, the standby has no node to forward to: 503 with Retry-After.
-    let waiting = second.get("/v1/requests", &token).await;
+    // Until it has taken over, the standby has no node to forward a write to: 503 with Retry-After.
+    let waiting = second
+        .client
+        .post(second.url("/v1/requests"))
+        .bearer_auth(&token)
+        .json(&json!({ "schemaId": "vob-basic" }))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(waiting.status(), 503);
     assert_eq!(waiting.headers()["retry-after"], "1");
     let (_, waiting) = status_and_json(waiting).await;
