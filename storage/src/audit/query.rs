@@ -113,7 +113,7 @@ impl Store {
     /// [`Store::audit_verify`], and that each of `checkpoints` (each checked with
     /// [`Store::audit_checkpoint_holds`] first) still names an event of the log, unchanged.
     pub fn audit_verify_with(&self, checkpoints: &[Checkpoint]) -> Result<Verified, StorageError> {
-        let head: Head = self.group.chain.head().clone();
+        let head: Head = self.group.chain.current_head(&self.audit)?;
         // This node's mark: the log must still reach it, unchanged, whatever was done to the store.
         let mark = self.group.chain.mark()?;
         let binder = &self.sealer.binder;
@@ -190,7 +190,7 @@ impl Store {
     /// A checkpoint of the newest event written, `None` while the log is empty. The event is read back
     /// and must match the sealed head: a checkpoint never vouches for an event altered in the store.
     pub fn audit_checkpoint(&self) -> Result<Option<Checkpoint>, StorageError> {
-        let head: Head = self.group.chain.head().clone();
+        let head: Head = self.group.chain.current_head(&self.audit)?;
         if head.seq == 0 {
             return Ok(None);
         }
