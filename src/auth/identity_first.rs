@@ -52,3 +52,17 @@ pub async fn identity_first(
     drop(http);
     next.call(req).await
 }
+
+/// [`identity_first`] for a node standing by, which answers only reads itself: what it forwards is
+/// authenticated by the node that answers it, so nothing is read for it here.
+pub async fn identity_first_on_reads(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<actix_web::body::BoxBody>, actix_web::Error> {
+    let method = req.method();
+    if method == actix_web::http::Method::GET || method == actix_web::http::Method::HEAD {
+        Ok(identity_first(req, next).await?.map_into_boxed_body())
+    } else {
+        Ok(next.call(req).await?.map_into_boxed_body())
+    }
+}

@@ -79,6 +79,9 @@ pub async fn serve_until_leased(
     let server = HttpServer::new(move || {
         let read_state = read_state.clone();
         App::new()
+            .wrap(actix_web::middleware::from_fn(
+                crate::auth::identity_first_on_reads,
+            ))
             .wrap_fn(middleware::guard)
             .wrap(middleware::strict_transport_security(tls))
             .app_data(hop.clone())
