@@ -140,6 +140,7 @@ impl Application {
             ClockSettings::Manual { start } => {
                 let moved = store
                     .manual_clock()
+                    .await
                     .context("cannot read the manual clock")?;
                 Clock::manual(moved.map_or(start, |moved| moved.max(start)))
             }
@@ -407,6 +408,7 @@ async fn recover(
         .context("cannot provision the configured accounts, schemas and payers")?;
     state
         .reload_directory()
+        .await
         .context("cannot load the payer directory")?;
     crate::domain::UsPhone::warm_up();
     let resumed = state

@@ -57,7 +57,7 @@ impl FromRequest for Caller {
         async move {
             let account = state
                 .store
-                .shared_account_async(&checked.claims.sub)
+                .shared_account(&checked.claims.sub)
                 .await
                 .map_err(ApiError::from)?
                 .ok_or_else(ApiError::account_not_found)?;
