@@ -2,6 +2,7 @@
 //! error envelopes and the routes. Orchestration lives in `switchboard-actors`, persistence in
 //! `switchboard-storage`; this crate is the only one that knows HTTP or the wire format.
 
+mod actor_threads;
 pub mod audit;
 pub mod auth;
 pub mod backup;

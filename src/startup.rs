@@ -19,6 +19,7 @@ use switchboard_actors::{Clock, Metrics};
 use switchboard_storage::seal::KeySource;
 use switchboard_storage::{EngineChoice, NodeLease, StorageConfig, Store};
 
+use crate::actor_threads::ActorThreads;
 use crate::configuration::{ClockSettings, Settings};
 use crate::errors::{json_config, path_config, query_config};
 use crate::http_metrics;
@@ -41,7 +42,7 @@ pub struct Application {
     state: web::Data<AppState>,
     /// The threads of the capacity scheduler and the webhook dispatcher, stopped and joined before the
     /// store closes.
-    actor_threads: Vec<(&'static str, Arbiter)>,
+    actor_threads: ActorThreads,
     /// On PostgreSQL: the lease under which this node runs requests, released when it stops.
     lease: Option<NodeLease>,
 }
@@ -272,10 +273,10 @@ impl Application {
             handle,
             served,
             state,
-            actor_threads: vec![
+            actor_threads: ActorThreads::new(vec![
                 ("capacity scheduler", scheduler_thread),
                 ("webhook", webhook_thread),
-            ],
+            ]),
             lease: holding.map(|holding| holding.lease),
         })
     }
@@ -303,14 +304,9 @@ impl Application {
             .await
             .context("the HTTP server's task failed")?
             .context("HTTP server failed")?;
-        // Nothing stops an arbiter's thread but this: left running, it would keep its handle on the store
-        // to the end of the process, and the store could not be opened again for its recovery snapshot.
-        for (name, thread) in self.actor_threads {
-            thread.stop();
-            if thread.join().is_err() {
-                tracing::error!(thread = name, "an actor thread panicked while stopping");
-            }
-        }
+        // Joined, not only stopped: a thread still running would keep its handle on the store, and the
+        // store could not be opened again for its recovery snapshot.
+        self.actor_threads.stop_and_join();
         // Windows still refusing calls are audited now, with what they counted so far.
         crate::throttle::audit(&self.state, self.state.throttle.take_all());
         self.state

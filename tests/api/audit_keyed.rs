@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::helpers::{
-    create_vob, spawn_app, status_and_json, write_config, BinaryServer, TestApp, TestConfig,
+    create_vob, sled_only, spawn_app, status_and_json, write_config, BinaryServer, TestApp, TestConfig,
 };
 
 async fn verify(app: &TestApp) -> Value {
@@ -264,6 +264,7 @@ fn remove_sled_files(data_dir: &Path) {
 
 #[actix_web::test]
 async fn a_store_whose_sled_files_were_removed_does_not_start_and_names_the_audit_log() {
+    sled_only!("removes sled's files from data_dir");
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = write_config(work.path(), &TestConfig::default());
     let server = BinaryServer::start_ready(&config, data.path()).await;

@@ -12,9 +12,14 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::helpers::{
-    binary, client, status_and_json, write_config, BinaryServer, TestConfig, ADMIN_TOKEN,
-    SANDBOX_KEY, SANDBOX_SECRET,
+    binary, client, sled_only, status_and_json, write_config, BinaryServer, TestConfig,
+    ADMIN_TOKEN, SANDBOX_KEY, SANDBOX_SECRET,
 };
+
+/// Why these tests run on sled only.
+const BACKUPS_ARE_SLEDS: &str =
+    "a backup copies sled's store; on PostgreSQL the database is backed up \
+     with its own tools and the endpoint answers 409 (postgres.rs checks it)";
 
 fn sandbox_batch(n: usize) -> Value {
     let requests: Vec<Value> = (0..5)
@@ -46,6 +51,7 @@ async fn backup(server: &BinaryServer, path: &str) -> (u16, Value) {
 
 #[actix_web::test]
 async fn a_backup_under_load_restores_every_request_acknowledged_before_it() {
+    sled_only!(BACKUPS_ARE_SLEDS);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let mut config = TestConfig::default();
     config.dispatching();
@@ -145,6 +151,7 @@ async fn a_backup_under_load_restores_every_request_acknowledged_before_it() {
 
 #[actix_web::test]
 async fn bad_backup_paths_are_refused_and_the_command_line_twin_writes_one() {
+    sled_only!(BACKUPS_ARE_SLEDS);
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = write_config(work.path(), &TestConfig::default());
     let server = BinaryServer::start_ready(&config, data.path()).await;
@@ -240,6 +247,7 @@ fn assert_private(dir: &Path, what: &str) {
 
 #[actix_web::test]
 async fn with_a_backup_root_backups_go_only_under_it_and_backups_and_data_dir_are_private() {
+    sled_only!(BACKUPS_ARE_SLEDS);
     let work = tempfile::tempdir().unwrap();
     let work_path = work.path().canonicalize().unwrap();
     let (root, elsewhere) = (work_path.join("backups"), work_path.join("elsewhere"));

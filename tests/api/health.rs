@@ -50,7 +50,7 @@ fn the_listener_answers_while_recovery_runs_and_readyz_says_503_until_it_is_done
         ..Default::default()
     };
     let settings = switchboard::configuration::from_toml_str(
-        &crate::helpers::TestConfig::default().to_toml(),
+        &crate::helpers::TestConfig::default().for_server().to_toml(),
         "test config",
         &overrides,
     )
@@ -109,5 +109,6 @@ fn the_listener_answers_while_recovery_runs_and_readyz_says_503_until_it_is_done
         }
         assert_eq!(status_of(port, "/readyz").unwrap(), "HTTP/1.1 200 OK");
         app.handle().stop(true).await;
+        crate::helpers::keep_open_if_sled(&app.state());
     });
 }

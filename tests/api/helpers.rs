@@ -14,12 +14,16 @@ use serde_json::Value;
 use switchboard::configuration::{self, Overrides, DEFAULT_CONFIG};
 use switchboard::startup::Application;
 use switchboard::state::AppState;
+use switchboard_storage::EngineChoice;
 use tempfile::TempDir;
 
 mod api;
 mod database;
+mod engine;
 pub use api::{Api, TERMINAL, WAIT_LIMIT};
 pub use database::{admin_query, database_name};
+pub(crate) use engine::sled_only;
+pub use engine::{on_postgres, open_store, skip_on_postgres};
 
 pub const LIVE_KEY: &str = "sk_live_demo_7Qh2m9XcP4";
 pub const LIVE_SECRET: &str = "demo-live-secret-change-me";
@@ -30,6 +34,7 @@ pub const ADMIN_TOKEN: &str = "dev-admin-token";
 pub const START: &str = "2026-11-23T14:00:00Z";
 
 /// Test configuration: the embedded default, with a manual clock and test-friendly edits on top.
+#[derive(Clone)]
 pub struct TestConfig {
     table: toml::Table,
 }
@@ -127,6 +132,12 @@ impl TestConfig {
     pub fn to_toml(&self) -> String {
         toml::to_string(&self.table).unwrap()
     }
+
+    /// The configuration one new server of this run starts with: on a fresh database of its own when the
+    /// suite runs on PostgreSQL (see `helpers/engine.rs`).
+    pub fn for_server(&self) -> TestConfig {
+        engine::on_test_engine(self, switchboard_storage::fresh_postgres_database)
+    }
 }
 
 /// A Switchboard running in this process.
@@ -136,6 +147,8 @@ pub struct TestApp {
     handle: ServerHandle,
     // Held for its Drop: the data directory lives as long as the app.
     _data_dir: TempDir,
+    /// On the PostgreSQL run, the app's database, dropped once the app is.
+    database: Option<String>,
 }
 
 pub async fn spawn_app() -> TestApp {
@@ -174,6 +187,7 @@ pub async fn spawn_app_on(config: &TestConfig, bind: &str) -> TestApp {
         data_dir: Some(data_dir.path().to_owned()),
         ..Overrides::default()
     };
+    let (config, database) = engine::for_app(config);
     let settings =
         configuration::from_toml_str(&config.to_toml(), "test config", &overrides).unwrap();
     let app = Application::build(settings)
@@ -188,6 +202,7 @@ pub async fn spawn_app_on(config: &TestConfig, bind: &str) -> TestApp {
         state,
         handle,
         _data_dir: data_dir,
+        database,
     }
 }
 
@@ -223,6 +238,20 @@ impl Drop for TestApp {
     fn drop(&mut self) {
         // Without a stop the server would outlive the test's System and keep the port.
         drop(self.handle.stop(false));
+        if let Some(url) = self.database.take() {
+            engine::drop_database_later(url);
+        }
+        keep_open_if_sled(&self.state);
+    }
+}
+
+/// Keeps the store of a server dropped before its stop open to the end of the run when it is sled's, as it
+/// stayed while the server's actor threads outlived it: its closing flush holds sled 0.34's process-wide
+/// lock while it waits for its log, and deadlocked there against the transactions of the tests still
+/// running. A PostgreSQL store closes, which ends its connections.
+pub fn keep_open_if_sled(state: &actix_web::web::Data<AppState>) {
+    if matches!(state.settings.storage_engine, EngineChoice::Sled) {
+        std::mem::forget(state.clone());
     }
 }
 
@@ -291,6 +320,7 @@ impl BinaryServer {
         env: &[(&str, &str)],
         stderr: Stdio,
     ) -> BinaryServer {
+        engine::database_of_data_dir(config_path, data_dir);
         let mut command = Command::new(binary());
         command
             .args(["serve", "--config"])
@@ -317,6 +347,9 @@ impl BinaryServer {
             .strip_prefix("Switchboard listening on ")
             .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
             .to_owned();
+        if engine::switched(config_path) {
+            engine::wait_runs_requests(&address);
+        }
         BinaryServer {
             child,
             api: Api::at(address),
@@ -404,10 +437,12 @@ pub fn output_within(child: Child, limit: Duration) -> Result<Output, Output> {
     }
 }
 
-/// Writes a test config into `dir` and returns its path.
+/// Writes a test config into `dir` and returns its path. On the PostgreSQL run it names the database a
+/// config written there before named, else a fresh one (see `helpers/engine.rs`).
 pub fn write_config(dir: &Path, config: &TestConfig) -> PathBuf {
+    let text = engine::config_file_text(dir, config);
     let path = dir.join("switchboard.toml");
-    std::fs::write(&path, config.to_toml()).unwrap();
+    std::fs::write(&path, text).unwrap();
     path
 }
 

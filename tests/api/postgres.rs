@@ -88,7 +88,9 @@ async fn serve_refuses_a_database_without_the_schema_until_migrate_makes_it() {
 #[actix_web::test]
 async fn migrate_on_an_embedded_store_not_made_yet_says_so_and_makes_none() {
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), &TestConfig::default());
+    let mut embedded = TestConfig::default();
+    embedded.set("storage.kind", "sled");
+    let config = write_config(dir.path(), &embedded);
     let data_dir = dir.path().join("data");
     let (code, stderr) = run("migrate", &config, &data_dir);
     assert_eq!(code, Some(0), "{stderr}");

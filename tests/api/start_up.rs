@@ -6,8 +6,8 @@ use std::process::Command;
 use serde_json::json;
 
 use crate::helpers::{
-    binary, client, run_to_exit, status_and_json, write_config, BinaryServer, TestConfig,
-    SANDBOX_KEY, SANDBOX_SECRET,
+    binary, client, run_to_exit, sled_only, status_and_json, write_config, BinaryServer,
+    TestConfig, SANDBOX_KEY, SANDBOX_SECRET,
 };
 
 #[actix_web::test]
@@ -76,6 +76,10 @@ async fn wait_terminal(server: &BinaryServer, token: &str, id: &str) -> serde_js
 
 #[actix_web::test]
 async fn a_second_server_on_a_held_data_dir_exits_non_zero_with_one_clear_message() {
+    sled_only!(
+        "sled locks its data directory; on PostgreSQL a second server stands by \
+         (several_nodes.rs)"
+    );
     let config_dir = tempfile::tempdir().unwrap();
     let data_dir = tempfile::tempdir().unwrap();
     let config = write_config(config_dir.path(), &TestConfig::default());

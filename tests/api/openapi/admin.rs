@@ -5,7 +5,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use super::{deref, operations, response_schema, Schemas};
-use crate::helpers::{spawn_app, TestApp, ADMIN_TOKEN};
+use crate::helpers::{on_postgres, spawn_app, TestApp, ADMIN_TOKEN};
 use crate::operators::operator;
 
 const DOCUMENT: &str = "/admin/v1/openapi.json";
@@ -356,13 +356,15 @@ async fn real_admin_answers_validate_against_the_admin_document() {
     let backups = tempfile::tempdir().unwrap();
     let target = backups.path().join("one");
     let body = json!({ "path": target.display().to_string() });
+    // On PostgreSQL the database is backed up with its own tools: the call is refused, as documented.
+    let first = if on_postgres() { 409 } else { 200 };
     check
         .expect(
             M::POST,
             "/admin/v1/backups",
             "/admin/v1/backups",
             Some(body.clone()),
-            200,
+            first,
         )
         .await;
     check
