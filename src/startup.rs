@@ -228,6 +228,7 @@ impl Application {
         let tls = settings.server.tls.is_some();
         let server = HttpServer::new(move || {
             App::new()
+                .wrap(actix_web::middleware::from_fn(crate::auth::identity_first))
                 .wrap_fn(middleware::guard)
                 .wrap_fn(http_metrics::record)
                 .wrap(middleware::strict_transport_security(tls))

@@ -93,6 +93,33 @@ impl AppState {
         }
     }
 
+    /// The state of a node standing by on a shared PostgreSQL database, which serves reads and runs no work:
+    /// its scheduler, orchestrator and webhook dispatcher never run (a message to them fails), it has no
+    /// platform drivers, and it is ready at once. Only the read routes are given it (`standby/`).
+    pub fn standby(
+        store: Store,
+        clock: Clock,
+        settings: Arc<Settings>,
+        signing_key: Vec<u8>,
+        metrics: Arc<Metrics>,
+    ) -> AppState {
+        let (orchestrator, due_work) = Orchestrator::closed();
+        let state = AppState::new(
+            store,
+            clock.clone(),
+            settings,
+            signing_key,
+            Scheduler::closed(clock, Arc::clone(&metrics)),
+            orchestrator,
+            due_work,
+            crate::voice::VoiceDialers::default(),
+            switchboard_actors::supervision::closed_address(),
+            metrics,
+        );
+        state.mark_ready();
+        state
+    }
+
     /// The payer directory as last loaded from the store.
     pub fn directory(&self) -> Arc<PayerDirectory> {
         Arc::clone(&self.directory.read().expect("directory lock"))

@@ -54,3 +54,14 @@ impl InjectPanic {
         panic!("fault injection: {actor} panic requested through the admin API");
     }
 }
+
+/// The address of an actor that never runs: a message sent to it fails as to a stopped actor
+/// ([`actix::MailboxError::Closed`]), and one told to it is dropped. For a node that serves reads and runs
+/// no work (a standby on a shared database), whose state must still name the actors the work routes use.
+pub fn closed_address<A>() -> actix::Addr<A>
+where
+    A: actix::Actor<Context = actix::Context<A>>,
+{
+    use actix::AsyncContext;
+    actix::Context::<A>::new().address()
+}

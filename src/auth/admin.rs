@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use actix_web::dev::Payload;
 use actix_web::http::header;
-use actix_web::{web, FromRequest, HttpRequest};
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use sha2::{Digest, Sha256};
 use switchboard_storage::audit::{Actor, Target};
 use switchboard_storage::Role;
@@ -53,8 +53,22 @@ pub fn token_digest(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-/// The operator the request's bearer token names, if any.
+/// The operator the request's bearer token names, if any: as [`super::identity_first`] found it.
 pub async fn operator_of(req: &HttpRequest) -> Result<Option<Operator>, AdminUnauthorized> {
+    let looked_up = req
+        .extensions()
+        .get::<super::identity_first::OperatorLookedUp>()
+        .map(|found| found.0.clone());
+    match looked_up {
+        Some(found) => found,
+        None => look_up_operator(req).await,
+    }
+}
+
+/// Reads the operator the request's bearer token names from the configuration and the store.
+pub(super) async fn look_up_operator(
+    req: &HttpRequest,
+) -> Result<Option<Operator>, AdminUnauthorized> {
     let Some(state) = req.app_data::<web::Data<AppState>>() else {
         return Ok(None);
     };
@@ -86,7 +100,7 @@ pub async fn operator_of(req: &HttpRequest) -> Result<Option<Operator>, AdminUna
     }))
 }
 
-fn bearer(req: &HttpRequest) -> Option<&str> {
+pub(super) fn bearer(req: &HttpRequest) -> Option<&str> {
     req.headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())

@@ -7,9 +7,10 @@ use futures::FutureExt;
 
 use actix_web::dev::Payload;
 use actix_web::http::header;
-use actix_web::{web, FromRequest, HttpRequest};
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use switchboard_storage::{AccountRecord, Environment};
 
+use super::identity_first::AccountRead;
 use super::TokenProblem;
 use crate::errors::{ApiError, TokenError};
 use crate::state::AppState;
@@ -51,7 +52,14 @@ impl FromRequest for Caller {
             Ok(checked) => checked,
             Err(refused) => return Either::Left(ready(Err(refused))),
         };
-        if let Some(account) = state.store.cached_account(&checked.claims.sub) {
+        let read_ahead = req
+            .extensions()
+            .get::<AccountRead>()
+            .filter(|read| read.id == checked.claims.sub)
+            .map(|read| Arc::clone(&read.account));
+        if let Some(account) =
+            read_ahead.or_else(|| state.store.cached_account(&checked.claims.sub))
+        {
             return Either::Left(ready(checked.caller(&state, account)));
         }
         async move {
@@ -150,4 +158,17 @@ fn check_token(req: &HttpRequest) -> Result<(web::Data<AppState>, Checked), acti
         at,
     };
     Ok((state.clone(), checked))
+}
+
+/// The account of the request's client token, read before the handler ([`super::identity_first`]) when
+/// it is not kept in memory; `None` when there is nothing to read ahead (no valid token, a kept account,
+/// no such account, a failed read: the extractor answers those as it always does).
+pub(super) async fn read_account_ahead(req: &HttpRequest) -> Option<AccountRead> {
+    let (state, checked) = check_token(req).ok()?;
+    let id = checked.claims.sub.clone();
+    if state.store.cached_account(&id).is_some() {
+        return None;
+    }
+    let account = state.store.shared_account(&id).await.ok()??;
+    Some(AccountRead { id, account })
 }

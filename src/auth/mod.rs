@@ -5,6 +5,7 @@
 mod admin;
 mod caller;
 mod digest;
+mod identity_first;
 mod secrets;
 mod token;
 
@@ -14,5 +15,6 @@ pub use admin::{
 };
 pub use caller::Caller;
 pub use digest::{constant_time_eq, secret_digest};
+pub use identity_first::{identity_first, identity_first_on_reads};
 pub use secrets::SecretChecks;
 pub use token::{Claims, TokenIssuer, TokenProblem, TOKEN_LIFETIME};

@@ -27,19 +27,33 @@ use out::{ConfigOut, SessionOut};
 
 /// Registers the console's pages, assets and JSON endpoints.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(resource("/console").get(index))
-        .service(resource("/console/").get(index))
-        .service(resource("/console/config.json").get(config))
-        .service(resource("/console/api/session").get(session))
-        .service(resource("/console/api/requests").get(list::list_requests))
-        .service(resource("/console/api/requests/{requestId}").get(detail::get_request))
-        .service(resource("/console/api/requests/{requestId}/voice").get(voice::get_voice))
-        .service(resource("/console/api/schedule").get(schedule::get_schedule));
+    configure_reads(cfg, None);
+    cfg.service(resource("/console/api/requests/{requestId}/voice").get(voice::get_voice));
+}
+
+/// The console's pages, assets and the JSON endpoints that read the store alone: all but the voice view,
+/// which shows the calls the node that runs them holds in memory. `otherwise` answers the other methods
+/// of their paths (a standby forwards them); 405 without it.
+pub fn configure_reads(cfg: &mut web::ServiceConfig, otherwise: Option<fn() -> actix_web::Route>) {
+    let served = |served: crate::http::ServedResource| served.otherwise(otherwise);
+    cfg.service(served(resource("/console").get(index)))
+        .service(served(resource("/console/").get(index)))
+        .service(served(resource("/console/config.json").get(config)))
+        .service(served(resource("/console/api/session").get(session)))
+        .service(served(
+            resource("/console/api/requests").get(list::list_requests),
+        ))
+        .service(served(
+            resource("/console/api/requests/{requestId}").get(detail::get_request),
+        ))
+        .service(served(
+            resource("/console/api/schedule").get(schedule::get_schedule),
+        ));
     for asset in assets::ASSETS {
         let path = format!("/console/{}", asset.name);
-        cfg.service(
-            resource(&path).get(move |req: HttpRequest| async move { assets::serve(&req, asset) }),
-        );
+        cfg.service(served(resource(&path).get(
+            move |req: HttpRequest| async move { assets::serve(&req, asset) },
+        )));
     }
 }
 

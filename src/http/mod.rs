@@ -8,4 +8,4 @@ mod resource;
 
 pub(crate) use dates::parse_day;
 pub use resource::not_found;
-pub(crate) use resource::{resource, route_label, RoutePattern};
+pub(crate) use resource::{resource, route_label, RoutePattern, ServedResource};

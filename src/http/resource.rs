@@ -34,6 +34,7 @@ pub fn resource(path: &str) -> ServedResource {
         resource: web::resource(matched).app_data(RoutePattern::new(path)),
         segment,
         methods: Vec::new(),
+        otherwise: None,
     }
 }
 
@@ -93,6 +94,8 @@ pub struct ServedResource {
     resource: Resource,
     segment: Option<TrailingSegment>,
     methods: Vec<Method>,
+    /// What answers the methods not served, instead of 405: a standby forwards them.
+    otherwise: Option<fn() -> Route>,
 }
 
 macro_rules! method {
@@ -141,6 +144,13 @@ impl ServedResource {
     }
 
     method!(post, POST);
+
+    /// Answers the methods not served with the route `make` builds rather than 405: on a standby, the
+    /// writes to a path whose reads it serves go to the node that runs requests.
+    pub fn otherwise(mut self, make: Option<fn() -> Route>) -> ServedResource {
+        self.otherwise = make;
+        self
+    }
 }
 
 impl HttpServiceFactory for ServedResource {
@@ -151,12 +161,15 @@ impl HttpServiceFactory for ServedResource {
             .map(Method::as_str)
             .collect::<Vec<_>>()
             .join(", ");
-        let resource = self
-            .resource
-            .default_service(web::to(move |req: HttpRequest| {
-                let allow = allow.clone();
-                async move { method_not_allowed(&req, &allow) }
-            }));
+        let resource = match self.otherwise {
+            Some(make) => self.resource.default_service(make()),
+            None => self
+                .resource
+                .default_service(web::to(move |req: HttpRequest| {
+                    let allow = allow.clone();
+                    async move { method_not_allowed(&req, &allow) }
+                })),
+        };
         match self.segment {
             Some(segment) => segment.register(resource, config),
             None => resource.register(config),

@@ -65,6 +65,20 @@ pub(crate) fn client_api() -> Vec<Endpoint> {
     ]
 }
 
+/// What a node standing by on a shared database serves itself: the client API's reads (the token exchange,
+/// requests, schemas, recordings) and the console's, with the same handlers as the full server. The
+/// probes are the standby's own, and `otherwise` answers everything else on these paths (their writes).
+pub fn configure_reads(cfg: &mut web::ServiceConfig, otherwise: fn() -> actix_web::Route) {
+    let reads: Vec<Endpoint> = client_api()
+        .into_iter()
+        .filter(|endpoint| {
+            endpoint.method == utoipa::openapi::path::HttpMethod::Get && endpoint.tag != "Health"
+        })
+        .collect();
+    table::register_otherwise(cfg, &reads, Some(otherwise));
+    crate::console::configure_reads(cfg, Some(otherwise));
+}
+
 /// Registers the client API, the probes, the retired interface and, when an admin token is configured,
 /// the admin API.
 pub fn configure(cfg: &mut web::ServiceConfig, admin_enabled: bool, fault_injection: bool) {

@@ -79,6 +79,15 @@ fn actix_method(method: &HttpMethod) -> Method {
 /// Registers the endpoints, one resource per path with every method it answers: a GET also answers HEAD,
 /// and other methods get 405 with `Allow` naming those served.
 pub fn register(cfg: &mut web::ServiceConfig, endpoints: &[Endpoint]) {
+    register_otherwise(cfg, endpoints, None);
+}
+
+/// [`register`], the methods a path does not serve answered by `otherwise` rather than 405.
+pub fn register_otherwise(
+    cfg: &mut web::ServiceConfig,
+    endpoints: &[Endpoint],
+    otherwise: Option<fn() -> Route>,
+) {
     let mut paths: Vec<&str> = Vec::new();
     for endpoint in endpoints {
         if !paths.contains(&endpoint.path.as_str()) {
@@ -91,6 +100,6 @@ pub fn register(cfg: &mut web::ServiceConfig, endpoints: &[Endpoint]) {
         let resource = methods.fold(resource(&pattern), |resource, endpoint| {
             resource.route(actix_method(&endpoint.method), endpoint.handler)
         });
-        cfg.service(resource);
+        cfg.service(resource.otherwise(otherwise));
     }
 }

@@ -1,10 +1,12 @@
-//! A node standing by on a shared PostgreSQL database serves its clients too: it forwards every request and
-//! platform event to the node that holds the orchestrator lease, and answers 503 `NOT_READY` while no node
-//! can be reached (a takeover under way). Once it takes the lease itself it stops forwarding, and the full
-//! server takes the same listening socket over: connections made meanwhile wait in its backlog rather
-//! than being refused.
+//! A node standing by on a shared PostgreSQL database serves its clients too: it answers reads itself from
+//! the database ([`reads`]: a request, lists, schemas, recordings, the console's reads and the token
+//! exchange), and forwards every other call and platform event to the node that holds the orchestrator
+//! lease, answering 503 `NOT_READY` while no node can be reached (a takeover under way). Once it takes
+//! the lease itself it stops serving, closes its store, and the full server takes the same listening
+//! socket over: connections made meanwhile wait in its backlog rather than being refused.
 
 mod forward;
+mod reads;
 mod route;
 mod stop;
 
@@ -17,7 +19,7 @@ use switchboard_storage::seal::KeySource;
 use switchboard_storage::NodeLease;
 
 use crate::configuration::Settings;
-use crate::errors::MAX_BODY_BYTES;
+use crate::errors::{json_config, path_config, query_config, MAX_BODY_BYTES};
 use crate::middleware;
 
 pub use route::Route;
@@ -40,8 +42,10 @@ pub struct Holding {
     pub stop: StopAsked,
 }
 
-/// Serves on `listener` by forwarding until this node holds the orchestrator lease of the database at
-/// `(url, ca_file)`; `listening` is told the port as soon as the node serves.
+/// Serves on `listener`, reads from the database and the rest by forwarding, until this node holds the
+/// orchestrator lease of the database at `(url, ca_file)`; `listening` is told the port as soon as the node
+/// serves. A database without a keyring yet (`sealed` false) has nothing to read: the node forwards every
+/// call until it takes over.
 pub async fn serve_until_leased(
     settings: &Settings,
     listener: &TcpListener,
@@ -54,9 +58,30 @@ pub async fn serve_until_leased(
     let forwarding = crate::encryption::forwarding_key(key, settings);
     let route = Route::default();
     let hop = web::Data::new(forward::Hop::new(settings, route.clone(), forwarding)?);
+    let reads = match sealed {
+        true => match reads::Reads::open(&std::sync::Arc::new(settings.clone()), key).await {
+            Ok(Some(reads)) => Some(reads),
+            Ok(None) => {
+                tracing::info!(
+                    "no token secret in the database yet: standing by forwards reads too"
+                );
+                None
+            }
+            Err(e) => {
+                tracing::warn!(error = format!("{e:#}"), "standing by forwards reads too");
+                None
+            }
+        },
+        false => None,
+    };
+    let read_state = reads.as_ref().map(|reads| reads.state.clone());
     let tls = settings.server.tls.is_some();
     let server = HttpServer::new(move || {
+        let read_state = read_state.clone();
         App::new()
+            .wrap(actix_web::middleware::from_fn(
+                crate::auth::identity_first_on_reads,
+            ))
             .wrap_fn(middleware::guard)
             .wrap(middleware::strict_transport_security(tls))
             .app_data(hop.clone())
@@ -65,6 +90,15 @@ pub async fn serve_until_leased(
             .route("/healthz", web::get().to(crate::routes::healthz))
             .route("/readyz", web::get().to(forward::readyz))
             .route("/metrics", web::get().to(forward::metrics))
+            .configure(move |cfg| {
+                if let Some(state) = read_state {
+                    cfg.app_data(state)
+                        .app_data(json_config())
+                        .app_data(path_config())
+                        .app_data(query_config());
+                    crate::routes::configure_reads(cfg, forwarding_route);
+                }
+            })
             .default_service(web::to(forward::forward))
     });
     let port = listener.local_addr()?.port();
@@ -84,7 +118,7 @@ pub async fn serve_until_leased(
     let mut served = actix_web::rt::spawn(server);
     listening(port);
     let leased = crate::lease::take(url, ca_file, settings.server.node_url.as_ref(), route);
-    tokio::select! {
+    let ended = tokio::select! {
         refused = key_refused(settings, key, sealed) => {
             handle.stop(true).await;
             let _ = served.await;
@@ -113,7 +147,18 @@ pub async fn serve_until_leased(
             Ok(Err(e)) => anyhow::Error::new(e).context("the forwarding server failed"),
             Err(e) => anyhow::anyhow!("the forwarding server's task failed: {e}"),
         }),
+    };
+    // Its read events written, before the full server opens the store (or the process ends).
+    if let Some(reads) = reads {
+        reads.close().await;
     }
+    ended
+}
+
+/// The route that forwards a call to the node that runs requests: what answers the writes of a path whose
+/// reads a standby serves.
+fn forwarding_route() -> actix_web::Route {
+    web::to(forward::forward)
 }
 
 /// How often a node standing by on a database that has no keyring yet looks again for the one its first

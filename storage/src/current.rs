@@ -16,13 +16,23 @@ use std::sync::{Arc, RwLock};
 const CAPACITY: usize = 4096;
 
 pub(crate) struct Current<R> {
+    /// Whether anything is kept: not on a standby, which does not see the holder's writes.
+    keeps: bool,
     generation: AtomicU64,
     entries: RwLock<HashMap<String, (u64, Arc<R>), foldhash::fast::RandomState>>,
 }
 
 impl<R> Current<R> {
+    #[cfg(test)]
     pub(crate) fn new() -> Current<R> {
+        Current::keeping(true)
+    }
+
+    /// `keeps`: whether records are kept between reads at all. A node that does not make the writes to the
+    /// tree (a standby: the holder makes them) keeps nothing, and every read goes to the engine.
+    pub(crate) fn keeping(keeps: bool) -> Current<R> {
         Current {
+            keeps,
             generation: AtomicU64::new(0),
             entries: RwLock::new(HashMap::default()),
         }
@@ -60,6 +70,9 @@ impl<R> Current<R> {
     }
 
     fn keep(&self, key: &str, generation: u64, record: &Arc<R>) {
+        if !self.keeps {
+            return;
+        }
         let mut entries = self.entries.write().expect("current lock");
         if entries.len() >= CAPACITY {
             entries.clear();
@@ -161,6 +174,30 @@ mod tests {
         assert!(current.cached("a").is_none(), "retired by the write");
         let again = current.get("a", || async { read("two", &reads) }).await;
         assert_eq!(*again.unwrap().unwrap(), "two");
+        assert_eq!(reads.get(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_map_that_keeps_nothing_reads_every_time() {
+        let current = Current::keeping(false);
+        let reads = Cell::new(0);
+        assert_eq!(
+            *current
+                .get("a", || async { read("one", &reads) })
+                .await
+                .unwrap()
+                .unwrap(),
+            "one"
+        );
+        assert_eq!(
+            *current
+                .get("a", || async { read("two", &reads) })
+                .await
+                .unwrap()
+                .unwrap(),
+            "two"
+        );
+        assert!(current.cached("a").is_none());
         assert_eq!(reads.get(), 2);
     }
 

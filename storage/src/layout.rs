@@ -47,6 +47,8 @@ pub(crate) enum Opening {
     Serve,
     /// Open it as it is, for [`Store::upgrade`].
     Migrate,
+    /// Refuse it, and write nothing: a node standing by on a shared database.
+    Standby,
 }
 
 /// What `switchboard migrate` did to a store.

@@ -8,6 +8,18 @@ use crate::{trees, StorageError, Store};
 pub(crate) const TOKEN_SECRET: &[u8] = b"token_secret";
 
 impl Store {
+    /// The bearer-token signing secret as stored, `None` until a first start made it: what a node that
+    /// writes nothing (a standby) verifies and issues tokens with.
+    pub async fn token_secret(&self) -> Result<Option<Vec<u8>>, StorageError> {
+        match self.meta.get_async(TOKEN_SECRET).await? {
+            Some(existing) => self
+                .sealer
+                .open(Sealed::Meta, TOKEN_SECRET, &existing)
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// The bearer-token signing secret, created from `generate` and made durable on first use, so tokens
     /// survive restarts without the operator configuring one.
     pub async fn token_secret_or_init(

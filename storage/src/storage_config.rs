@@ -22,6 +22,9 @@ pub struct StorageConfig {
     /// write commits only while the lease is still this name's. `None` for a store that runs no work (a
     /// command, a test), and on sled it changes nothing.
     pub holder: Option<String>,
+    /// A node standing by on a shared PostgreSQL database: the store answers reads and appends their audit
+    /// events, and its opening writes nothing ([`crate::Store::open`]).
+    pub standby: bool,
 }
 
 impl StorageConfig {
@@ -33,6 +36,7 @@ impl StorageConfig {
             key: KeySource::BesideData,
             cache_bytes: DEFAULT_CACHE_BYTES,
             holder: None,
+            standby: false,
         }
     }
 
@@ -51,6 +55,15 @@ impl StorageConfig {
     /// With a page cache of at most `bytes`.
     pub fn cache_bytes(mut self, bytes: u64) -> StorageConfig {
         self.cache_bytes = bytes;
+        self
+    }
+
+    /// For a node standing by on a shared PostgreSQL database, which reads and runs no work: the opening
+    /// writes nothing (it refuses a database without a keyring yet, and leaves a purge a crash interrupted
+    /// to the holder), records of other nodes' writes are never kept in memory (accounts, schemas and payers
+    /// are read from the database each time), and the audit log's appends chain after the tip they read.
+    pub fn standby(mut self) -> StorageConfig {
+        self.standby = true;
         self
     }
 

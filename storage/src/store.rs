@@ -92,6 +92,9 @@ impl Store {
     /// migrate`. A sled store another handle holds for more than two seconds fails (handles this process
     /// just dropped are waited for).
     pub fn open(config: &crate::StorageConfig) -> Result<Store, StorageError> {
+        if config.standby {
+            return Store::open_standby(config);
+        }
         Store::open_fenced(
             &config.dir,
             config.cache_bytes,
@@ -128,6 +131,25 @@ impl Store {
             Some(layout) if held_data && layout != STORE_LAYOUT => Err(unconverted(layout, &place)),
             found => Ok(found.is_some()),
         }
+    }
+
+    /// [`crate::StorageConfig::standby`]: only on PostgreSQL, on a database whose keyring exists (its first
+    /// holder makes it), with nothing written by the opening.
+    fn open_standby(config: &crate::StorageConfig) -> Result<Store, StorageError> {
+        let EngineChoice::Postgres { .. } = &config.engine else {
+            return Err(StorageError::Keyring(
+                "only a store on a shared PostgreSQL database is opened standing by".into(),
+            ));
+        };
+        let (store, _) = Store::open_as(
+            &config.dir,
+            config.cache_bytes,
+            &config.key,
+            &config.engine,
+            None,
+            Opening::Standby,
+        )?;
+        Ok(store)
     }
 
     fn open_fenced(
@@ -189,12 +211,17 @@ impl Store {
                     db.fence_to(holder);
                 }
                 let home = Home::Database(db.open_tree(trees::KEYRING)?);
+                if opening == Opening::Standby && !Keyring::exists(&home)? {
+                    return Err(StorageError::Keyring(
+                        "the database has no keyring yet: its first holder makes it".into(),
+                    ));
+                }
                 let held_data = holds_records(&db)?;
                 if !Keyring::exists(&home)? && held_data {
                     return Err(keyring_gone());
                 }
                 let (_, keyring) = unlock(dir, &home, key)?;
-                if held_data && opening == Opening::Serve && keyring.layout() != STORE_LAYOUT {
+                if held_data && opening != Opening::Migrate && keyring.layout() != STORE_LAYOUT {
                     return Err(unconverted(keyring.layout(), "in the database"));
                 }
                 (db, Arc::new(Sealer::new(keyring)), None, held_data)
@@ -204,6 +231,10 @@ impl Store {
             .overrides
             .load(&db.open_tree(trees::DATA_KEYS)?, &sealer.keyring)?;
         let group = GroupTrees::open(&db, Arc::clone(&sealer))?;
+        let standby = opening == Opening::Standby;
+        if standby {
+            group.chain.read_tip_always();
+        }
         if !db.commits_are_durable() {
             group
                 .chain
@@ -234,10 +265,10 @@ impl Store {
             flusher: Arc::new(Flusher::start(db.clone(), group.clone())),
             outbox: Arc::new(Outbox::default()),
             decoded_accounts: Arc::new(Decoded::new()),
-            current_accounts: Arc::new(Current::new()),
-            current_schema_heads: Arc::new(Current::new()),
-            current_schema_versions: Arc::new(Current::new()),
-            current_payers: Arc::new(Current::new()),
+            current_accounts: Arc::new(Current::keeping(!standby)),
+            current_schema_heads: Arc::new(Current::keeping(!standby)),
+            current_schema_versions: Arc::new(Current::keeping(!standby)),
+            current_payers: Arc::new(Current::keeping(!standby)),
             decoded_requests: Arc::new(Decoded::with_capacity(
                 DECODED_REQUESTS,
                 sealed(Sealed::Requests),
@@ -253,8 +284,11 @@ impl Store {
             group,
             db,
         };
-        // A purge a crash interrupted replaces its keys before anything else is read.
-        store.complete_shreds()?;
+        // A purge a crash interrupted replaces its keys before anything else is read; by the holder, as
+        // every write is.
+        if !standby {
+            store.complete_shreds()?;
+        }
         // Last, once the opening has created everything it creates (sled's files, the read journal).
         crate::private_files::restrict_data_dir(dir);
         Ok((store, !held_data))

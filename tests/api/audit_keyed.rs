@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::helpers::{
-    create_vob, sled_only, spawn_app, status_and_json, write_config, BinaryServer, TestApp, TestConfig,
+    create_vob, sled_only, spawn_app, status_and_json, write_config, BinaryServer, TestApp,
+    TestConfig,
 };
 
 async fn verify(app: &TestApp) -> Value {
@@ -302,6 +303,7 @@ async fn create_operator(server: &BinaryServer, name: &str) {
 
 #[actix_web::test]
 async fn a_store_rolled_back_whole_to_an_older_copy_does_not_start_and_names_the_audit_log() {
+    sled_only!("puts an older copy of sled's files back in data_dir");
     let (data, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = write_config(work.path(), &TestConfig::default());
     let server = BinaryServer::start_ready(&config, data.path()).await;

@@ -46,6 +46,7 @@ mod schemas;
 mod sealing;
 mod several_nodes;
 mod shutdown;
+mod standby_reads;
 mod start_up;
 mod store_layout;
 mod supervision;

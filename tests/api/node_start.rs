@@ -320,9 +320,10 @@ async fn a_standby_logs_an_unreachable_holder_once_per_episode_not_once_per_call
     holder.kill_hard();
     let mut refused = 0;
     for _ in 0..40 {
+        // A write: the standby answers reads itself.
         let answer = standby
             .client
-            .get(standby.url("/v1/schemas"))
+            .post(standby.url("/v1/requests"))
             .send()
             .await
             .unwrap();

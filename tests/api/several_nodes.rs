@@ -201,8 +201,15 @@ async fn a_standby_takes_over_after_kill_9_and_finishes_the_live_calls_without_p
     assert_eq!(ready["status"], "standby", "the standby runs nothing yet");
     let killed = Instant::now();
     first.kill_hard();
-    // Until it has taken over, the standby has no node to forward to: 503 with Retry-After.
-    let waiting = second.get("/v1/requests", &token).await;
+    // Until it has taken over, the standby has no node to forward a write to: 503 with Retry-After.
+    let waiting = second
+        .client
+        .post(second.url("/v1/requests"))
+        .bearer_auth(&token)
+        .json(&json!({ "schemaId": "vob-basic" }))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(waiting.status(), 503);
     assert_eq!(waiting.headers()["retry-after"], "1");
     let (_, waiting) = status_and_json(waiting).await;
@@ -242,7 +249,7 @@ async fn every_node_serves_clients_as_one_switchboard() {
     // A request another node forwarded is never forwarded again: a standby answers it itself.
     let looped = second
         .client
-        .get(second.url("/v1/schemas"))
+        .post(second.url("/v1/requests"))
         .header("x-switchboard-forwarded", "1")
         .send()
         .await
@@ -514,7 +521,8 @@ async fn a_stopped_standby_lets_a_forward_in_flight_finish() {
     let (slow, mut arrived) = slow_server(Duration::from_secs(4));
     let (holder, standby, _holder_dir) = holder_advertising(&nodes, &slow).await;
 
-    let call = actix_web::rt::spawn(standby.client.get(standby.url("/v1/schemas")).send());
+    // A write: the standby answers reads itself.
+    let call = actix_web::rt::spawn(standby.client.post(standby.url("/v1/requests")).send());
     arrived
         .recv()
         .await

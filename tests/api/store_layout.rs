@@ -136,7 +136,8 @@ async fn put_back_an_old_keyring(
 #[actix_web::test]
 async fn an_old_keyring_put_back_beside_a_forged_operator_token_stops_the_start_on_sled() {
     let (work, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let config = TestConfig::default();
+    let mut config = TestConfig::default();
+    config.set("storage.kind", "sled");
     put_back_an_old_keyring(work.path(), data.path(), config, EngineChoice::Sled).await;
 }
 
@@ -156,7 +157,10 @@ async fn an_old_keyring_put_back_beside_a_forged_operator_token_stops_the_start_
 #[actix_web::test]
 async fn a_store_of_the_previous_layout_is_refused_by_name_until_migrate_converts_it() {
     let (work, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let config = write_config(work.path(), &TestConfig::default());
+    // sled's: the previous layout is put back through the store's files.
+    let mut config = TestConfig::default();
+    config.set("storage.kind", "sled");
+    let config = write_config(work.path(), &config);
     let server = BinaryServer::start_ready(&config, data.path()).await;
     let token = server.live_token().await;
     server.terminate();

@@ -97,6 +97,17 @@ impl Orchestrator {
         Orchestrator::start_in_waves(shared, WAVES)
     }
 
+    /// An orchestrator that never runs, and its announcements, which go nowhere: for a node that runs
+    /// no work ([`crate::supervision::closed_address`]).
+    pub fn closed() -> (Addr<Orchestrator>, DueWork) {
+        let orchestrator = crate::supervision::closed_address();
+        let due_work = DueWork {
+            orchestrator: orchestrator.clone(),
+            announced: Arc::new(AtomicBool::new(false)),
+        };
+        (orchestrator, due_work)
+    }
+
     pub(crate) fn start_in_waves(shared: Shared, waves: Waves) -> (Addr<Orchestrator>, DueWork) {
         let announced = Arc::new(AtomicBool::new(false));
         let orchestrator = {

@@ -128,6 +128,16 @@ impl Scheduler {
         Scheduler { desk, clock, actor }
     }
 
+    /// A scheduler that books nothing: its actor never runs ([`crate::supervision::closed_address`]). For
+    /// a node that runs no work.
+    pub fn closed(clock: Clock, metrics: Arc<Metrics>) -> Scheduler {
+        Scheduler {
+            desk: BookingDesk::new(metrics),
+            clock,
+            actor: crate::supervision::closed_address(),
+        }
+    }
+
     /// Drops the desk's ledgers, to be read again from the store at the next booking: another process
     /// booked on the same database since they were read.
     pub(crate) fn forget_ledgers(&self) {

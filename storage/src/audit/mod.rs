@@ -60,6 +60,10 @@ pub(crate) struct AuditChain {
     /// flusher alone.
     mark: std::sync::OnceLock<mark::MarkFile>,
     required_mark: std::sync::atomic::AtomicBool,
+    /// Whether every append reads the log's tip first: a standby's store, whose head in memory the
+    /// holder's appends leave behind at once. The holder's appends chain after the head in memory and
+    /// read the tip only after another node's append took the number they meant to use ([`append`]).
+    read_tip: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -82,7 +86,27 @@ impl AuditChain {
             journal: std::sync::OnceLock::new(),
             mark: std::sync::OnceLock::new(),
             required_mark: std::sync::atomic::AtomicBool::new(false),
+            read_tip: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Makes every append read the log's tip first (a standby's store).
+    pub(crate) fn read_tip_always(&self) {
+        self.read_tip
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The head to check the log against: the one in memory on sled, where this process alone appends;
+    /// on PostgreSQL the sealed head as the database holds it now, other nodes' appends included.
+    pub(crate) fn current_head(&self, tree: &crate::engine::Tree) -> Result<Head, StorageError> {
+        match tree {
+            crate::engine::Tree::Sled(_) => Ok(self.head().clone()),
+            crate::engine::Tree::Postgres(_) => {
+                let stored = head::load(tree, &self.sealer)?;
+                let kept = self.head().clone();
+                Ok(if stored.seq >= kept.seq { stored } else { kept })
+            }
+        }
     }
 
     /// Puts back what the read journal in the sled directory `dir` holds beyond the head (a crash lost it
@@ -205,16 +229,58 @@ impl AuditChain {
 
 /// Appends `events` after `head` in blocks in `audit` (inside a transaction), with the sealed head that
 /// follows them; answers the new head. The caller stores it once the transaction has committed.
+///
+/// On PostgreSQL several nodes append to one log (the holder its changes and reads, each standby its
+/// reads). The primary key on the event's number lets one append take each number, so the chain never
+/// forks: an append after a head another node has moved fails on it and its transaction runs again,
+/// chaining this time after the tip the transaction reads. A standby's appends always read it.
 pub(crate) fn append(
     audit: &TxTree,
     chain_state: &AuditChain,
     head: &Head,
     events: impl IntoIterator<Item = NewEvent>,
 ) -> Result<Head, UnabortableTransactionError> {
+    let tip;
+    let head = match audit {
+        TxTree::Postgres(tree)
+            if tree.retried()
+                || chain_state
+                    .read_tip
+                    .load(std::sync::atomic::Ordering::Relaxed) =>
+        {
+            tip = tip_after(tree, head)?;
+            &tip
+        }
+        _ => head,
+    };
     let (next, blocks) = chain(head, &chain_state.sealer, events);
     stored::put(audit, blocks)?;
     audit.put(head::HEAD_KEY, next.record(&chain_state.sealer))?;
     Ok(next)
+}
+
+/// `head` moved to the newest event `tree`'s transaction sees, its anchor kept. A log that ends before the
+/// head in memory lost events this process wrote: refused, never chained over.
+fn tip_after(
+    tree: &crate::engine::postgres::PgTxTree,
+    head: &Head,
+) -> Result<Head, UnabortableTransactionError> {
+    let line = tree.audit_last_line()?;
+    let (seq, hash) = match line.as_deref().map(stored::tip_of).transpose() {
+        Ok(tip) => tip.unwrap_or_else(|| (0, GENESIS.to_owned())),
+        Err(e) => return Err(stored::unreadable(e)),
+    };
+    if seq < head.seq {
+        return Err(stored::unreadable(StorageError::AuditTampered(format!(
+            "it ends at event {seq}, before event {} this node appended: verify the log",
+            head.seq
+        ))));
+    }
+    Ok(Head {
+        seq,
+        hash,
+        ..head.clone()
+    })
 }
 
 /// Appends read events after the head with plain inserts, outside any transaction: reads change nothing,
@@ -226,6 +292,9 @@ pub(crate) fn append_plain(
     events: Vec<NewEvent>,
     unflushed: bool,
 ) -> Result<(), StorageError> {
+    if let crate::engine::Tree::Postgres(_) = audit {
+        return append_shared(audit, chain_state, events);
+    }
     let mut head = chain_state.head();
     let (next, blocks) = chain(&head, &chain_state.sealer, events);
     let blocks = stored::insert(audit, &blocks)?;
@@ -238,6 +307,30 @@ pub(crate) fn append_plain(
             .write(&blocks)
             .map_err(|e| StorageError::from(sled::Error::Io(e)))?;
     }
+    Ok(())
+}
+
+/// [`append_plain`] on PostgreSQL: a transaction of its own, events and head together, so that the head
+/// another node reads is always the one its events end at.
+fn append_shared(
+    audit: &crate::engine::Tree,
+    chain_state: &AuditChain,
+    events: Vec<NewEvent>,
+) -> Result<(), StorageError> {
+    let mut head = chain_state.head();
+    let next = crate::engine::transaction(&[audit], |views| {
+        Ok::<_, sled::transaction::ConflictableTransactionError<()>>(append(
+            &views[0],
+            chain_state,
+            &head,
+            events.iter().cloned(),
+        )?)
+    })
+    .map_err(|e| match e {
+        sled::transaction::TransactionError::Storage(e) => StorageError::from(e),
+        sled::transaction::TransactionError::Abort(()) => StorageError::Closed,
+    })?;
+    *head = next;
     Ok(())
 }
 

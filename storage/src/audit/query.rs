@@ -124,7 +124,7 @@ impl Store {
     }
 
     fn verify_chain(&self, checkpoints: &[Checkpoint]) -> Result<Verified, StorageError> {
-        let head: Head = self.group.chain.head().clone();
+        let head: Head = self.group.chain.current_head(&self.audit)?;
         // This node's mark: the log must still reach it, unchanged, whatever was done to the store.
         let mark = self.group.chain.mark()?;
         let binder = &self.sealer.binder;
@@ -201,7 +201,7 @@ impl Store {
     /// A checkpoint of the newest event written, `None` while the log is empty. The event is read back
     /// and must match the sealed head: a checkpoint never vouches for an event altered in the store.
     pub async fn audit_checkpoint(&self) -> Result<Option<Checkpoint>, StorageError> {
-        let head: Head = self.group.chain.head().clone();
+        let head: Head = self.group.chain.current_head(&self.audit)?;
         if head.seq == 0 {
             return Ok(None);
         }

@@ -94,7 +94,7 @@ fn rows_of_lines(lines: &[u8]) -> Result<Vec<AuditRow>, StorageError> {
         .collect()
 }
 
-fn unreadable(e: StorageError) -> sled::transaction::UnabortableTransactionError {
+pub(crate) fn unreadable(e: StorageError) -> sled::transaction::UnabortableTransactionError {
     sled::transaction::UnabortableTransactionError::Storage(sled::Error::Io(std::io::Error::other(
         e.to_string(),
     )))
@@ -103,6 +103,11 @@ fn unreadable(e: StorageError) -> sled::transaction::UnabortableTransactionError
 fn event_of(line: &str) -> Result<AuditEvent, StorageError> {
     serde_json::from_str(line)
         .map_err(|e| corrupt(&format!("line unreadable at column {}", e.column())))
+}
+
+/// The number and hash of the event `line` holds.
+pub(crate) fn tip_of(line: &str) -> Result<(u64, String), StorageError> {
+    event_of(line).map(|event| (event.seq, event.hash))
 }
 
 /// The events after number `after`, in order. An event that cannot be read is an `Err` of

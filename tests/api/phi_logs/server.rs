@@ -55,19 +55,22 @@ impl LoggedServer {
             .map(|stream| {
                 let log = Arc::clone(&log);
                 std::thread::spawn(move || {
-                    for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    // Read to the end whatever the bytes: a reader that stopped early would leave the
+                    // server blocked on a full pipe.
+                    for line in BufReader::new(stream).split(b'\n').map_while(Result::ok) {
                         let mut log = log.lock().unwrap();
-                        log.push_str(&line);
+                        log.push_str(&String::from_utf8_lossy(&line));
                         log.push('\n');
                     }
                 })
             })
             .collect();
-        let address = first
-            .trim()
-            .strip_prefix("Switchboard listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-            .to_owned();
+        let Some(address) = first.trim().strip_prefix("Switchboard listening on ") else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("unexpected first line {first:?}: {}", log.lock().unwrap());
+        };
+        let address = address.to_owned();
         let server = BinaryServer {
             child,
             api: Api::at(address),

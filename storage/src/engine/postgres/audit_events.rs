@@ -11,6 +11,10 @@ use tokio_postgres::types::ToSql;
 use super::tree::PgTree;
 use super::{wait, Conn};
 
+/// The name PostgreSQL gives the primary key of `audit_events` (on `seq`): an insert it refuses met
+/// another node's append of the same number.
+pub(super) const PRIMARY_KEY: &str = "audit_events_pkey";
+
 /// Events a page of reads holds: the verify of a long log reads it this many at a time.
 pub(crate) const PAGE: i64 = 2_000;
 
@@ -124,6 +128,23 @@ pub(super) async fn insert(conn: &Conn, rows: &[AuditRow]) -> Result<u64, tokio_
     conn.client
         .execute(&conn.audit_insert, &columns.params())
         .await
+}
+
+impl super::tree::PgTxTree {
+    /// Whether this run of the transaction follows one that met a conflict, maybe another node's append.
+    pub(crate) fn retried(&self) -> bool {
+        self.attempt.get() > 1
+    }
+
+    /// The line of the newest event, as this transaction sees it: the tip an append chains after when
+    /// other nodes append to the same log.
+    pub(crate) fn audit_last_line(
+        &self,
+    ) -> Result<Option<String>, sled::transaction::UnabortableTransactionError> {
+        wait(self.conn.client.query_opt(&self.conn.audit_last, &[]))
+            .map(|row| row.map(|row| row.get(0)))
+            .map_err(super::tx_error)
+    }
 }
 
 impl PgTree {

@@ -21,6 +21,7 @@ pub(super) fn run<T, E>(
     let audit = super::audit_events::AuditWrites::default();
     let requests = super::requests_table::RequestWrites::default();
     let ahead = tree::ReadAhead::default();
+    let attempt_seen = Rc::new(std::cell::Cell::new(0u32));
     let views: Vec<TxTree> = names
         .iter()
         .map(|name| {
@@ -31,12 +32,14 @@ pub(super) fn run<T, E>(
                 audit: Rc::clone(&audit),
                 requests: Rc::clone(&requests),
                 ahead: ahead.clone(),
+                attempt: Rc::clone(&attempt_seen),
             })
         })
         .collect();
     let mut attempt = 0u32;
     loop {
         attempt += 1;
+        attempt_seen.set(attempt);
         if attempt > 3 {
             // Conflicts that keep coming are between transactions that keep meeting: let the others pass.
             std::thread::sleep(Duration::from_millis(u64::from(attempt.min(20))));
@@ -71,7 +74,7 @@ pub(super) fn run<T, E>(
             // "there is no transaction in progress" warning.
             Ok(value) => match tree::commit(conn, &writes, &audit, &requests) {
                 Ok(()) => return Ok(value),
-                Err(e) if is_conflict(&e) => continue,
+                Err(e) if is_conflict(&e) || is_audit_race(&e) => continue,
                 Err(e) => return Err(storage(e)),
             },
             Err(ConflictableTransactionError::Conflict) => None,
@@ -100,4 +103,14 @@ async fn begin(conn: &Conn, fence: Option<&str>) -> Result<bool, tokio_postgres:
     let (begun, held) = futures::join!(begin, held);
     begun?;
     Ok(held?.is_some())
+}
+
+/// Whether `e` is another node's append taking the audit log's next number first: the log is one chain
+/// however many nodes append to it, and the primary key on `seq` is what keeps it so. The transaction runs
+/// again, and its append then chains after the tip it reads ([`PgTxTree::retried`]).
+fn is_audit_race(e: &tokio_postgres::Error) -> bool {
+    e.as_db_error().is_some_and(|db| {
+        *db.code() == tokio_postgres::error::SqlState::UNIQUE_VIOLATION
+            && db.constraint() == Some(super::audit_events::PRIMARY_KEY)
+    })
 }

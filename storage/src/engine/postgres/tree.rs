@@ -217,6 +217,8 @@ pub(crate) struct PgTxTree {
     pub(super) requests: super::requests_table::RequestWrites,
     /// What the transaction read ahead, and what it asked to read ahead next.
     pub(super) ahead: ReadAhead,
+    /// Which run of the transaction this is (the first is 1): a run after a conflict.
+    pub(super) attempt: Rc<std::cell::Cell<u32>>,
 }
 
 /// A key of one tree.
