@@ -35,7 +35,7 @@ pub async fn purge(
         // Its work stops before the keys go: nothing of it is written under a key about to change.
         let _ = state.orchestrator.send(Halt(id.clone())).await;
     }
-    state.store.finish_purges()?;
+    state.store.finish_purges().await?;
     tracing::info!(request_id = %id, recordings = purged.recordings.len(), "request purged");
     Ok(Some(purged))
 }
@@ -71,9 +71,9 @@ pub async fn apply_retention(state: &AppState) -> Result<usize, StorageError> {
     // What was learned of payers' lines is kept 90 days, whatever the accounts keep.
     let learned_since =
         now.date_naive() - Days::new(u64::from(switchboard_storage::PAYER_STATS_KEPT_DAYS));
-    state.store.forget_payer_days_before(learned_since)?;
+    state.store.forget_payer_days_before(learned_since).await?;
     let mut purged = 0;
-    for account in state.store.accounts()? {
+    for account in state.store.accounts().await? {
         let Some(days) = account.retention_days else {
             continue;
         };

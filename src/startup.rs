@@ -30,9 +30,6 @@ use crate::routes;
 pub use crate::standby::StoppedStandingBy;
 use crate::state::AppState;
 
-/// HTTP workers on PostgreSQL, whatever the cores: each blocks on the database while it reads.
-const POSTGRES_WORKERS: usize = 16;
-
 /// Seconds a graceful stop lets HTTP requests in flight finish, a standby's forwards included.
 pub(crate) const SHUTDOWN_GRACE_SECS: u64 = 10;
 
@@ -141,6 +138,7 @@ impl Application {
             ClockSettings::Manual { start } => {
                 let moved = store
                     .manual_clock()
+                    .await
                     .context("cannot read the manual clock")?;
                 Clock::manual(moved.map_or(start, |moved| moved.max(start)))
             }
@@ -242,12 +240,6 @@ impl Application {
                 .configure(|cfg| routes::configure(cfg, admin_enabled, fault_injection))
                 .default_service(web::to(routes::not_found))
         });
-        // A read on PostgreSQL blocks its worker for the database's round trips, where sled answers from
-        // memory: more workers keep the core busy while others wait on the network.
-        let server = match &settings.storage_engine {
-            EngineChoice::Sled => server,
-            EngineChoice::Postgres { .. } => server.workers(POSTGRES_WORKERS),
-        };
         let server = match &settings.server.tls {
             Some(tls) => server.listen_rustls_0_23(listener, (*tls.server_config).clone())?,
             None => server.listen(listener)?,
@@ -404,6 +396,7 @@ async fn recover(
         .context("cannot provision the configured accounts, schemas and payers")?;
     state
         .reload_directory()
+        .await
         .context("cannot load the payer directory")?;
     crate::domain::UsPhone::warm_up();
     let resumed = state

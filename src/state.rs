@@ -126,8 +126,8 @@ impl AppState {
     }
 
     /// Rebuilds the payer directory from the store; called at start-up and after every payer change.
-    pub fn reload_directory(&self) -> Result<(), StorageError> {
-        let fresh = Arc::new(PayerDirectory::new(self.store.payers()?));
+    pub async fn reload_directory(&self) -> Result<(), StorageError> {
+        let fresh = Arc::new(PayerDirectory::new(self.store.payers().await?));
         *self.directory.write().expect("directory lock") = fresh;
         Ok(())
     }

@@ -189,18 +189,6 @@ pub fn finish_request(record: &RequestRecord, modality: Option<&str>, ended_at: 
     span.end_with_timestamp(SystemTime::from(ended_at.max(record.created_at)));
 }
 
-/// The stored trace of request `id`, when traces are on.
-pub(crate) fn request_trace(store: &Store, id: &RequestId) -> Option<TraceRecord> {
-    if !enabled() {
-        return None;
-    }
-    store
-        .shared_request(id)
-        .ok()
-        .flatten()
-        .and_then(|record| record.trace.clone())
-}
-
 /// A child span of the request: `make` builds it (a `tracing` span of [`TARGET`] with no contextual
 /// parent) only when traces are on; otherwise the span is disabled and costs nothing.
 pub(crate) fn child(
@@ -219,7 +207,7 @@ pub(crate) fn child(
 
 /// Records how a call ended on its span: the disposition, and the platform holding it (`simulated` or
 /// `sandbox` when none does) with the platform's id of the call.
-pub(crate) fn call_ended(
+pub(crate) async fn call_ended(
     span: &tracing::Span,
     store: &Store,
     request_id: &RequestId,
@@ -233,7 +221,7 @@ pub(crate) fn call_ended(
         "switchboard.disposition",
         crate::metrics::disposition_label(disposition),
     );
-    let record = store.shared_request(request_id).ok().flatten();
+    let record = store.fetch_request(request_id).await.ok().flatten();
     let Some(record) = record else {
         return;
     };

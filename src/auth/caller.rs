@@ -65,7 +65,7 @@ impl FromRequest for Caller {
         async move {
             let account = state
                 .store
-                .shared_account_async(&checked.claims.sub)
+                .shared_account(&checked.claims.sub)
                 .await
                 .map_err(ApiError::from)?
                 .ok_or_else(ApiError::account_not_found)?;
@@ -169,6 +169,6 @@ pub(super) async fn read_account_ahead(req: &HttpRequest) -> Option<AccountRead>
     if state.store.cached_account(&id).is_some() {
         return None;
     }
-    let account = state.store.shared_account_async(&id).await.ok()??;
+    let account = state.store.shared_account(&id).await.ok()??;
     Some(AccountRead { id, account })
 }

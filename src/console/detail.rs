@@ -52,7 +52,7 @@ pub async fn get_request(
     tracing::Span::current().record("request_id", record.id.as_str());
     let read = state.read_context(&scope.account, ReadKind::Single);
     let request = RequestOut::new(&record, &read);
-    let schemas = schemas_behind(&state, &record, &request)?;
+    let schemas = schemas_behind(&state, &record, &request).await?;
     let webhook = webhook(&state, &record.id).await?;
     Ok(HttpResponse::Ok().json(RequestDetailOut {
         request,
@@ -66,7 +66,7 @@ pub async fn get_request(
 /// The detail of the request's schema (at the version the request is pinned to) and of every other
 /// schema named in `callSteps` (at its latest version), keyed by id. A schema that no longer exists is
 /// left out: the view then shows bare field names.
-fn schemas_behind(
+async fn schemas_behind(
     state: &AppState,
     record: &RequestRecord,
     request: &RequestOut,
@@ -77,7 +77,7 @@ fn schemas_behind(
     }
     let mut schemas = BTreeMap::new();
     for id in ids {
-        let Some(head) = state.store.schema_head(&id)? else {
+        let Some(head) = state.store.schema_head(&id).await? else {
             continue;
         };
         let pinned = if id == record.schema_id {
@@ -88,9 +88,9 @@ fn schemas_behind(
         } else {
             head.latest_version
         };
-        let version = match state.store.schema_version(&id, pinned)? {
+        let version = match state.store.schema_version(&id, pinned).await? {
             Some(version) => Some(version),
-            None => state.store.schema_version(&id, head.latest_version)?,
+            None => state.store.schema_version(&id, head.latest_version).await?,
         };
         if let Some(version) = version {
             let detail = VersionedSchemaOut {

@@ -154,7 +154,7 @@ async fn resolve(req: &HttpRequest) -> Result<ConsoleScope, actix_web::Error> {
         };
         let account = state
             .store
-            .shared_account_async(account_id)
+            .shared_account(account_id)
             .await
             .map_err(ApiError::from)?
             .map(Arc::unwrap_or_clone)

@@ -36,7 +36,7 @@ pub enum EntryMode {
 
 /// Validates one request item and resolves its number. Whether it replays an earlier `internalId` is
 /// decided before (`Replays`). Any error is the entry's answer.
-pub fn prepare_entry(
+pub async fn prepare_entry(
     state: &AppState,
     caller: &Caller,
     directory: &PayerDirectory,
@@ -86,12 +86,12 @@ pub fn prepare_entry(
 
     let schema = match schemas.get(&schema_id) {
         Some(known) => Ok(Arc::clone(known)),
-        None => SchemaId::try_from(schema_id.clone())
-            .map_err(|_| ApiError::schema_not_found(&schema_id))
-            .and_then(|id| usable_schema(state, caller, &id))
-            .inspect(|found| {
+        None => match SchemaId::try_from(schema_id.clone()) {
+            Ok(id) => usable_schema(state, caller, &id).await.inspect(|found| {
                 schemas.insert(schema_id.clone(), Arc::clone(found));
             }),
+            Err(_) => Err(ApiError::schema_not_found(&schema_id)),
+        },
     };
     let schema = match (schema, mode) {
         (Err(e), EntryMode::Batch) if e.code() == Code::SchemaNotFound => {

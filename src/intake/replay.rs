@@ -54,7 +54,7 @@ impl<'a> Replays<'a> {
     }
 
     /// What the entry with `key` replays, if anything; when optimistic, only an earlier entry of the POST.
-    pub fn check(&self, key: Option<&str>) -> Result<Option<Replay>, ApiError> {
+    pub async fn check(&self, key: Option<&str>) -> Result<Option<Replay>, ApiError> {
         let Some(key) = key else { return Ok(None) };
         if let Some(&index) = self.first_use.get(key) {
             return Ok(Some(Replay::Entry(index)));
@@ -62,23 +62,24 @@ impl<'a> Replays<'a> {
         if self.optimistic {
             return Ok(None);
         }
-        self.stored(key)
+        self.stored(key).await
     }
 
     /// What an entry with `key` that failed validation replays: a replay is answered whatever its body
     /// says, so when optimistic the store is asked now.
-    pub fn check_rejected(&self, key: Option<&str>) -> Result<Option<Replay>, ApiError> {
+    pub async fn check_rejected(&self, key: Option<&str>) -> Result<Option<Replay>, ApiError> {
         match key {
-            Some(key) if self.optimistic => self.stored(key),
+            Some(key) if self.optimistic => self.stored(key).await,
             _ => Ok(None),
         }
     }
 
     /// The stored request `key` replays. Not yet an answer: see [`Store::replays_durable`].
-    fn stored(&self, key: &str) -> Result<Option<Replay>, ApiError> {
+    async fn stored(&self, key: &str) -> Result<Option<Replay>, ApiError> {
         Ok(self
             .store
-            .request_by_internal_id(&self.scope, key)?
+            .request_by_internal_id(&self.scope, key)
+            .await?
             .map(|record| Replay::Stored(Box::new(record))))
     }
 

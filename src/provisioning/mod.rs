@@ -37,7 +37,7 @@ pub async fn provision(
             &serde_json::to_string(&definition).expect("schema definition serializes"),
             &format!("{:?}", schema_flags(spec)),
         ]);
-        if !changed(store, &key, &print)? {
+        if !changed(store, &key, &print).await? {
             log_kept("schema", id);
             continue;
         }
@@ -68,12 +68,12 @@ pub async fn provision(
             .expect("validated config accounts have ids");
         let key = format!("account:{id}");
         let print = account_fingerprint(spec, Covered::All);
-        let provisioned = store.provisioned_fingerprint(&key)?;
+        let provisioned = store.provisioned_fingerprint(&key).await?;
         if provisioned.as_deref() == Some(print.as_str()) {
             log_kept("account", id);
             continue;
         }
-        let existing = store.account(id)?;
+        let existing = store.account(id).await?;
         let record = if provisioned == Some(account_fingerprint(spec, Covered::BeforeRetention)) {
             // Applied by a release whose fingerprint left these settings out, and unchanged since in
             // everything else: what the admin API changed stands, and only the settings that release
@@ -99,7 +99,7 @@ pub async fn provision(
         let key = format!("payer:{name}");
         let print =
             fingerprint(&[&serde_json::to_string(&record).expect("payer record serializes")]);
-        if !changed(store, &key, &print)? {
+        if !changed(store, &key, &print).await? {
             log_kept("payer", name);
             continue;
         }
@@ -134,8 +134,8 @@ fn log_kept(kind: &'static str, id: &str) {
 }
 
 /// Whether the declaration under `key` differs from the one provisioned last.
-fn changed(store: &Store, key: &str, print: &str) -> Result<bool, StorageError> {
-    Ok(store.provisioned_fingerprint(key)?.as_deref() != Some(print))
+async fn changed(store: &Store, key: &str, print: &str) -> Result<bool, StorageError> {
+    Ok(store.provisioned_fingerprint(key).await?.as_deref() != Some(print))
 }
 
 /// The stored form of an account declaration. Declared credentials replace the issued ones, except that a

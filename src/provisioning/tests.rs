@@ -80,7 +80,7 @@ async fn an_upgrade_applies_only_the_settings_earlier_releases_kept_out_and_keep
     provision(&store, &settings, now).await.unwrap();
     let id = settings.accounts[0].id.clone().unwrap();
     // Changed through the admin API since.
-    let mut edited = store.account(&id).unwrap().unwrap();
+    let mut edited = store.account(&id).await.unwrap().unwrap();
     edited.daily_call_capacity += 7;
     store.put_account(&edited, &[]).await.unwrap();
     // The file now declares retention, and the store holds what an earlier release wrote for that file.
@@ -94,7 +94,7 @@ async fn an_upgrade_applies_only_the_settings_earlier_releases_kept_out_and_keep
 
     provision(&store, &settings, now).await.unwrap();
 
-    let after = store.account(&id).unwrap().unwrap();
+    let after = store.account(&id).await.unwrap().unwrap();
     assert_eq!(
         after.retention_days,
         Some(30),
@@ -105,7 +105,10 @@ async fn an_upgrade_applies_only_the_settings_earlier_releases_kept_out_and_keep
         "the admin change stands"
     );
     let current = account_fingerprint(&settings.accounts[0], Covered::All);
-    assert_eq!(store.provisioned_fingerprint(&key).unwrap(), Some(current));
+    assert_eq!(
+        store.provisioned_fingerprint(&key).await.unwrap(),
+        Some(current)
+    );
 
     // From then on the entry is unchanged: another admin change stands through a restart.
     let mut again = after.clone();
@@ -113,7 +116,7 @@ async fn an_upgrade_applies_only_the_settings_earlier_releases_kept_out_and_keep
     store.put_account(&again, &[]).await.unwrap();
     provision(&store, &settings, now).await.unwrap();
     assert_eq!(
-        store.account(&id).unwrap().unwrap().retention_days,
+        store.account(&id).await.unwrap().unwrap().retention_days,
         Some(90)
     );
 }

@@ -74,7 +74,11 @@ pub async fn get_token(
         exchanged(Actor::api_key("unknown"), "unknown", "denied");
         return Err(AuthError::MissingApiKey.into());
     };
-    let account = state.store.account_by_key(key).map_err(ApiError::from)?;
+    let account = state
+        .store
+        .account_by_key(key)
+        .await
+        .map_err(ApiError::from)?;
     let credential = account
         .as_ref()
         .and_then(|account| account.credentials.iter().find(|c| c.key == key));

@@ -78,7 +78,7 @@ pub async fn download(
     }
     // A real call's recording was downloaded from its platform at the end of the call; a simulated call
     // has generated audio.
-    if state.store.call_purged(&call_id)? {
+    if state.store.call_purged(&call_id).await? {
         downloaded("denied");
         return Err(ApiError::new(
             Code::NotFound,

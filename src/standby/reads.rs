@@ -39,15 +39,13 @@ impl Reads {
             .await
             .context("the standby store's thread failed")?
             .context("cannot open the store to serve reads while standing by")?;
-        let reading = store.clone();
-        let (secret, moved) = web::block(move || {
+        let read = async {
             Ok::<_, switchboard_storage::StorageError>((
-                reading.token_secret()?,
-                reading.manual_clock()?,
+                store.token_secret().await?,
+                store.manual_clock().await?,
             ))
-        })
-        .await
-        .context("the standby store's thread failed")??;
+        };
+        let (secret, moved) = read.await?;
         let secret = match &settings.server.token_secret {
             Some(secret) => Some(secret.expose().as_bytes().to_vec()),
             None => secret,
@@ -103,12 +101,11 @@ async fn close(store: Store) {
 async fn follow_clock(state: web::Data<AppState>) {
     loop {
         actix_web::rt::time::sleep(CLOCK_FOLLOW).await;
-        let store = state.store.clone();
-        match web::block(move || store.manual_clock()).await {
-            Ok(Ok(Some(moved))) if moved > state.clock.now() => {
+        match state.store.manual_clock().await {
+            Ok(Some(moved)) if moved > state.clock.now() => {
                 let _ = state.clock.set(moved);
             }
-            Ok(Err(e)) => tracing::warn!(error = %e, "cannot read the manual clock"),
+            Err(e) => tracing::warn!(error = %e, "cannot read the manual clock"),
             _ => {}
         }
     }

@@ -121,10 +121,10 @@ mod tests {
             .await
             .unwrap();
         assert!(!holds(&stored_bytes(&store), secret), "sealed at rest");
-        let read = store.account("acme").unwrap().unwrap();
+        let read = store.account("acme").await.unwrap().unwrap();
         assert_eq!(read.webhook_secret.as_deref(), Some(secret));
         assert_eq!(
-            store.accounts().unwrap()[0].webhook_secret.as_deref(),
+            store.accounts().await.unwrap()[0].webhook_secret.as_deref(),
             Some(secret)
         );
         // A change that rewrites the stored record keeps the secret sealed and readable.
@@ -138,11 +138,14 @@ mod tests {
         };
         store.add_credential("acme", credential, &[]).await.unwrap();
         assert!(!holds(&stored_bytes(&store), secret));
-        let read = store.account("acme").unwrap().unwrap();
+        let read = store.account("acme").await.unwrap().unwrap();
         assert_eq!(read.webhook_secret.as_deref(), Some(secret));
         // An account without one stores none.
         store.put_account(&account(None), &[]).await.unwrap();
-        assert_eq!(store.account("acme").unwrap().unwrap().webhook_secret, None);
+        assert_eq!(
+            store.account("acme").await.unwrap().unwrap().webhook_secret,
+            None
+        );
     }
 
     crate::on_both_engines!(a_webhook_secret_is_sealed_at_rest_and_reads_back);
@@ -175,7 +178,7 @@ mod tests {
         assert_eq!(upgrade.secrets_sealed, 1);
         let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
         assert!(!holds(&stored_bytes(&store), secret), "sealed by migrate");
-        let read = store.account("acme").unwrap().unwrap();
+        let read = store.account("acme").await.unwrap().unwrap();
         assert_eq!(read.webhook_secret.as_deref(), Some(secret));
     }
 }

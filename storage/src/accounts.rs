@@ -13,17 +13,8 @@ type TxResult<T> = Result<T, ConflictableTransactionError<StorageError>>;
 
 impl Store {
     /// Reads one account.
-    pub fn account(&self, id: &str) -> Result<Option<AccountRecord>, StorageError> {
-        Ok(self.shared_account(id)?.map(Arc::unwrap_or_clone))
-    }
-
-    /// Reads one account without copying it: the record is shared until the next account write.
-    pub fn shared_account(&self, id: &str) -> Result<Option<Arc<AccountRecord>>, StorageError> {
-        self.current_accounts
-            .get(id, || match self.accounts.get(id)? {
-                Some(bytes) => self.account_stored(id, &bytes).map(Some),
-                None => Ok(None),
-            })
+    pub async fn account(&self, id: &str) -> Result<Option<AccountRecord>, StorageError> {
+        Ok(self.shared_account(id).await?.map(Arc::unwrap_or_clone))
     }
 
     /// The account `id` if it is kept as last read and no account was written since: what a caller's
@@ -32,13 +23,13 @@ impl Store {
         self.current_accounts.cached(id)
     }
 
-    /// [`Store::shared_account`], awaiting the engine instead of blocking the thread on it.
-    pub async fn shared_account_async(
+    /// Reads one account without copying it: the record is shared until the next account write.
+    pub async fn shared_account(
         &self,
         id: &str,
     ) -> Result<Option<Arc<AccountRecord>>, StorageError> {
         self.current_accounts
-            .get_async(id, || async {
+            .get(id, || async {
                 match self.accounts.get_async(id).await? {
                     Some(bytes) => self.account_stored(id, &bytes).map(Some),
                     None => Ok(None),
@@ -60,11 +51,12 @@ impl Store {
     }
 
     /// Every account, in id order.
-    pub fn accounts(&self) -> Result<Vec<AccountRecord>, StorageError> {
+    pub async fn accounts(&self) -> Result<Vec<AccountRecord>, StorageError> {
         self.accounts
-            .iter()
-            .map(|entry| {
-                let (id, stored) = entry?;
+            .read_prefix([])
+            .await?
+            .into_iter()
+            .map(|(id, stored)| {
                 self.opened_account(decode(self.unbound(trees::ACCOUNTS, &id, &stored)?)?)
             })
             .collect()
@@ -72,13 +64,17 @@ impl Store {
 
     /// The account that issued `api_key`. An index entry or an account without this store's MAC
     /// (written by someone without the master key) names no one: it is refused and logged.
-    pub fn account_by_key(&self, api_key: &str) -> Result<Option<AccountRecord>, StorageError> {
-        let Some(stored) = self.credential_keys.get(api_key)? else {
+    pub async fn account_by_key(
+        &self,
+        api_key: &str,
+    ) -> Result<Option<AccountRecord>, StorageError> {
+        let Some(stored) = self.credential_keys.get_async(api_key).await? else {
             return Ok(None);
         };
-        let found = self
-            .unbound(trees::CREDENTIAL_KEYS, api_key.as_bytes(), &stored)
-            .and_then(|account_id| self.account(&String::from_utf8_lossy(account_id)));
+        let found = match self.unbound(trees::CREDENTIAL_KEYS, api_key.as_bytes(), &stored) {
+            Ok(account_id) => self.account(&String::from_utf8_lossy(account_id)).await,
+            Err(e) => Err(e),
+        };
         match found {
             Ok(account) => Ok(account),
             Err(StorageError::Unbound { .. }) => Ok(None),
@@ -256,8 +252,8 @@ mod tests {
             .put_account(&account("a", &["k3"]), &[])
             .await
             .unwrap();
-        assert!(store.account_by_key("k1").unwrap().is_none());
-        assert_eq!(store.account_by_key("k3").unwrap().unwrap().id, "a");
+        assert!(store.account_by_key("k1").await.unwrap().is_none());
+        assert_eq!(store.account_by_key("k3").await.unwrap().unwrap().id, "a");
     }
 
     #[tokio::test]
@@ -273,11 +269,11 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, StorageError::CredentialKeyTaken));
         assert!(
-            store.account("b").unwrap().is_none(),
+            store.account("b").await.unwrap().is_none(),
             "no half-created account"
         );
         assert!(
-            store.account_by_key("fresh").unwrap().is_none(),
+            store.account_by_key("fresh").await.unwrap().is_none(),
             "no half-written index"
         );
     }
@@ -287,7 +283,7 @@ mod tests {
         let (_dir, store) = crate::TestEngine::Sled.open_temp();
         store.put_account(&account("a", &["k"]), &[]).await.unwrap();
         assert!(store.delete_account("a", &[]).await.unwrap());
-        assert!(store.account_by_key("k").unwrap().is_none());
+        assert!(store.account_by_key("k").await.unwrap().is_none());
         assert!(!store.delete_account("a", &[]).await.unwrap());
     }
 
@@ -300,6 +296,9 @@ mod tests {
             store.close().unwrap();
         }
         let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
-        assert_eq!(store.account("a").unwrap().unwrap().credentials.len(), 1);
+        assert_eq!(
+            store.account("a").await.unwrap().unwrap().credentials.len(),
+            1
+        );
     }
 }

@@ -153,7 +153,7 @@ mod tests {
         .unwrap();
         assert_eq!(upgrade.secrets_rehashed, 1);
         let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
-        let read = store.account("acme").unwrap().unwrap();
+        let read = store.account("acme").await.unwrap().unwrap();
         let credential = &read.credentials[0];
         assert!(
             credential.secret_sha256.is_empty(),

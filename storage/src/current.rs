@@ -38,26 +38,6 @@ impl<R> Current<R> {
         }
     }
 
-    /// The record under `key`: the one kept if no write has committed since it was read, else what `read`
-    /// finds (kept for the next reader).
-    pub(crate) fn get<E>(
-        &self,
-        key: &str,
-        read: impl FnOnce() -> Result<Option<Arc<R>>, E>,
-    ) -> Result<Option<Arc<R>>, E> {
-        let generation = self.generation.load(Ordering::Acquire);
-        if let Some((read_under, record)) = self.entries.read().expect("current lock").get(key) {
-            if *read_under == generation {
-                return Ok(Some(Arc::clone(record)));
-            }
-        }
-        let record = read()?;
-        if let Some(record) = &record {
-            self.keep(key, generation, record);
-        }
-        Ok(record)
-    }
-
     /// The record under `key` if one is kept and no write has committed since it was read.
     pub(crate) fn cached(&self, key: &str) -> Option<Arc<R>> {
         let generation = self.generation.load(Ordering::Acquire);
@@ -68,8 +48,9 @@ impl<R> Current<R> {
         }
     }
 
-    /// [`Current::get`] for a `read` that awaits the engine (no lock is held meanwhile).
-    pub(crate) async fn get_async<E, F>(
+    /// The record under `key`: the one kept if no write has committed since it was read, else what `read`
+    /// finds (kept for the next reader). No lock is held while `read` awaits the engine.
+    pub(crate) async fn get<E, F>(
         &self,
         key: &str,
         read: impl FnOnce() -> F,
@@ -118,39 +99,57 @@ mod tests {
         Ok(Some(Arc::new(value.to_owned())))
     }
 
-    #[test]
-    fn a_record_is_read_again_only_after_a_write() {
+    #[tokio::test]
+    async fn a_record_is_read_again_only_after_a_write() {
         let current = Current::new();
         let reads = Cell::new(0);
         assert_eq!(
-            *current.get("a", || read("one", &reads)).unwrap().unwrap(),
+            *current
+                .get("a", || async { read("one", &reads) })
+                .await
+                .unwrap()
+                .unwrap(),
             "one"
         );
         assert_eq!(
-            *current.get("a", || read("two", &reads)).unwrap().unwrap(),
+            *current
+                .get("a", || async { read("two", &reads) })
+                .await
+                .unwrap()
+                .unwrap(),
             "one"
         );
         assert_eq!(reads.get(), 1, "kept between writes");
         current.changed(|| ());
         assert_eq!(
-            *current.get("a", || read("two", &reads)).unwrap().unwrap(),
+            *current
+                .get("a", || async { read("two", &reads) })
+                .await
+                .unwrap()
+                .unwrap(),
             "two"
         );
         assert_eq!(reads.get(), 2);
     }
 
-    #[test]
-    fn a_read_that_raced_a_write_is_not_answered_again() {
+    #[tokio::test]
+    async fn a_read_that_raced_a_write_is_not_answered_again() {
         let current = Current::new();
         let reads = Cell::new(0);
         // The write commits and bumps while the reader is between the generation and the tree.
-        let old = current.get("a", || {
-            current.changed(|| ());
-            read("old", &reads)
-        });
+        let old = current
+            .get("a", || async {
+                current.changed(|| ());
+                read("old", &reads)
+            })
+            .await;
         assert_eq!(*old.unwrap().unwrap(), "old");
         assert_eq!(
-            *current.get("a", || read("new", &reads)).unwrap().unwrap(),
+            *current
+                .get("a", || async { read("new", &reads) })
+                .await
+                .unwrap()
+                .unwrap(),
             "new"
         );
     }
@@ -159,52 +158,70 @@ mod tests {
     async fn an_awaited_read_is_kept_like_another_and_retired_by_a_write() {
         let current = Current::new();
         let reads = Cell::new(0);
-        let first = current
-            .get_async("a", || async { read("one", &reads) })
-            .await;
+        let first = current.get("a", || async { read("one", &reads) }).await;
         assert_eq!(*first.unwrap().unwrap(), "one");
         assert_eq!(*current.cached("a").unwrap(), "one");
         assert_eq!(
-            *current.get("a", || read("two", &reads)).unwrap().unwrap(),
+            *current
+                .get("a", || async { read("two", &reads) })
+                .await
+                .unwrap()
+                .unwrap(),
             "one",
-            "kept for the synchronous reader too"
+            "kept for the next reader"
         );
         current.changed(|| ());
         assert!(current.cached("a").is_none(), "retired by the write");
-        let again = current
-            .get_async("a", || async { read("two", &reads) })
-            .await;
+        let again = current.get("a", || async { read("two", &reads) }).await;
         assert_eq!(*again.unwrap().unwrap(), "two");
         assert_eq!(reads.get(), 2);
     }
 
-    #[test]
-    fn a_map_that_keeps_nothing_reads_every_time() {
+    #[tokio::test]
+    async fn a_map_that_keeps_nothing_reads_every_time() {
         let current = Current::keeping(false);
         let reads = Cell::new(0);
         assert_eq!(
-            *current.get("a", || read("one", &reads)).unwrap().unwrap(),
+            *current
+                .get("a", || async { read("one", &reads) })
+                .await
+                .unwrap()
+                .unwrap(),
             "one"
         );
         assert_eq!(
-            *current.get("a", || read("two", &reads)).unwrap().unwrap(),
+            *current
+                .get("a", || async { read("two", &reads) })
+                .await
+                .unwrap()
+                .unwrap(),
             "two"
         );
         assert!(current.cached("a").is_none());
         assert_eq!(reads.get(), 2);
     }
 
-    #[test]
-    fn a_missing_record_and_an_error_are_not_kept() {
+    #[tokio::test]
+    async fn a_missing_record_and_an_error_are_not_kept() {
         let current: Current<String> = Current::new();
         let reads = Cell::new(0);
-        assert!(current.get("a", || Ok::<_, ()>(None)).unwrap().is_none());
+        assert!(current
+            .get("a", || async { Ok::<_, ()>(None) })
+            .await
+            .unwrap()
+            .is_none());
         assert_eq!(
-            current.get("a", || Err::<Option<_>, _>("down")),
+            current
+                .get("a", || async { Err::<Option<_>, _>("down") })
+                .await,
             Err("down")
         );
         assert_eq!(
-            *current.get("a", || read("found", &reads)).unwrap().unwrap(),
+            *current
+                .get("a", || async { read("found", &reads) })
+                .await
+                .unwrap()
+                .unwrap(),
             "found"
         );
     }

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
 use crate::durability::Lane;
-use crate::engine::resolve;
 use crate::group::{Queued, Txn};
 use crate::{AttemptRecord, DeliveryRecord, RequestId, StorageError, Store};
 
@@ -27,7 +26,7 @@ impl Store {
     /// not settled yet, so a caller resuming past the page's last entry still finds it; its settling
     /// signals [`Store::outbox_enqueued`]. While the last flush has failed the page is refused, since what
     /// it would read may not be on disk.
-    pub fn due_deliveries_except(
+    pub async fn due_deliveries_except(
         &self,
         now: DateTime<Utc>,
         after: Option<&QueuePosition>,
@@ -35,7 +34,7 @@ impl Store {
         skip: impl Fn(&RequestId) -> bool,
     ) -> Result<Vec<DeliveryRecord>, StorageError> {
         let end = queue_key(now, "\u{10FFFF}");
-        let start = match after {
+        let mut start = match after {
             Some(position) => Bound::Excluded(position.0.clone()),
             None => Bound::Unbounded,
         };
@@ -47,24 +46,24 @@ impl Store {
                 "the last flush failed; no webhook is sent until one succeeds".into(),
             ));
         }
-        let mut queue = self
-            .group
-            .delivery_queue
-            .range((start, Bound::Excluded(end)));
         let mut due = Vec::new();
         let mut ended = false;
-        // The queue's ids first, then their deliveries read together: on PostgreSQL one wait on the
-        // network for the page, not one per delivery. A queue entry whose delivery has gone (a purge)
-        // leaves room that the next ids fill.
+        // The queue's ids a page at a time, then their deliveries read together: on PostgreSQL one wait
+        // on the network for the page, not one per delivery. A queue entry whose delivery has gone (a
+        // purge) or that `skip` passes over leaves room that the next page fills.
         while due.len() < limit && !ended {
+            let asked = limit - due.len();
+            let range = (start.clone(), Bound::Excluded(end.clone()));
+            let page = self
+                .group
+                .delivery_queue
+                .read_range(range, false, asked)
+                .await?;
+            ended = page.len() < asked;
             let mut wanted = Vec::new();
-            while due.len() + wanted.len() < limit {
-                let Some(entry) = queue.next() else {
-                    ended = true;
-                    break;
-                };
-                let (key, _) = entry?;
+            for (key, _) in page {
                 let request_id = RequestId::from(String::from_utf8_lossy(&key[8..]).into_owned());
+                start = Bound::Excluded(key.to_vec());
                 if held(&request_id) {
                     ended = true;
                     break;
@@ -78,7 +77,7 @@ impl Store {
                     .iter()
                     .map(|id| self.group.deliveries.get_async(id.as_str())),
             );
-            for (id, bytes) in wanted.iter().zip(resolve(read)?) {
+            for (id, bytes) in wanted.iter().zip(read.await?) {
                 if let Some(bytes) = bytes {
                     due.push(self.deliveries.read(id.as_bytes(), &bytes)?);
                 }
@@ -184,9 +183,9 @@ impl Store {
     }
 
     /// Appends an attempt to the delivery log.
-    pub fn record_attempt(&self, attempt: &AttemptRecord) -> Result<(), StorageError> {
-        let entry = self.attempt_entry(attempt)?;
-        self.finish_attempt(&entry, attempt)
+    pub async fn record_attempt(&self, attempt: &AttemptRecord) -> Result<(), StorageError> {
+        let entry = self.attempt_entry(attempt).await?;
+        self.finish_attempt(&entry, attempt).await
     }
 
     /// Appends an attempt about to be sent, `attempt` saying it has no outcome yet, and returns once that
@@ -196,14 +195,14 @@ impl Store {
         &self,
         attempt: &AttemptRecord,
     ) -> Result<AttemptEntry, StorageError> {
-        let entry = self.attempt_entry(attempt)?;
-        self.finish_attempt(&entry, attempt)?;
+        let entry = self.attempt_entry(attempt).await?;
+        self.finish_attempt(&entry, attempt).await?;
         self.durable().await?;
         Ok(entry)
     }
 
     /// Writes `attempt`, now with its outcome, over the entry [`Store::begin_attempt`] made.
-    pub fn finish_attempt(
+    pub async fn finish_attempt(
         &self,
         entry: &AttemptEntry,
         attempt: &AttemptRecord,
@@ -215,8 +214,8 @@ impl Store {
     }
 
     /// A new place in the delivery log of `attempt`'s request, after every earlier attempt.
-    fn attempt_entry(&self, attempt: &AttemptRecord) -> Result<AttemptEntry, StorageError> {
-        let sequence = self.generate_id()?;
+    async fn attempt_entry(&self, attempt: &AttemptRecord) -> Result<AttemptEntry, StorageError> {
+        let sequence = self.generate_id().await?;
         let mut key = attempt.request_id.as_bytes().to_vec();
         key.push(0);
         key.extend_from_slice(&sequence.to_be_bytes());
@@ -375,6 +374,7 @@ mod tests {
         assert_eq!(
             store
                 .due_deliveries_except(now, None, 10, |_| false)
+                .await
                 .unwrap(),
             vec![marked.clone()]
         );

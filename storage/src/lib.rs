@@ -21,7 +21,7 @@ mod codec;
 mod current;
 mod decoded;
 mod deliveries;
-mod due_pass;
+mod due_work;
 mod durability;
 mod engine;
 mod error;
@@ -51,7 +51,6 @@ mod trees;
 pub use api_secrets::{api_secret_matches, hash_api_secret};
 pub use backup::Backup;
 pub use deliveries::{AttemptEntry, QueuePosition};
-pub use due_pass::{DuePass, Retirement, Standing, Visited};
 pub use durability::FlushStats;
 pub use engine::lease::{LeaseHolder, NodeLease, FENCE_AFTER, LEASE_TTL};
 pub use engine::postgres::{
@@ -59,7 +58,6 @@ pub use engine::postgres::{
 };
 /// The answer of a store's read on a path that cannot await (an actor's handler): at once on sled; on
 /// PostgreSQL the thread waits for the round trip.
-pub use engine::resolve;
 #[cfg(any(test, feature = "test-hooks"))]
 pub use engine::testing::{
     admin_query, empty_postgres_database, fresh_postgres_database, TestEngine,

@@ -10,8 +10,8 @@ pub(crate) const TOKEN_SECRET: &[u8] = b"token_secret";
 impl Store {
     /// The bearer-token signing secret as stored, `None` until a first start made it: what a node that
     /// writes nothing (a standby) verifies and issues tokens with.
-    pub fn token_secret(&self) -> Result<Option<Vec<u8>>, StorageError> {
-        match self.meta.get(TOKEN_SECRET)? {
+    pub async fn token_secret(&self) -> Result<Option<Vec<u8>>, StorageError> {
+        match self.meta.get_async(TOKEN_SECRET).await? {
             Some(existing) => self
                 .sealer
                 .open(Sealed::Meta, TOKEN_SECRET, &existing)
@@ -56,9 +56,9 @@ const PROVISIONED: &str = "provisioned:";
 
 impl Store {
     /// The fingerprint of the declaration last provisioned under `key` (e.g. `account:acme`).
-    pub fn provisioned_fingerprint(&self, key: &str) -> Result<Option<String>, StorageError> {
+    pub async fn provisioned_fingerprint(&self, key: &str) -> Result<Option<String>, StorageError> {
         let key = format!("{PROVISIONED}{key}");
-        let Some(stored) = self.meta.get(&key)? else {
+        let Some(stored) = self.meta.get_async(&key).await? else {
             return Ok(None);
         };
         let fingerprint = self.unbound(trees::META, key.as_bytes(), &stored)?;
@@ -86,8 +86,8 @@ const MANUAL_CLOCK: &[u8] = b"manual_clock";
 
 impl Store {
     /// Where a manual clock stood when it was last moved, if it ever was.
-    pub fn manual_clock(&self) -> Result<Option<DateTime<Utc>>, StorageError> {
-        let Some(stored) = self.meta.get(MANUAL_CLOCK)? else {
+    pub async fn manual_clock(&self) -> Result<Option<DateTime<Utc>>, StorageError> {
+        let Some(stored) = self.meta.get_async(MANUAL_CLOCK).await? else {
             return Ok(None);
         };
         stored_micros(self.unbound(trees::META, MANUAL_CLOCK, &stored)?)
@@ -133,7 +133,7 @@ mod tests {
     async fn the_stored_manual_clock_only_moves_forward() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
-        assert_eq!(store.manual_clock().unwrap(), None);
+        assert_eq!(store.manual_clock().await.unwrap(), None);
         let at = |s: &str| s.parse::<DateTime<Utc>>().unwrap();
         store
             .record_manual_clock(at("2026-11-25T10:00:00.000001Z"))
@@ -145,7 +145,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            store.manual_clock().unwrap(),
+            store.manual_clock().await.unwrap(),
             Some(at("2026-11-25T10:00:00.000001Z"))
         );
     }

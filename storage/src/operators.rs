@@ -19,10 +19,9 @@ static NAMING: Mutex<()> = Mutex::new(());
 
 impl Store {
     /// Every operator, by name.
-    pub fn operators(&self) -> Result<Vec<OperatorRecord>, StorageError> {
+    pub async fn operators(&self) -> Result<Vec<OperatorRecord>, StorageError> {
         let mut operators = Vec::new();
-        for entry in self.operators.iter() {
-            let (name, stored) = entry?;
+        for (name, stored) in self.operators.read_prefix([]).await? {
             // A record without this store's MAC names no one, here as at sign-in (`unbound` logs it).
             match self.unbound(trees::OPERATORS, &name, &stored) {
                 Ok(bytes) => operators.push(decode(bytes)?),

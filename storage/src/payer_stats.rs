@@ -96,7 +96,7 @@ impl Store {
 
     /// Drops every payer's days before `before`; answers how many went. Not flushed: a day dropped again
     /// after a crash is dropped again at the next round.
-    pub fn forget_payer_days_before(&self, before: NaiveDate) -> Result<usize, StorageError> {
+    pub async fn forget_payer_days_before(&self, before: NaiveDate) -> Result<usize, StorageError> {
         let _open = self.group.gate.read().expect("write gate");
         let mut old = Vec::new();
         for entry in self.group.payer_stats.iter() {

@@ -25,27 +25,30 @@ impl Store {
     }
 
     /// The whole payer directory, in name order.
-    pub fn payers(&self) -> Result<Vec<PayerRecord>, StorageError> {
+    pub async fn payers(&self) -> Result<Vec<PayerRecord>, StorageError> {
         self.payers
-            .iter()
-            .map(|entry| {
-                let (name, stored) = entry?;
-                decode(self.unbound(trees::PAYERS, &name, &stored)?)
-            })
+            .read_prefix([])
+            .await?
+            .into_iter()
+            .map(|(name, stored)| decode(self.unbound(trees::PAYERS, &name, &stored)?))
             .collect()
     }
 
     /// One directory entry by its canonical name.
-    pub fn payer(&self, name: &str) -> Result<Option<PayerRecord>, StorageError> {
-        let payer = self.current_payers.get(name, || {
-            self.payers
-                .get(name.as_bytes())?
-                .map(|v| {
-                    decode(self.unbound(trees::PAYERS, name.as_bytes(), &v)?)
-                        .map(std::sync::Arc::new)
-                })
-                .transpose()
-        })?;
+    pub async fn payer(&self, name: &str) -> Result<Option<PayerRecord>, StorageError> {
+        let payer = self
+            .current_payers
+            .get(name, || async {
+                self.payers
+                    .get_async(name.as_bytes())
+                    .await?
+                    .map(|v| {
+                        decode(self.unbound(trees::PAYERS, name.as_bytes(), &v)?)
+                            .map(std::sync::Arc::new)
+                    })
+                    .transpose()
+            })
+            .await?;
         Ok(payer.map(std::sync::Arc::unwrap_or_clone))
     }
 }
@@ -70,10 +73,10 @@ mod tests {
             timezone: None,
         };
         store.put_payer(&payer, &[]).await.unwrap();
-        assert_eq!(store.payer("Aetna").unwrap(), Some(payer.clone()));
+        assert_eq!(store.payer("Aetna").await.unwrap(), Some(payer.clone()));
         payer.timezone = Some("America/Chicago".into());
         store.put_payer(&payer, &[]).await.unwrap();
-        assert_eq!(store.payer("Aetna").unwrap(), Some(payer));
-        assert_eq!(store.payer("Cigna").unwrap(), None);
+        assert_eq!(store.payer("Aetna").await.unwrap(), Some(payer));
+        assert_eq!(store.payer("Cigna").await.unwrap(), None);
     }
 }

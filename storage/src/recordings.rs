@@ -25,14 +25,14 @@ impl Store {
     /// Keeps the audio of a call of request `owner` under `name` (`{callId}.{ext}`), sealed, durably: a
     /// file is written beside its name, synced, renamed and its directory synced, so a crash never leaves
     /// half of one, and the request's record, written next, never names a file the disk lost.
-    pub fn keep_recording(
+    pub async fn keep_recording(
         &self,
         owner: &RequestId,
         name: &str,
         audio: &[u8],
     ) -> Result<(), StorageError> {
         // A purged request's call may still end and download its audio: nothing is kept for it.
-        if self.request(owner)?.is_none() {
+        if self.fetch_request(owner).await?.is_none() {
             return Err(StorageError::RequestMissing(owner.clone()));
         }
         self.write_recording(name, &self.sealer.seal_file(owner, name, audio))
@@ -42,12 +42,24 @@ impl Store {
     /// key is an error.
     pub async fn recording(&self, name: &str) -> Result<Option<Vec<u8>>, StorageError> {
         let sealed = match &self.recordings {
+            Recordings::Files(_) => return self.recording_under_gate(name),
+            Recordings::Rows(tree) => match tree.get_async(name).await? {
+                Some(bytes) => bytes.to_vec(),
+                None => return Ok(None),
+            },
+        };
+        self.sealer.open_file(name, &sealed).map(Some)
+    }
+
+    /// [`Store::recording`] inside a purge's rekey, which holds the write gate from start to end.
+    pub(crate) fn recording_under_gate(&self, name: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        let sealed = match &self.recordings {
             Recordings::Files(dir) => match std::fs::read(dir.join(name)) {
                 Ok(bytes) => bytes,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
                 Err(e) => return Err(StorageError::from(sled::Error::Io(e))),
             },
-            Recordings::Rows(tree) => match tree.get_async(name).await? {
+            Recordings::Rows(tree) => match tree.get(name)? {
                 Some(bytes) => bytes.to_vec(),
                 None => return Ok(None),
             },
@@ -73,7 +85,7 @@ impl Store {
 
     /// Removes the recording kept under `name`, if there is one: a purged request's, also one kept while
     /// its request was being purged.
-    pub fn remove_recording(&self, name: &str) -> Result<(), StorageError> {
+    pub async fn remove_recording(&self, name: &str) -> Result<(), StorageError> {
         match &self.recordings {
             Recordings::Files(dir) => match std::fs::remove_file(dir.join(name)) {
                 Ok(()) => Ok(()),

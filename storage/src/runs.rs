@@ -30,7 +30,7 @@ pub struct DueEntry {
     pub request_id: RequestId,
     /// The batch whose due entry stands for it, until it retires; `None` for a request created before
     /// batches were stored whole, which has a due entry of its own. The store's own business
-    /// ([`Store::due_pass`]).
+    /// ([`Store::due_work`]).
     pub(crate) batch: Option<RequestBatchId>,
 }
 
@@ -66,11 +66,6 @@ impl Store {
             }
         }
         Ok(entries)
-    }
-
-    /// Whether `id`'s run has started and not finished: a lookup in the `active` index, nothing decoded.
-    pub fn is_active(&self, id: &RequestId) -> Result<bool, StorageError> {
-        Ok(self.group.active.contains_key(id.as_bytes())?)
     }
 
     /// Ids of requests whose run has started and not finished.

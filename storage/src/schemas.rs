@@ -12,20 +12,25 @@ use crate::{SchemaDefinition, SchemaHeadRecord, SchemaVersionRecord, StorageErro
 
 impl Store {
     /// Reads a schema's head.
-    pub fn schema_head(&self, id: &str) -> Result<Option<SchemaHeadRecord>, StorageError> {
-        let head = self.current_schema_heads.get(id, || {
-            self.schema_heads
-                .get(id)?
-                .map(|bytes| {
-                    decode(self.unbound(trees::SCHEMA_HEADS, id.as_bytes(), &bytes)?).map(Arc::new)
-                })
-                .transpose()
-        })?;
+    pub async fn schema_head(&self, id: &str) -> Result<Option<SchemaHeadRecord>, StorageError> {
+        let head = self
+            .current_schema_heads
+            .get(id, || async {
+                self.schema_heads
+                    .get_async(id)
+                    .await?
+                    .map(|bytes| {
+                        decode(self.unbound(trees::SCHEMA_HEADS, id.as_bytes(), &bytes)?)
+                            .map(Arc::new)
+                    })
+                    .transpose()
+            })
+            .await?;
         Ok(head.map(Arc::unwrap_or_clone))
     }
 
     /// Reads one version of a schema. Versions are immutable, so every reader shares one decoded copy.
-    pub fn schema_version(
+    pub async fn schema_version(
         &self,
         id: &str,
         version: u32,
@@ -33,14 +38,17 @@ impl Store {
         let key = schema_version_key(id, version);
         // The key as text for the map: schema ids are text, and the version's bytes are kept exact.
         let kept = format!("{id}\0{version}");
-        self.current_schema_versions.get(&kept, || {
-            self.schema_versions
-                .get(&key)?
-                .map(|bytes| {
-                    decode(self.unbound(trees::SCHEMA_VERSIONS, &key, &bytes)?).map(Arc::new)
-                })
-                .transpose()
-        })
+        self.current_schema_versions
+            .get(&kept, || async {
+                self.schema_versions
+                    .get_async(&key)
+                    .await?
+                    .map(|bytes| {
+                        decode(self.unbound(trees::SCHEMA_VERSIONS, &key, &bytes)?).map(Arc::new)
+                    })
+                    .transpose()
+            })
+            .await
     }
 
     /// Publishes `definition` as a new version of schema `id` (version 1, or `first_version`, for a new
@@ -246,7 +254,12 @@ mod tests {
             3
         );
         assert_eq!(
-            store.schema_version("s", 1).unwrap().unwrap().definition,
+            store
+                .schema_version("s", 1)
+                .await
+                .unwrap()
+                .unwrap()
+                .definition,
             definition("a")
         );
     }
@@ -274,7 +287,7 @@ mod tests {
                 .unwrap()
                 .retired
         );
-        assert!(store.schema_version("s", 1).unwrap().is_some());
+        assert!(store.schema_version("s", 1).await.unwrap().is_some());
         assert!(store.retire_schema("nope", &[]).await.unwrap().is_none());
     }
 
@@ -290,15 +303,31 @@ mod tests {
             .publish_schema("s", &definition("a"), flags, rule, now, &[])
             .await
             .unwrap();
-        assert_eq!(store.schema_head("s").unwrap().unwrap().latest_version, 1);
+        assert_eq!(
+            store
+                .schema_head("s")
+                .await
+                .unwrap()
+                .unwrap()
+                .latest_version,
+            1
+        );
         store
             .publish_schema("s", &definition("b"), flags, rule, now, &[])
             .await
             .unwrap();
-        assert_eq!(store.schema_head("s").unwrap().unwrap().latest_version, 2);
+        assert_eq!(
+            store
+                .schema_head("s")
+                .await
+                .unwrap()
+                .unwrap()
+                .latest_version,
+            2
+        );
         store.retire_schema("s", &[]).await.unwrap();
-        assert!(store.schema_head("s").unwrap().unwrap().retired);
-        let first = store.schema_version("s", 1).unwrap().unwrap();
+        assert!(store.schema_head("s").await.unwrap().unwrap().retired);
+        let first = store.schema_version("s", 1).await.unwrap().unwrap();
         assert_eq!(first.definition, definition("a"));
         // Rewritten in place only by the test hook; a version read before must not answer after it.
         let mut changed = (*first).clone();
@@ -307,7 +336,12 @@ mod tests {
             .corrupt_schema_version_for_tests("s", 1, &encode(&changed))
             .unwrap();
         assert_eq!(
-            store.schema_version("s", 1).unwrap().unwrap().definition,
+            store
+                .schema_version("s", 1)
+                .await
+                .unwrap()
+                .unwrap()
+                .definition,
             definition("c")
         );
     }

@@ -416,7 +416,7 @@ impl Store {
     }
 
     /// A unique, increasing number (sled's id generator); used to order log entries.
-    pub fn generate_id(&self) -> Result<u64, StorageError> {
+    pub async fn generate_id(&self) -> Result<u64, StorageError> {
         Ok(self.db.generate_id()?)
     }
 }

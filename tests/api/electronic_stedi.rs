@@ -533,6 +533,7 @@ async fn the_admin_api_takes_and_checks_the_same_mapping_and_stores_it_with_the_
         .state
         .store
         .schema_version("admin-eligibility", 1)
+        .await
         .unwrap()
         .unwrap();
     let mapping = serde_json::to_value(&stored.definition.electronic).unwrap();

@@ -306,11 +306,18 @@ fn step_job() -> StepJob {
         learned_windows: false,
         incarnation: 1,
         edges: Edges::default(),
+        trace: None,
     }
 }
 
-fn stored_run(store: &Store) -> RunRecord {
-    store.request(&request_id()).unwrap().unwrap().run.unwrap()
+async fn stored_run(store: &Store) -> RunRecord {
+    store
+        .request(&request_id())
+        .await
+        .unwrap()
+        .unwrap()
+        .run
+        .unwrap()
 }
 
 /// A stored request with no call yet, and a fake parent for the steps started on it.
@@ -359,7 +366,7 @@ async fn a_step_reports_its_end_with_its_call_outcome_and_close_for_the_next_wri
         panic!("expected the step to report its end");
     };
     assert_eq!(key, "step-1");
-    let mut record = scene.store.request(&request_id()).unwrap().unwrap();
+    let mut record = scene.store.request(&request_id()).await.unwrap().unwrap();
     let stored = record.run.clone().unwrap();
     assert_eq!(stored.calls.len(), 1, "one call placed: {:?}", stored.calls);
     assert_eq!((stored.calls[0].seq, stored.calls[0].attempt), (1, 1));
@@ -402,7 +409,7 @@ async fn a_step_whose_outcome_was_never_written_runs_the_same_call_again() {
     };
     assert_eq!(key, "step-1");
     assert_eq!(edges, lost, "the same outcome and verdict, taken again");
-    let stored = stored_run(&scene.store).calls;
+    let stored = stored_run(&scene.store).await.calls;
     assert_eq!(stored.len(), 1, "no second call record: {stored:?}");
     assert_eq!(
         *first.placed.lock().unwrap(),
@@ -425,7 +432,7 @@ async fn a_step_whose_call_panics_reports_the_crash_and_leaves_the_call_to_be_pl
     };
     assert_eq!(key, "step-1");
     assert!(reason.contains("the test dialer broke"), "{reason}");
-    let run = stored_run(&scene.store);
+    let run = stored_run(&scene.store).await;
     assert_eq!(run.steps[0].state, StepState::InProgress);
     assert_eq!(run.calls.len(), 1);
     assert_eq!(
@@ -480,6 +487,7 @@ async fn a_call_reports_its_outcome_to_its_parent_and_leaves_the_write_to_it() {
         None,
         dialer,
         crate::cost::Prices::FREE,
+        None,
     )
     .start();
 
@@ -492,7 +500,7 @@ async fn a_call_reports_its_outcome_to_its_parent_and_leaves_the_write_to_it() {
         }
     );
     assert_eq!(
-        stored_run(&store).calls[0].outcome,
+        stored_run(&store).await.calls[0].outcome,
         None,
         "the step writes it"
     );
@@ -581,7 +589,7 @@ async fn a_due_batch_whose_members_all_left_the_due_state_is_retired_at_the_next
     })
     .await;
     assert_eq!(
-        store.request(&members[1].id).unwrap().unwrap().state,
+        store.request(&members[1].id).await.unwrap().unwrap().state,
         RequestState::Failure
     );
 }

@@ -8,7 +8,7 @@ use actix::prelude::*;
 use futures::FutureExt;
 use tracing::Instrument;
 
-use switchboard_storage::CallId;
+use switchboard_storage::{CallId, TraceRecord};
 
 use super::limits::Gate;
 use super::messages::{CallCrashed, CallEnded, CallParent};
@@ -26,6 +26,8 @@ pub(crate) struct CallActor {
     /// The rates this call is priced at (free for a sandbox request).
     prices: Prices,
     call_id: CallId,
+    /// The request's stored trace, which the call's span joins.
+    trace: Option<TraceRecord>,
     /// The outcome (or a crash) has been reported to the parent.
     reported: bool,
     span: tracing::Span,
@@ -39,6 +41,7 @@ impl CallActor {
         gate: Option<Gate>,
         dialer: Arc<dyn Dialer>,
         prices: Prices,
+        trace: Option<TraceRecord>,
     ) -> CallActor {
         let span = tracing::info_span!("call", request_id = %job.request_id, call_id = %job.call_id, seq = job.seq);
         CallActor {
@@ -50,6 +53,7 @@ impl CallActor {
             gate,
             dialer,
             prices,
+            trace,
             span,
         }
     }
@@ -72,8 +76,7 @@ impl Actor for CallActor {
         // The dialer is foreign code (a simulator, a network agent): a panic in it must become a reported
         // crash, never a silent end of this actor.
         let clock = self.shared.clock.clone();
-        let trace = crate::telemetry::request_trace(&self.shared.store, &job.request_id);
-        let otel = crate::telemetry::child(trace.as_ref(), || {
+        let otel = crate::telemetry::child(self.trace.as_ref(), || {
             tracing::info_span!(
                 target: crate::telemetry::TARGET,
                 parent: None,
@@ -117,7 +120,8 @@ impl Actor for CallActor {
                         &request_id,
                         &call_id,
                         disposition,
-                    );
+                    )
+                    .await;
                     // Not written here: the step's next move writes it (the next call's placement, or the
                     // request's next write once the step closes), right away. A crash before that finds
                     // the call unfinished and runs it again under the same record, which re-attaches a

@@ -16,13 +16,13 @@ use crate::calendar::local_date;
 /// The request's payer in the directory: the directory's match, else the payer as the client named it
 /// (a request dialing its own number keeps no match, but its payer is still the directory's when the
 /// name is).
-pub(crate) fn payer_of(store: &Store, record: &RequestRecord) -> Option<PayerRecord> {
-    record
+pub(crate) async fn payer_of(store: &Store, record: &RequestRecord) -> Option<PayerRecord> {
+    let name = record
         .payer_lookup
         .as_ref()
         .and_then(|l| l.matched_payer_name.as_deref())
-        .or_else(|| record.inputs.get("payerName").map(|n| n.trim()))
-        .and_then(|name| store.payer(name).ok().flatten())
+        .or_else(|| record.inputs.get("payerName").map(|n| n.trim()))?;
+    store.payer(name).await.ok().flatten()
 }
 
 /// The zone of a payer's calling hours and of its week: its own, else the account's.

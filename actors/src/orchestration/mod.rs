@@ -27,7 +27,6 @@ mod messages;
 mod notes;
 mod orchestrator;
 pub mod outcome;
-mod reading;
 mod request;
 mod step;
 pub mod windows;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
-use switchboard_storage::{resolve, RequestId};
+use switchboard_storage::RequestId;
 
 use super::error::OrchestrationError;
 use super::messages::{
@@ -85,8 +85,11 @@ impl DueWork {
 
 /// Command from start-up: resume every request whose run had started; replies with how many.
 #[derive(Message)]
-#[rtype(result = "Result<usize, OrchestrationError>")]
+#[rtype(result = "Resumed")]
 pub struct ResumeActive;
+
+/// How many requests [`ResumeActive`] resumed.
+pub type Resumed = Result<usize, OrchestrationError>;
 
 impl Orchestrator {
     /// Starts the supervised orchestrator over the shared context, and the create path's [`DueWork`] to it.
@@ -133,15 +136,24 @@ impl Orchestrator {
         }
     }
 
-    fn resume_active(&mut self, ctx: &mut Context<Self>) -> Result<usize, OrchestrationError> {
-        // At start-up and after a restart of this actor, both rare.
-        let ids = resolve(self.shared.store.active_request_ids())?;
-        let count = ids.len();
-        for id in ids {
-            self.start_request(ctx, id);
-        }
-        self.dispatch_due(ctx)?;
-        Ok(count)
+    /// Starts an actor for every request whose run had started, then a due pass; answers how many. At
+    /// start-up and after a restart of this actor, both rare. No other message of this actor runs until
+    /// it is done.
+    fn resume_active(&mut self) -> ResponseActFuture<Self, Resumed> {
+        let store = self.shared.store.clone();
+        let read = async move { store.active_request_ids().await };
+        Box::pin(read.into_actor(self).map(|ids, act, ctx| {
+            let resumed = guarded(act, ctx, |act, ctx| {
+                let ids = ids?;
+                let count = ids.len();
+                for id in ids {
+                    act.start_request(ctx, id);
+                }
+                act.dispatch_due(ctx);
+                Ok(count)
+            });
+            resumed.unwrap_or(Err(OrchestrationError::RestartedWhileResuming))
+        }))
     }
 
     fn start_request(&mut self, ctx: &mut Context<Self>, request_id: RequestId) {
@@ -155,15 +167,14 @@ impl Orchestrator {
         self.running.insert(request_id, addr);
     }
 
-    fn dispatch_due(&mut self, ctx: &mut Context<Self>) -> Result<(), OrchestrationError> {
+    fn dispatch_due(&mut self, ctx: &mut Context<Self>) {
         self.dispatch_queued = false;
         // Cleared before the index is read: a request stored after the read announces itself again.
         self.announced.store(false, Ordering::Release);
         let now = self.shared.clock.now();
         // The due index is keyed by the instant a booked day begins: only what has fallen due is read.
         if !self.shared.dispatch_paused {
-            let pass = self.shared.store.due_pass(now);
-            self.run_pass(ctx, pass, now, self.waves.size);
+            self.run_pass(ctx, now);
         }
         // An actor that panicked outside the caught paths is gone without a trace but the store's.
         let vanished: Vec<RequestId> = self
@@ -192,7 +203,6 @@ impl Orchestrator {
                 act.start_request(ctx, id);
             }));
         }
-        Ok(())
     }
 }
 
@@ -221,9 +231,12 @@ impl Supervised for Orchestrator {
     fn restarting(&mut self, ctx: &mut Context<Self>) {
         self.running.retain(|_, addr| addr.connected());
         self.dispatch_queued = false;
-        if let Err(e) = self.resume_active(ctx) {
-            tracing::error!(error.message = %e, "cannot reload orchestration from the store");
-        }
+        let resumed = self.resume_active().map(|resumed, _, _| {
+            if let Err(e) = resumed {
+                tracing::error!(error.message = %e, "cannot reload orchestration from the store");
+            }
+        });
+        ctx.wait(resumed);
     }
 }
 
@@ -236,15 +249,15 @@ impl Singleton for Orchestrator {
 }
 
 impl Handler<ResumeActive> for Orchestrator {
-    type Result = Result<usize, OrchestrationError>;
+    type Result = AtomicResponse<Self, Resumed>;
 
-    fn handle(&mut self, _: ResumeActive, ctx: &mut Context<Self>) -> Self::Result {
-        let count = guarded(self, ctx, |orchestrator, ctx| {
-            orchestrator.resume_active(ctx)
-        })
-        .unwrap_or_else(|| Err(OrchestrationError::RestartedWhileResuming))?;
-        tracing::info!(resumed = count, "orchestration resumed");
-        Ok(count)
+    fn handle(&mut self, _: ResumeActive, _: &mut Context<Self>) -> Self::Result {
+        let resumed = self.resume_active().map(|resumed, _, _| {
+            let count = resumed?;
+            tracing::info!(resumed = count, "orchestration resumed");
+            Ok(count)
+        });
+        AtomicResponse::new(Box::pin(resumed))
     }
 }
 
@@ -260,12 +273,9 @@ impl Handler<DispatchDue> for Orchestrator {
     type Result = ();
 
     fn handle(&mut self, _: DispatchDue, ctx: &mut Context<Self>) {
-        let outcome = guarded(self, ctx, |orchestrator, ctx| {
+        guarded(self, ctx, |orchestrator, ctx| {
             orchestrator.dispatch_due(ctx)
         });
-        if let Some(Err(e)) = outcome {
-            tracing::error!(error.message = %e, "due dispatch failed");
-        }
     }
 }
 

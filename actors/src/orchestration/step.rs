@@ -6,8 +6,8 @@ use std::sync::Arc;
 use actix::prelude::*;
 use chrono_tz::Tz;
 use switchboard_storage::{
-    CallId, CallRecord, Environment, PayerRecord, RequestId, RequestRecord, SchemaVersionRecord,
-    StepKey, StepState, StorageError,
+    CallId, CallRecord, Environment, PayerRecord, PayerWeek, RequestId, RequestRecord,
+    SchemaVersionRecord, StepKey, StepState, StorageError, TraceRecord,
 };
 use tracing::Instrument;
 
@@ -19,7 +19,6 @@ use super::messages::{
     Advance, CallCrashed, CallEnded, CallParent, StepCrashed, StepEnded, StepParent,
 };
 use super::outcome::{next_step_move, StepDecision};
-use super::reading::read_then;
 use super::Shared;
 use crate::dialer::CallJob;
 
@@ -50,6 +49,16 @@ pub(crate) struct StepJob {
     /// What the request actor decided and did not write (at least the opening of this step, when it is
     /// new): the step's first write carries it, or its report does when it places no call.
     pub edges: Edges,
+    /// The request's stored trace, which the step's span and its calls' join.
+    pub trace: Option<TraceRecord>,
+}
+
+/// What an advance reads before it decides: the record, and for a production request its payer in the
+/// directory and what was learned of the payer's line.
+struct Read {
+    record: Arc<RequestRecord>,
+    payer: Option<PayerRecord>,
+    week: Option<Result<Arc<PayerWeek>, String>>,
 }
 
 /// One step of a request.
@@ -58,6 +67,10 @@ pub(crate) struct StepActor {
     parent: StepParent,
     job: StepJob,
     activity: Activity,
+    /// The request's payer in the directory, as the last advance read it.
+    payer: Option<PayerRecord>,
+    /// The payer's learned week as the last advance read it; the error's text when it could not be read.
+    week: Option<Result<Arc<PayerWeek>, String>>,
     span: tracing::Span,
     /// The exported `step` span, ended when the actor goes.
     _otel: tracing::Span,
@@ -80,9 +93,8 @@ enum Activity {
 impl StepActor {
     pub(crate) fn new(shared: Shared, parent: StepParent, job: StepJob) -> StepActor {
         let span = tracing::info_span!("step", request_id = %job.request_id, step = %job.key);
-        let trace = crate::telemetry::request_trace(&shared.store, &job.request_id);
         let otel = crate::telemetry::child(
-            trace.as_ref(),
+            job.trace.as_ref(),
             || tracing::info_span!(target: crate::telemetry::TARGET, parent: None, "step", switchboard.step = %job.key),
         );
         StepActor {
@@ -90,6 +102,8 @@ impl StepActor {
             parent,
             job,
             activity: Activity::Idle,
+            payer: None,
+            week: None,
             span,
             _otel: otel,
         }
@@ -140,17 +154,17 @@ impl StepActor {
 
     fn place(&mut self, ctx: &mut Context<Self>, record: &RequestRecord, call: CallRecord) {
         let payer = match record.environment {
-            Environment::Production => self.payer(record),
+            Environment::Production => self.payer.clone(),
             Environment::Sandbox => None,
         };
         let payer_zone = self.payer_zone(payer.as_ref());
         let payer_notes = payer
             .as_ref()
             .and_then(|payer| {
-                let week = self.shared.learned.week(&self.shared.store, &payer.name, call.placed_at);
+                let week = self.week.as_ref()?.as_ref();
                 let week = week.map_err(|e| tracing::warn!(error = %e, "no payer notes: the learned week could not be read"));
                 let week = week.ok()?;
-                Some(super::notes::payer_notes(&payer.name, &week, call.placed_at, payer_zone))
+                Some(super::notes::payer_notes(&payer.name, week, call.placed_at, payer_zone))
             })
             .unwrap_or_default();
         let job = CallJob {
@@ -198,7 +212,17 @@ impl StepActor {
         };
         let parent = CallParent::of(&ctx.address());
         let prices = self.shared.prices.for_environment(record.environment);
-        let actor = CallActor::new(self.shared.clone(), parent, job, gate, dialer, prices).start();
+        let trace = self.job.trace.clone();
+        let actor = CallActor::new(
+            self.shared.clone(),
+            parent,
+            job,
+            gate,
+            dialer,
+            prices,
+            trace,
+        )
+        .start();
         self.activity = Activity::Calling {
             call_id: call.id,
             _call: actor,
@@ -213,10 +237,10 @@ impl StepActor {
         if record.environment != Environment::Production {
             return None;
         }
-        let payer = self.payer(record);
+        let payer = self.payer.as_ref();
         Some(Gate {
-            zone: self.payer_zone(payer.as_ref()),
-            hours: payer.as_ref().and_then(|payer| payer.calling_hours),
+            zone: self.payer_zone(payer),
+            hours: payer.and_then(|payer| payer.calling_hours),
             // With an intent on record the platform may hold the call already (even if its id was lost):
             // it is re-attached or looked up at once, never held back by the hours.
             reattach: call.platform.is_some(),
@@ -231,16 +255,13 @@ impl StepActor {
         if !self.job.learned_windows || record.environment != Environment::Production {
             return now;
         }
-        let Some(payer) = self.payer(record) else {
+        let Some(payer) = &self.payer else {
             return now;
         };
-        let week = match self
-            .shared
-            .learned
-            .week(&self.shared.store, &payer.name, now)
-        {
-            Ok(week) => week,
-            Err(e) => {
+        let week = match &self.week {
+            Some(Ok(week)) => week,
+            None => return now,
+            Some(Err(e)) => {
                 tracing::warn!(error = %e, "the payer's learned week could not be read: calling now");
                 return now;
             }
@@ -254,10 +275,10 @@ impl StepActor {
             .or(self.shared.limits.as_ref().map(|l| l.default_hours()))
             .unwrap_or(super::limits::DEFAULT_HOURS);
         let at = super::windows::learned_instant(
-            &week,
+            week,
             now,
             deadline,
-            self.payer_zone(Some(&payer)),
+            self.payer_zone(Some(payer)),
             hours,
         );
         if at > now {
@@ -267,11 +288,6 @@ impl StepActor {
             );
         }
         at
-    }
-
-    /// The request's payer in the directory.
-    fn payer(&self, record: &RequestRecord) -> Option<PayerRecord> {
-        super::learning::payer_of(&self.shared.store, record)
     }
 
     /// The zone of a payer's calling hours and of its week: its own, else the account's.
@@ -284,26 +300,51 @@ impl StepActor {
     /// crashes the step.
     fn advance(&mut self, ctx: &mut Context<Self>) {
         let (shared, id) = (self.shared.clone(), self.job.request_id.clone());
-        // In the step's span: a read that waits is polled outside this handler.
-        let read =
-            async move { shared.store.fetch_request(&id).await }.instrument(self.span.clone());
-        read_then(self, ctx, read, |act, ctx, read| {
+        // In the step's span: the read is polled outside this handler.
+        let read = async move {
+            let Some(record) = shared.store.fetch_request(&id).await? else {
+                return Ok(None);
+            };
+            let payer = match record.environment {
+                Environment::Production => super::learning::payer_of(&shared.store, &record).await,
+                Environment::Sandbox => None,
+            };
+            let week = match &payer {
+                Some(payer) => {
+                    let week = shared
+                        .learned
+                        .week(&shared.store, &payer.name, shared.clock.now());
+                    Some(week.await.map_err(|e| e.to_string()))
+                }
+                None => None,
+            };
+            Ok(Some(Read {
+                record,
+                payer,
+                week,
+            }))
+        }
+        .instrument(self.span.clone());
+        // Nothing else of this actor runs before the read is used: the record it decides on is the one
+        // its last write left.
+        ctx.wait(read.into_actor(self).map(|read, act, ctx| {
             let span = act.span.clone();
             let _entered = span.enter();
             if let Err(reason) = act.advance_from(ctx, read) {
                 act.crash(ctx, reason.to_string());
             }
-        });
+        }));
     }
 
     /// [`StepActor::advance`], with the record read.
     fn advance_from(
         &mut self,
         ctx: &mut Context<Self>,
-        read: Result<Option<Arc<RequestRecord>>, StorageError>,
+        read: Result<Option<Read>, StorageError>,
     ) -> Result<(), OrchestrationError> {
         let read = read?.ok_or(OrchestrationError::RequestVanished)?;
-        let mut record = Arc::unwrap_or_clone(read);
+        (self.payer, self.week) = (read.payer, read.week);
+        let mut record = Arc::unwrap_or_clone(read.record);
         self.job.edges.apply(&mut record);
         let run = record.run.as_ref().ok_or(OrchestrationError::RunMissing)?;
         let step = run

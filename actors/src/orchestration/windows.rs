@@ -31,7 +31,7 @@ pub struct LearnedWeeks {
 
 impl LearnedWeeks {
     /// The learned week of `payer` (a directory name) as of `now`.
-    pub(crate) fn week(
+    pub(crate) async fn week(
         &self,
         store: &Store,
         payer: &str,
@@ -44,7 +44,7 @@ impl LearnedWeeks {
             }
         }
         let since = now.date_naive() - chrono::Days::new(u64::from(PAYER_STATS_KEPT_DAYS));
-        let days = switchboard_storage::resolve(store.payer_days(payer, since))?;
+        let days = store.payer_days(payer, since).await?;
         let week = Arc::new(PayerWeek::of(&days));
         self.weeks
             .lock()

@@ -3,9 +3,12 @@
 
 use std::sync::Arc;
 
-use actix::{Actor, Addr, ArbiterHandle, Context, Handler, Supervised, Supervisor};
+use actix::{
+    Actor, ActorFutureExt, Addr, ArbiterHandle, AtomicResponse, Context, Handler, Supervised,
+    Supervisor, WrapFuture,
+};
 use chrono::{Days, NaiveDate};
-use switchboard_storage::{resolve, Scope, Store};
+use switchboard_storage::{Scope, Store};
 
 use super::desk::{BookingDesk, Ledger};
 use super::messages::{Booking, BookingError, LoadLedger};
@@ -22,28 +25,6 @@ pub struct CapacityScheduler {
     store: Store,
     desk: BookingDesk,
     metrics: Arc<Metrics>,
-}
-
-impl CapacityScheduler {
-    /// Loads the ledger of `scope` from `today`, unless a POST's earlier request already did.
-    fn load(&mut self, message: LoadLedger) -> Result<(), BookingError> {
-        let LoadLedger { scope, today } = message;
-        if self.desk.has_ledger(&scope) {
-            return Ok(());
-        }
-        let last = today
-            .checked_add_days(Days::new(HORIZON_DAYS))
-            .unwrap_or(NaiveDate::MAX);
-        // Pending first: a request stored meanwhile is then counted twice, never missed.
-        let pending = self.desk.pending(&scope);
-        // Once per account and day: the reply waits for the ledger anyway.
-        let mut days = resolve(self.store.bookings(&scope, today, last))?;
-        for (day, count) in pending {
-            *days.entry(day).or_default() += count;
-        }
-        self.desk.install(scope, Ledger { from: today, days });
-        Ok(())
-    }
 }
 
 impl Actor for CapacityScheduler {
@@ -66,14 +47,42 @@ impl Supervised for CapacityScheduler {
 }
 
 impl Handler<LoadLedger> for CapacityScheduler {
-    type Result = Result<(), BookingError>;
+    type Result = AtomicResponse<Self, Result<(), BookingError>>;
 
-    fn handle(&mut self, message: LoadLedger, ctx: &mut Context<Self>) -> Self::Result {
-        guarded(self, ctx, |scheduler, _| scheduler.load(message)).unwrap_or_else(|| {
-            Err(BookingError::Unavailable(
-                "the scheduler restarted while loading a ledger".into(),
-            ))
-        })
+    /// Loads the ledger of the message's scope from its day, unless a POST's earlier request already
+    /// did. Atomic: no other load runs while the bookings are read, so each scope is read once.
+    fn handle(&mut self, message: LoadLedger, _: &mut Context<Self>) -> Self::Result {
+        let LoadLedger { scope, today } = message;
+        if self.desk.has_ledger(&scope) {
+            return AtomicResponse::new(Box::pin(actix::fut::ready(Ok(()))));
+        }
+        let last = today
+            .checked_add_days(Days::new(HORIZON_DAYS))
+            .unwrap_or(NaiveDate::MAX);
+        // Pending first: a request stored meanwhile is then counted twice, never missed.
+        let pending = self.desk.pending(&scope);
+        let store = self.store.clone();
+        // Once per account and day: the reply waits for the ledger anyway.
+        let read = async move {
+            let days = store.bookings(&scope, today, last).await;
+            (scope, days)
+        };
+        let install = move |(scope, days), scheduler: &mut Self, ctx: &mut Context<Self>| {
+            let installed = guarded(scheduler, ctx, |scheduler, _| {
+                let mut days: std::collections::BTreeMap<NaiveDate, u32> = days?;
+                for (day, count) in pending {
+                    *days.entry(day).or_default() += count;
+                }
+                scheduler.desk.install(scope, Ledger { from: today, days });
+                Ok(())
+            });
+            installed.unwrap_or_else(|| {
+                Err(BookingError::Unavailable(
+                    "the scheduler restarted while loading a ledger".into(),
+                ))
+            })
+        };
+        AtomicResponse::new(Box::pin(read.into_actor(self).map(install)))
     }
 }
 

@@ -168,16 +168,27 @@ impl WebhookDispatcher {
         self.last_tick = Instant::now();
         // Deliveries in flight keep their queue entries until their round ends: they are passed over by key,
         // or a backlog waiting on one slow destination would fill every batch and starve the others.
-        let in_flight = &self.in_flight;
-        let due = match self.store.due_deliveries_except(
+        let in_flight = self.in_flight.clone();
+        let (store, now, after) = (
+            self.store.clone(),
             self.clock.now(),
-            self.resume_after.as_ref(),
-            BATCH,
-            |id| in_flight.contains(id),
-        ) {
-            Ok(due) => due,
-            Err(e) => return tracing::error!(error.message = %e, "cannot read the webhook outbox"),
+            self.resume_after.clone(),
+        );
+        let read = async move {
+            let skip = |id: &RequestId| in_flight.contains(id);
+            store
+                .due_deliveries_except(now, after.as_ref(), BATCH, skip)
+                .await
         };
+        // Nothing else of this actor runs until the page is handed out: no round ends or starts meanwhile.
+        ctx.wait(read.into_actor(self).map(|due, act, ctx| match due {
+            Ok(due) => act.start_rounds(ctx, due),
+            Err(e) => tracing::error!(error.message = %e, "cannot read the webhook outbox"),
+        }));
+    }
+
+    /// Starts a round of each of `due`, an outbox page, unless one runs already.
+    fn start_rounds(&mut self, ctx: &mut Context<Self>, due: Vec<DeliveryRecord>) {
         self.backlog = due.len() >= BATCH;
         if let Some(last) = due.last() {
             self.resume_after = Some(QueuePosition::of(last));

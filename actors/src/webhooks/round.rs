@@ -53,8 +53,9 @@ pub(super) async fn run_round(
             redelivery,
         }
     };
-    let log = |attempt, status_code, error, at, latency_ms| {
-        if let Err(e) = store.record_attempt(&record(attempt, status_code, error, at, latency_ms)) {
+    let log = async |attempt, status_code, error, at, latency_ms| {
+        let attempt = record(attempt, status_code, error, at, latency_ms);
+        if let Err(e) = store.record_attempt(&attempt).await {
             tracing::error!(error.message = %e, "cannot log a webhook attempt");
         }
     };
@@ -68,7 +69,7 @@ pub(super) async fn run_round(
     ) = checked
     {
         // The kind only: the refusal's text names the host, and the attempt log is not sealed.
-        log(1, None, Some(refused.kind().to_owned()), clock.now(), 0);
+        log(1, None, Some(refused.kind().to_owned()), clock.now(), 0).await;
         metrics.webhook_attempt(WebhookAttempt::TargetRefused);
         tracing::warn!(request_id = %delivery.request_id, reason = refused.kind(), "webhook target refused");
         return settle(delivery, Verdict::EndRound, 1, redelivery, config);
@@ -88,11 +89,11 @@ pub(super) async fn run_round(
                 None
             }
         };
-        let finish = |status_code, error, latency_ms| {
+        let finish = async |status_code, error, latency_ms| {
             let finished = record(attempt, status_code, error, at, latency_ms);
             let written = match &entry {
-                Some(entry) => store.finish_attempt(entry, &finished),
-                None => store.record_attempt(&finished),
+                Some(entry) => store.finish_attempt(entry, &finished).await,
+                None => store.record_attempt(&finished).await,
             };
             if let Err(e) = written {
                 tracing::error!(error.message = %e, "cannot log a webhook attempt's outcome");
@@ -131,7 +132,7 @@ pub(super) async fn run_round(
             Ok(response) => {
                 let status = response.status();
                 otel.record("http.response.status_code", i64::from(status.as_u16()));
-                finish(Some(status.as_u16()), None, latency_ms);
+                finish(Some(status.as_u16()), None, latency_ms).await;
                 metrics.webhook_attempt(WebhookAttempt::for_status(status.as_u16()));
                 if status.is_success() {
                     Verdict::Acknowledged
@@ -157,7 +158,8 @@ pub(super) async fn run_round(
                     // Without the URL, which the log must not hold (see `AttemptRecord::url`).
                     Some(format!("{kind}: {}", error.without_url())),
                     latency_ms,
-                );
+                )
+                .await;
                 Verdict::RetryInline
             }
         };

@@ -36,7 +36,8 @@ pub async fn patch_account(
 ) -> Result<HttpResponse, ApiError> {
     let existing = state
         .store
-        .account(&id)?
+        .account(&id)
+        .await?
         .ok_or_else(|| account_not_found(&id))?;
     tracing::Span::current().record("account", id.as_str());
     let mut merged = declaration_of(&existing);

@@ -30,7 +30,7 @@ pub async fn list_accounts(
     _: Reader,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let accounts = state.store.accounts()?;
+    let accounts = state.store.accounts().await?;
     Ok(HttpResponse::Ok().json(AccountListOut {
         accounts: accounts.iter().map(AccountOut::from).collect(),
     }))
@@ -52,7 +52,8 @@ pub async fn get_account(
 ) -> Result<HttpResponse, ApiError> {
     let account = state
         .store
-        .account(&id)?
+        .account(&id)
+        .await?
         .ok_or_else(|| account_not_found(&id))?;
     Ok(HttpResponse::Ok().json(AccountOut::from(&account)))
 }
@@ -80,7 +81,7 @@ pub async fn put_account(
 ) -> Result<HttpResponse, ApiError> {
     validate_identifier("id", &id)?;
     tracing::Span::current().record("account", id.as_str());
-    let existing = state.store.account(&id)?;
+    let existing = state.store.account(&id).await?;
     let record = write_account(&state, &operator, &id, &spec, existing.as_ref()).await?;
     if existing.is_some() {
         return Ok(with_status(HttpResponse::Ok(), &record));
@@ -127,7 +128,7 @@ pub(super) async fn write_account(
         }
     }
     for (i, schema) in spec.schemas.iter().enumerate() {
-        if state.store.schema_head(schema)?.is_none() {
+        if state.store.schema_head(schema).await?.is_none() {
             return Err(ApiError::invalid_request(format!(
                 "schemas[{i}]: {schema:?} is not a known schema"
             )));

@@ -99,7 +99,7 @@ pub async fn list_operators(
         "createdAt": at(state.started_at),
         "configured": true,
     }));
-    for record in state.store.operators()? {
+    for record in state.store.operators().await? {
         operators.push(json!({
             "name": record.name,
             "role": record.role.as_str(),

@@ -24,7 +24,7 @@ pub async fn get_payer_stats(
     state: web::Data<AppState>,
     name: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let Some(payer) = state.store.payer(&name)? else {
+    let Some(payer) = state.store.payer(&name).await? else {
         return Err(ApiError::new(
             Code::NotFound,
             format!("Payer '{name}' is not in the directory"),

@@ -16,7 +16,7 @@ use crate::wire::{ErrorOut, PayerListOut, PayerOut};
 #[utoipa::path(get, path = "/admin/v1/payers", operation_id = "listPayers",
     responses((status = 200, description = "The directory.", body = PayerListOut)))]
 pub async fn list_payers(_: Reader, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    let payers = state.store.payers()?;
+    let payers = state.store.payers().await?;
     Ok(HttpResponse::Ok().json(PayerListOut {
         payers: payers.iter().map(PayerOut::from).collect(),
     }))
@@ -56,6 +56,6 @@ pub async fn put_payer(
     let record = payer_record(&name, &spec);
     let event = crate::audit::change(&state, &operator, "payer.change", "payer", &name);
     state.store.put_payer(&record, &[event]).await?;
-    state.reload_directory()?;
+    state.reload_directory().await?;
     Ok(HttpResponse::Ok().json(PayerOut::from(&record)))
 }

@@ -28,9 +28,10 @@ pub async fn get_schema(
 ) -> Result<HttpResponse, ApiError> {
     let head = state
         .store
-        .schema_head(&id)?
+        .schema_head(&id)
+        .await?
         .ok_or_else(|| ApiError::schema_not_found(&id))?;
-    let latest = state.store.schema_version(&id, head.latest_version)?;
+    let latest = state.store.schema_version(&id, head.latest_version).await?;
     let mut out = SchemaHeadOut::from(&head);
     if let Some(latest) = latest {
         out.published_at = Some(format_timestamp(latest.published_at));
@@ -75,13 +76,13 @@ pub async fn put_schema(
     spec.id = Some(id.to_string());
     spec.validate()?;
     if let Some(follow_up) = &spec.follow_up {
-        if state.store.schema_head(follow_up)?.is_none() {
+        if state.store.schema_head(follow_up).await?.is_none() {
             return Err(ApiError::invalid_request(format!(
                 "follow_up: {follow_up:?} is not a known schema"
             )));
         }
     }
-    let existed = state.store.schema_head(id.as_ref())?.is_some();
+    let existed = state.store.schema_head(id.as_ref()).await?.is_some();
     let head = state
         .store
         .publish_schema(

@@ -137,7 +137,7 @@ pub async fn complete_task(
     if let Some(refusal) = precheck(&task, &operator.name, now) {
         return Ok(refused(refusal));
     }
-    let schema = step_schema(&state, &record, &task)?;
+    let schema = step_schema(&state, &record, &task).await?;
     let values = match check_answers(&schema, &body.answers) {
         Ok(values) => values,
         Err(details) => {

@@ -120,7 +120,7 @@ pub async fn get_task(
     let (record, task) = find_task(&state, &task_id).await?;
     let read = crate::audit::change(&state, &operator, "task.read", "task", &task.id);
     state.store.audit_read(read);
-    let sheet = sheet(&state, &record, &task)?;
+    let sheet = sheet(&state, &record, &task).await?;
     Ok(HttpResponse::Ok().json(sheet))
 }
 
@@ -148,7 +148,7 @@ pub(super) async fn find_task(
 }
 
 /// The schema version the task's step runs: its fields are the questions, and the answers are held to it.
-pub(super) fn step_schema(
+pub(super) async fn step_schema(
     state: &AppState,
     record: &RequestRecord,
     task: &TaskRecord,
@@ -160,16 +160,17 @@ pub(super) fn step_schema(
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("a task's step is missing")))?;
     state
         .store
-        .schema_version(&step.schema_id, step.schema_version)?
+        .schema_version(&step.schema_id, step.schema_version)
+        .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("a task's schema version is missing")))
 }
 
-fn sheet(
+async fn sheet(
     state: &AppState,
     record: &RequestRecord,
     task: &TaskRecord,
 ) -> Result<TaskSheetOut, ApiError> {
-    let schema = step_schema(state, record, task)?;
+    let schema = step_schema(state, record, task).await?;
     let run = record.run.as_ref();
     let calls = run.map(|run| run.calls.as_slice()).unwrap_or_default();
     let answered: Vec<&String> = calls

@@ -174,19 +174,26 @@ async fn admit_entries(
         let (mut drafts, mut slots) = (Vec::new(), Vec::with_capacity(items.len()));
         for item in items {
             let key = Replays::key(item);
-            let slot = match replays.check(key) {
+            let slot = match replays.check(key).await {
                 Ok(Some(replay)) => Ok(Slot::Replay(replay)),
                 Ok(None) => {
-                    match prepare_entry(state, caller, &directory, &mut schemas, item, mode) {
+                    let prepared =
+                        prepare_entry(state, caller, &directory, &mut schemas, item, mode).await;
+                    let draft = match prepared {
                         Ok(draft) => check_webhook_target(state, draft).await,
                         Err(error) => Err(error),
+                    };
+                    match draft {
+                        Ok(draft) => {
+                            replays.claim(key, drafts.len());
+                            drafts.push(draft);
+                            Ok(Slot::New(drafts.len() - 1))
+                        }
+                        Err(error) => match replays.check_rejected(key).await {
+                            Ok(replay) => replay.map(Slot::Replay).ok_or(error),
+                            Err(e) => Err(e),
+                        },
                     }
-                    .map(|draft| {
-                        replays.claim(key, drafts.len());
-                        drafts.push(draft);
-                        Slot::New(drafts.len() - 1)
-                    })
-                    .or_else(|error| replays.check_rejected(key)?.map(Slot::Replay).ok_or(error))
                 }
                 Err(error) => Err(error),
             };

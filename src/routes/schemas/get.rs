@@ -23,6 +23,6 @@ pub async fn get_schema(
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let schema_id = schema_id_param(&req)?;
-    let version = usable_schema(&state, &caller, &schema_id)?;
+    let version = usable_schema(&state, &caller, &schema_id).await?;
     Ok(HttpResponse::Ok().json(SchemaDetailOut::from_version(&version)))
 }

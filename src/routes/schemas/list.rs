@@ -17,7 +17,7 @@ pub async fn list_schemas(
 ) -> Result<HttpResponse, ApiError> {
     let mut rows = Vec::with_capacity(caller.account.schemas.len());
     for id in &caller.account.schemas {
-        let Some(head) = state.store.schema_head(id)? else {
+        let Some(head) = state.store.schema_head(id).await? else {
             continue;
         };
         if head.retired || head.hidden {
@@ -25,7 +25,8 @@ pub async fn list_schemas(
         }
         let version = state
             .store
-            .schema_version(id, head.latest_version)?
+            .schema_version(id, head.latest_version)
+            .await?
             .ok_or_else(|| {
                 ApiError::internal(anyhow::anyhow!(
                     "schema {id} v{} has no version record",

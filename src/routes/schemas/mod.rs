@@ -29,7 +29,7 @@ pub(crate) fn schema_id_param(req: &HttpRequest) -> Result<SchemaId, ApiError> {
 /// The latest version of a schema the caller may use: provisioned to its account, existing, not retired.
 /// A missing or unreadable version record, or one without fields, is a server fault (500), since an
 /// empty inventory must never be answered with a 200.
-pub(crate) fn usable_schema(
+pub(crate) async fn usable_schema(
     state: &AppState,
     caller: &Caller,
     schema_id: &SchemaId,
@@ -38,13 +38,14 @@ pub(crate) fn usable_schema(
     if !caller.account.schemas.iter().any(|s| s == id) {
         return Err(ApiError::schema_not_found(id));
     }
-    let head = match state.store.schema_head(id)? {
+    let head = match state.store.schema_head(id).await? {
         Some(head) if !head.retired => head,
         _ => return Err(ApiError::schema_not_found(id)),
     };
     let version = state
         .store
-        .schema_version(id, head.latest_version)?
+        .schema_version(id, head.latest_version)
+        .await?
         .ok_or_else(|| {
             ApiError::internal(anyhow::anyhow!(
                 "schema {id} v{} has no version record",

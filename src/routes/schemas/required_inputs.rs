@@ -26,7 +26,7 @@ pub async fn get_required_inputs(
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
     let schema_id = schema_id_param(&req)?;
-    let version = usable_schema(&state, &caller, &schema_id)?;
+    let version = usable_schema(&state, &caller, &schema_id).await?;
     let (required, optional) = input_lists(&version.definition, &caller.account);
     Ok(HttpResponse::Ok().json(RequiredInputsOut {
         schema_id: schema_id.to_string(),

@@ -79,7 +79,7 @@ pub async fn required_payer_inputs(
             })
         })
         .collect::<Result<Vec<&str>, ApiError>>()?;
-    let schema = usable_schema(&state, &caller, &schema_id)?;
+    let schema = usable_schema(&state, &caller, &schema_id).await?;
     let (required, optional) = input_lists(&schema.definition, &caller.account);
     let directory = state.directory();
     let payers = names

@@ -78,7 +78,7 @@ pub enum Verified {
 
 impl Store {
     /// Events after sequence number `after` that `filter` admits, oldest first, at most `limit`.
-    pub fn audit_page(
+    pub async fn audit_page(
         &self,
         filter: &AuditFilter,
         after: u64,
@@ -106,13 +106,24 @@ impl Store {
 
     /// Recomputes every event's hash and its link to the one before, checks the MAC of every event after
     /// the anchor, and that the log reaches the sealed head.
-    pub fn audit_verify(&self) -> Result<Verified, StorageError> {
-        self.audit_verify_with(&[])
+    pub async fn audit_verify(&self) -> Result<Verified, StorageError> {
+        self.audit_verify_with(&[]).await
     }
 
     /// [`Store::audit_verify`], and that each of `checkpoints` (each checked with
-    /// [`Store::audit_checkpoint_holds`] first) still names an event of the log, unchanged.
-    pub fn audit_verify_with(&self, checkpoints: &[Checkpoint]) -> Result<Verified, StorageError> {
+    /// [`Store::audit_checkpoint_holds`] first) still names an event of the log, unchanged. Runs on the
+    /// blocking pool: it reads and hashes the whole log, which no async worker may wait on.
+    pub async fn audit_verify_with(
+        &self,
+        checkpoints: &[Checkpoint],
+    ) -> Result<Verified, StorageError> {
+        let (store, checkpoints) = (self.clone(), checkpoints.to_vec());
+        tokio::task::spawn_blocking(move || store.verify_chain(&checkpoints))
+            .await
+            .map_err(|e| StorageError::Database(format!("the audit chain's check failed: {e}")))?
+    }
+
+    fn verify_chain(&self, checkpoints: &[Checkpoint]) -> Result<Verified, StorageError> {
         let head: Head = self.group.chain.current_head(&self.audit)?;
         // This node's mark: the log must still reach it, unchanged, whatever was done to the store.
         let mark = self.group.chain.mark()?;
@@ -189,7 +200,7 @@ impl Store {
 
     /// A checkpoint of the newest event written, `None` while the log is empty. The event is read back
     /// and must match the sealed head: a checkpoint never vouches for an event altered in the store.
-    pub fn audit_checkpoint(&self) -> Result<Option<Checkpoint>, StorageError> {
+    pub async fn audit_checkpoint(&self) -> Result<Option<Checkpoint>, StorageError> {
         let head: Head = self.group.chain.current_head(&self.audit)?;
         if head.seq == 0 {
             return Ok(None);

@@ -30,6 +30,7 @@ async fn reads_join_the_next_group_and_an_altered_event_breaks_the_chain_where_i
     let deadline = Instant::now() + Duration::from_secs(3);
     while store
         .audit_page(&AuditFilter::default(), 0, 10)
+        .await
         .unwrap()
         .events
         .len()
@@ -38,7 +39,10 @@ async fn reads_join_the_next_group_and_an_altered_event_breaks_the_chain_where_i
         assert!(Instant::now() < deadline, "reads never written");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 4 });
+    assert_eq!(
+        store.audit_verify().await.unwrap(),
+        Verified::Holds { events: 4 }
+    );
 
     // A block rewritten with one event's target changed: the chain breaks at that event. The block is
     // compressed; it goes back as plain lines, the form of blocks written before compression, which
@@ -53,7 +57,10 @@ async fn reads_join_the_next_group_and_an_altered_event_breaks_the_chain_where_i
         .unwrap()
         .replacen("\"r2\"", "\"r9\"", 1);
     store.audit.insert(key, altered.as_bytes()).unwrap();
-    assert_eq!(store.audit_verify().unwrap(), Verified::BrokenAt { seq: 4 });
+    assert_eq!(
+        store.audit_verify().await.unwrap(),
+        Verified::BrokenAt { seq: 4 }
+    );
     store.close().unwrap();
     drop(store);
 
@@ -63,7 +70,10 @@ async fn reads_join_the_next_group_and_an_altered_event_breaks_the_chain_where_i
         .audit_now(vec![event("operator.delete", "a")])
         .await
         .unwrap();
-    let page = store.audit_page(&AuditFilter::default(), 4, 10).unwrap();
+    let page = store
+        .audit_page(&AuditFilter::default(), 4, 10)
+        .await
+        .unwrap();
     assert_eq!(page.events[0].seq, 5);
 }
 
@@ -86,10 +96,13 @@ async fn many_events_of_one_transaction_are_stored_in_bounded_blocks_and_chain_a
         "nine blocks of 256 events and one of 196"
     );
     assert_eq!(
-        store.audit_verify().unwrap(),
+        store.audit_verify().await.unwrap(),
         Verified::Holds { events: 2500 }
     );
-    let page = store.audit_page(&AuditFilter::default(), 1500, 10).unwrap();
+    let page = store
+        .audit_page(&AuditFilter::default(), 1500, 10)
+        .await
+        .unwrap();
     assert_eq!(page.events[0].seq, 1501);
     assert_eq!(page.next_after, Some(1510));
 }
@@ -108,7 +121,10 @@ async fn three_events(store: &Store) {
         ])
         .await
         .unwrap();
-    assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 3 });
+    assert_eq!(
+        store.audit_verify().await.unwrap(),
+        Verified::Holds { events: 3 }
+    );
 }
 
 async fn an_event_rewritten_with_its_hashes_recomputed_breaks_the_chain_where_it_is(
@@ -119,17 +135,26 @@ async fn an_event_rewritten_with_its_hashes_recomputed_breaks_the_chain_where_it
     // Whoever can write the store can recompute every SHA-256 after the change, but not the MACs.
     let changed = store.rewrite_audit_for_tests("\"b\"", "\"z\"").unwrap();
     assert_eq!(changed, Some(2));
-    assert_eq!(store.audit_verify().unwrap(), Verified::BrokenAt { seq: 2 });
+    assert_eq!(
+        store.audit_verify().await.unwrap(),
+        Verified::BrokenAt { seq: 2 }
+    );
 }
 
 async fn removing_the_last_events_breaks_the_chain_where_they_were(engine: crate::TestEngine) {
     let (_dir, store) = engine.open_temp();
     three_events(&store).await;
     store.truncate_audit_for_tests(1).unwrap();
-    assert_eq!(store.audit_verify().unwrap(), Verified::BrokenAt { seq: 2 });
+    assert_eq!(
+        store.audit_verify().await.unwrap(),
+        Verified::BrokenAt { seq: 2 }
+    );
     // Every block gone: the sealed head still names three events.
     store.truncate_audit_for_tests(0).unwrap();
-    assert_eq!(store.audit_verify().unwrap(), Verified::BrokenAt { seq: 1 });
+    assert_eq!(
+        store.audit_verify().await.unwrap(),
+        Verified::BrokenAt { seq: 1 }
+    );
 }
 
 async fn a_store_whose_audit_log_was_emptied_head_included_does_not_open(
@@ -158,7 +183,7 @@ async fn a_store_whose_audit_log_was_emptied_head_included_does_not_open(
 async fn a_checkpoint_verifies_until_an_event_up_to_it_changes_or_goes(engine: crate::TestEngine) {
     let (_dir, store) = engine.open_temp();
     three_events(&store).await;
-    let checkpoint = store.audit_checkpoint().unwrap().unwrap();
+    let checkpoint = store.audit_checkpoint().await.unwrap().unwrap();
     assert_eq!(checkpoint.seq, 3);
     assert!(store.audit_checkpoint_holds(&checkpoint));
     let mut forged = checkpoint.clone();
@@ -174,6 +199,7 @@ async fn a_checkpoint_verifies_until_an_event_up_to_it_changes_or_goes(engine: c
     assert_eq!(
         store
             .audit_verify_with(std::slice::from_ref(&checkpoint))
+            .await
             .unwrap(),
         Verified::Holds { events: 4 }
     );
@@ -182,13 +208,13 @@ async fn a_checkpoint_verifies_until_an_event_up_to_it_changes_or_goes(engine: c
     let mut earlier = checkpoint.clone();
     earlier.hash = "0".repeat(64);
     assert_eq!(
-        store.audit_verify_with(&[earlier]).unwrap(),
+        store.audit_verify_with(&[earlier]).await.unwrap(),
         Verified::BrokenAt { seq: 3 },
         "the event at the checkpoint differs"
     );
     store.truncate_audit_for_tests(2).unwrap();
     assert_eq!(
-        store.audit_verify_with(&[checkpoint]).unwrap(),
+        store.audit_verify_with(&[checkpoint]).await.unwrap(),
         Verified::BrokenAt { seq: 3 }
     );
 }
@@ -257,7 +283,7 @@ async fn a_log_rolled_back_head_included_is_refused_by_the_nodes_mark(engine: cr
     // The sealed head rolled back with the log is consistent with it: only the mark, outside, tells.
     roll_back_audit(&store, &earlier);
     assert_eq!(
-        store.audit_verify().unwrap(),
+        store.audit_verify().await.unwrap(),
         Verified::BrokenAt { seq: 4 },
         "verify while serving"
     );
@@ -335,16 +361,22 @@ async fn events_of_an_earlier_release_are_checked_by_hash_and_anchored_by_migrat
     assert_eq!(upgrade.bound.unwrap().unkeyed_events, 3);
     let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
     assert!(store.sealer.keyring.bound());
-    assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 3 });
+    assert_eq!(
+        store.audit_verify().await.unwrap(),
+        Verified::Holds { events: 3 }
+    );
     store
         .audit_now(vec![event("operator.delete", "a")])
         .await
         .unwrap();
-    assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 4 });
+    assert_eq!(
+        store.audit_verify().await.unwrap(),
+        Verified::Holds { events: 4 }
+    );
     // An unkeyed event changed, and the hashes after it recomputed: the anchor no longer matches.
     store.rewrite_audit_for_tests("\"a\"", "\"y\"").unwrap();
     assert!(matches!(
-        store.audit_verify().unwrap(),
+        store.audit_verify().await.unwrap(),
         Verified::BrokenAt { seq } if seq <= 3
     ));
 }
@@ -428,6 +460,7 @@ async fn on_postgres_each_event_is_a_row_of_audit_events_a_dba_can_query() {
     );
     let served = store
         .audit_page(&crate::audit::AuditFilter::default(), 0, 10)
+        .await
         .unwrap()
         .events;
     for (row, event) in rows.iter().zip(&served) {
@@ -450,7 +483,10 @@ async fn on_postgres_each_event_is_a_row_of_audit_events_a_dba_can_query() {
         &[],
     );
     assert_eq!(kv[0].get::<_, i64>(0), 1);
-    assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 4 });
+    assert_eq!(
+        store.audit_verify().await.unwrap(),
+        Verified::Holds { events: 4 }
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -487,7 +523,10 @@ async fn on_postgres_a_role_that_may_only_insert_audit_events_serves_and_cannot_
     };
     let store = reopen(dir.path(), &choice).unwrap();
     three_events(&store).await;
-    assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 3 });
+    assert_eq!(
+        store.audit_verify().await.unwrap(),
+        Verified::Holds { events: 3 }
+    );
     let Tree::Postgres(tree) = &store.audit else {
         unreachable!("a PostgreSQL store");
     };
@@ -502,7 +541,10 @@ async fn on_postgres_a_role_that_may_only_insert_audit_events_serves_and_cannot_
             "{forbidden}: {refused}"
         );
     }
-    assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 3 });
+    assert_eq!(
+        store.audit_verify().await.unwrap(),
+        Verified::Holds { events: 3 }
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -546,7 +588,10 @@ async fn migrate_moves_the_blocks_of_an_earlier_schema_into_audit_events_unchang
     );
     assert_eq!(crate::migrate_postgres(&url, None).unwrap(), Some(2));
     let store = reopen(dir.path(), &choice).unwrap();
-    assert_eq!(store.audit_verify().unwrap(), Verified::Holds { events: 3 });
+    assert_eq!(
+        store.audit_verify().await.unwrap(),
+        Verified::Holds { events: 3 }
+    );
     let moved = crate::engine::testing::admin_query(
         Some(&url),
         "SELECT (SELECT count(*) FROM audit_events), \

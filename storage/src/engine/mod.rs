@@ -22,18 +22,6 @@ use sled::CompareAndSwapError;
 pub(crate) use iter::Iter;
 pub(crate) use tx::{transaction, TxResult, TxTree};
 
-/// The answer of `future` on a synchronous path: at once when it is ready at its first poll, as every
-/// sled read is, else by blocking this thread until it is (a PostgreSQL statement). So a read is written
-/// once, async, and serves both the HTTP handlers that await it and the actors that cannot.
-pub fn resolve<F: std::future::Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
-    match future.as_mut().poll(&mut context) {
-        std::task::Poll::Ready(answer) => answer,
-        std::task::Poll::Pending => postgres::wait(future),
-    }
-}
-
 /// A stored key or value: a cheaply cloned byte buffer.
 pub(crate) type Bytes = sled::IVec;
 

@@ -74,7 +74,7 @@ impl Store {
         self.remove_attempts(id)?;
         let recordings = recording_files(&record);
         for name in &recordings {
-            self.remove_recording(name)?;
+            self.remove_recording(name).await?;
         }
         Ok(Some(Purged {
             request_id: id.clone(),
@@ -276,8 +276,12 @@ impl Store {
     }
 
     /// Whether `call` belonged to a purged request (its recording is gone for good).
-    pub fn call_purged(&self, call: &crate::CallId) -> Result<bool, StorageError> {
-        Ok(self.purged_calls.contains_key(call.as_bytes())?)
+    pub async fn call_purged(&self, call: &crate::CallId) -> Result<bool, StorageError> {
+        Ok(self
+            .purged_calls
+            .get_async(call.as_bytes())
+            .await?
+            .is_some())
     }
 
     /// Ids of terminal requests of `scope` created before `created_before` whose `completed_at` is before

@@ -26,7 +26,7 @@ impl Store {
     /// Replaces the keys every pending purge names (see the module docs): afterwards what was purged is
     /// unrecoverable from `data_dir`. Idempotent: a crash anywhere leaves it to be done again at the next
     /// opening.
-    pub fn finish_purges(&self) -> Result<(), StorageError> {
+    pub async fn finish_purges(&self) -> Result<(), StorageError> {
         self.complete_shreds()
     }
 
@@ -199,7 +199,7 @@ impl Store {
         let record: RequestRecord = decode(plain)?;
         let mut kept = Vec::new();
         for name in recording_files(&record) {
-            if let Some(audio) = crate::engine::resolve(self.recording(&name))? {
+            if let Some(audio) = self.recording_under_gate(&name)? {
                 kept.push((name, audio));
             }
         }

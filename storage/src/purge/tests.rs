@@ -29,7 +29,7 @@ async fn storing(dir: &std::path::Path, requests: &[RequestRecord]) -> Store {
 /// Purges `id`, its keys replaced and everything of it removed.
 async fn purge_fully(store: &Store, id: &RequestId) {
     store.purge_request(id, event(id)).await.unwrap().unwrap();
-    store.finish_purges().unwrap();
+    store.finish_purges().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -47,15 +47,15 @@ async fn purging_one_request_keeps_its_batch_mates_and_its_hours_neighbours_read
     purge_fully(&store, &lone[0].id).await;
     for member in &three {
         assert!(
-            store.request(&member.id).unwrap().is_some(),
+            store.request(&member.id).await.unwrap().is_some(),
             "a neighbour stays readable"
         );
     }
     purge_fully(&store, &three[1].id).await;
-    assert!(store.request(&three[1].id).unwrap().is_none());
+    assert!(store.request(&three[1].id).await.unwrap().is_none());
     for member in [&three[0], &three[2]] {
         assert!(
-            store.request(&member.id).unwrap().is_some(),
+            store.request(&member.id).await.unwrap().is_some(),
             "a batch-mate stays readable"
         );
     }
@@ -76,7 +76,7 @@ async fn purging_one_request_keeps_its_batch_mates_and_its_hours_neighbours_read
     let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
     for member in [&three[0], &three[2]] {
         assert!(
-            store.request(&member.id).unwrap().is_some(),
+            store.request(&member.id).await.unwrap().is_some(),
             "and after a restart"
         );
     }
@@ -91,23 +91,27 @@ async fn a_purged_requests_call_keeps_no_recording_and_one_kept_before_can_be_di
     // Kept while its request lived, then the request purged before the recording was named on it.
     store
         .keep_recording(&purged.id, "call-a.wav", b"RIFF....")
+        .await
         .unwrap();
     store
         .purge_request(&purged.id, event(&purged.id))
         .await
         .unwrap()
         .unwrap();
-    store.remove_recording("call-a.wav").unwrap();
+    store.remove_recording("call-a.wav").await.unwrap();
     assert!(store.recording("call-a.wav").await.unwrap().is_none());
     // Downloaded after the purge: nothing is written.
     assert!(matches!(
-        store.keep_recording(&purged.id, "call-b.wav", b"RIFF...."),
+        store
+            .keep_recording(&purged.id, "call-b.wav", b"RIFF....")
+            .await,
         Err(StorageError::RequestMissing(_))
     ));
     assert!(store.recording("call-b.wav").await.unwrap().is_none());
     // A living request's recording is kept as before.
     store
         .keep_recording(&kept.id, "call-c.wav", b"RIFF....")
+        .await
         .unwrap();
     assert_eq!(
         store.recording("call-c.wav").await.unwrap().unwrap(),
@@ -124,6 +128,7 @@ async fn a_batch_mates_recording_still_opens_after_a_purge_gave_the_batch_a_new_
     let audio = b"RIFF and the rest of a call".to_vec();
     store
         .keep_recording(&three[0].id, "call-mate.wav", &audio)
+        .await
         .unwrap();
     let at = Utc::now();
     store
@@ -186,9 +191,9 @@ async fn a_purge_removes_every_webhook_attempt_of_its_request_and_no_other() {
         redelivery: None,
     };
     for n in 1..=3 {
-        store.record_attempt(&attempt(&two[0], n)).unwrap();
+        store.record_attempt(&attempt(&two[0], n)).await.unwrap();
     }
-    store.record_attempt(&attempt(&two[1], 1)).unwrap();
+    store.record_attempt(&attempt(&two[1], 1)).await.unwrap();
 
     purge_fully(&store, &two[0].id).await;
     assert!(store.attempts(&two[0].id).await.unwrap().is_empty());

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::due_key;
 use crate::codec::{encode, Record};
 use crate::decoded::Decoded;
-use crate::group::{Txn, Verdict};
+use crate::group::{Queued, Txn, Verdict};
 use crate::seal::Sealed;
 use crate::{RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
@@ -157,20 +157,21 @@ impl Store {
 
     /// Retires the due batches of `batches` whose members all have records of their own that left the
     /// due state (a run started, or ended without one): the due entry goes and the value keeps only the
-    /// count. A batch with a member still waiting is left as it is. One transaction for all; returns how
-    /// many were retired. Idempotent and not awaited: a retirement lost in a crash is made again at the
-    /// next dispatch.
-    pub(crate) fn retire_batches(
+    /// count. A batch with a member still waiting, or one that cannot be read, is left as it is. One
+    /// grouped write for all; returns how many were retired. Idempotent: a retirement lost in a crash is
+    /// made again at the next due pass.
+    pub(crate) async fn retire_batches(
         &self,
-        batches: &[(DateTime<Utc>, RequestBatchId)],
+        batches: Vec<(DateTime<Utc>, RequestBatchId)>,
     ) -> Result<usize, StorageError> {
         if batches.is_empty() {
             return Ok(0);
         }
-        self.group.apply_one(|txn| {
+        let store = self.clone();
+        let job = Queued::job(move |txn: &Txn| {
             let mut retired = 0;
-            for (due_at, batch) in batches {
-                match self.all_left_due(txn, batch)? {
+            for (due_at, batch) in &batches {
+                match store.all_left_due(txn, batch)? {
                     Ok(Some((count, shared))) => {
                         txn.due.remove(due_key(*due_at, batch.as_bytes()))?;
                         let spent = IntakeRecord {
@@ -179,7 +180,7 @@ impl Store {
                             shared,
                         };
                         let key = chunk_key(batch, 0);
-                        let stored = self.sealer.seal(Sealed::Intake, &key, &encode(&spent));
+                        let stored = store.sealer.seal(Sealed::Intake, &key, &encode(&spent));
                         txn.intake.insert(key, stored)?;
                         for chunk in 1..chunks(count) {
                             txn.intake.remove(chunk_key(batch, chunk))?;
@@ -187,11 +188,16 @@ impl Store {
                         retired += 1;
                     }
                     Ok(None) => {}
-                    Err(e) => return Ok(Err(e)),
+                    // Left for a later pass; the others retire (a grouped write declines only before
+                    // its first write, so this one never declines).
+                    Err(e) => {
+                        tracing::error!(error.message = %e, batch = %batch, "cannot retire a due batch")
+                    }
                 }
             }
             Ok(Ok(retired))
-        })
+        });
+        self.request_write(job, false).await
     }
 
     /// The member count of `batch`, and whether lone requests share it, if every member has a record of

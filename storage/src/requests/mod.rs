@@ -25,7 +25,6 @@ use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use crate::engine::resolve;
 use crate::seal::Sealer;
 use crate::{Environment, RequestId, RequestRecord, StorageError, Store};
 
@@ -68,24 +67,14 @@ pub struct Cursor {
 
 impl Store {
     /// Reads a request by id.
-    pub fn request(&self, id: &RequestId) -> Result<Option<RequestRecord>, StorageError> {
+    pub async fn request(&self, id: &RequestId) -> Result<Option<RequestRecord>, StorageError> {
         // A copy of the shared decoded record: the actors reading here change what they read, and a request
         // actor and its step often read the same bytes in turn.
-        Ok(self.shared_request(id)?.map(Arc::unwrap_or_clone))
+        Ok(self.fetch_request(id).await?.map(Arc::unwrap_or_clone))
     }
 
     /// Reads a request by id without copying it: the decoded record is shared while the stored bytes stay
-    /// the same. On PostgreSQL this blocks the thread for the round trip; an async caller awaits
-    /// [`Store::fetch_request`] instead.
-    pub fn shared_request(
-        &self,
-        id: &RequestId,
-    ) -> Result<Option<Arc<RequestRecord>>, StorageError> {
-        resolve(self.fetch_request(id))
-    }
-
-    /// [`Store::shared_request`], awaited: the HTTP handlers read this way, so a worker thread serves
-    /// other calls while PostgreSQL answers.
+    /// the same.
     pub async fn fetch_request(
         &self,
         id: &RequestId,
@@ -107,17 +96,17 @@ impl Store {
 
     /// The request that claimed `internal_id` in `scope`. It may be a concurrent create's whose flush is
     /// still running: a caller that answers a client with it awaits [`Store::replays_durable`] first.
-    pub fn request_by_internal_id(
+    pub async fn request_by_internal_id(
         &self,
         scope: &Scope,
         internal_id: &str,
     ) -> Result<Option<RequestRecord>, StorageError> {
-        match self
-            .group
-            .idempotency
-            .get(idempotency_key(&self.sealer, scope, internal_id))?
-        {
-            Some(id) => self.request(&RequestId::from(String::from_utf8_lossy(&id).into_owned())),
+        let key = idempotency_key(&self.sealer, scope, internal_id);
+        match self.group.idempotency.get_async(key).await? {
+            Some(id) => {
+                self.request(&RequestId::from(String::from_utf8_lossy(&id).into_owned()))
+                    .await
+            }
             None => Ok(None),
         }
     }

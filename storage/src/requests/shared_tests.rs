@@ -4,7 +4,7 @@ use super::tests::{record, scope, stored};
 use super::*;
 use crate::audit::{Actor, NewEvent, Target};
 use crate::group::Job;
-use crate::{TestEngine, Visited};
+use crate::TestEngine;
 
 crate::on_both_engines!(
     lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_clients_batch,
@@ -67,7 +67,10 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
     for (record, given) in stored.iter().zip(&given) {
         assert_ne!(record.id, given.id, "the store names a lone request");
         assert_eq!(record.batch_id.as_str(), record.id.as_str());
-        assert_eq!(store.request(&record.id).unwrap().as_ref(), Some(record));
+        assert_eq!(
+            store.request(&record.id).await.unwrap().as_ref(),
+            Some(record)
+        );
     }
     assert!(
         [1, 3].map(|n| stored[n].created_at) == [stored[0].created_at; 2],
@@ -125,6 +128,7 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
     assert_eq!(
         store
             .request_by_internal_id(&production, "claim-a")
+            .await
             .unwrap()
             .unwrap()
             .id,
@@ -143,7 +147,8 @@ async fn lone_creates_of_one_group_share_one_stored_batch_and_each_is_its_own_cl
             .await
             .unwrap();
     }
-    crate::due_pass::visit_due(&store, stored[0].due_at, |_, _, _| Visited::LeftDue);
+    let due_work = store.due_work(stored[0].due_at, 10, |_| false).await;
+    assert!(due_work.unwrap().is_empty(), "all started");
     assert!(store.due_by(stored[0].due_at).await.unwrap().is_empty());
     assert!(
         store
@@ -228,8 +233,8 @@ async fn purging_a_lone_request_keeps_the_others_of_its_shared_batch(engine: Tes
         count: None,
     };
     store.purge_request(&b.id, event).await.unwrap().unwrap();
-    store.finish_purges().unwrap();
-    assert!(store.request(&b.id).unwrap().is_none());
+    store.finish_purges().await.unwrap();
+    assert!(store.request(&b.id).await.unwrap().is_none());
     assert!(store
         .list_batch(&production, &b.batch_id, None, 10)
         .await
@@ -237,10 +242,14 @@ async fn purging_a_lone_request_keeps_the_others_of_its_shared_batch(engine: Tes
         .is_empty());
     assert!(store
         .request_by_internal_id(&production, "claim-b")
+        .await
         .unwrap()
         .is_none());
     for other in [&stored[0], &stored[2]] {
-        assert_eq!(store.request(&other.id).unwrap().as_ref(), Some(other));
+        assert_eq!(
+            store.request(&other.id).await.unwrap().as_ref(),
+            Some(other)
+        );
         assert_eq!(
             store
                 .list_batch(&production, &other.batch_id, None, 10)

@@ -178,6 +178,7 @@ mod tests {
         // The forged record names no one in the list either: only alice is listed.
         let listed: Vec<String> = store
             .operators()
+            .await
             .unwrap()
             .into_iter()
             .map(|operator| operator.name)
@@ -221,19 +222,19 @@ mod tests {
             .raw_put_for_tests(trees::ACCOUNTS, b"a", b.as_deref())
             .unwrap();
         assert!(matches!(
-            store.account("a"),
+            store.account("a").await,
             Err(StorageError::Unbound { tree: "accounts" })
         ));
-        assert_eq!(store.account_by_key("ka").unwrap(), None);
+        assert_eq!(store.account_by_key("ka").await.unwrap(), None);
         store
             .raw_put_for_tests(trees::CREDENTIAL_KEYS, b"kb", Some(b"a"))
             .unwrap();
-        assert_eq!(store.account_by_key("kb").unwrap(), None);
+        assert_eq!(store.account_by_key("kb").await.unwrap(), None);
         // A record in the plain form, as the store held it before binding.
         store
             .raw_put_for_tests(trees::ACCOUNTS, b"b", Some(&encode(&account("b", "kb"))))
             .unwrap();
-        assert!(store.account("b").is_err());
+        assert!(store.account("b").await.is_err());
     }
 
     crate::on_both_engines!(
@@ -349,7 +350,7 @@ mod tests {
         let upgrade = migrate(dir.path(), &choice);
         assert_eq!((upgrade.from, upgrade.bound), (1, None));
         let store = reopen(dir.path(), &choice).unwrap();
-        assert!(store.account("a").unwrap().is_some());
+        assert!(store.account("a").await.unwrap().is_some());
     }
 
     /// A new store, and one whose keyring is newer than this release, at the two ends.

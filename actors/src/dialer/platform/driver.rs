@@ -323,11 +323,14 @@ impl Inner {
         let mut report = mapping::report(job, result);
         let mut recording_file = stored.recording_file;
         if let (None, Some(url)) = (&recording_file, recording_url) {
-            recording_file =
-                recording::download(&self.client, &url, &job.call_id, |name, audio| {
-                    self.store.keep_recording(&job.request_id, name, audio)
-                })
-                .await;
+            recording_file = recording::download(
+                &self.client,
+                &url,
+                &self.store,
+                &job.request_id,
+                &job.call_id,
+            )
+            .await;
             if let Some(file) = &recording_file {
                 let named = file.clone();
                 let written = self
@@ -338,7 +341,7 @@ impl Inner {
                 if written.is_err()
                     && matches!(self.store.fetch_request(&job.request_id).await, Ok(None))
                 {
-                    if let Err(e) = self.store.remove_recording(file) {
+                    if let Err(e) = self.store.remove_recording(file).await {
                         tracing::error!(error.message = %e, "cannot remove the recording of a purged request");
                     }
                 }

@@ -4,23 +4,24 @@
 
 use std::time::Duration;
 
-use switchboard_storage::{CallId, StorageError};
+use switchboard_storage::{CallId, RequestId, Store};
 
 /// Tries of one download before the call is reported without a recording.
 const ATTEMPTS: u32 = 3;
 
-/// Downloads `url` and hands it to `keep` as `{call_id}.{ext}`; answers that name, or `None` after
-/// [`ATTEMPTS`] failures.
+/// Downloads `url` and keeps it in `store` for request `owner` as `{call_id}.{ext}`; answers that name,
+/// or `None` after [`ATTEMPTS`] failures.
 pub(super) async fn download(
     client: &reqwest::Client,
     url: &str,
+    store: &Store,
+    owner: &RequestId,
     call_id: &CallId,
-    keep: impl Fn(&str, &[u8]) -> Result<(), StorageError>,
 ) -> Option<String> {
     let name = format!("{call_id}.{}", extension(url));
     for attempt in 1..=ATTEMPTS {
         match fetch(client, url).await {
-            Ok(audio) => match keep(&name, &audio) {
+            Ok(audio) => match store.keep_recording(owner, &name, &audio).await {
                 Ok(()) => return Some(name),
                 Err(e) => tracing::warn!(%call_id, error = %e, "cannot store the recording"),
             },

@@ -24,10 +24,10 @@ use super::{
 use crate::calendar::local_date;
 use crate::electronic::ElectronicJob;
 use crate::orchestration::edges::{Edge, Edges};
+use crate::orchestration::error::OrchestrationError;
 use crate::orchestration::learning;
 use crate::orchestration::messages::{RequestEnded, StepParent};
 use crate::orchestration::orchestrator::Orchestrator;
-use crate::orchestration::reading::read_then;
 use crate::orchestration::step::{StepActor, StepJob};
 use crate::orchestration::Shared;
 
@@ -37,7 +37,6 @@ pub(crate) struct RequestActor {
     pub(super) shared: Shared,
     orchestrator: Addr<Orchestrator>,
     request_id: RequestId,
-    schemas: StoreSchemas,
     pub(super) activity: Activity,
     /// Step actors started so far by this actor, across its restarts: the next step's incarnation.
     steps_started: u64,
@@ -82,7 +81,6 @@ impl RequestActor {
     ) -> RequestActor {
         let span = tracing::info_span!("request", request_id = %request_id);
         RequestActor {
-            schemas: StoreSchemas::new(shared.store.clone()),
             shared,
             orchestrator,
             request_id,
@@ -107,47 +105,55 @@ impl RequestActor {
         if self.purged || !matches!(self.activity, Activity::Idle) {
             return;
         }
-        if let Some(known) = known {
-            return self.advance_from(ctx, known, edges);
-        }
         let (shared, id) = (self.shared.clone(), self.request_id.clone());
-        // In the request's span: a read that waits is polled outside this handler.
-        let read =
-            async move { shared.store.fetch_request(&id).await }.instrument(self.span.clone());
-        read_then(self, ctx, read, move |act, ctx, read| {
+        let decided = async move {
+            let record = match known {
+                Some(known) => known,
+                None => match shared.store.fetch_request(&id).await? {
+                    Some(read) => {
+                        let mut record = Arc::unwrap_or_clone(read);
+                        edges.apply(&mut record);
+                        record
+                    }
+                    None => return Ok(None),
+                },
+            };
+            let account = shared.store.account(&record.account_id).await?;
+            let now = shared.clock.now();
+            let mut schemas = StoreSchemas::new(shared.store.clone());
+            let next = decide(&record, account.as_ref(), &mut schemas, now).await?;
+            Ok::<_, OrchestrationError>(Some(Decided {
+                record,
+                account,
+                edges,
+                next,
+                now,
+            }))
+        }
+        // In the request's span: the reads are polled outside this handler.
+        .instrument(self.span.clone());
+        // Nothing else of this actor runs until the move is taken (`ctx.wait`): the record it decided on
+        // is still the stored one, as no other write of the request runs meanwhile.
+        ctx.wait(decided.into_actor(self).map(|decided, act, ctx| {
             let span = act.span.clone();
             let _entered = span.enter();
-            match read {
-                Ok(Some(read)) => {
-                    let mut record = Arc::unwrap_or_clone(read);
-                    edges.apply(&mut record);
-                    act.advance_from(ctx, record, edges)
-                }
+            match decided {
+                Ok(Some(decided)) => act.take(ctx, decided),
                 Ok(None) => act.end(ctx),
                 Err(e) => act.fault(ctx, e.to_string()),
             }
-        });
+        }));
     }
 
-    /// [`RequestActor::advance`], with `record` as it will be once `edges` are written.
-    fn advance_from(
-        &mut self,
-        ctx: &mut Context<Self>,
-        mut record: RequestRecord,
-        mut edges: Edges,
-    ) {
-        let span = self.span.clone();
-        let _entered = span.enter();
-        let store = &self.shared.store;
-        let account = match store.account(&record.account_id) {
-            Ok(account) => account,
-            Err(e) => return self.fault(ctx, e.to_string()),
-        };
-        let now = self.shared.clock.now();
-        let next = match decide(&record, account.as_ref(), &mut self.schemas, now) {
-            Ok(next) => next,
-            Err(e) => return self.fault(ctx, e.to_string()),
-        };
+    /// Takes the move [`RequestActor::advance`] decided.
+    fn take(&mut self, ctx: &mut Context<Self>, decided: Decided) {
+        let Decided {
+            mut record,
+            account,
+            mut edges,
+            next,
+            now,
+        } = decided;
         match next {
             // A run that starts goes on at once: its start rides with whatever it does first.
             Move::StartRun { schema_version } => {
@@ -226,6 +232,7 @@ impl RequestActor {
             dialer: account.and_then(|a| a.dialer.clone()),
             learned_windows: account.is_some_and(|a| a.has(Feature::LearnedCallWindows)),
             edges,
+            trace: record.trace.clone(),
         };
         let parent = StepParent::of(&ctx.address());
         let step = StepActor::new(self.shared.clone(), parent, job).start();
@@ -298,16 +305,22 @@ impl RequestActor {
         let traced = terminal.trace.is_some().then(|| terminal.clone());
         let completed = self.shared.metrics.completion_channel(&terminal);
         let cost = crate::cost::RequestCost::of(&terminal, self.shared.prices);
-        let learning = learning::payer_of(&self.shared.store, &terminal).and_then(|payer| {
-            let payer_zone = learning::payer_zone(Some(&payer), zone(account));
-            learning::learning_of(&terminal, &payer, payer_zone)
-        });
+        let account_zone = zone(account);
         // Nothing else writes a request that finishes (its step has ended, or is given up on), so the
         // stored record is the one finalized; a record already terminal is left as it is.
         let store = self.shared.store.clone();
         self.persist(
             ctx,
-            async move { store.commit_final(terminal, delivery, learning).await },
+            async move {
+                let learning = match learning::payer_of(&store, &terminal).await {
+                    Some(payer) => {
+                        let payer_zone = learning::payer_zone(Some(&payer), account_zone);
+                        learning::learning_of(&terminal, &payer, payer_zone)
+                    }
+                    None => None,
+                };
+                store.commit_final(terminal, delivery, learning).await
+            },
             move |act, ctx, stored| {
                 act.shared.metrics.request_finished(state);
                 // Only the write that made the request terminal adds its cost: the one that found it
@@ -416,21 +429,33 @@ impl RequestActor {
             return;
         }
         tracing::error!(reason = %reason, "request fault");
-        self.activity = Activity::Idle;
-        let store = &self.shared.store;
         let now = self.shared.clock.now();
-        let record = store.request(&self.request_id).ok().flatten();
-        if let Some(record) = record.filter(|r| after_fault(r, now) == AfterFault::GiveUp) {
-            // Without its account the webhook could not be decided: restart instead and try again.
-            if let Ok(account) = store.account(&record.account_id) {
-                tracing::error!("restart intensity exceeded; failing the request");
-                let ending = give_up(&record, &mut self.schemas);
-                return self.finish(ctx, record, account.as_ref(), ending);
-            }
-        }
-        self.shared.metrics.actor_restarted();
-        let (store, id) = (store.clone(), self.request_id.clone());
+        let (store, id) = (self.shared.store.clone(), self.request_id.clone());
         self.activity = Activity::Restarting;
+        let giving_up = async move {
+            let record = store.request(&id).await.ok().flatten();
+            let record = record.filter(|r| after_fault(r, now) == AfterFault::GiveUp)?;
+            // Without its account the webhook could not be decided: restart instead and try again.
+            let account = store.account(&record.account_id).await.ok()?;
+            let ending = give_up(&record, &mut StoreSchemas::new(store)).await;
+            Some((record, account, ending))
+        };
+        ctx.wait(giving_up.into_actor(self).map(move |giving_up, act, ctx| {
+            match giving_up {
+                Some((record, account, ending)) => {
+                    tracing::error!(parent: &act.span, "restart intensity exceeded; failing the request");
+                    act.activity = Activity::Idle;
+                    act.finish(ctx, record, account.as_ref(), ending)
+                }
+                None => act.restart(ctx, now),
+            }
+        }));
+    }
+
+    /// Records the fault's restart, then stops: the supervisor starts the actor again.
+    fn restart(&mut self, ctx: &mut Context<Self>, now: chrono::DateTime<chrono::Utc>) {
+        self.shared.metrics.actor_restarted();
+        let (store, id) = (self.shared.store.clone(), self.request_id.clone());
         ctx.wait(
             async move {
                 let recorded = store.commit_update(&id, move |r| record_restart(r, now));
@@ -473,6 +498,16 @@ impl RequestActor {
             }
         }));
     }
+}
+
+/// What an advance read and decided, for [`RequestActor::take`].
+struct Decided {
+    /// The record as it will be once `edges` are written.
+    record: RequestRecord,
+    account: Option<AccountRecord>,
+    edges: Edges,
+    next: Move,
+    now: chrono::DateTime<chrono::Utc>,
 }
 
 /// The account's time zone, in which its step reads a payer's calling hours.

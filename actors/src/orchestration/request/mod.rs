@@ -137,10 +137,10 @@ pub(crate) struct Ending {
 /// actor, a map in tests.
 pub(crate) trait SchemaCatalog {
     /// The latest published version of schema `id`, `None` when the schema is unknown.
-    fn latest_version(&mut self, id: &str) -> Result<Option<u32>, OrchestrationError>;
+    async fn latest_version(&mut self, id: &str) -> Result<Option<u32>, OrchestrationError>;
 
     /// Version `version` of schema `id`; a missing one is [`OrchestrationError::SchemaMissing`].
-    fn version(
+    async fn version(
         &mut self,
         id: &str,
         version: u32,
@@ -148,7 +148,7 @@ pub(crate) trait SchemaCatalog {
 }
 
 /// The next move of `record`, given its account (`None` when deleted), the schemas and the time.
-pub(crate) fn decide(
+pub(crate) async fn decide(
     record: &RequestRecord,
     account: Option<&AccountRecord>,
     schemas: &mut impl SchemaCatalog,
@@ -156,19 +156,23 @@ pub(crate) fn decide(
 ) -> Result<Move, OrchestrationError> {
     match (Phase::of(record), account) {
         (Phase::Ended, _) => Ok(Move::End),
-        (_, None) => Ok(Move::Finish(account_gone(record, schemas))),
-        (Phase::Due, Some(_)) => start(record, schemas),
+        (_, None) => Ok(Move::Finish(account_gone(record, schemas).await)),
+        (Phase::Due, Some(_)) => start(record, schemas).await,
         (Phase::Running(run, progress), Some(account)) => {
             // A request waiting for a person decides nothing else until the task is closed.
             if let Some(task) = &run.task {
-                let primary = schemas.version(&record.schema_id, run.schema_version)?;
+                let primary = schemas
+                    .version(&record.schema_id, run.schema_version)
+                    .await?;
                 return Ok(fallback::after_task(task, primary, now));
             }
             // Restarts recorded by the orchestrator for an actor that vanished count like the actor's own.
             if recent_restarts(run, now) > RESTART_LIMIT {
-                return Ok(Move::Finish(give_up(record, schemas)));
+                return Ok(Move::Finish(give_up(record, schemas).await));
             }
-            let primary = schemas.version(&record.schema_id, run.schema_version)?;
+            let primary = schemas
+                .version(&record.schema_id, run.schema_version)
+                .await?;
             match progress {
                 Progress::BeforeSteps
                     if run.electronic.is_none() && account.has(Feature::ElectronicChannels) =>
@@ -177,22 +181,24 @@ pub(crate) fn decide(
                 }
                 Progress::BeforeSteps if electronic_filled(run, &primary) => Ok(finish(primary)),
                 Progress::BeforeSteps => Ok(open_primary(run, primary)),
-                Progress::InStep => resume_step(run, schemas),
-                Progress::StepsClosed => match open_follow_up(run, account, &primary, schemas)? {
-                    Some(leg) => Ok(leg),
-                    None => Ok(finish(primary)),
-                },
+                Progress::InStep => resume_step(run, schemas).await,
+                Progress::StepsClosed => {
+                    match open_follow_up(run, account, &primary, schemas).await? {
+                        Some(leg) => Ok(leg),
+                        None => Ok(finish(primary)),
+                    }
+                }
             }
         }
     }
 }
 
 /// Due → Running, pinned to the schema's latest version.
-fn start(
+async fn start(
     record: &RequestRecord,
     schemas: &mut impl SchemaCatalog,
 ) -> Result<Move, OrchestrationError> {
-    let latest = schemas.latest_version(&record.schema_id)?;
+    let latest = schemas.latest_version(&record.schema_id).await?;
     Ok(Move::StartRun {
         schema_version: latest.unwrap_or(record.schema_version),
     })
@@ -229,13 +235,15 @@ fn open_primary(run: &RunRecord, primary: Arc<SchemaVersionRecord>) -> Move {
 
 /// In step → in step: the step in progress runs again; finished calls are kept, an unfinished one is
 /// placed again under its record.
-fn resume_step(
+async fn resume_step(
     run: &RunRecord,
     schemas: &mut impl SchemaCatalog,
 ) -> Result<Move, OrchestrationError> {
     let index = run.steps.len() - 1;
     let step = &run.steps[index];
-    let schema = schemas.version(&step.schema_id, step.schema_version)?;
+    let schema = schemas
+        .version(&step.schema_id, step.schema_version)
+        .await?;
     Ok(Move::ResumeStep(StepPlan {
         asks: fields_to_ask(&schema, index, run.electronic.as_ref()),
         step: step.clone(),
@@ -246,7 +254,7 @@ fn resume_step(
 
 /// Steps closed → in step: the follow-up leg, once, when a call of the successful primary step asked for it,
 /// the account has follow-up calls and the primary schema names a leg that exists.
-fn open_follow_up(
+async fn open_follow_up(
     run: &RunRecord,
     account: &AccountRecord,
     primary: &SchemaVersionRecord,
@@ -268,10 +276,10 @@ fn open_follow_up(
     if !account.has(Feature::FollowUpCalls) {
         return Ok(None);
     }
-    let Some(latest) = schemas.latest_version(leg_id)? else {
+    let Some(latest) = schemas.latest_version(leg_id).await? else {
         return Ok(None);
     };
-    let leg = schemas.version(leg_id, latest)?;
+    let leg = schemas.version(leg_id, latest).await?;
     Ok(Some(Move::OpenStep(StepPlan {
         step: new_step(&leg, 2, Some(first.key.clone())),
         index: 1,
@@ -289,27 +297,28 @@ fn finish(primary: Arc<SchemaVersionRecord>) -> Move {
 }
 
 /// → Ended in `FAILURE`: the request's actors failed more often than the restart intensity allows.
-pub(crate) fn give_up(record: &RequestRecord, schemas: &mut impl SchemaCatalog) -> Ending {
+pub(crate) async fn give_up(record: &RequestRecord, schemas: &mut impl SchemaCatalog) -> Ending {
     fail(
         record,
         schemas,
         "The request failed repeatedly inside Switchboard",
     )
+    .await
 }
 
 /// → Ended in `FAILURE`: the request's account was deleted.
-fn account_gone(record: &RequestRecord, schemas: &mut impl SchemaCatalog) -> Ending {
-    fail(record, schemas, "The account no longer exists")
+async fn account_gone(record: &RequestRecord, schemas: &mut impl SchemaCatalog) -> Ending {
+    fail(record, schemas, "The account no longer exists").await
 }
 
 /// The ending of a request that fails inside Switchboard with `message`.
-fn fail(record: &RequestRecord, schemas: &mut impl SchemaCatalog, message: &str) -> Ending {
+async fn fail(record: &RequestRecord, schemas: &mut impl SchemaCatalog, message: &str) -> Ending {
     let version = record
         .run
         .as_ref()
         .map_or(record.schema_version, |run| run.schema_version);
     // A request fails even when its schema is gone; then no field is reported missing.
-    let primary = schemas.version(&record.schema_id, version).ok();
+    let primary = schemas.version(&record.schema_id, version).await.ok();
     Ending {
         error: Some(internal_failure(message)),
         primary,

@@ -23,17 +23,22 @@ impl StoreSchemas {
 }
 
 impl SchemaCatalog for StoreSchemas {
-    fn latest_version(&mut self, id: &str) -> Result<Option<u32>, OrchestrationError> {
-        Ok(self.store.schema_head(id)?.map(|head| head.latest_version))
+    async fn latest_version(&mut self, id: &str) -> Result<Option<u32>, OrchestrationError> {
+        Ok(self
+            .store
+            .schema_head(id)
+            .await?
+            .map(|head| head.latest_version))
     }
 
-    fn version(
+    async fn version(
         &mut self,
         id: &str,
         version: u32,
     ) -> Result<Arc<SchemaVersionRecord>, OrchestrationError> {
         self.store
-            .schema_version(id, version)?
+            .schema_version(id, version)
+            .await?
             .ok_or_else(|| OrchestrationError::SchemaMissing {
                 id: id.to_owned(),
                 version,

@@ -1,12 +1,10 @@
 //! Redelivery: the admin API's "send this webhook again now", outside the rounds, after any round of the
 //! same delivery has ended.
 
-use std::sync::Arc;
-
 use actix::prelude::*;
 use switchboard_storage::audit::NewEvent;
-use switchboard_storage::{resolve, DeliveryRecord, RequestId, StorageError};
-use tokio::sync::{oneshot, Semaphore};
+use switchboard_storage::{DeliveryRecord, RequestId, StorageError};
+use tokio::sync::oneshot;
 
 use super::{RoundEnded, WebhookDispatcher, ROUND_WAIT};
 
@@ -55,25 +53,15 @@ impl Handler<Redeliver> for WebhookDispatcher {
                 }
             });
         }
-        // Marked in flight before anything is written, so no round of the same delivery starts (and saves
-        // over the mark) between the write and the send.
-        // Read before the handler returns, so no round of the delivery starts between the read and the mark.
-        let url = match resolve(self.store.delivery(&redeliver.request_id)) {
-            Ok(Some(delivery)) => delivery.url,
-            Ok(None) => return Box::pin(async { Ok(Redelivery::NoDelivery) }),
-            Err(e) => return Box::pin(async { Err(e) }),
-        };
+        // Marked in flight before anything is read or written, so no round of the same delivery starts
+        // (and saves over the mark) before the send; a request without a delivery is unmarked again.
         self.in_flight.insert(redeliver.request_id.clone());
-        let gate = self.destination(&url);
         let (store, now, me) = (self.store.clone(), self.clock.now(), ctx.address());
         Box::pin(async move {
             let Redeliver { request_id, event } = redeliver;
             match store.request_redelivery(&request_id, now, event).await {
                 Ok(Some(marked)) => {
-                    me.do_send(RunRedelivery {
-                        gate,
-                        delivery: marked,
-                    });
+                    me.do_send(RunRedelivery { delivery: marked });
                     Ok(Redelivery::Accepted)
                 }
                 outcome => {
@@ -89,7 +77,6 @@ impl Handler<Redeliver> for WebhookDispatcher {
 #[derive(Message)]
 #[rtype(result = "()")]
 struct RunRedelivery {
-    gate: Arc<Semaphore>,
     delivery: DeliveryRecord,
 }
 
@@ -97,6 +84,7 @@ impl Handler<RunRedelivery> for WebhookDispatcher {
     type Result = ();
 
     fn handle(&mut self, run: RunRedelivery, ctx: &mut Context<Self>) {
-        self.spawn_round(ctx, run.gate, run.delivery);
+        let gate = self.destination(&run.delivery.url);
+        self.spawn_round(ctx, gate, run.delivery);
     }
 }

@@ -149,10 +149,11 @@ fn tx_error(e: tokio_postgres::Error) -> sled::transaction::UnabortableTransacti
     }
 }
 
-/// Blocks this thread until `future` is ready. pollster, not `futures::executor::block_on`: a wait may
-/// run inside another (a read resolved on an actor's thread that must connect again), which futures'
-/// executor refuses with a panic. Nesting is safe here: what is waited on progresses on the I/O thread,
-/// never on the waiting one.
+/// Blocks this thread until `future` is ready: the engine's synchronous paths (transactions, which the
+/// flusher thread runs for grouped writes, and the writes outside them). The store's reads never come
+/// here; they await. pollster, not `futures::executor::block_on`: a wait may run inside another (a
+/// statement that must connect again), which futures' executor refuses with a panic. Nesting is safe:
+/// what is waited on progresses on the I/O thread, never on the waiting one.
 pub(crate) fn wait<F: Future>(future: F) -> F::Output {
     pollster::block_on(future)
 }

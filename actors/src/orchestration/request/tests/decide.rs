@@ -3,10 +3,22 @@
 use super::*;
 use crate::orchestration::outcome::failure;
 use crate::orchestration::request::{
-    after_fault, decide, open_step, record_electronic, record_restart, start_run, AfterFault,
-    Ending, Move, Phase, Progress, StepPlan,
+    after_fault, open_step, record_electronic, record_restart, start_run, AfterFault, Ending, Move,
+    Phase, Progress, StepPlan,
 };
 use crate::orchestration::RESTART_LIMIT;
+
+/// [`crate::orchestration::request::decide`] over a test catalog, which answers at once: the decision
+/// is ready at its first poll.
+fn decide(
+    record: &RequestRecord,
+    account: Option<&AccountRecord>,
+    schemas: &mut Catalog,
+    now: DateTime<Utc>,
+) -> Result<Move, OrchestrationError> {
+    let decided = crate::orchestration::request::decide(record, account, schemas, now);
+    futures::FutureExt::now_or_never(decided).expect("a test catalog answers at once")
+}
 
 fn decide_with(record: &RequestRecord, features: &[Feature]) -> Move {
     decide(

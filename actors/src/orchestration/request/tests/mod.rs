@@ -87,11 +87,11 @@ impl Catalog {
 }
 
 impl SchemaCatalog for Catalog {
-    fn latest_version(&mut self, id: &str) -> Result<Option<u32>, OrchestrationError> {
+    async fn latest_version(&mut self, id: &str) -> Result<Option<u32>, OrchestrationError> {
         Ok(self.published.get(id).and_then(|v| v.last().copied()))
     }
 
-    fn version(
+    async fn version(
         &mut self,
         id: &str,
         version: u32,
