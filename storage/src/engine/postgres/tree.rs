@@ -12,8 +12,10 @@ use sled::CompareAndSwapError;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 
+use super::holder_cache::{HolderCache, Lookup};
 use super::range::PgIter;
-use super::{engine_error, is_conflict, tx_error, wait, Conn, Pg};
+use super::transaction::{Opening, Phase};
+use super::{engine_error, is_conflict, wait, Conn, Pg};
 use crate::engine::{Bytes, TxResult, TxTree};
 
 /// One tree outside a transaction: each call is a statement of its own, retried after a conflict.
@@ -65,13 +67,26 @@ impl PgTree {
 
     /// One row, awaited: the client's future needs no runtime of ours, only its connection's task on the
     /// I/O thread.
+    /// On the node holding the lease, a key of a tree it keeps is answered from memory once known
+    /// ([`super::holder_cache`]).
     pub(crate) async fn get_async(&self, key: &[u8]) -> sled::Result<Option<Bytes>> {
+        let cache = self.pg.cache();
+        let sent = match cache.lookup(&self.name, key) {
+            Lookup::Known(value) => return Ok(value),
+            Lookup::Read(sent) => Some(sent),
+            Lookup::Bypass => None,
+        };
         let name = &*self.name;
-        self.retried_async(|conn| async move {
-            let row = conn.client.query_opt(&conn.get, &[&name, &key]).await?;
-            Ok(row.as_ref().map(|row| column(row, 0)))
-        })
-        .await
+        let value = self
+            .retried_async(|conn| async move {
+                let row = conn.client.query_opt(&conn.get, &[&name, &key]).await?;
+                Ok(row.as_ref().map(|row| column(row, 0)))
+            })
+            .await?;
+        if let Some(sent) = sent {
+            cache.fill(&self.name, key, value.as_ref(), sent);
+        }
+        Ok(value)
     }
 
     /// A read awaited, retried like [`PgTree::retried`] without its pause: a single read meets a
@@ -217,6 +232,8 @@ pub(crate) struct PgTxTree {
     pub(super) requests: super::requests_table::RequestWrites,
     /// What the transaction read ahead, and what it asked to read ahead next.
     pub(super) ahead: ReadAhead,
+    /// Whether its BEGIN was sent: it leaves with the first statement.
+    pub(super) opening: Rc<super::transaction::Opening>,
 }
 
 /// A key of one tree.
@@ -252,6 +269,8 @@ pub(crate) type Writes = Rc<RefCell<BTreeMap<(Arc<str>, Bytes), Option<Bytes>>>>
 /// rolls back, and one after a failed write answers ROLLBACK. The caller has nothing left to roll back.
 pub(super) fn commit(
     conn: &Conn,
+    cache: &HolderCache,
+    opening: &Opening,
     writes: &Writes,
     audit: &super::audit_events::AuditWrites,
     requests: &super::requests_table::RequestWrites,
@@ -259,6 +278,22 @@ pub(super) fn commit(
     let writes = std::mem::take(&mut *writes.borrow_mut());
     let audit = std::mem::take(&mut *audit.borrow_mut());
     let requests = std::mem::take(&mut *requests.borrow_mut());
+    // Without a BEGIN sent, the attempt read nothing: with nothing to write either, it has nothing to
+    // send. Otherwise the BEGIN leads the writes in the same round trip (a fenced attempt sent its BEGIN
+    // already: see `transaction::run`).
+    let pending = opening.phase.get() == Phase::Pending;
+    if pending && writes.is_empty() && audit.is_empty() && requests.is_empty() {
+        return Ok(());
+    }
+    let begin = async {
+        if pending {
+            conn.client
+                .batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
+                .await
+        } else {
+            Ok(())
+        }
+    };
     let (mut put_trees, mut put_keys, mut put_values) = (Vec::new(), Vec::new(), Vec::new());
     let (mut del_trees, mut del_keys) = (Vec::new(), Vec::new());
     for ((tree, key), value) in &writes {
@@ -289,9 +324,14 @@ pub(super) fn commit(
         ));
     let events = super::audit_events::insert(conn, &audit);
     let rows = super::requests_table::write(conn, requests);
+    // The holder's copy of what it writes is marked before the writes leave and settled once the
+    // COMMIT has answered, before its writer hears of it.
+    cache.begin_commit(writes.keys());
+    opening.exchanged();
     // Polled in this order, so sent in this order; the first error in that order is the cause.
-    let (puts, removals, events, rows, committed) = wait(async {
+    let (begun, puts, removals, events, rows, committed) = wait(async {
         futures::join!(
+            begin,
             puts,
             removals,
             events,
@@ -299,10 +339,14 @@ pub(super) fn commit(
             conn.client.batch_execute("COMMIT")
         )
     });
-    puts.and(removals.map(drop))
-        .and(events)
+    let outcome = begun
+        .and(puts.map(drop))
+        .and(removals.map(drop))
+        .and(events.map(drop))
         .and(rows)
-        .and(committed)
+        .and(committed);
+    cache.end_commit(writes.iter(), outcome.is_ok());
+    outcome
 }
 
 impl PgTxTree {
@@ -325,8 +369,10 @@ impl PgTxTree {
             return Ok(read.clone());
         }
         let conn = &self.conn;
-        let row =
-            wait(conn.client.query_opt(&conn.get, &[&&*self.name, &key])).map_err(tx_error)?;
+        let row = wait(self.opening.begun(
+            conn,
+            conn.client.query_opt(&conn.get, &[&&*self.name, &key]),
+        ))?;
         Ok(row.as_ref().map(|row| column(row, 0)))
     }
 
@@ -340,8 +386,9 @@ impl PgTxTree {
         }
     }
 
-    /// Reads every key wanted so far, of any tree of the transaction, in one round trip: the statements
-    /// are all sent before the first answer is awaited (tokio-postgres pipelines them on the connection).
+    /// Reads every key wanted so far, of any tree of the transaction, in one statement (and the
+    /// transaction's BEGIN with it when it is the first): a group of 64 creates waits once, and the
+    /// database plans and runs one statement rather than one per key.
     pub(crate) fn fetch_wanted(&self) -> TxResult<()> {
         let mut wanted = std::mem::take(&mut *self.ahead.wanted.borrow_mut());
         wanted.sort();
@@ -350,14 +397,17 @@ impl PgTxTree {
             return Ok(());
         }
         let conn = &self.conn;
-        let lookups = wanted.iter().map(|(tree, key)| async move {
-            let (tree, key): (&str, &[u8]) = (tree, key);
-            conn.client.query_opt(&conn.get, &[&tree, &key]).await
-        });
-        let rows = wait(futures::future::try_join_all(lookups)).map_err(tx_error)?;
+        let trees: Vec<&str> = wanted.iter().map(|(tree, _)| &**tree).collect();
+        let keys: Vec<&[u8]> = wanted.iter().map(|(_, key)| &key[..]).collect();
+        let rows = wait(
+            self.opening
+                .begun(conn, conn.client.query(&conn.get_many, &[&trees, &keys])),
+        )?;
         let mut read = self.ahead.read.borrow_mut();
-        for (place, row) in wanted.into_iter().zip(rows) {
-            read.insert(place, row.as_ref().map(|row| column(row, 0)));
+        for row in rows {
+            let at = row.get::<_, i64>(0) as usize - 1;
+            let value = row.get::<_, Option<&[u8]>>(1).map(Bytes::from);
+            read.insert(wanted[at].clone(), value);
         }
         Ok(())
     }
