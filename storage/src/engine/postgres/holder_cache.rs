@@ -4,7 +4,11 @@
 //! it makes passes through [`super::tree::commit`], which keeps this copy. So a read outside a transaction
 //! is answered from memory when the copy holds the key, and reaches PostgreSQL only for a key not seen yet.
 //!
-//! Transactions never read from here: their reads go to the database, where SERIALIZABLE checks them.
+//! It also keeps `idempotency` and `bookings`, which a group of creates checks. A transaction may take a
+//! value from here only as a guess ([`HolderCache::guess`]): the guess is checked by the database in the
+//! transaction's own snapshot, in the round trip of its COMMIT, and a wrong one fails the attempt, which
+//! then reads the database ([`super::tree::commit`]). So what a transaction decides on is always what
+//! SERIALIZABLE read, even if this copy were wrong.
 //!
 //! A copy must never be older than the database. A commit marks the keys it writes *in flux* before its
 //! statements leave and puts the new values once the COMMIT has succeeded (before its writer hears of it),
@@ -19,7 +23,12 @@ use crate::engine::Bytes;
 use crate::trees;
 
 /// Trees whose values the holder keeps.
-const KEPT: [&str; 2] = [trees::REQUESTS, trees::INTAKE];
+const KEPT: [&str; 4] = [
+    trees::REQUESTS,
+    trees::INTAKE,
+    trees::IDEMPOTENCY,
+    trees::BOOKINGS,
+];
 
 /// Bytes of keys and values kept before the map starts over: a few tens of thousands of requests.
 const CAPACITY_BYTES: usize = 64 << 20;
@@ -90,6 +99,24 @@ impl HolderCache {
         match state.entries.get(&(Arc::clone(tree), Bytes::from(key))) {
             Some(Entry::Known(value)) => Lookup::Known(value.clone()),
             _ => Lookup::Read(state.clock),
+        }
+    }
+
+    /// What a transaction may assume `key` holds, to be checked when it commits: the value known, or
+    /// for an idempotency key not seen, none (a create's key is nearly always new; a replay's fails the
+    /// check once and is read). `None`: read it.
+    pub(crate) fn guess(&self, tree: &Arc<str>, key: &[u8]) -> Option<Option<Bytes>> {
+        if !kept(tree) {
+            return None;
+        }
+        let state = self.lock();
+        if !state.serving {
+            return None;
+        }
+        match state.entries.get(&(Arc::clone(tree), Bytes::from(key))) {
+            Some(Entry::Known(value)) => Some(value.clone()),
+            Some(Entry::InFlux(_)) => None,
+            None => (&**tree == trees::IDEMPOTENCY).then_some(None),
         }
     }
 

@@ -96,6 +96,8 @@ pub(crate) struct Conn {
     backward_open: Statement,
     next_id: Statement,
     fence: Statement,
+    fence_guard: Statement,
+    guess_guard: Statement,
     audit_insert: Statement,
     audit_after: Statement,
     audit_at: Statement,
@@ -202,6 +204,7 @@ impl Pg {
     /// a standby took over cannot write beside the new holder; and as the check reads the lease row inside
     /// each SERIALIZABLE transaction, a transaction that began before a takeover and commits after it is
     /// ordered before the takeover, or fails.
+    ///
     /// From then on this process is the only writer, so reads of the trees it keeps are answered from
     /// what its commits wrote ([`holder_cache`]).
     pub(crate) fn fence_to(&self, holder: &str) {
@@ -392,6 +395,19 @@ fn prepare(client: Client) -> Result<Arc<Conn>, StorageError> {
         fence: prepare(
             "SELECT 1 FROM switchboard_lease \
              WHERE name = 'orchestrator' AND holder = $1 AND expires_at >= now()",
+        )?,
+        // The lease check of a transaction whose COMMIT leaves in the same round trip: an error (a
+        // division by zero) rather than no row, so the transaction fails and the COMMIT commits nothing.
+        fence_guard: prepare(
+            "SELECT 1 / count(*)::int FROM switchboard_lease \
+             WHERE name = 'orchestrator' AND holder = $1 AND expires_at >= now()",
+        )?,
+        // The check of the values a transaction guessed, in its own snapshot (so SERIALIZABLE tracks
+        // these reads as any other), sent before its writes: an error when one differs.
+        guess_guard: prepare(
+            "SELECT 1 / bool_and(u.value IS NOT DISTINCT FROM \
+                 (SELECT value FROM switchboard_kv kv WHERE kv.tree = u.tree AND kv.key = u.key))::int \
+             FROM unnest($1::text[], $2::bytea[], $3::bytea[]) AS u(tree, key, value)",
         )?,
         audit_insert: prepare(audit_events::INSERT)?,
         audit_after: prepare(audit_events::AFTER)?,

@@ -58,6 +58,17 @@ async fn a_transaction_that_reads_ahead_and_writes_waits_on_the_network_twice() 
     );
 
     hold_lease(&store, &url);
+    let before = exchanges(meta);
+    transaction(&[meta], |t| -> Body {
+        t[0].put(&b"fenced"[..], b"written".to_vec())?;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(
+        exchanges(meta) - before,
+        1,
+        "BEGIN, the lease check, writes and COMMIT at once"
+    );
     let grouped = |value: &'static [u8]| {
         transaction(&[meta, &store.accounts], |t| -> Body {
             for n in 0..20u8 {
@@ -161,4 +172,100 @@ async fn the_lease_holder_answers_reads_of_the_trees_it_keeps_from_memory() {
     });
     assert!(aborted.is_err());
     assert_eq!(requests.get(b"r2").unwrap().as_deref(), Some(&b"mine"[..]));
+}
+
+/// A group of creates on the lease holder takes the booking counts it knows and assumes new idempotency
+/// keys, and the database checks both with the COMMIT: it waits on the network once. A guess the
+/// database disagrees with (a key claimed, a count changed, which no other node may do while it holds
+/// the lease) fails the attempt, and the next one reads: a claimed key is seen, a count loses no update.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_whose_checks_the_holder_knows_waits_once_and_a_wrong_guess_is_read_again() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    let dir = tempfile::tempdir().unwrap();
+    let (store, url) = store_on_postgres(dir.path());
+    hold_lease(&store, &url);
+    let (idempotency, bookings) = (&store.group.idempotency, &store.group.bookings);
+    let attempts = AtomicU32::new(0);
+    let create = |key: &str| {
+        transaction(&[idempotency, bookings], |t| -> Body {
+            attempts.fetch_add(1, Ordering::SeqCst);
+            t[0].want(key.as_bytes());
+            t[1].want(b"day");
+            t[0].fetch_wanted()?;
+            if t[0].get(key.as_bytes())?.is_some() {
+                return Err(ConflictableTransactionError::Abort(()));
+            }
+            let count = t[1].get(b"day")?.map_or(0, |count| count[0]);
+            t[0].put(key.as_bytes(), b"request".to_vec())?;
+            t[1].put(&b"day"[..], vec![count + 1])?;
+            Ok(())
+        })
+    };
+    let behind_its_back = |sql: &str| crate::admin_query(Some(&url), sql, &[]);
+    let count = || bookings.get(b"day").unwrap().map(|count| count[0]);
+
+    let before = exchanges(idempotency);
+    create("first").unwrap();
+    assert_eq!(
+        exchanges(idempotency) - before,
+        2,
+        "the day's count read once"
+    );
+    let before = exchanges(idempotency);
+    create("second").unwrap();
+    assert_eq!(
+        exchanges(idempotency) - before,
+        1,
+        "all guessed, checked with the COMMIT"
+    );
+    assert_eq!(count(), Some(2));
+
+    behind_its_back(
+        "INSERT INTO switchboard_kv (tree, key, value) \
+         VALUES ('idempotency', convert_to('third', 'UTF8'), convert_to('other', 'UTF8'))",
+    );
+    attempts.store(0, Ordering::SeqCst);
+    assert!(create("third").is_err(), "the key is claimed");
+    assert_eq!(attempts.load(Ordering::SeqCst), 2, "guessed, then read");
+    assert_eq!(count(), Some(2), "nothing of it written");
+
+    behind_its_back(
+        "UPDATE switchboard_kv SET value = '\\x0a'::bytea \
+         WHERE tree = 'bookings' AND key = convert_to('day', 'UTF8')",
+    );
+    attempts.store(0, Ordering::SeqCst);
+    create("fourth").unwrap();
+    assert_eq!(attempts.load(Ordering::SeqCst), 2);
+    assert_eq!(count(), Some(11), "counted from the database's 10");
+}
+
+/// Guesses lose no update: transactions on several threads that each guess the count the holder knows
+/// and add one all count, whichever of them the database fails and runs again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_increments_on_guesses_lose_no_update() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, url) = store_on_postgres(dir.path());
+    hold_lease(&store, &url);
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let bookings = store.group.bookings.clone();
+            std::thread::spawn(move || {
+                for _ in 0..25 {
+                    transaction(&[&bookings], |t| -> Body {
+                        t[0].want(b"count");
+                        t[0].fetch_wanted()?;
+                        let count = t[0].get(b"count")?.map_or(0, |count| count[0]);
+                        t[0].put(&b"count"[..], vec![count + 1])?;
+                        Ok(())
+                    })
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    assert_eq!(store.group.bookings.get(b"count").unwrap().unwrap()[0], 100);
 }

@@ -1,7 +1,7 @@
 //! One SERIALIZABLE transaction of the PostgreSQL engine, run again from scratch after each conflict,
 //! and fenced by the orchestrator lease once the process holds it.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,9 +10,9 @@ use sled::transaction::{
     ConflictableTransactionError, TransactionError, UnabortableTransactionError,
 };
 
-use super::tree::{self, PgTxTree};
+use super::tree::{self, PgTxTree, Place};
 use super::{engine_error, is_conflict, tx_error, wait, Conn, Pg};
-use crate::engine::{TxResult, TxTree};
+use crate::engine::{Bytes, TxResult, TxTree};
 
 pub(super) fn run<T, E>(
     conn: &Arc<Conn>,
@@ -24,7 +24,7 @@ pub(super) fn run<T, E>(
     let audit = super::audit_events::AuditWrites::default();
     let requests = super::requests_table::RequestWrites::default();
     let ahead = tree::ReadAhead::default();
-    let opening = Rc::new(Opening::new(pg.fence()));
+    let opening = Rc::new(Opening::new(pg));
     let cache = pg.cache();
     // Counted for the tests of how often a transaction waits on the network.
     let _counted = Counted(&opening, pg);
@@ -57,6 +57,7 @@ pub(super) fn run<T, E>(
         ahead.clear();
         // BEGIN is sent with the attempt's first statement (see `Opening`).
         opening.phase.set(Phase::Pending);
+        opening.guesses.borrow_mut().clear();
         // What ends the attempt unless it commits: `None` runs the body again.
         let failed = match body(&views) {
             Ok(value) => match opening.phase.get() {
@@ -70,35 +71,21 @@ pub(super) fn run<T, E>(
                 // ROLLBACK now would be a statement outside any transaction, which the server
                 // answers with a "there is no transaction in progress" warning.
                 Phase::Pending | Phase::Begun => {
-                    // A fenced attempt that read nothing sends its BEGIN now, the lease check answered
-                    // before any write leaves.
-                    if opening.phase.get() == Phase::Pending
-                        && !opening.commits_unchecked()
-                        && has_writes(&writes, &audit, &requests)
-                    {
-                        if let Err(e) = wait(opening.begin_alone(conn)) {
-                            opening.exchanged();
-                            wait(conn.client.batch_execute("ROLLBACK")).map_err(storage)?;
-                            if is_conflict(&e) {
-                                continue;
-                            }
-                            return Err(storage(e));
-                        }
-                    }
-                    match opening.phase.get() {
-                        Phase::Refused => {
+                    match tree::commit(conn, cache, &opening, &writes, &audit, &requests) {
+                        Ok(()) => return Ok(value),
+                        Err(Unsettled::Refused) => {
                             tracing::error!(
                                 "a write was refused: this node no longer holds the orchestrator lease"
                             );
-                            Some(lease_lost())
+                            return Err(lease_lost());
                         }
-                        _ => {
-                            match tree::commit(conn, cache, &opening, &writes, &audit, &requests) {
-                                Ok(()) => return Ok(value),
-                                Err(e) if is_conflict(&e) => continue,
-                                Err(e) => return Err(storage(e)),
-                            }
+                        // A guess was wrong: the next attempt reads what it needs.
+                        Err(Unsettled::Missed) => {
+                            opening.guessing.set(false);
+                            continue;
                         }
+                        Err(Unsettled::Database(e)) if is_conflict(&e) => continue,
+                        Err(Unsettled::Database(e)) => return Err(storage(e)),
                     }
                 }
             },
@@ -118,12 +105,13 @@ pub(super) fn run<T, E>(
     }
 }
 
-fn has_writes(
-    writes: &tree::Writes,
-    audit: &super::audit_events::AuditWrites,
-    requests: &super::requests_table::RequestWrites,
-) -> bool {
-    !writes.borrow().is_empty() || !audit.borrow().is_empty() || !requests.borrow().is_empty()
+/// Why a COMMIT did not commit.
+pub(super) enum Unsettled {
+    /// The lease check, sent with it, found the lease gone.
+    Refused,
+    /// A value the attempt guessed ([`Opening::guess`]) was not the database's.
+    Missed,
+    Database(tokio_postgres::Error),
 }
 
 /// Where an attempt stands with its BEGIN. The BEGIN (and with a fence, the lease check) is not sent on
@@ -131,7 +119,12 @@ fn has_writes(
 /// creates waits on the network twice (its reads, its commit), not three times.
 pub(crate) struct Opening {
     pub(super) phase: Cell<Phase>,
-    fence: Option<String>,
+    pub(super) fence: Option<String>,
+    /// Whether the attempt may take values from the holder's copy as guesses: not after a wrong one.
+    pub(super) guessing: Cell<bool>,
+    /// The values it took so, checked with its COMMIT.
+    pub(super) guesses: RefCell<Vec<(Place, Option<Bytes>)>>,
+    pg: Pg,
     /// Round trips so far (statements sent together, then their answers awaited).
     exchanges: Cell<u64>,
 }
@@ -158,10 +151,13 @@ pub(crate) enum Phase {
 }
 
 impl Opening {
-    fn new(fence: Option<&str>) -> Opening {
+    fn new(pg: &Pg) -> Opening {
         Opening {
             phase: Cell::new(Phase::Pending),
-            fence: fence.map(str::to_owned),
+            fence: pg.fence().map(str::to_owned),
+            guessing: Cell::new(true),
+            guesses: RefCell::default(),
+            pg: pg.clone(),
             exchanges: Cell::new(0),
         }
     }
@@ -171,10 +167,17 @@ impl Opening {
         self.exchanges.set(self.exchanges.get() + 1);
     }
 
-    /// Whether a COMMIT may follow the BEGIN in the same round trip: only without a fence, whose answer
-    /// must be read before anything is committed.
-    pub(super) fn commits_unchecked(&self) -> bool {
-        self.fence.is_none()
+    /// What `place` holds, taken from the lease holder's copy when it may be ([`HolderCache::guess`]),
+    /// and remembered to be checked with the COMMIT.
+    pub(super) fn guess(&self, place: &Place) -> Option<Option<Bytes>> {
+        if !self.guessing.get() {
+            return None;
+        }
+        let guess = self.pg.cache().guess(&place.0, &place.1)?;
+        self.guesses
+            .borrow_mut()
+            .push((place.clone(), guess.clone()));
+        Some(guess)
     }
 
     /// Runs `statement` in the transaction, its BEGIN sent ahead of it when not sent yet.
@@ -207,25 +210,6 @@ impl Opening {
             Err(e) => {
                 self.phase.set(Phase::Failed);
                 Err(tx_error(e))
-            }
-        }
-    }
-
-    /// Sends the BEGIN alone, for a commit that must see the lease check answered first.
-    pub(super) async fn begin_alone(&self, conn: &Conn) -> Result<(), tokio_postgres::Error> {
-        self.exchanged();
-        match begin(conn, self.fence.as_deref()).await {
-            Ok(true) => {
-                self.phase.set(Phase::Begun);
-                Ok(())
-            }
-            Ok(false) => {
-                self.phase.set(Phase::Refused);
-                Ok(())
-            }
-            Err(e) => {
-                self.phase.set(Phase::Failed);
-                Err(e)
             }
         }
     }

@@ -14,9 +14,10 @@ use tokio_postgres::Row;
 
 use super::holder_cache::{HolderCache, Lookup};
 use super::range::PgIter;
-use super::transaction::{Opening, Phase};
+use super::transaction::{Opening, Phase, Unsettled};
 use super::{engine_error, is_conflict, wait, Conn, Pg};
 use crate::engine::{Bytes, TxResult, TxTree};
+use tokio_postgres::error::SqlState;
 
 /// One tree outside a transaction: each call is a statement of its own, retried after a conflict.
 #[derive(Clone)]
@@ -67,6 +68,7 @@ impl PgTree {
 
     /// One row, awaited: the client's future needs no runtime of ours, only its connection's task on the
     /// I/O thread.
+    ///
     /// On the node holding the lease, a key of a tree it keeps is answered from memory once known
     /// ([`super::holder_cache`]).
     pub(crate) async fn get_async(&self, key: &[u8]) -> sled::Result<Option<Bytes>> {
@@ -237,7 +239,7 @@ pub(crate) struct PgTxTree {
 }
 
 /// A key of one tree.
-type Place = (Arc<str>, Bytes);
+pub(super) type Place = (Arc<str>, Bytes);
 
 /// Reads a transaction announces before it needs them ([`PgTxTree::want`]), sent together in one round
 /// trip ([`PgTxTree::fetch_wanted`]) instead of one round trip each: a group of 64 creates read its
@@ -274,13 +276,16 @@ pub(super) fn commit(
     writes: &Writes,
     audit: &super::audit_events::AuditWrites,
     requests: &super::requests_table::RequestWrites,
-) -> Result<(), tokio_postgres::Error> {
+) -> Result<(), Unsettled> {
     let writes = std::mem::take(&mut *writes.borrow_mut());
     let audit = std::mem::take(&mut *audit.borrow_mut());
     let requests = std::mem::take(&mut *requests.borrow_mut());
-    // Without a BEGIN sent, the attempt read nothing: with nothing to write either, it has nothing to
-    // send. Otherwise the BEGIN leads the writes in the same round trip (a fenced attempt sent its BEGIN
-    // already: see `transaction::run`).
+    let guesses = std::mem::take(&mut *opening.guesses.borrow_mut());
+    // Without a BEGIN sent, the attempt read nothing from the database: with nothing to write either,
+    // it has nothing to send (what it guessed decided nothing that lasts). Otherwise the BEGIN leads
+    // the writes in the same round trip, with the lease check and the check of the guesses, both of
+    // which fail the transaction (so the COMMIT behind them rolls back) rather than answer a row that
+    // would have to be read before the COMMIT leaves.
     let pending = opening.phase.get() == Phase::Pending;
     if pending && writes.is_empty() && audit.is_empty() && requests.is_empty() {
         return Ok(());
@@ -293,6 +298,24 @@ pub(super) fn commit(
         } else {
             Ok(())
         }
+    };
+    let fence = async {
+        match opening.fence.as_deref() {
+            Some(holder) if pending => conn.client.execute(&conn.fence_guard, &[&holder]).await,
+            _ => Ok(0),
+        }
+    };
+    let (guess_trees, guess_keys, guess_values): (Vec<&str>, Vec<&[u8]>, Vec<Option<&[u8]>>) =
+        guesses
+            .iter()
+            .map(|((tree, key), value)| (&**tree, &key[..], value.as_deref()))
+            .collect();
+    let guessed = async {
+        if guess_keys.is_empty() {
+            return Ok(0);
+        }
+        let values: [&(dyn ToSql + Sync); 3] = [&guess_trees, &guess_keys, &guess_values];
+        conn.client.execute(&conn.guess_guard, &values).await
     };
     let (mut put_trees, mut put_keys, mut put_values) = (Vec::new(), Vec::new(), Vec::new());
     let (mut del_trees, mut del_keys) = (Vec::new(), Vec::new());
@@ -329,9 +352,11 @@ pub(super) fn commit(
     cache.begin_commit(writes.keys());
     opening.exchanged();
     // Polled in this order, so sent in this order; the first error in that order is the cause.
-    let (begun, puts, removals, events, rows, committed) = wait(async {
+    let (begun, fenced, checked, puts, removals, events, rows, committed) = wait(async {
         futures::join!(
             begin,
+            fence,
+            guessed,
             puts,
             removals,
             events,
@@ -339,12 +364,21 @@ pub(super) fn commit(
             conn.client.batch_execute("COMMIT")
         )
     });
-    let outcome = begun
-        .and(puts.map(drop))
-        .and(removals.map(drop))
-        .and(events.map(drop))
-        .and(rows)
-        .and(committed);
+    let refused = |e: &tokio_postgres::Error| e.code() == Some(&SqlState::DIVISION_BY_ZERO);
+    let outcome = match (begun, fenced, checked) {
+        (Err(e), _, _) => Err(Unsettled::Database(e)),
+        (_, Err(e), _) if refused(&e) => Err(Unsettled::Refused),
+        (_, Err(e), _) => Err(Unsettled::Database(e)),
+        (_, _, Err(e)) if refused(&e) => Err(Unsettled::Missed),
+        (_, _, Err(e)) => Err(Unsettled::Database(e)),
+        _ => puts
+            .map(drop)
+            .and(removals.map(drop))
+            .and(events.map(drop))
+            .and(rows)
+            .and(committed)
+            .map_err(Unsettled::Database),
+    };
     cache.end_commit(writes.iter(), outcome.is_ok());
     outcome
 }
@@ -393,6 +427,15 @@ impl PgTxTree {
         let mut wanted = std::mem::take(&mut *self.ahead.wanted.borrow_mut());
         wanted.sort();
         wanted.dedup();
+        // What the lease holder's copy answers is taken as a guess, checked with the COMMIT: a group of
+        // creates whose booking counts are known and whose idempotency keys are new reads nothing.
+        wanted.retain(|place| match self.opening.guess(place) {
+            Some(value) => {
+                self.ahead.read.borrow_mut().insert(place.clone(), value);
+                false
+            }
+            None => true,
+        });
         if wanted.is_empty() {
             return Ok(());
         }
