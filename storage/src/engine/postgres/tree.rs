@@ -305,11 +305,10 @@ pub(super) fn commit(
             _ => Ok(0),
         }
     };
-    let (guess_trees, guess_keys, guess_values): (Vec<&str>, Vec<&[u8]>, Vec<Option<&[u8]>>) =
-        guesses
-            .iter()
-            .map(|((tree, key), value)| (&**tree, &key[..], value.as_deref()))
-            .collect();
+    let guess_trees: Vec<&str> = guesses.iter().map(|((tree, _), _)| &**tree).collect();
+    let guess_keys: Vec<&[u8]> = guesses.iter().map(|((_, key), _)| &key[..]).collect();
+    let guess_values: Vec<Option<&[u8]>> =
+        guesses.iter().map(|(_, value)| value.as_deref()).collect();
     let guessed = async {
         if guess_keys.is_empty() {
             return Ok(0);
