@@ -330,6 +330,10 @@ impl GroupTrees {
             &self.payer_stats,
         ];
         let result = crate::engine::transaction(&trees, |views| {
+            // An attempt run again may record other events than the one before (on PostgreSQL, a
+            // guess the database refused makes a create decline on the next attempt): the head moves
+            // by what the attempt that commits appended, or not at all.
+            appended.borrow_mut().take();
             let txn = Txn {
                 requests: views[0].clone(),
                 intake: views[1].clone(),

@@ -186,3 +186,46 @@ async fn migrate_gives_every_request_of_an_earlier_store_its_row() {
     expected.sort();
     assert_eq!(rows(&url), expected);
 }
+
+/// A create on the lease holder that took its internal id as new, was refused by the database (another
+/// process of the node had claimed it) and declined on its next attempt appends no event: the head of the
+/// audit chain moves only by what the attempt that commits appended, so the chain holds and grows on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_declined_on_its_retry_leaves_the_audit_chain_whole() {
+    use crate::requests::tests::record;
+    use crate::Environment::Production;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (url, choice, before) = on_postgres(dir.path());
+    let key = Some("claimed before the restart");
+    before
+        .commit_requests(Arc::new(vec![record("r1", Production, key, 1_000)]))
+        .await
+        .unwrap();
+    drop(before);
+    let store = Store::open(&StorageConfig::embedded(dir.path()).on(choice)).unwrap();
+    admin_query(
+        Some(&url),
+        "INSERT INTO switchboard_lease (name, holder, expires_at) \
+         VALUES ('orchestrator', 'node-a', now() + interval '1 minute')",
+        &[],
+    );
+    store.fence_to("node-a");
+    let replay = record("r2", Production, key, 2_000);
+    assert!(matches!(
+        store.commit_requests(Arc::new(vec![replay])).await,
+        Err(crate::StorageError::InternalIdClaimed(_))
+    ));
+    assert!(matches!(
+        store.audit_verify().await.unwrap(),
+        crate::audit::Verified::Holds { events: 1 }
+    ));
+    store
+        .commit_requests(Arc::new(vec![record("r3", Production, None, 3_000)]))
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.audit_verify().await.unwrap(),
+        crate::audit::Verified::Holds { events: 2 }
+    ));
+}

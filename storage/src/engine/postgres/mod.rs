@@ -13,9 +13,12 @@
 //! exchanges messages with its connection's task.
 
 pub(crate) mod audit_events;
+mod holder_cache;
 mod range;
 pub(crate) mod requests_table;
 mod schema;
+#[cfg(test)]
+mod speed_tests;
 mod transaction;
 mod tree;
 
@@ -59,6 +62,10 @@ struct Inner {
     /// The name this process holds the orchestrator lease under, once it does: from then on every
     /// transaction commits only while the lease is still this process's ([`Pg::fence_to`]).
     fence: OnceLock<String>,
+    /// What the lease holder knows of the trees read most, kept by its commits.
+    cache: holder_cache::HolderCache,
+    /// Round trips of transactions so far.
+    exchanges: std::sync::atomic::AtomicU64,
     /// Drives every connection's task; declared last, so it is dropped after the clients.
     _runtime: IoRuntime,
 }
@@ -79,6 +86,7 @@ impl Drop for IoRuntime {
 pub(crate) struct Conn {
     client: Client,
     get: Statement,
+    get_many: Statement,
     upsert: Statement,
     delete: Statement,
     upsert_many: Statement,
@@ -88,6 +96,8 @@ pub(crate) struct Conn {
     backward_open: Statement,
     next_id: Statement,
     fence: Statement,
+    fence_guard: Statement,
+    guess_guard: Statement,
     audit_insert: Statement,
     audit_after: Statement,
     audit_at: Statement,
@@ -183,6 +193,8 @@ impl Pg {
             pool: Mutex::new(pool),
             returned: Condvar::new(),
             fence: OnceLock::new(),
+            cache: holder_cache::HolderCache::default(),
+            exchanges: Default::default(),
         })))
     }
 
@@ -193,8 +205,33 @@ impl Pg {
     /// a standby took over cannot write beside the new holder; and as the check reads the lease row inside
     /// each SERIALIZABLE transaction, a transaction that began before a takeover and commits after it is
     /// ordered before the takeover, or fails.
+    ///
+    /// From then on this process is the only writer, so reads of the trees it keeps are answered from
+    /// what its commits wrote ([`holder_cache`]).
     pub(crate) fn fence_to(&self, holder: &str) {
-        let _ = self.0.fence.set(holder.to_owned());
+        if self.0.fence.set(holder.to_owned()).is_ok() {
+            self.0.cache.serve();
+        }
+    }
+
+    pub(super) fn cache(&self) -> &holder_cache::HolderCache {
+        &self.0.cache
+    }
+
+    fn fence(&self) -> Option<&str> {
+        self.0.fence.get().map(String::as_str)
+    }
+
+    fn count_exchanges(&self, exchanges: u64) {
+        self.0
+            .exchanges
+            .fetch_add(exchanges, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Round trips of every transaction so far: what the tests of the create path count.
+    #[cfg(test)]
+    pub(crate) fn transaction_exchanges(&self) -> u64 {
+        self.0.exchanges.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether [`Pg::fence_to`] was called: a write outside a transaction would escape the fence.
@@ -220,8 +257,7 @@ impl Pg {
         body: impl Fn(&[TxTree]) -> Result<T, ConflictableTransactionError<E>>,
     ) -> Result<T, TransactionError<E>> {
         let conn = self.checkout();
-        let fence = self.0.fence.get().map(String::as_str);
-        let result = transaction::run(&conn.0, names, fence, body);
+        let result = transaction::run(&conn.0, self, names, body);
         drop(conn);
         result
     }
@@ -334,6 +370,12 @@ fn prepare(client: Client) -> Result<Arc<Conn>, StorageError> {
     };
     Ok(Arc::new(Conn {
         get: prepare("SELECT value FROM switchboard_kv WHERE tree = $1 AND key = $2")?,
+        // Each key a lookup of its own by the primary key, the subquery run once per key: a join over
+        // the array could be planned as a scan of a whole tree, which SERIALIZABLE would lock whole.
+        get_many: prepare(
+            "SELECT n, (SELECT value FROM switchboard_kv kv WHERE kv.tree = u.tree AND kv.key = u.key) \
+             FROM unnest($1::text[], $2::bytea[]) WITH ORDINALITY AS u(tree, key, n)",
+        )?,
         upsert: prepare(
             "WITH old AS (SELECT value FROM switchboard_kv WHERE tree = $1 AND key = $2), \
              new AS (INSERT INTO switchboard_kv (tree, key, value) VALUES ($1, $2, $3) \
@@ -354,6 +396,19 @@ fn prepare(client: Client) -> Result<Arc<Conn>, StorageError> {
         fence: prepare(
             "SELECT 1 FROM switchboard_lease \
              WHERE name = 'orchestrator' AND holder = $1 AND expires_at >= now()",
+        )?,
+        // The lease check of a transaction whose COMMIT leaves in the same round trip: an error (a
+        // division by zero) rather than no row, so the transaction fails and the COMMIT commits nothing.
+        fence_guard: prepare(
+            "SELECT 1 / count(*)::int FROM switchboard_lease \
+             WHERE name = 'orchestrator' AND holder = $1 AND expires_at >= now()",
+        )?,
+        // The check of the values a transaction guessed, in its own snapshot (so SERIALIZABLE tracks
+        // these reads as any other), sent before its writes: an error when one differs.
+        guess_guard: prepare(
+            "SELECT 1 / bool_and(u.value IS NOT DISTINCT FROM \
+                 (SELECT value FROM switchboard_kv kv WHERE kv.tree = u.tree AND kv.key = u.key))::int \
+             FROM unnest($1::text[], $2::bytea[], $3::bytea[]) AS u(tree, key, value)",
         )?,
         audit_insert: prepare(audit_events::INSERT)?,
         audit_after: prepare(audit_events::AFTER)?,

@@ -12,9 +12,12 @@ use sled::CompareAndSwapError;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Row;
 
+use super::holder_cache::{HolderCache, Lookup};
 use super::range::PgIter;
-use super::{engine_error, is_conflict, tx_error, wait, Conn, Pg};
+use super::transaction::{Opening, Phase, Unsettled};
+use super::{engine_error, is_conflict, wait, Conn, Pg};
 use crate::engine::{Bytes, TxResult, TxTree};
+use tokio_postgres::error::SqlState;
 
 /// One tree outside a transaction: each call is a statement of its own, retried after a conflict.
 #[derive(Clone)]
@@ -65,13 +68,27 @@ impl PgTree {
 
     /// One row, awaited: the client's future needs no runtime of ours, only its connection's task on the
     /// I/O thread.
+    ///
+    /// On the node holding the lease, a key of a tree it keeps is answered from memory once known
+    /// ([`super::holder_cache`]).
     pub(crate) async fn get_async(&self, key: &[u8]) -> sled::Result<Option<Bytes>> {
+        let cache = self.pg.cache();
+        let sent = match cache.lookup(&self.name, key) {
+            Lookup::Known(value) => return Ok(value),
+            Lookup::Read(sent) => Some(sent),
+            Lookup::Bypass => None,
+        };
         let name = &*self.name;
-        self.retried_async(|conn| async move {
-            let row = conn.client.query_opt(&conn.get, &[&name, &key]).await?;
-            Ok(row.as_ref().map(|row| column(row, 0)))
-        })
-        .await
+        let value = self
+            .retried_async(|conn| async move {
+                let row = conn.client.query_opt(&conn.get, &[&name, &key]).await?;
+                Ok(row.as_ref().map(|row| column(row, 0)))
+            })
+            .await?;
+        if let Some(sent) = sent {
+            cache.fill(&self.name, key, value.as_ref(), sent);
+        }
+        Ok(value)
     }
 
     /// A read awaited, retried like [`PgTree::retried`] without its pause: a single read meets a
@@ -219,10 +236,12 @@ pub(crate) struct PgTxTree {
     pub(super) ahead: ReadAhead,
     /// Which run of the transaction this is (the first is 1): a run after a conflict.
     pub(super) attempt: Rc<std::cell::Cell<u32>>,
+    /// Whether its BEGIN was sent: it leaves with the first statement.
+    pub(super) opening: Rc<super::transaction::Opening>,
 }
 
 /// A key of one tree.
-type Place = (Arc<str>, Bytes);
+pub(super) type Place = (Arc<str>, Bytes);
 
 /// Reads a transaction announces before it needs them ([`PgTxTree::want`]), sent together in one round
 /// trip ([`PgTxTree::fetch_wanted`]) instead of one round trip each: a group of 64 creates read its
@@ -254,13 +273,51 @@ pub(crate) type Writes = Rc<RefCell<BTreeMap<(Arc<str>, Bytes), Option<Bytes>>>>
 /// rolls back, and one after a failed write answers ROLLBACK. The caller has nothing left to roll back.
 pub(super) fn commit(
     conn: &Conn,
+    cache: &HolderCache,
+    opening: &Opening,
     writes: &Writes,
     audit: &super::audit_events::AuditWrites,
     requests: &super::requests_table::RequestWrites,
-) -> Result<(), tokio_postgres::Error> {
+) -> Result<(), Unsettled> {
     let writes = std::mem::take(&mut *writes.borrow_mut());
     let audit = std::mem::take(&mut *audit.borrow_mut());
     let requests = std::mem::take(&mut *requests.borrow_mut());
+    let guesses = std::mem::take(&mut *opening.guesses.borrow_mut());
+    // Without a BEGIN sent, the attempt read nothing from the database: with nothing to write either,
+    // it has nothing to send (what it guessed decided nothing that lasts). Otherwise the BEGIN leads
+    // the writes in the same round trip, with the lease check and the check of the guesses, both of
+    // which fail the transaction (so the COMMIT behind them rolls back) rather than answer a row that
+    // would have to be read before the COMMIT leaves.
+    let pending = opening.phase.get() == Phase::Pending;
+    if pending && writes.is_empty() && audit.is_empty() && requests.is_empty() {
+        return Ok(());
+    }
+    let begin = async {
+        if pending {
+            conn.client
+                .batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
+                .await
+        } else {
+            Ok(())
+        }
+    };
+    let fence = async {
+        match opening.fence.as_deref() {
+            Some(holder) if pending => conn.client.execute(&conn.fence_guard, &[&holder]).await,
+            _ => Ok(0),
+        }
+    };
+    let guess_trees: Vec<&str> = guesses.iter().map(|((tree, _), _)| &**tree).collect();
+    let guess_keys: Vec<&[u8]> = guesses.iter().map(|((_, key), _)| &key[..]).collect();
+    let guess_values: Vec<Option<&[u8]>> =
+        guesses.iter().map(|(_, value)| value.as_deref()).collect();
+    let guessed = async {
+        if guess_keys.is_empty() {
+            return Ok(0);
+        }
+        let values: [&(dyn ToSql + Sync); 3] = [&guess_trees, &guess_keys, &guess_values];
+        conn.client.execute(&conn.guess_guard, &values).await
+    };
     let (mut put_trees, mut put_keys, mut put_values) = (Vec::new(), Vec::new(), Vec::new());
     let (mut del_trees, mut del_keys) = (Vec::new(), Vec::new());
     for ((tree, key), value) in &writes {
@@ -291,9 +348,16 @@ pub(super) fn commit(
         ));
     let events = super::audit_events::insert(conn, &audit);
     let rows = super::requests_table::write(conn, requests);
+    // The holder's copy of what it writes is marked before the writes leave and settled once the
+    // COMMIT has answered, before its writer hears of it.
+    cache.begin_commit(writes.keys());
+    opening.exchanged();
     // Polled in this order, so sent in this order; the first error in that order is the cause.
-    let (puts, removals, events, rows, committed) = wait(async {
+    let (begun, fenced, checked, puts, removals, events, rows, committed) = wait(async {
         futures::join!(
+            begin,
+            fence,
+            guessed,
             puts,
             removals,
             events,
@@ -301,10 +365,23 @@ pub(super) fn commit(
             conn.client.batch_execute("COMMIT")
         )
     });
-    puts.and(removals.map(drop))
-        .and(events)
-        .and(rows)
-        .and(committed)
+    let refused = |e: &tokio_postgres::Error| e.code() == Some(&SqlState::DIVISION_BY_ZERO);
+    let outcome = match (begun, fenced, checked) {
+        (Err(e), _, _) => Err(Unsettled::Database(e)),
+        (_, Err(e), _) if refused(&e) => Err(Unsettled::Refused),
+        (_, Err(e), _) => Err(Unsettled::Database(e)),
+        (_, _, Err(e)) if refused(&e) => Err(Unsettled::Missed),
+        (_, _, Err(e)) => Err(Unsettled::Database(e)),
+        _ => puts
+            .map(drop)
+            .and(removals.map(drop))
+            .and(events.map(drop))
+            .and(rows)
+            .and(committed)
+            .map_err(Unsettled::Database),
+    };
+    cache.end_commit(writes.iter(), outcome.is_ok());
+    outcome
 }
 
 impl PgTxTree {
@@ -327,8 +404,10 @@ impl PgTxTree {
             return Ok(read.clone());
         }
         let conn = &self.conn;
-        let row =
-            wait(conn.client.query_opt(&conn.get, &[&&*self.name, &key])).map_err(tx_error)?;
+        let row = wait(self.opening.begun(
+            conn,
+            conn.client.query_opt(&conn.get, &[&&*self.name, &key]),
+        ))?;
         Ok(row.as_ref().map(|row| column(row, 0)))
     }
 
@@ -342,24 +421,37 @@ impl PgTxTree {
         }
     }
 
-    /// Reads every key wanted so far, of any tree of the transaction, in one round trip: the statements
-    /// are all sent before the first answer is awaited (tokio-postgres pipelines them on the connection).
+    /// Reads every key wanted so far, of any tree of the transaction, in one statement (and the
+    /// transaction's BEGIN with it when it is the first): a group of 64 creates waits once, and the
+    /// database plans and runs one statement rather than one per key.
     pub(crate) fn fetch_wanted(&self) -> TxResult<()> {
         let mut wanted = std::mem::take(&mut *self.ahead.wanted.borrow_mut());
         wanted.sort();
         wanted.dedup();
+        // What the lease holder's copy answers is taken as a guess, checked with the COMMIT: a group of
+        // creates whose booking counts are known and whose idempotency keys are new reads nothing.
+        wanted.retain(|place| match self.opening.guess(place) {
+            Some(value) => {
+                self.ahead.read.borrow_mut().insert(place.clone(), value);
+                false
+            }
+            None => true,
+        });
         if wanted.is_empty() {
             return Ok(());
         }
         let conn = &self.conn;
-        let lookups = wanted.iter().map(|(tree, key)| async move {
-            let (tree, key): (&str, &[u8]) = (tree, key);
-            conn.client.query_opt(&conn.get, &[&tree, &key]).await
-        });
-        let rows = wait(futures::future::try_join_all(lookups)).map_err(tx_error)?;
+        let trees: Vec<&str> = wanted.iter().map(|(tree, _)| &**tree).collect();
+        let keys: Vec<&[u8]> = wanted.iter().map(|(_, key)| &key[..]).collect();
+        let rows = wait(
+            self.opening
+                .begun(conn, conn.client.query(&conn.get_many, &[&trees, &keys])),
+        )?;
         let mut read = self.ahead.read.borrow_mut();
-        for (place, row) in wanted.into_iter().zip(rows) {
-            read.insert(place, row.as_ref().map(|row| column(row, 0)));
+        for row in rows {
+            let at = row.get::<_, i64>(0) as usize - 1;
+            let value = row.get::<_, Option<&[u8]>>(1).map(Bytes::from);
+            read.insert(wanted[at].clone(), value);
         }
         Ok(())
     }
