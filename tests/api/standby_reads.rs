@@ -314,7 +314,10 @@ async fn a_purge_on_the_holder_leaves_the_standby_reading_batch_mates_and_new_re
         let (status, now) = standby
             .get_json(&format!("/v1/requests/{id}"), &token)
             .await;
-        assert_eq!(status, 200, "a batch-mate sealed again under its new key: {now}");
+        assert_eq!(
+            status, 200,
+            "a batch-mate sealed again under its new key: {now}"
+        );
         assert_eq!(&now, was, "read back as before the purge");
     }
     let (status, read) = standby
