@@ -61,7 +61,9 @@ impl StorageConfig {
     /// For a node standing by on a shared PostgreSQL database, which reads and runs no work: the opening
     /// writes nothing (it refuses a database without a keyring yet, and leaves a purge a crash interrupted
     /// to the holder), records of other nodes' writes are never kept in memory (accounts, schemas and payers
-    /// are read from the database each time), and the audit log's appends chain after the tip they read.
+    /// are read from the database each time), the audit log's appends chain after the tip they read, and
+    /// a value that does not open with the keys held is tried again after reading its keys (the holder's
+    /// purges replace them).
     pub fn standby(mut self) -> StorageConfig {
         self.standby = true;
         self

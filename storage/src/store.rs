@@ -230,8 +230,12 @@ impl Store {
         sealer
             .overrides
             .load(&db.open_tree(trees::DATA_KEYS)?, &sealer.keyring)?;
-        let group = GroupTrees::open(&db, Arc::clone(&sealer))?;
         let standby = opening == Opening::Standby;
+        if standby {
+            // The holder's purges replace keys this node just read.
+            sealer.follow(db.open_tree(trees::DATA_KEYS)?);
+        }
+        let group = GroupTrees::open(&db, Arc::clone(&sealer))?;
         if standby {
             group.chain.read_tip_always();
         }

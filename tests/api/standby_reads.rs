@@ -257,3 +257,84 @@ async fn a_key_the_holder_revokes_is_refused_on_the_standby_at_once() {
     assert_eq!(standby.terminate(), Some(0));
     assert_eq!(holder.terminate(), Some(0));
 }
+
+/// `create_vob`'s inputs for the patient `first`.
+fn vob_for(first: &str) -> Value {
+    json!({
+        "schemaId": "vob-basic",
+        "inputs": {
+            "payerName": "Aetna", "phoneNumber": "(800) 555-0123", "memberId": "W123456789",
+            "patientFirstName": first, "patientLastName": "Lee", "patientDateOfBirth": "1980-01-02",
+            "billingProviderNpi": "1234567890"
+        }
+    })
+}
+
+#[actix_web::test]
+async fn a_purge_on_the_holder_leaves_the_standby_reading_batch_mates_and_new_requests() {
+    let (_dir, _node, holder, standby) = holder_and_standby().await;
+    let token = holder.live_token().await;
+    let batch = json!({ "requests": [vob_for("Ann"), vob_for("Bea"), vob_for("Cid")] });
+    let (status, created) = holder.post_requests(&token, &batch).await;
+    assert_eq!(status, 200, "{created}");
+    let members: Vec<String> = created["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["requestId"].as_str().unwrap().to_owned())
+        .collect();
+    // Read through the standby first: it has derived the batch's key from the hour's epoch key.
+    let mut before = Vec::new();
+    for id in &members {
+        before.push(standby.read_request(&token, id).await);
+    }
+
+    // The purge gives the batch a new key and replaces the hour's epoch key, on the holder.
+    let purged = holder
+        .admin(
+            Method::DELETE,
+            &format!("/admin/v1/requests/{}", members[1]),
+            None,
+        )
+        .await;
+    assert_eq!(purged.status(), 204);
+    // A request created after the purge is sealed under the hour's new epoch key.
+    let later = create_vob(&holder, &token).await;
+
+    let gone = standby
+        .get_json(&format!("/v1/requests/{}", members[1]), &token)
+        .await;
+    assert_eq!(
+        (gone.0, gone.1["error"].as_str()),
+        (404, Some("REQUEST_NOT_FOUND")),
+        "the purged request is gone on the standby at once: {}",
+        gone.1
+    );
+    for (id, was) in [(&members[0], &before[0]), (&members[2], &before[2])] {
+        let (status, now) = standby
+            .get_json(&format!("/v1/requests/{id}"), &token)
+            .await;
+        assert_eq!(
+            status, 200,
+            "a batch-mate sealed again under its new key: {now}"
+        );
+        assert_eq!(&now, was, "read back as before the purge");
+    }
+    let (status, read) = standby
+        .get_json(&format!("/v1/requests/{later}"), &token)
+        .await;
+    assert_eq!((status, &read["requestId"]), (200, &json!(later)), "{read}");
+    let (status, listed) = standby
+        .get_json(
+            &format!(
+                "/v1/requests?requestBatchId={}",
+                before[0]["requestBatchId"].as_str().unwrap()
+            ),
+            &token,
+        )
+        .await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(listed["requests"].as_array().unwrap().len(), 2, "{listed}");
+    assert_eq!(standby.terminate(), Some(0));
+    assert_eq!(holder.terminate(), Some(0));
+}

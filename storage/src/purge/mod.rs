@@ -343,4 +343,6 @@ pub(crate) fn members(batch: &RequestBatchId, count: u32) -> Vec<RequestId> {
 }
 
 #[cfg(test)]
+mod on_a_standby;
+#[cfg(test)]
 mod tests;

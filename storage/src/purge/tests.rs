@@ -26,8 +26,42 @@ async fn storing(dir: &std::path::Path, requests: &[RequestRecord]) -> Store {
     store
 }
 
+/// Keeps `audio` as the recording `{call}.wav` of `id`'s one call, named on its record as a run does.
+pub(super) async fn with_recording(store: &Store, id: &RequestId, call: &str, audio: &[u8]) {
+    let name = format!("{call}.wav");
+    store.keep_recording(id, &name, audio).await.unwrap();
+    let call = call.to_owned();
+    let at = Utc::now();
+    store
+        .commit_update(id, move |r| {
+            r.run = Some(crate::RunRecord {
+                calls: vec![crate::CallRecord {
+                    id: crate::CallId::from(call.clone()),
+                    seq: 1,
+                    step_key: crate::StepKey::from("step-1".to_owned()),
+                    attempt: 1,
+                    to: "8005550123".into(),
+                    number_source: crate::NumberSource::Input,
+                    placed_at: at,
+                    outcome: None,
+                    platform: Some(crate::PlatformCallRecord {
+                        platform: "retell".into(),
+                        requested_at: at,
+                        platform_call_id: Some("p-1".into()),
+                        events: Vec::new(),
+                        result: None,
+                        recording_file: Some(name.clone()),
+                    }),
+                }],
+                ..Default::default()
+            })
+        })
+        .await
+        .unwrap();
+}
+
 /// Purges `id`, its keys replaced and everything of it removed.
-async fn purge_fully(store: &Store, id: &RequestId) {
+pub(super) async fn purge_fully(store: &Store, id: &RequestId) {
     store.purge_request(id, event(id)).await.unwrap().unwrap();
     store.finish_purges().await.unwrap();
 }
@@ -126,38 +160,7 @@ async fn a_batch_mates_recording_still_opens_after_a_purge_gave_the_batch_a_new_
     let three = batch_of(3);
     let store = storing(dir.path(), &three).await;
     let audio = b"RIFF and the rest of a call".to_vec();
-    store
-        .keep_recording(&three[0].id, "call-mate.wav", &audio)
-        .await
-        .unwrap();
-    let at = Utc::now();
-    store
-        .commit_update(&three[0].id, move |r| {
-            r.run = Some(crate::RunRecord {
-                calls: vec![crate::CallRecord {
-                    id: crate::CallId::from("call-mate".to_owned()),
-                    seq: 1,
-                    step_key: crate::StepKey::from("step-1".to_owned()),
-                    attempt: 1,
-                    to: "8005550123".into(),
-                    number_source: crate::NumberSource::Input,
-                    placed_at: at,
-                    outcome: None,
-                    platform: Some(crate::PlatformCallRecord {
-                        platform: "retell".into(),
-                        requested_at: at,
-                        platform_call_id: Some("p-1".into()),
-                        events: Vec::new(),
-                        result: None,
-                        recording_file: Some("call-mate.wav".into()),
-                    }),
-                }],
-                ..Default::default()
-            })
-        })
-        .await
-        .unwrap();
-
+    with_recording(&store, &three[0].id, "call-mate", &audio).await;
     purge_fully(&store, &three[1].id).await;
 
     assert_eq!(

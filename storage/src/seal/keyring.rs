@@ -172,6 +172,28 @@ impl Keyring {
         Ok(())
     }
 
+    /// Reads `epoch`'s key again from the database, for a node that writes no key (a standby): a purge on
+    /// the holder replaces keys this node read before. Answers whether the key held in memory changed.
+    pub(crate) fn reread(&self, epoch: u32) -> Result<bool, StorageError> {
+        let Some(bytes) = self.slots.lock().expect("keyring slots").read_slot(epoch)? else {
+            return Ok(false);
+        };
+        let (found, now) = parse_slot(&self.master, &bytes)?;
+        if found != epoch {
+            return Err(StorageError::Keyring(format!(
+                "the keyring's row of epoch {epoch} holds epoch {found}"
+            )));
+        }
+        let mut epochs = self.epochs.write().expect("keyring lock");
+        let changed = match (epochs.get(&epoch), &now) {
+            (Some(Epoch::Live(held)), Epoch::Live(read)) => held.as_ref() != read.as_ref(),
+            (Some(Epoch::Destroyed), Epoch::Destroyed) => false,
+            _ => true,
+        };
+        epochs.insert(epoch, now);
+        Ok(changed)
+    }
+
     /// A new epoch number for keys that are not an hour's (the vault of re-wrapped data keys).
     pub(crate) fn fresh_vault_epoch(&self) -> Result<u32, StorageError> {
         let highest = {

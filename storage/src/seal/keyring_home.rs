@@ -193,6 +193,15 @@ impl Slots {
         }
     }
 
+    /// `epoch`'s slot as the database holds it now, which another node may have written since this one
+    /// read the keyring (`None` for a file, which is this node's alone, or a slot never written).
+    pub(crate) fn read_slot(&self, epoch: u32) -> Result<Option<Vec<u8>>, StorageError> {
+        match self {
+            Slots::Rows(tree) => Ok(tree.get(slot_row(epoch))?.map(|bytes| bytes.to_vec())),
+            Slots::File { .. } => Ok(None),
+        }
+    }
+
     /// Writes the header over the one in place (same size), durably.
     pub(crate) fn write_header(&mut self, header: &[u8]) -> Result<(), StorageError> {
         match self {

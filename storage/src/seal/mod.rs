@@ -18,6 +18,7 @@
 
 pub(crate) mod binding;
 mod bound_records;
+mod follow;
 mod keyring;
 mod keyring_home;
 mod master;
@@ -74,6 +75,8 @@ pub(crate) struct Sealer {
     pub(crate) overrides: overrides::Overrides,
     /// Counts purges that changed keys: a value sealed before one and written after must be sealed again.
     generation: std::sync::atomic::AtomicU64,
+    /// A standby's `data_keys` tree, read again when a value does not open ([`follow`]).
+    following: std::sync::OnceLock<crate::engine::Tree>,
 }
 
 impl Sealer {
@@ -90,6 +93,7 @@ impl Sealer {
             derived: RwLock::new(HashMap::new()),
             overrides: overrides::Overrides::default(),
             generation: std::sync::atomic::AtomicU64::new(0),
+            following: std::sync::OnceLock::new(),
         }
     }
 
@@ -169,14 +173,8 @@ impl Sealer {
         Ok((epoch, self.cipher(epoch, owner)?))
     }
 
-    /// The plain bytes of the sealed value under `key` in `tree`. A value that is not sealed, was sealed
-    /// for another place, or was altered does not open.
-    pub(crate) fn open(
-        &self,
-        tree: Sealed,
-        key: &[u8],
-        sealed: &[u8],
-    ) -> Result<Vec<u8>, StorageError> {
+    /// [`Sealer::open`] with the keys held in memory.
+    fn open_held(&self, tree: Sealed, key: &[u8], sealed: &[u8]) -> Result<Vec<u8>, StorageError> {
         let (epoch, _) = header(sealed, MARK).ok_or_else(|| unsealed(tree.name()))?;
         let owner = tree.owner(key);
         let aad = aad(tree.name(), key, epoch);
@@ -229,8 +227,8 @@ impl Sealer {
         sealed_file(&cipher, owner, name, bytes, epoch)
     }
 
-    /// The bytes of the sealed recording file `name`.
-    pub(crate) fn open_file(&self, name: &str, file: &[u8]) -> Result<Vec<u8>, StorageError> {
+    /// [`Sealer::open_file`] with the keys held in memory.
+    fn open_file_held(&self, name: &str, file: &[u8]) -> Result<Vec<u8>, StorageError> {
         let refused = || unsealed("recording");
         let (&mark, rest) = file.split_first().ok_or_else(refused)?;
         let (&length, rest) = rest.split_first().ok_or_else(refused)?;

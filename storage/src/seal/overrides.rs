@@ -29,7 +29,9 @@ pub(crate) struct Override {
 }
 
 /// Every kept data key, in memory: loaded when the store opens and changed only by a purge, which holds
-/// the write gate. Never read from sled while sealing, since sealing runs inside sled transactions.
+/// the write gate. Never read from sled while sealing, since sealing runs inside sled transactions. A
+/// standby's, which the holder's purges change behind its back, reads an owner's entry again when a value
+/// of that owner does not open ([`Overrides::reload`]).
 #[derive(Default)]
 pub(crate) struct Overrides {
     kept: RwLock<HashMap<Vec<u8>, Arc<Override>>>,
@@ -48,6 +50,30 @@ impl Overrides {
             let (owner, bytes) = entry?;
             kept.insert(owner.to_vec(), Arc::new(decode(&owner, &bytes, keyring)?));
         }
+        Ok(())
+    }
+
+    /// Reads `owner`'s entry of `tree` again, for a node whose purges do not change it (a standby: the
+    /// holder's do), with its vault epoch's key too when the one held in memory no longer opens it.
+    pub(crate) fn reload(
+        &self,
+        owner: &[u8],
+        tree: &crate::engine::Tree,
+        keyring: &Keyring,
+    ) -> Result<(), StorageError> {
+        let kept = match tree.get(owner)? {
+            Some(bytes) => Some(match decode(owner, &bytes, keyring) {
+                Ok(kept) => kept,
+                Err(_) => {
+                    if let Some(vault) = epoch_of_entry(&bytes) {
+                        keyring.reread(vault)?;
+                    }
+                    decode(owner, &bytes, keyring)?
+                }
+            }),
+            None => None,
+        };
+        self.set(owner, kept);
         Ok(())
     }
 

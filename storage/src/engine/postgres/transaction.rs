@@ -87,7 +87,9 @@ pub(super) fn run<T, E>(
                             opening.guessing.set(false);
                             continue;
                         }
-                        Err(Unsettled::Database(e)) if is_conflict(&e) || is_audit_race(&e) => continue,
+                        Err(Unsettled::Database(e)) if is_conflict(&e) || is_audit_race(&e) => {
+                            continue
+                        }
                         Err(Unsettled::Database(e)) => return Err(storage(e)),
                     }
                 }
