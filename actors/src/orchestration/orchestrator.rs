@@ -57,6 +57,8 @@ pub struct Orchestrator {
     /// Shared with [`DueWork`]: due work was announced and no dispatch has read the index since.
     announced: Arc<AtomicBool>,
     waves: Waves,
+    /// A due pass awaits the store: another would start what it starts.
+    pass_in_flight: bool,
 }
 
 /// Event from the create path: requests were stored whose booked day has begun.
@@ -118,6 +120,7 @@ impl Orchestrator {
                 dispatch_queued: false,
                 announced,
                 waves,
+                pass_in_flight: false,
             })
         };
         let due_work = DueWork {
@@ -231,6 +234,8 @@ impl Supervised for Orchestrator {
     fn restarting(&mut self, ctx: &mut Context<Self>) {
         self.running.retain(|_, addr| addr.connected());
         self.dispatch_queued = false;
+        // A pass in flight was the stopped context's, and ended with it.
+        self.pass_in_flight = false;
         let resumed = self.resume_active().map(|resumed, _, _| {
             if let Err(e) = resumed {
                 tracing::error!(error.message = %e, "cannot reload orchestration from the store");

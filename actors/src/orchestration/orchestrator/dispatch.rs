@@ -12,10 +12,15 @@ use crate::supervision::guarded;
 
 impl Orchestrator {
     /// Starts the requests due by `now`, at most a wave of them; a full wave queues the next one. The
-    /// orchestrator waits for the store's answer (`ctx.wait`: none of its other messages runs meanwhile,
-    /// so what it starts was not started by another pass in between); the request actors on its thread
-    /// run on.
+    /// store's answer is awaited beside the orchestrator's other messages (`ctx.spawn`: on PostgreSQL a
+    /// pass over thousands of due requests takes long, and the counters, the resumes and the request
+    /// actors' reports must not wait behind it); one pass at a time, so what one starts no other starts,
+    /// and a pass asked for meanwhile is the sweep's next one, within a second.
     pub(super) fn run_pass(&mut self, ctx: &mut Context<Self>, now: DateTime<Utc>) {
+        if self.pass_in_flight {
+            return;
+        }
+        self.pass_in_flight = true;
         // Actors whose start is not recorded yet are still due in the store: passed over, and not
         // counted against the wave.
         let running: HashSet<RequestId> = self.running.keys().cloned().collect();
@@ -24,7 +29,8 @@ impl Orchestrator {
             let skip = |id: &RequestId| running.contains(id);
             store.due_work(now, wave, skip).await
         };
-        ctx.wait(due.into_actor(self).map(move |due, act, ctx| {
+        ctx.spawn(due.into_actor(self).map(move |due, act, ctx| {
+            act.pass_in_flight = false;
             guarded(act, ctx, |act, ctx| act.start_due(ctx, due, wave));
         }));
     }
