@@ -99,36 +99,25 @@ mod tests {
         Ok(Some(Arc::new(value.to_owned())))
     }
 
+    /// What `current` answers for `key` when a read would answer `value`.
+    async fn got(current: &Current<String>, key: &str, value: &str, reads: &Cell<u32>) -> String {
+        (*current
+            .get(key, || async { read(value, reads) })
+            .await
+            .unwrap()
+            .unwrap())
+        .clone()
+    }
+
     #[tokio::test]
     async fn a_record_is_read_again_only_after_a_write() {
         let current = Current::new();
         let reads = Cell::new(0);
-        assert_eq!(
-            *current
-                .get("a", || async { read("one", &reads) })
-                .await
-                .unwrap()
-                .unwrap(),
-            "one"
-        );
-        assert_eq!(
-            *current
-                .get("a", || async { read("two", &reads) })
-                .await
-                .unwrap()
-                .unwrap(),
-            "one"
-        );
+        assert_eq!(got(&current, "a", "one", &reads).await, "one");
+        assert_eq!(got(&current, "a", "two", &reads).await, "one");
         assert_eq!(reads.get(), 1, "kept between writes");
         current.changed(|| ());
-        assert_eq!(
-            *current
-                .get("a", || async { read("two", &reads) })
-                .await
-                .unwrap()
-                .unwrap(),
-            "two"
-        );
+        assert_eq!(got(&current, "a", "two", &reads).await, "two");
         assert_eq!(reads.get(), 2);
     }
 
@@ -144,14 +133,7 @@ mod tests {
             })
             .await;
         assert_eq!(*old.unwrap().unwrap(), "old");
-        assert_eq!(
-            *current
-                .get("a", || async { read("new", &reads) })
-                .await
-                .unwrap()
-                .unwrap(),
-            "new"
-        );
+        assert_eq!(got(&current, "a", "new", &reads).await, "new");
     }
 
     #[tokio::test]
@@ -162,11 +144,7 @@ mod tests {
         assert_eq!(*first.unwrap().unwrap(), "one");
         assert_eq!(*current.cached("a").unwrap(), "one");
         assert_eq!(
-            *current
-                .get("a", || async { read("two", &reads) })
-                .await
-                .unwrap()
-                .unwrap(),
+            got(&current, "a", "two", &reads).await,
             "one",
             "kept for the next reader"
         );
@@ -181,22 +159,8 @@ mod tests {
     async fn a_map_that_keeps_nothing_reads_every_time() {
         let current = Current::keeping(false);
         let reads = Cell::new(0);
-        assert_eq!(
-            *current
-                .get("a", || async { read("one", &reads) })
-                .await
-                .unwrap()
-                .unwrap(),
-            "one"
-        );
-        assert_eq!(
-            *current
-                .get("a", || async { read("two", &reads) })
-                .await
-                .unwrap()
-                .unwrap(),
-            "two"
-        );
+        assert_eq!(got(&current, "a", "one", &reads).await, "one");
+        assert_eq!(got(&current, "a", "two", &reads).await, "two");
         assert!(current.cached("a").is_none());
         assert_eq!(reads.get(), 2);
     }
@@ -216,13 +180,6 @@ mod tests {
                 .await,
             Err("down")
         );
-        assert_eq!(
-            *current
-                .get("a", || async { read("found", &reads) })
-                .await
-                .unwrap()
-                .unwrap(),
-            "found"
-        );
+        assert_eq!(got(&current, "a", "found", &reads).await, "found");
     }
 }
