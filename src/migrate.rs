@@ -49,12 +49,21 @@ pub fn run(args: &ServeArgs) -> ExitCode {
     }
     let place = place(&settings);
     let data_dir = &settings.server.data_dir;
-    let upgraded = Store::migrate(
-        data_dir,
-        settings.storage_cache_bytes,
-        &key,
-        &settings.storage_engine,
-    );
+    let upgraded = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(Store::migrate(
+            data_dir,
+            settings.storage_cache_bytes,
+            &key,
+            &settings.storage_engine,
+        )),
+        Err(e) => {
+            eprintln!("switchboard migrate: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     match upgraded {
         Ok(None) => eprintln!(
             "switchboard migrate: no store {place} yet: its first start makes one at layout \

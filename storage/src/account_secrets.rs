@@ -5,7 +5,8 @@
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
-use crate::codec::{decode, encode};
+use crate::codec::encode;
+use crate::engine::operations::Accounts;
 use crate::seal::Sealed;
 use crate::{AccountRecord, StorageError, Store};
 
@@ -54,23 +55,24 @@ impl Store {
 
     /// Once, by `switchboard migrate` ([`crate::layout`]): seals the webhook secrets that releases before
     /// 2026-11-28 stored in the clear, so no read finds one in the clear afterwards. Answers how many.
-    pub(crate) fn seal_account_secrets(&self) -> Result<u64, StorageError> {
+    pub(crate) async fn seal_account_secrets(&self) -> Result<u64, StorageError> {
         let mut sealed = 0;
-        for entry in self.accounts.iter() {
-            let (id, bytes) = entry?;
+        for (id, bytes) in self.engine().accounts().await? {
             // A record without this store's MAC is refused (and logged) here as on every read.
-            let Ok(plain) = self.unbound(crate::trees::ACCOUNTS, &id, &bytes) else {
+            let Ok(record) = self.stored_account(&id, &bytes) else {
                 continue;
             };
-            let record: AccountRecord = decode(plain)?;
             if record
                 .webhook_secret
                 .as_deref()
                 .is_some_and(|secret| !secret.starts_with(SEALED))
             {
-                let stored = self.bound(crate::trees::ACCOUNTS, &id, &self.account_bytes(&record));
-                let _open = self.group.gate.read().expect("write gate");
-                self.accounts.insert(&id, stored)?;
+                let stored = self.bound(
+                    crate::trees::ACCOUNTS,
+                    id.as_bytes(),
+                    &self.account_bytes(&record),
+                );
+                self.engine().rewrite_account(&id, stored).await?;
                 sealed += 1;
             }
         }
@@ -103,7 +105,10 @@ mod tests {
     }
 
     fn stored_bytes(store: &Store) -> Vec<u8> {
-        store.accounts.get("acme").unwrap().unwrap().to_vec()
+        store
+            .raw_get_for_tests(crate::trees::ACCOUNTS, b"acme")
+            .unwrap()
+            .unwrap()
     }
 
     fn holds(haystack: &[u8], needle: &str) -> bool {
@@ -173,6 +178,7 @@ mod tests {
             &crate::seal::KeySource::BesideData,
             &crate::EngineChoice::Sled,
         )
+        .await
         .unwrap()
         .unwrap();
         assert_eq!(upgrade.secrets_sealed, 1);

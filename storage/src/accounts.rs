@@ -1,15 +1,12 @@
-//! Accounts and their API-key index.
+//! Accounts and their API-key index: bound, checked and cached here, kept by the engine
+//! ([`crate::engine::operations::Operations`]).
 
 use std::sync::Arc;
 
-use crate::engine::TxTree;
-use sled::transaction::ConflictableTransactionError;
-
 use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
+use crate::engine::operations::{AccountEntry, Accounts, KeyEntry};
 use crate::{trees, AccountRecord, CredentialRecord, StorageError, Store};
-
-type TxResult<T> = Result<T, ConflictableTransactionError<StorageError>>;
 
 impl Store {
     /// Reads one account.
@@ -30,7 +27,7 @@ impl Store {
     ) -> Result<Option<Arc<AccountRecord>>, StorageError> {
         self.current_accounts
             .get(id, || async {
-                match self.accounts.get_async(id).await? {
+                match self.engine().account(id).await? {
                     Some(bytes) => self.account_stored(id, &bytes).map(Some),
                     None => Ok(None),
                 }
@@ -52,13 +49,11 @@ impl Store {
 
     /// Every account, in id order.
     pub async fn accounts(&self) -> Result<Vec<AccountRecord>, StorageError> {
-        self.accounts
-            .read_prefix([])
+        self.engine()
+            .accounts()
             .await?
             .into_iter()
-            .map(|(id, stored)| {
-                self.opened_account(decode(self.unbound(trees::ACCOUNTS, &id, &stored)?)?)
-            })
+            .map(|(id, stored)| self.opened_account(self.stored_account(&id, &stored)?))
             .collect()
     }
 
@@ -68,7 +63,7 @@ impl Store {
         &self,
         api_key: &str,
     ) -> Result<Option<AccountRecord>, StorageError> {
-        let Some(stored) = self.credential_keys.get_async(api_key).await? else {
+        let Some(stored) = self.engine().account_key(api_key).await? else {
             return Ok(None);
         };
         let found = match self.unbound(trees::CREDENTIAL_KEYS, api_key.as_bytes(), &stored) {
@@ -90,26 +85,11 @@ impl Store {
         account: &AccountRecord,
         events: &[NewEvent],
     ) -> Result<(), StorageError> {
-        let stored = self.bound(
-            trees::ACCOUNTS,
-            account.id.as_bytes(),
-            &self.account_bytes(account),
-        );
-        self.write_accounts(events, |accounts, keys| {
-            let previous = accounts.get(account.id.as_bytes())?;
-            if let Some(previous) = previous {
-                let previous = self.stored_account(&account.id, &previous)?;
-                for credential in &previous.credentials {
-                    keys.remove(credential.key.as_bytes())?;
-                }
-            }
-            for credential in &account.credentials {
-                self.claim_key(keys, &credential.key, &account.id)?;
-            }
-            accounts.insert(account.id.as_bytes(), stored.clone())?;
-            Ok(())
-        })?;
-        self.durable().await
+        let entry = self.account_entry(account, self.account_bytes(account));
+        let engine = self.engine();
+        self.current_accounts
+            .changed_after(engine.put_account(&entry, events))
+            .await
     }
 
     /// Deletes an account and its keys, with `events` when it existed. Returns whether it existed.
@@ -118,27 +98,10 @@ impl Store {
         id: &str,
         events: &[NewEvent],
     ) -> Result<bool, StorageError> {
-        let deleted = self.write_accounts(events, |accounts, keys| {
-            let Some(previous) = accounts.remove(id.as_bytes())? else {
-                // Nothing changed, so nothing is audited either.
-                return Err(ConflictableTransactionError::Abort(
-                    StorageError::AccountMissing(id.to_owned()),
-                ));
-            };
-            let previous = self.stored_account(id, &previous)?;
-            for credential in &previous.credentials {
-                keys.remove(credential.key.as_bytes())?;
-            }
-            Ok(())
-        });
-        match deleted {
-            Ok(()) => {
-                self.durable().await?;
-                Ok(true)
-            }
-            Err(StorageError::AccountMissing(_)) => Ok(false),
-            Err(e) => Err(e),
-        }
+        let engine = self.engine();
+        self.current_accounts
+            .changed_after(engine.delete_account(id, events))
+            .await
     }
 
     /// Adds a credential to an existing account.
@@ -148,62 +111,43 @@ impl Store {
         credential: CredentialRecord,
         events: &[NewEvent],
     ) -> Result<(), StorageError> {
-        self.write_accounts(events, |accounts, keys| {
-            let Some(current) = accounts.get(account_id.as_bytes())? else {
-                return Err(ConflictableTransactionError::Abort(
-                    StorageError::AccountMissing(account_id.to_owned()),
-                ));
-            };
-            let mut account = self.stored_account(account_id, &current)?;
-            self.claim_key(keys, &credential.key, account_id)?;
+        let change = |current: &[u8]| {
+            let mut account = self.stored_account(account_id, current)?;
             account.credentials.push(credential.clone());
-            let stored = self.bound(trees::ACCOUNTS, account_id.as_bytes(), &encode(&account));
-            accounts.insert(account_id.as_bytes(), stored)?;
-            Ok(())
-        })?;
-        self.durable().await
+            let record = encode(&account);
+            Ok(self.account_entry(&account, record))
+        };
+        let engine = self.engine();
+        self.current_accounts
+            .changed_after(engine.change_account(account_id, &change, events))
+            .await
     }
 
-    /// One transaction over the accounts and their key index (`body` gets the two trees), audited with
-    /// `events`. Every account kept as last read is retired once it has run, so no account write can skip
-    /// that.
-    fn write_accounts<T>(
-        &self,
-        events: &[NewEvent],
-        body: impl Fn(&TxTree, &TxTree) -> TxResult<T>,
-    ) -> Result<T, StorageError> {
-        self.current_accounts.changed(|| {
-            self.audited(&[&self.accounts, &self.credential_keys], events, |trees| {
-                body(&trees[0], &trees[1])
-            })
-        })
-    }
-}
-
-impl Store {
-    /// Claims `api_key` for `account_id` in the key index; taken when another account holds it.
-    fn claim_key(&self, keys: &TxTree, api_key: &str, account_id: &str) -> TxResult<()> {
-        let key = api_key.as_bytes();
-        if let Some(stored) = keys.get(key)? {
-            let owner = self
-                .unbound(trees::CREDENTIAL_KEYS, key, &stored)
-                .map_err(ConflictableTransactionError::Abort)?;
-            if owner != account_id.as_bytes() {
-                return Err(ConflictableTransactionError::Abort(
-                    StorageError::CredentialKeyTaken,
-                ));
-            }
+    /// What the engine keeps of `account`, whose encoded record (its webhook secret sealed) is `record`:
+    /// the record and each key's index entry, bound.
+    pub(crate) fn account_entry(&self, account: &AccountRecord, record: Vec<u8>) -> AccountEntry {
+        let id = account.id.as_bytes();
+        AccountEntry {
+            id: account.id.clone(),
+            record: self.bound(trees::ACCOUNTS, id, &record),
+            keys: account
+                .credentials
+                .iter()
+                .map(|credential| KeyEntry {
+                    api_key: credential.key.clone(),
+                    record: self.bound(trees::CREDENTIAL_KEYS, credential.key.as_bytes(), id),
+                })
+                .collect(),
         }
-        let index = self.bound(trees::CREDENTIAL_KEYS, key, account_id.as_bytes());
-        keys.insert(key, index)?;
-        Ok(())
     }
 
     /// The account record `stored` under `id`, as stored (its webhook secret sealed), checked.
-    fn stored_account(&self, id: &str, stored: &[u8]) -> TxResult<AccountRecord> {
-        self.unbound(trees::ACCOUNTS, id.as_bytes(), stored)
-            .and_then(decode)
-            .map_err(ConflictableTransactionError::Abort)
+    pub(crate) fn stored_account(
+        &self,
+        id: &str,
+        stored: &[u8],
+    ) -> Result<AccountRecord, StorageError> {
+        decode(self.unbound(trees::ACCOUNTS, id.as_bytes(), stored)?)
     }
 }
 

@@ -11,8 +11,9 @@ use argon2::password_hash::SaltString;
 use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
 use sha2::{Digest, Sha256};
 
-use crate::codec::{decode, encode};
-use crate::{trees, AccountRecord, CredentialRecord, StorageError, Store};
+use crate::codec::encode;
+use crate::engine::operations::Accounts;
+use crate::{trees, CredentialRecord, StorageError, Store};
 
 /// The stored form of the API secret `secret`: a PHC string of argon2id over its SHA-256.
 pub fn hash_api_secret(secret: &str) -> String {
@@ -43,15 +44,13 @@ fn hash_digest(digest: &str) -> String {
 impl Store {
     /// Once, by `switchboard migrate` ([`crate::layout`]): replaces each SHA-256 an earlier release kept
     /// for a secret by argon2id over it. Answers how many credentials it upgraded.
-    pub(crate) fn hash_api_secrets(&self) -> Result<u64, StorageError> {
+    pub(crate) async fn hash_api_secrets(&self) -> Result<u64, StorageError> {
         let mut upgraded = 0;
-        for entry in self.accounts.iter() {
-            let (id, stored) = entry?;
+        for (id, stored) in self.engine().accounts().await? {
             // A record without this store's MAC is refused (and logged) here as on every read.
-            let Ok(plain) = self.unbound(trees::ACCOUNTS, &id, &stored) else {
+            let Ok(mut record) = self.stored_account(&id, &stored) else {
                 continue;
             };
-            let mut record: AccountRecord = decode(plain)?;
             let mut changed = false;
             for credential in &mut record.credentials {
                 if credential.secret_argon2.is_empty() && !credential.secret_sha256.is_empty() {
@@ -62,9 +61,8 @@ impl Store {
                 }
             }
             if changed {
-                let _open = self.group.gate.read().expect("write gate");
-                self.accounts
-                    .insert(&id, self.bound(trees::ACCOUNTS, &id, &encode(&record)))?;
+                let stored = self.bound(trees::ACCOUNTS, id.as_bytes(), &encode(&record));
+                self.engine().rewrite_account(&id, stored).await?;
             }
         }
         if upgraded > 0 {
@@ -117,7 +115,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_digest_of_an_earlier_release_is_rehashed_by_migrate_and_its_secret_still_matches() {
         let dir = tempfile::tempdir().unwrap();
-        let mut account = AccountRecord {
+        let mut account = crate::AccountRecord {
             id: "acme".into(),
             name: "Acme".into(),
             daily_call_capacity: 10,
@@ -149,6 +147,7 @@ mod tests {
             &crate::seal::KeySource::BesideData,
             &crate::EngineChoice::Sled,
         )
+        .await
         .unwrap()
         .unwrap();
         assert_eq!(upgrade.secrets_rehashed, 1);

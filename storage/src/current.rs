@@ -87,6 +87,13 @@ impl<R> Current<R> {
         self.generation.fetch_add(1, Ordering::AcqRel);
         answer
     }
+
+    /// [`Current::changed`] for a write that awaits its engine.
+    pub(crate) async fn changed_after<T>(&self, write: impl std::future::Future<Output = T>) -> T {
+        let answer = write.await;
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        answer
+    }
 }
 
 #[cfg(test)]

@@ -99,7 +99,7 @@ impl Store {
     /// [`STORE_LAYOUT`]. No server may run while it converts: on sled the store's lock refuses one that
     /// does, on PostgreSQL the orchestrator lease (held until the conversion is done). Answers what it did, or
     /// `None` when there is no store yet (its first start makes one at this layout).
-    pub fn migrate(
+    pub async fn migrate(
         dir: &Path,
         cache_bytes: u64,
         key: &KeySource,
@@ -145,7 +145,7 @@ impl Store {
                 )),
                 other => other,
             })?;
-        let mut upgrade = store.upgrade()?;
+        let mut upgrade = store.upgrade().await?;
         upgrade.plaintext = store.migrated().cloned();
         store.close()?;
         Ok(Some(upgrade))
@@ -153,7 +153,28 @@ impl Store {
 
     /// Brings the store to [`STORE_LAYOUT`], one layout after the other, each step durable and marked in
     /// the keyring before the next: a migration stopped halfway resumes where it was.
-    pub(crate) fn upgrade(&self) -> Result<Upgrade, StorageError> {
+    pub(crate) async fn upgrade(&self) -> Result<Upgrade, StorageError> {
+        let mut upgrade = self.bind_if_unbound()?;
+        if self.sealer.keyring.layout() < 2 {
+            upgrade.secrets_sealed = self.seal_account_secrets().await?;
+            upgrade.secrets_rehashed = self.hash_api_secrets().await?;
+            self.flush_now()?;
+            self.sealer.keyring.set_layout(2)?;
+        }
+        self.table_requests(upgrade)
+    }
+
+    /// [`Store::upgrade`] of a new PostgreSQL database: it holds no account whose secrets need sealing.
+    pub(crate) fn upgrade_new_database(&self) -> Result<Upgrade, StorageError> {
+        let upgrade = self.bind_if_unbound()?;
+        if self.sealer.keyring.layout() < 2 {
+            self.sealer.keyring.set_layout(2)?;
+        }
+        self.table_requests(upgrade)
+    }
+
+    /// Layout 1: the records bound to the master key.
+    fn bind_if_unbound(&self) -> Result<Upgrade, StorageError> {
         let keyring = &self.sealer.keyring;
         let from = keyring.layout();
         if from > STORE_LAYOUT {
@@ -168,15 +189,14 @@ impl Store {
             upgrade.bound = Some(self.bind_records()?);
             keyring.set_layout(BOUND)?;
         }
-        if keyring.layout() < 2 {
-            upgrade.secrets_sealed = self.seal_account_secrets()?;
-            upgrade.secrets_rehashed = self.hash_api_secrets()?;
-            self.flush_now()?;
-            keyring.set_layout(2)?;
-        }
-        if keyring.layout() < 3 {
+        Ok(upgrade)
+    }
+
+    /// Layout 3: every request's row in the `requests` table (PostgreSQL).
+    fn table_requests(&self, mut upgrade: Upgrade) -> Result<Upgrade, StorageError> {
+        if self.sealer.keyring.layout() < 3 {
             upgrade.requests_tabled = self.fill_requests_table()?;
-            keyring.set_layout(3)?;
+            self.sealer.keyring.set_layout(3)?;
         }
         Ok(upgrade)
     }

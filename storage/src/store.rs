@@ -163,7 +163,17 @@ impl Store {
         if fresh {
             // A new store (or one of the release before sealing, sealed just now) is made at this
             // release's layout: nothing of an earlier one to keep apart.
-            let upgrade = store.upgrade()?;
+            let upgrade = match &store.db {
+                Db::Postgres(_) => store.upgrade_new_database()?,
+                // A store of the release before sealing, sealed just now: its accounts are converted
+                // too. sled answers every operation at its first poll, so this opening, which may run
+                // on any thread, needs no runtime.
+                Db::Sled(_) => {
+                    futures::FutureExt::now_or_never(store.upgrade()).ok_or_else(|| {
+                        StorageError::Keyring("the first layout conversion waited on sled".into())
+                    })??
+                }
+            };
             store.log_first_start(upgrade);
         }
         Ok(store)

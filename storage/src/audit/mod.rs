@@ -266,21 +266,55 @@ fn tip_after(
     head: &Head,
 ) -> Result<Head, UnabortableTransactionError> {
     let line = tree.audit_last_line()?;
-    let (seq, hash) = match line.as_deref().map(stored::tip_of).transpose() {
-        Ok(tip) => tip.unwrap_or_else(|| (0, GENESIS.to_owned())),
-        Err(e) => return Err(stored::unreadable(e)),
-    };
+    head_at_tip(head, line.as_deref()).map_err(stored::unreadable)
+}
+
+/// `head` moved to the event `last` (the log's newest line, `None` for an empty log), its anchor kept.
+fn head_at_tip(head: &Head, last: Option<&str>) -> Result<Head, StorageError> {
+    let (seq, hash) = last
+        .map(stored::tip_of)
+        .transpose()?
+        .unwrap_or_else(|| (0, GENESIS.to_owned()));
     if seq < head.seq {
-        return Err(stored::unreadable(StorageError::AuditTampered(format!(
+        return Err(StorageError::AuditTampered(format!(
             "it ends at event {seq}, before event {} this node appended: verify the log",
             head.seq
-        ))));
+        )));
     }
     Ok(Head {
         seq,
         hash,
         ..head.clone()
     })
+}
+
+impl AuditChain {
+    /// An append inside a PostgreSQL transaction of the engine's own writes: `events` chained after
+    /// `last` (the log's newest line as the transaction reads it), as rows of `audit_events`, and the head
+    /// they end at, whose record goes with them.
+    /// `kept` is the head in memory as it was before the transaction began.
+    pub(crate) fn rows_after_tip(
+        &self,
+        kept: &Head,
+        last: Option<&str>,
+        events: &[NewEvent],
+    ) -> Result<(Head, Vec<crate::engine::postgres::audit_events::AuditRow>), StorageError> {
+        let head = head_at_tip(kept, last)?;
+        let (next, blocks) = chain(&head, &self.sealer, events.iter().cloned());
+        let mut rows = Vec::new();
+        for (_, lines) in &blocks {
+            rows.extend(stored::rows_of_block(lines)?);
+        }
+        Ok((next, rows))
+    }
+
+    /// Takes `head` as the chain's end once its append committed, unless an append since went further.
+    pub(crate) fn advance_to(&self, head: Head) {
+        let mut kept = self.head();
+        if head.seq > kept.seq {
+            *kept = head;
+        }
+    }
 }
 
 /// Appends read events after the head with plain inserts, outside any transaction: reads change nothing,

@@ -356,6 +356,7 @@ async fn events_of_an_earlier_release_are_checked_by_hash_and_anchored_by_migrat
         &crate::seal::KeySource::BesideData,
         &crate::EngineChoice::Sled,
     )
+    .await
     .unwrap()
     .unwrap();
     assert_eq!(upgrade.bound.unwrap().unkeyed_events, 3);
@@ -507,7 +508,7 @@ async fn on_postgres_a_role_that_may_only_insert_audit_events_serves_and_cannot_
         format!("GRANT CONNECT ON DATABASE {database} TO {role}"),
         format!(
             "GRANT SELECT, INSERT, UPDATE, DELETE ON switchboard_kv, switchboard_schema, \
-             switchboard_lease TO {role}"
+             switchboard_lease, accounts, credential_keys TO {role}"
         ),
         format!("GRANT USAGE ON SEQUENCE switchboard_ids TO {role}"),
         format!("GRANT SELECT, INSERT ON audit_events TO {role}"),

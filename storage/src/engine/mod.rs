@@ -8,9 +8,13 @@
 //! [`postgres`]). The error vocabulary is sled's too: a PostgreSQL failure arrives as an I/O error.
 
 mod connect;
+mod embedded;
 mod iter;
 pub(crate) mod lease;
+pub(crate) mod operations;
 pub(crate) mod postgres;
+#[cfg(test)]
+mod suite;
 #[cfg(any(test, feature = "test-hooks"))]
 pub mod testing;
 mod tx;

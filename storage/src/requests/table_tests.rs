@@ -166,6 +166,7 @@ async fn migrate_gives_every_request_of_an_earlier_store_its_row() {
         &KeySource::BesideData,
         &choice,
     )
+    .await
     .unwrap()
     .unwrap();
     assert_eq!(upgrade.requests_tabled, 2);

@@ -264,8 +264,9 @@ mod tests {
         Store::open(&crate::StorageConfig::embedded(dir).on(choice.clone()))
     }
 
-    fn migrate(dir: &std::path::Path, choice: &crate::EngineChoice) -> crate::Upgrade {
+    async fn migrate(dir: &std::path::Path, choice: &crate::EngineChoice) -> crate::Upgrade {
         Store::migrate(dir, DEFAULT_CACHE_BYTES, &KeySource::BesideData, choice)
+            .await
             .unwrap()
             .expect("a store to migrate")
     }
@@ -304,7 +305,7 @@ mod tests {
         }
 
         // The operator who runs migrate is told what it binds, the forgery by name.
-        let upgrade = migrate(dir.path(), &choice);
+        let upgrade = migrate(dir.path(), &choice).await;
         assert_eq!((upgrade.from, upgrade.to), (0, crate::STORE_LAYOUT));
         let bound = upgrade.bound.expect("bound at layout 0");
         assert_eq!(bound.operators, ["mallory"]);
@@ -327,7 +328,7 @@ mod tests {
             .is_some());
         store.close().unwrap();
         drop(store);
-        let again = migrate(dir.path(), &choice);
+        let again = migrate(dir.path(), &choice).await;
         assert_eq!((again.from, again.bound), (crate::STORE_LAYOUT, None));
     }
 
@@ -347,7 +348,7 @@ mod tests {
                 && refused.to_string().contains("switchboard migrate"),
             "{refused}"
         );
-        let upgrade = migrate(dir.path(), &choice);
+        let upgrade = migrate(dir.path(), &choice).await;
         assert_eq!((upgrade.from, upgrade.bound), (1, None));
         let store = reopen(dir.path(), &choice).unwrap();
         assert!(store.account("a").await.unwrap().is_some());
@@ -364,6 +365,7 @@ mod tests {
                 &KeySource::BesideData,
                 &choice
             )
+            .await
             .unwrap()
             .map(|upgrade| upgrade.from),
             None,

@@ -12,13 +12,17 @@
 //! (one thread, `postgres-io`), and a caller blocks on the client's future, which needs no runtime: it only
 //! exchanges messages with its connection's task.
 
+mod accounts;
+mod audit_append;
 pub(crate) mod audit_events;
 mod holder_cache;
+pub(crate) mod native;
 mod range;
 pub(crate) mod requests_table;
 mod schema;
 #[cfg(test)]
 mod speed_tests;
+pub(crate) mod tables;
 mod transaction;
 mod tree;
 
@@ -59,6 +63,8 @@ struct Inner {
     /// Connections free for a transaction.
     pool: Mutex<Vec<Arc<Conn>>>,
     returned: Condvar,
+    /// The same, for a task that awaits a connection ([`Pg::checkout_async`]).
+    returned_async: tokio::sync::Notify,
     /// The name this process holds the orchestrator lease under, once it does: from then on every
     /// transaction commits only while the lease is still this process's ([`Pg::fence_to`]).
     fence: OnceLock<String>,
@@ -192,6 +198,7 @@ impl Pg {
             shared: Mutex::new(shared),
             pool: Mutex::new(pool),
             returned: Condvar::new(),
+            returned_async: tokio::sync::Notify::new(),
             fence: OnceLock::new(),
             cache: holder_cache::HolderCache::default(),
             exchanges: Default::default(),
@@ -273,6 +280,20 @@ impl Pg {
         }
     }
 
+    /// A connection for one transaction of the engine's own, awaited while all are taken.
+    pub(super) async fn checkout_async(&self) -> Checkout<'_> {
+        loop {
+            let returned = self.0.returned_async.notified();
+            let mut returned = std::pin::pin!(returned);
+            // Registered before the pool is looked at, so a return in between is not missed.
+            returned.as_mut().enable();
+            if let Some(conn) = self.0.pool.lock().expect("postgres pool").pop() {
+                return Checkout(self.alive(conn), self);
+            }
+            returned.await;
+        }
+    }
+
     /// The connection for single statements, connected again if it was lost.
     pub(super) fn shared(&self) -> Arc<Conn> {
         let mut shared = self.0.shared.lock().expect("postgres shared connection");
@@ -302,7 +323,7 @@ impl Pg {
 }
 
 /// A connection taken for one transaction, returned when dropped.
-struct Checkout<'a>(Arc<Conn>, &'a Pg);
+pub(super) struct Checkout<'a>(pub(super) Arc<Conn>, &'a Pg);
 
 impl Drop for Checkout<'_> {
     fn drop(&mut self) {
@@ -317,6 +338,7 @@ impl Drop for Checkout<'_> {
             .expect("postgres pool")
             .push(Arc::clone(&self.0));
         inner.returned.notify_one();
+        inner.returned_async.notify_one();
     }
 }
 

@@ -9,7 +9,7 @@ use super::{describe, wait};
 use crate::StorageError;
 
 /// The schema this binary reads and writes; `switchboard migrate` brings a database up to it.
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 
 /// The statements that create (or upgrade to) [`SCHEMA_VERSION`], each idempotent.
 const MIGRATIONS: &[&str] = &[
@@ -32,6 +32,13 @@ const MIGRATIONS: &[&str] = &[
     super::requests_table::CREATE[0],
     super::requests_table::CREATE[1],
     super::requests_table::CREATE[2],
+    // Version 4: accounts and their API keys as tables of their own, moved out of `switchboard_kv`.
+    super::accounts::CREATE[0],
+    super::accounts::CREATE[1],
+    super::accounts::CREATE[2],
+    super::accounts::MOVE[0],
+    super::accounts::MOVE[1],
+    super::accounts::MOVE[2],
 ];
 
 fn schema_exists(client: &Client) -> Result<bool, StorageError> {

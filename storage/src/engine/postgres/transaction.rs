@@ -225,7 +225,7 @@ fn refused() -> UnabortableTransactionError {
     UnabortableTransactionError::Storage(lease_error())
 }
 
-fn lease_error() -> sled::Error {
+pub(super) fn lease_error() -> sled::Error {
     sled::Error::Io(std::io::Error::other(
         "this node no longer holds the orchestrator lease",
     ))
@@ -238,7 +238,7 @@ fn lease_lost<E>() -> TransactionError<E> {
 /// Begins a SERIALIZABLE transaction on `conn`; with a `fence`, checks in the same round trip (the two
 /// statements pipelined) that the lease is still the fence's. `false`: it is not, and the transaction must
 /// be rolled back.
-async fn begin(conn: &Conn, fence: Option<&str>) -> Result<bool, tokio_postgres::Error> {
+pub(super) async fn begin(conn: &Conn, fence: Option<&str>) -> Result<bool, tokio_postgres::Error> {
     let begin = conn
         .client
         .batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE");
@@ -255,7 +255,7 @@ async fn begin(conn: &Conn, fence: Option<&str>) -> Result<bool, tokio_postgres:
 /// Whether `e` is another node's append taking the audit log's next number first: the log is one chain
 /// however many nodes append to it, and the primary key on `seq` is what keeps it so. The transaction runs
 /// again, and its append then chains after the tip it reads ([`PgTxTree::retried`]).
-fn is_audit_race(e: &tokio_postgres::Error) -> bool {
+pub(super) fn is_audit_race(e: &tokio_postgres::Error) -> bool {
     e.as_db_error().is_some_and(|db| {
         *db.code() == tokio_postgres::error::SqlState::UNIQUE_VIOLATION
             && db.constraint() == Some(super::audit_events::PRIMARY_KEY)

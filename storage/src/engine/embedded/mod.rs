@@ -1,0 +1,8 @@
+//! The sled engine's operations: trees written in sled transactions, grouped writes flushed together,
+//! decoded caches and snapshots beside them. It works through the store's trees and its flusher, which
+//! are sled's alone once every family has moved behind [`super::operations::Operations`].
+
+mod accounts;
+
+/// The sled engine, as the store that holds its trees.
+pub(crate) struct Embedded<'a>(pub(crate) &'a crate::Store);

@@ -1,0 +1,30 @@
+//! The engine suite: every operation of [`super::operations::Operations`], called through the store's
+//! [`super::operations::Engine`] on sled and on PostgreSQL alike (`on_both_engines!`), one file per family.
+//! A family that moves behind the trait brings its tests here.
+
+mod accounts;
+
+use crate::audit::{Actor, AuditFilter, NewEvent, Target};
+use crate::Store;
+
+/// An audit event of a change to `id`.
+fn change_of(id: &str) -> NewEvent {
+    NewEvent {
+        at: chrono::Utc::now(),
+        actor: Actor::operator("suite"),
+        action: "account.change".into(),
+        target: Some(Target::new("account", id)),
+        outcome: "ok".into(),
+        ip: None,
+        count: None,
+    }
+}
+
+/// The actions of the audit log, oldest first.
+async fn audited(store: &Store) -> Vec<String> {
+    let page = store
+        .audit_page(&AuditFilter::default(), 0, 1_000)
+        .await
+        .unwrap();
+    page.events.into_iter().map(|event| event.action).collect()
+}
