@@ -184,10 +184,8 @@ async fn a_store_of_layout_three_is_refused_until_migrate_and_its_request_ids_ke
         .filter(|id| *id != waiting.id)
         .collect();
     assert_eq!(listed(&store, &production, 2).await, without);
-    assert_eq!(
-        batch_listed(&store, &production, &old_batch).await,
-        [done.id.clone()]
-    );
+    let left = batch_listed(&store, &production, &old_batch).await;
+    assert_eq!(left, std::slice::from_ref(&done.id));
     assert_eq!(store.request(&done.id).await.unwrap().unwrap(), done);
     let gone = store.purge_request(&done.id, purge_event(&done.id));
     assert!(gone.await.unwrap().is_some());
