@@ -127,6 +127,19 @@ fn report(upgrade: &Upgrade, place: &str) -> Vec<String> {
             upgrade.requests_tabled
         ));
     }
+    if upgrade.batches_named > 0 {
+        lines.push(format!(
+            "named the members of {} batches created before batches were stored whole (their \
+             requests keep their ids)",
+            upgrade.batches_named
+        ));
+    }
+    if upgrade.stale_entries_removed > 0 {
+        lines.push(format!(
+            "removed {} index entries that purged requests had left",
+            upgrade.stale_entries_removed
+        ));
+    }
     lines
 }
 

@@ -61,8 +61,6 @@ pub(crate) struct GroupTrees {
     pub(crate) requests: crate::engine::Tree,
     pub(crate) intake: crate::engine::Tree,
     pub(crate) request_index: crate::engine::Tree,
-    /// Read only: the index of batches created before batches were stored whole.
-    pub(crate) batch_index: crate::engine::Tree,
     pub(crate) idempotency: crate::engine::Tree,
     pub(crate) bookings: crate::engine::Tree,
     pub(crate) due: crate::engine::Tree,
@@ -215,7 +213,6 @@ impl GroupTrees {
             requests: db.open_tree(trees::REQUESTS)?,
             intake: db.open_tree(trees::INTAKE)?,
             request_index: db.open_tree(trees::REQUEST_INDEX)?,
-            batch_index: db.open_tree(trees::BATCH_INDEX)?,
             idempotency: db.open_tree(trees::IDEMPOTENCY)?,
             bookings: db.open_tree(trees::BOOKINGS)?,
             due: db.open_tree(trees::DUE)?,

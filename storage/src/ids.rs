@@ -95,13 +95,15 @@ macro_rules! string_id {
 string_id! {
     /// A request's id: its batch's id with the request's place in the batch (from 1) in the last four hex
     /// digits ([`RequestBatchId::member`]), so the id alone finds the batch stored whole at creation.
-    /// Requests created before batches were stored whole have a plain UUID v7; both are taken everywhere.
+    /// Requests created before batches were stored whole keep the plain UUID v7 their clients hold: the
+    /// conversion to layout 4 stored them alone, each under its id (see `requests::alone`).
     RequestId
 }
 
 string_id! {
     /// The id of the requests of one POST booked onto the same business day: a UUID v7 (time-ordered) whose
-    /// last four hex digits are zero, left for its members' places. Batches created before carry a UUID v4.
+    /// last four hex digits are zero, left for its members' places. Batches created before carry a UUID v4,
+    /// and their heads name their members.
     RequestBatchId
 }
 

@@ -18,6 +18,10 @@
 //! - 2: the webhook secrets of accounts sealed, and every API secret stored as argon2id (earlier releases
 //!   kept a bare SHA-256, or the secret itself in the clear).
 //! - 3: on PostgreSQL, every request has its row in the `requests` table (sled has nothing to do).
+//! - 4: the requests created before batches were stored whole keep their ids and are stored alone
+//!   ([`crate::requests::alone`]): each batch of theirs gets a head in `intake` naming its members, the
+//!   entries purges left behind go, and the `batch_index` tree they were listed by is emptied. Nothing
+//!   reads that index any more.
 //!
 //! A store of the release before sealing (sled's files in the clear at the top of `data_dir`) is the
 //! exception, as the operator contract asks: its first start seals it ([`crate::seal::seal_plaintext_store`])
@@ -35,7 +39,7 @@ use crate::sealing::lease_alone;
 use crate::{trees, StorageError, Store};
 
 /// The layout this release reads and writes.
-pub const STORE_LAYOUT: u32 = 3;
+pub const STORE_LAYOUT: u32 = 4;
 
 /// The first layout whose records are bound.
 pub(crate) const BOUND: u32 = 1;
@@ -66,6 +70,10 @@ pub struct Upgrade {
     pub secrets_rehashed: u64,
     /// Requests given their row in PostgreSQL's `requests` table.
     pub requests_tabled: u64,
+    /// Batches created before batches were stored whole, given a head naming their members.
+    pub batches_named: u64,
+    /// Listing and due entries of requests purged before, left behind, removed.
+    pub stale_entries_removed: u64,
     /// What the opening sealed, when the store was of the release before sealing.
     pub plaintext: Option<crate::seal::Migrated>,
 }
@@ -197,6 +205,12 @@ impl Store {
         if self.sealer.keyring.layout() < 3 {
             upgrade.requests_tabled = self.fill_requests_table()?;
             self.sealer.keyring.set_layout(3)?;
+        }
+        if keyring.layout() < 4 {
+            let converted = self.convert_layout_three()?;
+            upgrade.batches_named = converted.batches;
+            upgrade.stale_entries_removed = converted.stale_entries;
+            keyring.set_layout(4)?;
         }
         Ok(upgrade)
     }

@@ -28,9 +28,9 @@ pub struct DueEntry {
     pub due_at: DateTime<Utc>,
     /// The request.
     pub request_id: RequestId,
-    /// The batch whose due entry stands for it, until it retires; `None` for a request created before
-    /// batches were stored whole, which has a due entry of its own. The store's own business
-    /// ([`Store::due_work`]).
+    /// The batch whose due entry stands for it, until it retires; `None` for a request stored alone
+    /// (converted from layout 3, see `requests::alone`), which has a due entry of its own. The store's
+    /// own business ([`Store::due_work`]).
     pub(crate) batch: Option<RequestBatchId>,
 }
 
@@ -281,7 +281,7 @@ fn reindex(
     after: Standing,
 ) -> Result<(), UnabortableTransactionError> {
     if after.started && !before.started {
-        // A request created with its batch has no entry of its own: its batch's goes at retirement.
+        // Only a request stored alone has an entry of its own: a batch's goes at retirement.
         txn.due.remove(due_key(after.due_at, id.as_bytes()))?;
     }
     match (before.active, after.active) {

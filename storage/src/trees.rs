@@ -14,14 +14,16 @@ pub(crate) const PAYERS: &str = "payers";
 /// its batch in `intake` holds it).
 pub(crate) const REQUESTS: &str = "requests";
 /// `batch id, chunk (u16 BE) -> IntakeRecord`: the requests of one batch as created, 64 to a chunk; only
-/// the member count (in chunk 0) once every member has a record of its own.
+/// the member count (in chunk 0) once every member has a record of its own. A batch converted from
+/// layout 3 has only its chunk 0, naming its members (stored alone, see `requests::alone`).
 pub(crate) const INTAKE: &str = "intake";
 /// `account \0 env \0 created (u64 micros BE) id`: listing by creation time. A batch's entry (value: its
-/// member count, u32 BE) stands for all its members; a request created before batches were stored whole
+/// member count, u32 BE) stands for all its members; a request stored alone (converted from layout 3)
 /// has an entry of its own (empty value).
 pub(crate) const REQUEST_INDEX: &str = "request_index";
-/// `account \0 env \0 batch id \0 created (u64 micros BE) request id -> ()`: listing a batch created
-/// before batches were stored whole (later ones are listed from `intake`).
+/// `account \0 env \0 batch id \0 created (u64 micros BE) request id -> ()`: layout 3's index of the
+/// batches created before batches were stored whole. Read once, by the conversion to layout 4, which
+/// names their members in `intake` and empties it; nothing else opens it.
 pub(crate) const BATCH_INDEX: &str = "batch_index";
 /// `account \0 env \0 HMAC(internal id) -> request id`: idempotency keys, the client's text hashed under
 /// a key of the keyring.
@@ -29,8 +31,8 @@ pub(crate) const IDEMPOTENCY: &str = "idempotency";
 /// `account \0 env \0 YYYY-MM-DD -> u32 BE`: requests booked per business day.
 pub(crate) const BOOKINGS: &str = "bookings";
 /// `due_at (u64 micros BE) id`: booked requests by the instant their day begins. A batch's entry (value:
-/// its member count, u32 BE) stands for its members until it is retired; a request created before batches
-/// were stored whole has an entry of its own (empty value).
+/// its member count, u32 BE) stands for its members until it is retired; a request stored alone
+/// (converted from layout 3) has an entry of its own (empty value).
 pub(crate) const DUE: &str = "due";
 /// `request id -> ()`: requests whose run has started and not finished (start-up recovery reads it).
 pub(crate) const ACTIVE: &str = "active";

@@ -171,11 +171,11 @@ async fn a_store_of_the_previous_layout_is_refused_by_name_until_migrate_convert
     refused(
         &config,
         data.path(),
-        "is at layout 1 and this Switchboard needs layout 3",
+        "is at layout 1 and this Switchboard needs layout 4",
     );
     let (code, stderr) = migrate(&config, data.path());
     assert_eq!(code, Some(0), "{stderr}");
-    assert!(stderr.contains("from layout 1 to layout 3"), "{stderr}");
+    assert!(stderr.contains("from layout 1 to layout 4"), "{stderr}");
     assert!(
         !stderr.contains("bound operators"),
         "nothing to bind: {stderr}"

@@ -16,11 +16,12 @@ use sled::transaction::ConflictableTransactionError;
 
 use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
+use crate::requests::alone::placed_batch;
 use crate::requests::{
     created_key, due_key, idempotency_key, intake_chunk_key, intake_chunks, member_slot,
     IntakeRecord, Scope,
 };
-use crate::seal::Sealed;
+use crate::seal::{owner_of_request, Sealed};
 use crate::{RequestBatchId, RequestId, RequestRecord, RequestState, StorageError, Store};
 
 /// What a purge removed, for the layers above.
@@ -53,7 +54,6 @@ impl Store {
             &g.requests,
             &g.intake,
             &g.request_index,
-            &g.batch_index,
             &g.idempotency,
             &g.due,
             &g.active,
@@ -86,19 +86,8 @@ impl Store {
 
     /// Inside the purge's transaction: removes what is stored for `id` and marks its key for replacing.
     fn remove_request(&self, t: &[TxTree], id: &RequestId) -> Tx<Option<RequestRecord>> {
-        let (
-            requests,
-            intake,
-            index,
-            batch_index,
-            idempotency,
-            due,
-            active,
-            deliveries,
-            queue,
-            shreds,
-        ) = (
-            &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7], &t[8], &t[9],
+        let (requests, intake, index, idempotency, due, active, deliveries, queue, shreds) = (
+            &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7], &t[8],
         );
         let abort = ConflictableTransactionError::Abort;
         let own = requests.get(id.as_bytes())?;
@@ -124,7 +113,7 @@ impl Store {
         crate::requests::table_rows::delete_row(requests, id);
         active.remove(id.as_bytes())?;
         for call in record.run.iter().flat_map(|run| run.calls.iter()) {
-            t[10].insert(call.id.as_bytes(), &[] as &[u8])?;
+            t[9].insert(call.id.as_bytes(), &[] as &[u8])?;
         }
         if let Some((key, index, mut chunk)) = chunk {
             chunk.members[index] = None;
@@ -133,8 +122,8 @@ impl Store {
                 self.sealer.seal(Sealed::Intake, &key, &encode(&chunk)),
             )?;
         }
-        match id.batch_place() {
-            Some((batch, _)) => {
+        match placed_batch(&record) {
+            Some(batch) => {
                 let others = self
                     .live_members(requests, intake, &batch, id)
                     .map_err(abort)?;
@@ -145,15 +134,16 @@ impl Store {
                 mark_for_shred(shreds, batch.as_bytes(), others > 0)?;
             }
             None => {
-                // A request created before batches were stored whole: entries of its own.
-                let prefix = scope.prefix();
-                index.remove(created_key(&prefix, record.created_at, id.as_bytes()))?;
+                // Stored alone (see `requests::alone`): entries of its own, and its name in its batch's
+                // head. Its values are sealed under the key of the owner its id names.
+                index.remove(created_key(
+                    &scope.prefix(),
+                    record.created_at,
+                    id.as_bytes(),
+                ))?;
                 due.remove(due_key(record.due_at, id.as_bytes()))?;
-                let mut in_batch = prefix;
-                in_batch.extend_from_slice(record.batch_id.as_bytes());
-                in_batch.push(0);
-                batch_index.remove(created_key(&in_batch, record.created_at, id.as_bytes()))?;
-                mark_for_shred(shreds, id.as_bytes(), false)?;
+                self.unname(intake, &record.batch_id, id).map_err(abort)?;
+                mark_for_shred(shreds, &owner_of_request(id.as_bytes()), false)?;
             }
         }
         if let Some(bytes) = deliveries.remove(id.as_bytes())? {

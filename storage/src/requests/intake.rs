@@ -37,6 +37,10 @@ pub(crate) struct IntakeRecord {
     /// its own to its client, and this batch's id lists nothing. Written only when set.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) shared: bool,
+    /// The members' ids, in id order, of a batch converted from layout 3 (see [`super::alone`]): their
+    /// ids name no place, so the batch's head names them. Empty for every other batch, and not written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) named: Vec<RequestId>,
 }
 
 /// The key of chunk `chunk` (from 0) of `batch`: the batch id and the chunk number (u16 BE).
@@ -139,18 +143,14 @@ impl Store {
         }
     }
 
-    /// The member count of a batch stored whole and whether lone requests share it, or `None` for a
-    /// batch created before batches were.
-    pub(crate) fn intake_count(
+    /// The head (first chunk) of `batch`, if it is stored.
+    pub(crate) fn intake_head(
         &self,
         batch: &RequestBatchId,
-    ) -> Result<Option<(u32, bool)>, StorageError> {
+    ) -> Result<Option<Arc<IntakeRecord>>, StorageError> {
         let key = chunk_key(batch, 0);
         match self.group.intake.get(&key)? {
-            Some(bytes) => {
-                let head = self.decoded_intake.get(&key, bytes)?;
-                Ok(Some((head.count, head.shared)))
-            }
+            Some(bytes) => self.decoded_intake.get(&key, bytes).map(Some),
             None => Ok(None),
         }
     }
@@ -178,6 +178,7 @@ impl Store {
                             count,
                             members: Vec::new(),
                             shared,
+                            named: Vec::new(),
                         };
                         let key = chunk_key(batch, 0);
                         let stored = store.sealer.seal(Sealed::Intake, &key, &encode(&spent));

@@ -12,7 +12,7 @@ use futures::future::try_join_all;
 
 use super::intake::{member_slot, IntakeRecord};
 use super::{created_key, micros, read_count, shared, Cursor, Scope};
-use crate::engine::{Bytes, Tree};
+use crate::engine::Bytes;
 use crate::{RequestBatchId, RequestId, RequestRecord, StorageError, Store};
 
 impl Store {
@@ -25,10 +25,7 @@ impl Store {
         cursor: Option<&Cursor>,
         limit: usize,
     ) -> Result<Vec<RequestRecord>, StorageError> {
-        let prefix = scope.prefix();
-        let window = Some((from, to));
-        self.page(&self.group.request_index, &prefix, window, cursor, limit)
-            .await
+        self.page(&scope.prefix(), (from, to), cursor, limit).await
     }
 
     /// Every request of one batch in `scope`, newest first, after `cursor`, at most `limit`.
@@ -42,16 +39,10 @@ impl Store {
         if let Some(id) = shared::shared_member(batch_id) {
             return self.list_lone(scope, batch_id, &id, cursor).await;
         }
-        let Some((count, shared)) = self.intake_count(batch_id)? else {
-            // A batch created before batches were stored whole has an index of its own.
-            let mut prefix = scope.prefix();
-            prefix.extend_from_slice(batch_id.as_bytes());
-            prefix.push(0);
-            return self
-                .page(&self.group.batch_index, &prefix, None, cursor, limit)
-                .await;
+        let Some(head) = self.intake_head(batch_id)? else {
+            return Ok(Vec::new());
         };
-        if shared {
+        if head.shared {
             // Not a batch of any client's: each of its members is a batch of its own.
             return Ok(Vec::new());
         }
@@ -59,8 +50,19 @@ impl Store {
             return Ok(Vec::new());
         }
         let after = cursor.map(|c| &c.request_id);
+        // A batch converted from layout 3 names its members in its head: their ids name no place.
+        let named = head
+            .named
+            .iter()
+            .rev()
+            .filter(|id| after.is_none_or(|a| *id < a));
+        let members: Box<dyn Iterator<Item = RequestId> + Send> = if head.named.is_empty() {
+            Box::new(IntakeRecord::listed_after(batch_id, head.count, after))
+        } else {
+            Box::new(named.cloned())
+        };
         let mut page = Page::new(limit);
-        for member in IntakeRecord::listed_after(batch_id, count, after) {
+        for member in members {
             if page.add(self, member).await? {
                 break;
             }
@@ -102,25 +104,19 @@ impl Store {
             .collect())
     }
 
-    /// Keyset pagination over a `prefix + created + id` index: the cost of a page does not depend on how
-    /// deep it is.
+    /// Keyset pagination over the listing index (`prefix + created + id`): the cost of a page does not
+    /// depend on how deep it is.
     async fn page(
         &self,
-        index: &Tree,
         prefix: &[u8],
-        window: Option<(DateTime<Utc>, DateTime<Utc>)>,
+        (from, to): (DateTime<Utc>, DateTime<Utc>),
         cursor: Option<&Cursor>,
         limit: usize,
     ) -> Result<Vec<RequestRecord>, StorageError> {
         let mut start = prefix.to_vec();
         let mut end = prefix.to_vec();
-        match window {
-            Some((from, to)) => {
-                start.extend_from_slice(&micros(from).to_be_bytes());
-                end.extend_from_slice(&micros(to).to_be_bytes());
-            }
-            None => end.extend_from_slice(&u64::MAX.to_be_bytes()),
-        }
+        start.extend_from_slice(&micros(from).to_be_bytes());
+        end.extend_from_slice(&micros(to).to_be_bytes());
         if let Some(cursor) = cursor {
             let after = created_key(prefix, cursor.created_at, cursor.request_id.as_bytes());
             if after < end {
@@ -131,12 +127,13 @@ impl Store {
             return Ok(Vec::new());
         }
         let mut page = Page::new(limit);
+        let index = &self.group.request_index;
         'index: for entry in index.range(start..end).rev() {
             let (key, value) = entry?;
             let (instant, id) = key[prefix.len()..].split_at(8);
             let id = String::from_utf8_lossy(id).into_owned();
             if value.is_empty() {
-                // A request created before batches were stored whole: an entry of its own.
+                // A request stored alone (see [`super::alone`]): an entry of its own.
                 if page.add(self, RequestId::from(id)).await? {
                     break;
                 }

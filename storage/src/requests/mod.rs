@@ -4,9 +4,10 @@
 //! POST whole (`intake`), one listing entry and one due entry per batch, an idempotency key per request that
 //! has an internal id, and the day's booking count. So a request never exists without its indexes, its
 //! idempotency key or its booking, and an idempotency key is checked and claimed in the same atomic step
-//! that inserts the request. Requests created before batches were stored whole have a record and an entry
-//! in each index of their own; every read takes both layouts.
+//! that inserts the request. The requests converted from layout 3, whose ids name no batch, are stored
+//! alone ([`alone`]).
 
+pub(crate) mod alone;
 mod create;
 mod intake;
 mod listing;
@@ -193,6 +194,8 @@ fn corrupt(what: &str) -> StorageError {
     }
 }
 
+#[cfg(test)]
+mod alone_tests;
 #[cfg(test)]
 mod shared_tests;
 #[cfg(test)]

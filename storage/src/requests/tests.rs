@@ -2,9 +2,9 @@
 //! and final records.
 
 use super::*;
-use crate::codec::{decode, encode};
+use crate::codec::decode;
 use crate::seal::Sealed;
-use crate::{DeliveryRecord, DueEntry, RequestBatchId, RequestState, TestEngine};
+use crate::{DeliveryRecord, RequestBatchId, RequestState, TestEngine};
 use intake::{chunk_key, CHUNK};
 
 // The tests that hold for any engine, each run on sled and on PostgreSQL.
@@ -283,7 +283,7 @@ async fn only_requests_whose_day_has_begun_are_due(engine: TestEngine) {
 }
 
 /// `count` requests of one batch, created together, each named by its place.
-fn batch(count: usize, created_micros: i64) -> Vec<RequestRecord> {
+pub(super) fn batch(count: usize, created_micros: i64) -> Vec<RequestRecord> {
     let batch = RequestBatchId::new();
     (1..=count)
         .map(|place| RequestRecord {
@@ -294,7 +294,7 @@ fn batch(count: usize, created_micros: i64) -> Vec<RequestRecord> {
         .collect()
 }
 
-fn ids_of(records: &[RequestRecord]) -> Vec<RequestId> {
+pub(super) fn ids_of(records: &[RequestRecord]) -> Vec<RequestId> {
     records.iter().map(|r| r.id.clone()).collect()
 }
 
@@ -331,89 +331,6 @@ async fn a_batch_lists_regardless_of_dates_newest_first_and_pages_inside_it(engi
         .await
         .unwrap()
         .is_empty());
-}
-
-#[tokio::test]
-async fn a_listing_pages_through_batches_and_requests_stored_one_by_one() {
-    let (_dir, store) = TestEngine::Sled.open_temp();
-    let early = batch(3, 1_000);
-    let late = batch(4, 3_000);
-    stored(&store, early.clone()).await;
-    stored(&store, late.clone()).await;
-    // A request stored before batches were stored whole, between the two: its own record and entries.
-    let old = RequestRecord {
-        id: RequestId::from("0190f5e2-7c1a-7d3e-9f00-1a2b3c4d5e6f"),
-        batch_id: RequestBatchId::from("5b0c8a4e-2f7d-4c1b-9a3e-6d5f4e3c2b1a"),
-        ..record("old", Environment::Production, None, 2_000)
-    };
-    store_old_layout(&store, &old);
-
-    let production = scope(Environment::Production);
-    let (from, to) = (
-        DateTime::from_timestamp_micros(0).unwrap(),
-        DateTime::from_timestamp_micros(10_000).unwrap(),
-    );
-    let mut expected: Vec<RequestId> = ids_of(&late).into_iter().rev().collect();
-    expected.push(old.id.clone());
-    expected.extend(ids_of(&early).into_iter().rev());
-    for page_size in [1, 2, 3, 5, 100] {
-        let mut seen = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = store
-                .list_requests(&production, from, to, cursor.as_ref(), page_size)
-                .await
-                .unwrap();
-            assert!(page.len() <= page_size);
-            let Some(last) = page.last() else { break };
-            cursor = Some(Cursor {
-                created_at: last.created_at,
-                request_id: last.id.clone(),
-            });
-            seen.extend(ids_of(&page));
-        }
-        assert_eq!(seen, expected, "pages of {page_size}");
-    }
-    // The old request is read, listed in its old batch, and due, like any other.
-    assert_eq!(store.request(&old.id).await.unwrap().unwrap(), old);
-    let old_batch = store
-        .list_batch(&production, &old.batch_id, None, 10)
-        .await
-        .unwrap();
-    assert_eq!(old_batch, std::slice::from_ref(&old));
-    let due: Vec<DueEntry> = store.due_by(old.due_at).await.unwrap();
-    assert_eq!(due.len(), 8);
-    assert!(due.contains(&DueEntry {
-        due_at: old.due_at,
-        request_id: old.id.clone(),
-        batch: None
-    }));
-}
-
-/// Writes `record` the way creates did before batches were stored whole.
-fn store_old_layout(store: &Store, record: &RequestRecord) {
-    let prefix = Scope::new(record.account_id.clone(), record.environment).prefix();
-    let id = record.id.as_bytes();
-    let sealed = store.sealer.seal(Sealed::Requests, id, &encode(record));
-    store.group.requests.insert(id, sealed).unwrap();
-    store
-        .group
-        .request_index
-        .insert(created_key(&prefix, record.created_at, id), &[])
-        .unwrap();
-    let mut batch_prefix = prefix;
-    batch_prefix.extend_from_slice(record.batch_id.as_bytes());
-    batch_prefix.push(0);
-    store
-        .group
-        .batch_index
-        .insert(created_key(&batch_prefix, record.created_at, id), &[])
-        .unwrap();
-    store
-        .group
-        .due
-        .insert(due_key(record.due_at, id), &[])
-        .unwrap();
 }
 
 async fn a_batch_member_gets_a_record_of_its_own_at_its_first_change_and_the_batch_retires_after_the_last(

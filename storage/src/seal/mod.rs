@@ -34,8 +34,7 @@ pub(crate) use keyring::{Key, Keyring, VAULT_BASE};
 pub(crate) use keyring_home::Home;
 pub(crate) use migrate::seal_plaintext_store;
 pub use migrate::Migrated;
-use owner::owner_of_request;
-pub(crate) use owner::{epoch_of, Sealed};
+pub(crate) use owner::{epoch_of, owner_of_request, Sealed};
 
 use std::collections::HashMap;
 use std::sync::RwLock;

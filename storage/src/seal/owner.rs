@@ -34,8 +34,8 @@ impl Sealed {
         matches!(self, Sealed::Meta | Sealed::AccountSecrets)
     }
 
-    /// The owner of the key the value under `key` is sealed with: the batch, or the request itself when
-    /// its id names none (requests created before batches were stored whole).
+    /// The owner of the key the value under `key` is sealed with: the batch its id names, or the request
+    /// itself when its id names none (a few requests converted from layout 3, see `requests::alone`).
     pub(super) fn owner(self, key: &[u8]) -> Vec<u8> {
         match self {
             Sealed::Intake => key[..key.len().saturating_sub(2)].to_vec(),
@@ -45,7 +45,8 @@ impl Sealed {
     }
 }
 
-pub(super) fn owner_of_request(key: &[u8]) -> Vec<u8> {
+/// The owner of a request's key: the batch its id names, whether the request is stored there or alone.
+pub(crate) fn owner_of_request(key: &[u8]) -> Vec<u8> {
     let id = RequestId::from(String::from_utf8_lossy(key).into_owned());
     match id.batch_place() {
         Some((batch, _)) => batch.into_string().into_bytes(),
