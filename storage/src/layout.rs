@@ -169,7 +169,7 @@ impl Store {
             self.flush_now()?;
             self.sealer.keyring.set_layout(2)?;
         }
-        self.table_requests(upgrade)
+        self.convert_requests(upgrade)
     }
 
     /// [`Store::upgrade`] of a new PostgreSQL database: it holds no account whose secrets need sealing.
@@ -178,7 +178,7 @@ impl Store {
         if self.sealer.keyring.layout() < 2 {
             self.sealer.keyring.set_layout(2)?;
         }
-        self.table_requests(upgrade)
+        self.convert_requests(upgrade)
     }
 
     /// Layout 1: the records bound to the master key.
@@ -200,11 +200,13 @@ impl Store {
         Ok(upgrade)
     }
 
-    /// Layout 3: every request's row in the `requests` table (PostgreSQL).
-    fn table_requests(&self, mut upgrade: Upgrade) -> Result<Upgrade, StorageError> {
-        if self.sealer.keyring.layout() < 3 {
+    /// Layout 3: every request's row in the `requests` table (PostgreSQL); layout 4: the requests of the
+    /// layout before batches were stored whole converted.
+    fn convert_requests(&self, mut upgrade: Upgrade) -> Result<Upgrade, StorageError> {
+        let keyring = &self.sealer.keyring;
+        if keyring.layout() < 3 {
             upgrade.requests_tabled = self.fill_requests_table()?;
-            self.sealer.keyring.set_layout(3)?;
+            keyring.set_layout(3)?;
         }
         if keyring.layout() < 4 {
             let converted = self.convert_layout_three()?;

@@ -63,21 +63,23 @@ async fn serve_refuses_a_database_without_the_schema_until_migrate_makes_it() {
     let config = write_config(dir.path(), &on_postgres(&url));
 
     serve_is_refused(&config, &data_dir, "has no Switchboard schema");
-    migrate_says(&config, &data_dir, "from nothing to version 3");
-    migrate_says(&config, &data_dir, "at version 3 already");
+    migrate_says(&config, &data_dir, "from nothing to version 4");
+    migrate_says(&config, &data_dir, "at version 4 already");
 
-    // A database an earlier release migrated (version 1: no `node_url` in the lease, no `audit_events`
-    // or `requests` table) is refused by name until migrate upgrades it.
+    // A database an earlier release migrated (version 1: no `node_url` in the lease, no `audit_events`,
+    // `requests`, `accounts` or `credential_keys` table) is refused by name until migrate upgrades it.
     for statement in [
         "ALTER TABLE switchboard_lease DROP COLUMN node_url",
         "DROP TABLE audit_events",
         "DROP TABLE requests",
+        "DROP TABLE credential_keys",
+        "DROP TABLE accounts",
         "UPDATE switchboard_schema SET version = 1",
     ] {
         admin_query(Some(&url), statement, &[]);
     }
     serve_is_refused(&config, &data_dir, "is at version 1");
-    migrate_says(&config, &data_dir, "from version 1 to version 3");
+    migrate_says(&config, &data_dir, "from version 1 to version 4");
 
     let server = BinaryServer::start_ready(&config, &data_dir).await;
     let token = server.sandbox_token().await;

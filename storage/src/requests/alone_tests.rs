@@ -119,6 +119,7 @@ async fn a_store_of_layout_three_is_refused_until_migrate_and_its_request_ids_ke
     assert!(refusal.contains("is at layout 3"), "{refusal}");
     let key = KeySource::BesideData;
     let upgrade = Store::migrate(dir.path(), DEFAULT_CACHE_BYTES, &key, &choice)
+        .await
         .unwrap()
         .expect("a store to migrate");
     assert_eq!((upgrade.from, upgrade.to), (3, 4));
