@@ -12,8 +12,9 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::audit::NewEvent;
-use crate::codec::{decode, encode};
+use crate::codec::encode;
 use crate::durability::Lane;
+use crate::engine::operations::{AttemptEntry, WebhookAttempts};
 use crate::group::{Queued, Txn};
 use crate::{AttemptRecord, DeliveryRecord, RequestId, StorageError, Store};
 
@@ -182,10 +183,9 @@ impl Store {
         Ok(marked)
     }
 
-    /// Appends an attempt to the delivery log.
+    /// Appends an attempt, its outcome known, to the delivery log.
     pub async fn record_attempt(&self, attempt: &AttemptRecord) -> Result<(), StorageError> {
-        let entry = self.attempt_entry(attempt).await?;
-        self.finish_attempt(&entry, attempt).await
+        self.engine().record_attempt(attempt).await
     }
 
     /// Appends an attempt about to be sent, `attempt` saying it has no outcome yet, and returns once that
@@ -195,10 +195,7 @@ impl Store {
         &self,
         attempt: &AttemptRecord,
     ) -> Result<AttemptEntry, StorageError> {
-        let entry = self.attempt_entry(attempt).await?;
-        self.finish_attempt(&entry, attempt).await?;
-        self.durable().await?;
-        Ok(entry)
+        self.engine().begin_attempt(attempt).await
     }
 
     /// Writes `attempt`, now with its outcome, over the entry [`Store::begin_attempt`] made.
@@ -207,19 +204,7 @@ impl Store {
         entry: &AttemptEntry,
         attempt: &AttemptRecord,
     ) -> Result<(), StorageError> {
-        let _open = self.group.gate.read().expect("write gate");
-        self.delivery_attempts
-            .insert(entry.0.clone(), encode(attempt))?;
-        Ok(())
-    }
-
-    /// A new place in the delivery log of `attempt`'s request, after every earlier attempt.
-    async fn attempt_entry(&self, attempt: &AttemptRecord) -> Result<AttemptEntry, StorageError> {
-        let sequence = self.generate_id().await?;
-        let mut key = attempt.request_id.as_bytes().to_vec();
-        key.push(0);
-        key.extend_from_slice(&sequence.to_be_bytes());
-        Ok(AttemptEntry(key))
+        self.engine().finish_attempt(entry, attempt).await
     }
 
     /// Every attempt for a request, in order.
@@ -227,19 +212,9 @@ impl Store {
         &self,
         request_id: &RequestId,
     ) -> Result<Vec<AttemptRecord>, StorageError> {
-        let mut prefix = request_id.as_bytes().to_vec();
-        prefix.push(0);
-        self.delivery_attempts
-            .read_prefix(prefix)
-            .await?
-            .iter()
-            .map(|(_, value)| decode(value))
-            .collect()
+        self.engine().attempts(request_id).await
     }
 }
-
-/// An attempt's place in the delivery log.
-pub struct AttemptEntry(Vec<u8>);
 
 /// Where a delivery stands in the outbox queue: a scan can resume past it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -50,9 +50,10 @@ mod trees;
 
 pub use api_secrets::{api_secret_matches, hash_api_secret};
 pub use backup::Backup;
-pub use deliveries::{AttemptEntry, QueuePosition};
+pub use deliveries::QueuePosition;
 pub use durability::FlushStats;
 pub use engine::lease::{LeaseHolder, NodeLease, FENCE_AFTER, LEASE_TTL};
+pub use engine::operations::AttemptEntry;
 pub use engine::postgres::{
     migrate as migrate_postgres, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION,
 };

@@ -10,6 +10,7 @@
 mod shred;
 mod test_hooks;
 
+use crate::engine::operations::WebhookAttempts;
 use crate::engine::TxTree;
 use chrono::{DateTime, Utc};
 use sled::transaction::ConflictableTransactionError;
@@ -71,7 +72,8 @@ impl Store {
             return Ok(None);
         };
         self.durable().await?;
-        self.remove_attempts(id)?;
+        // Ids and status codes only, but a purged request leaves nothing.
+        self.engine().remove_attempts(id).await?;
         let recordings = recording_files(&record);
         for name in &recordings {
             self.remove_recording(name).await?;
@@ -247,22 +249,6 @@ impl Store {
 
     fn open_chunk(&self, key: &[u8], bytes: &[u8]) -> Result<IntakeRecord, StorageError> {
         decode(&self.sealer.open(Sealed::Intake, key, bytes)?)
-    }
-
-    /// Removes the delivery attempts of `id` (ids and status codes only, but a purged request leaves nothing).
-    fn remove_attempts(&self, id: &RequestId) -> Result<(), StorageError> {
-        let _open = self.group.gate.read().expect("write gate");
-        let mut prefix = id.as_bytes().to_vec();
-        prefix.push(0);
-        // One write for all: on PostgreSQL each write of the holder is a transaction.
-        let mut removals = crate::engine::Batch::default();
-        for key in self.delivery_attempts.scan_prefix(prefix).keys() {
-            removals.remove(key?);
-        }
-        if !removals.is_empty() {
-            self.delivery_attempts.apply_batch(removals)?;
-        }
-        Ok(())
     }
 
     /// Whether `call` belonged to a purged request (its recording is gone for good).

@@ -9,16 +9,19 @@
 //! is not here yet is still written against [`super::Tree`] (ARCHITECTURE.md says which).
 
 mod accounts;
+mod webhook_attempts;
 
 pub(crate) use accounts::{AccountChange, AccountEntry, Accounts, KeyEntry};
+pub use webhook_attempts::AttemptEntry;
+pub(crate) use webhook_attempts::WebhookAttempts;
 
 use super::embedded::Embedded;
 use super::postgres::tables::Tables;
 
 /// Everything an engine does for the store.
-pub(crate) trait Operations: Accounts {}
+pub(crate) trait Operations: Accounts + WebhookAttempts {}
 
-impl<E: Accounts> Operations for E {}
+impl<E: Accounts + WebhookAttempts> Operations for E {}
 
 /// Both engines carry out every operation, and the store reaches them through [`Engine`] alone.
 const _: fn() = || {

@@ -25,6 +25,7 @@ mod speed_tests;
 pub(crate) mod tables;
 mod transaction;
 mod tree;
+mod webhook_attempts;
 
 use std::future::Future;
 use std::path::Path;

@@ -39,6 +39,9 @@ const MIGRATIONS: &[&str] = &[
     super::accounts::MOVE[0],
     super::accounts::MOVE[1],
     super::accounts::MOVE[2],
+    // and the webhook attempt log as a table with the API's fields as columns (its rows moved by
+    // `webhook_attempts::move_rows`).
+    super::webhook_attempts::CREATE,
 ];
 
 fn schema_exists(client: &Client) -> Result<bool, StorageError> {
@@ -127,6 +130,9 @@ fn migrate_now(
             )));
         }
         move_audit_blocks(&transaction).await?;
+        super::webhook_attempts::move_rows(&transaction)
+            .await
+            .map_err(failed)?;
         transaction
             .execute("DELETE FROM switchboard_schema", &[])
             .await

@@ -3,6 +3,7 @@
 //! A family that moves behind the trait brings its tests here.
 
 mod accounts;
+mod webhook_attempts;
 
 use crate::audit::{Actor, AuditFilter, NewEvent, Target};
 use crate::Store;
