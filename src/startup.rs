@@ -27,6 +27,7 @@ use crate::middleware;
 use crate::openapi;
 use crate::provisioning;
 use crate::routes;
+use crate::standby::StopAsked;
 pub use crate::standby::StoppedStandingBy;
 use crate::state::AppState;
 
@@ -45,6 +46,8 @@ pub struct Application {
     actor_threads: ActorThreads,
     /// On PostgreSQL: the lease under which this node runs requests, released when it stops.
     lease: Option<NodeLease>,
+    /// On a node that took over from standing by: the forwards still in flight since the handover.
+    forwards: Option<crate::standby::Draining>,
 }
 
 impl Application {
@@ -96,9 +99,9 @@ impl Application {
                 let sealed = sealed.expect("checked above");
                 let listener = bind(&mut settings)?;
                 let told = listening.take().expect("told once");
-                let holding = crate::standby::serve_until_leased(
+                let (holding, listener) = crate::standby::serve_until_leased(
                     &settings,
-                    &listener,
+                    listener,
                     (&url, ca_file.as_deref()),
                     (&key, sealed),
                     told,
@@ -240,15 +243,23 @@ impl Application {
                 .configure(|cfg| routes::configure(cfg, admin_enabled, fault_injection))
                 .default_service(web::to(routes::not_found))
         });
+        // Signals are `stop`'s, caught from the node's first moment standing by where it stood by (a stop
+        // asked for while it took over is not lost), and both graceful: actix's own handling stops on
+        // SIGINT without letting requests finish, and then stops every actix thread of the process, the
+        // forwarding server still finishing a handover's forwards included.
+        let stop = match &holding {
+            Some(holding) => holding.stop.clone(),
+            None => StopAsked::listen()?,
+        };
         let server = match &settings.server.tls {
             Some(tls) => server.listen_rustls_0_23(listener, (*tls.server_config).clone())?,
             None => server.listen(listener)?,
         }
+        .disable_signals()
         .shutdown_timeout(SHUTDOWN_GRACE_SECS)
         .run();
         let handle = server.handle();
-        // A stop asked for while this node took over from standing by.
-        if let Some(stop) = holding.as_ref().map(|holding| holding.stop.clone()) {
+        {
             let handle = handle.clone();
             actix_web::rt::spawn(async move {
                 stop.wait().await;
@@ -264,6 +275,10 @@ impl Application {
             return Err(e);
         }
         tracing::info!(port, "switchboard ready");
+        let (lease, forwards) = match holding {
+            Some(holding) => (Some(holding.lease), Some(holding.forwards)),
+            None => (None, None),
+        };
         if let Some(listening) = listening {
             listening(port);
         }
@@ -278,7 +293,8 @@ impl Application {
                 ("capacity scheduler", scheduler_thread),
                 ("webhook", webhook_thread),
             ]),
-            lease: holding.map(|holding| holding.lease),
+            lease,
+            forwards,
         })
     }
 
@@ -299,8 +315,19 @@ impl Application {
 
     /// Serves until stopped (SIGINT/SIGTERM or [`ServerHandle::stop`]): in-flight requests finish, the
     /// webhook thread ends (a round cut short is run again at the next start), then the store is flushed
-    /// and closed.
-    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+    /// and closed, and the lease given up. A node that took over from standing by then waits for the
+    /// forwards it still had in flight from before: they went to the previous holder and need neither the
+    /// store nor the lease, which a standby can take meanwhile.
+    pub async fn run_until_stopped(mut self) -> anyhow::Result<()> {
+        let forwards = self.forwards.take();
+        let stopped = self.stop_and_close().await;
+        if let Some(forwards) = forwards {
+            forwards.finish().await;
+        }
+        stopped
+    }
+
+    async fn stop_and_close(self) -> anyhow::Result<()> {
         self.served
             .await
             .context("the HTTP server's task failed")?

@@ -23,7 +23,7 @@ use crate::errors::{json_config, path_config, query_config, MAX_BODY_BYTES};
 use crate::middleware;
 
 pub use route::Route;
-pub use stop::StopAsked;
+pub use stop::{Draining, StopAsked};
 
 /// How long the full server waits, at the handover, for forwards in flight to finish.
 const HANDOVER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
@@ -34,25 +34,27 @@ const HANDOVER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 #[error("stopped while standing by")]
 pub struct StoppedStandingBy;
 
-/// What a node that took over from standing by holds: the lease under which it runs requests, and the
-/// stop signals it listens to from its first moment (the full server's own listen only once it runs: a
-/// stop asked for in between must not be lost).
+/// What a node that took over from standing by holds: the lease under which it runs requests, the stop
+/// signals it listens to from its first moment (which the full server goes on listening to: a stop asked
+/// for while it starts must not be lost), and the forwards still under way at the handover, which the
+/// node lets finish before it exits.
 pub struct Holding {
     pub lease: NodeLease,
     pub stop: StopAsked,
+    pub forwards: Draining,
 }
 
 /// Serves on `listener`, reads from the database and the rest by forwarding, until this node holds the
 /// orchestrator lease of the database at `(url, ca_file)`; `listening` is told the port as soon as the node
 /// serves. A database without a keyring yet (`sealed` false) has nothing to read: the node forwards every
-/// call until it takes over.
+/// call until it takes over. Answers the lease and `listener` back, for the full server to take over.
 pub async fn serve_until_leased(
     settings: &Settings,
-    listener: &TcpListener,
+    listener: TcpListener,
     (url, ca_file): (&str, Option<&Path>),
     (key, sealed): (&KeySource, bool),
     listening: impl FnOnce(u16),
-) -> anyhow::Result<Holding> {
+) -> anyhow::Result<(Holding, TcpListener)> {
     let stop = StopAsked::listen()?;
     // Proves the addresses of the clients it forwards.
     let forwarding = crate::encryption::forwarding_key(key, settings);
@@ -102,14 +104,16 @@ pub async fn serve_until_leased(
             .default_service(web::to(forward::forward))
     });
     let port = listener.local_addr()?.port();
-    let listener = listener
+    // The forwarding server's copy of the socket closes when it stops accepting; `listener` stays open for
+    // the full server at a handover, and is dropped at once on a stop.
+    let shared = listener
         .try_clone()
         .context("cannot share the listening socket")?;
     // Signals are `stop`'s. On a stop, forwards still in flight get as long as the full server gives its
     // requests (operator contract section 1).
     let server = match &settings.server.tls {
-        Some(tls) => server.listen_rustls_0_23(listener, (*tls.server_config).clone())?,
-        None => server.listen(listener)?,
+        Some(tls) => server.listen_rustls_0_23(shared, (*tls.server_config).clone())?,
+        None => server.listen(shared)?,
     }
     .disable_signals()
     .shutdown_timeout(crate::startup::SHUTDOWN_GRACE_SECS)
@@ -120,6 +124,7 @@ pub async fn serve_until_leased(
     let leased = crate::lease::take(url, ca_file, settings.server.node_url.as_ref(), route);
     let ended = tokio::select! {
         refused = key_refused(settings, key, sealed) => {
+            drop(listener);
             handle.stop(true).await;
             let _ = served.await;
             Err(refused)
@@ -127,17 +132,24 @@ pub async fn serve_until_leased(
         lease = leased => {
             // New connections wait in the backlog for the full server. Forwards under way finish against
             // the node that held the lease before, which may be gone: the full server does not wait them
-            // out past a short grace, and they drain beside it.
+            // out past a short grace, and they drain beside it, the node's exit waiting for them.
             let drained = async {
                 handle.stop(true).await;
-                let _ = (&mut served).await;
+                (&mut served).await
             };
-            if tokio::time::timeout(HANDOVER_GRACE, drained).await.is_err() {
-                tracing::warn!("forwards still in flight at the handover; the full server starts beside them");
-            }
-            Ok(Holding { lease: lease?, stop })
+            let forwards = match tokio::time::timeout(HANDOVER_GRACE, drained).await {
+                Ok(_) => Draining::done(),
+                Err(_) => {
+                    tracing::warn!("forwards still in flight at the handover; the full server starts beside them");
+                    Draining::under_way(served)
+                }
+            };
+            Ok((Holding { lease: lease?, stop, forwards }, listener))
         }
         () = stop.wait() => {
+            // Refused from now on: a connection the kernel took into the backlog of a socket nobody accepts
+            // on any more would only be reset when the process exits, its request perhaps sent.
+            drop(listener);
             handle.stop(true).await;
             let _ = served.await;
             Err(StoppedStandingBy.into())

@@ -376,6 +376,11 @@ impl BinaryServer {
         assert!(status.success());
     }
 
+    /// SIGTERM, without waiting for the exit.
+    pub fn ask_to_stop(&self) {
+        self.signal("-TERM");
+    }
+
     /// SIGTERM, then the exit code.
     pub fn terminate(mut self) -> Option<i32> {
         self.signal("-TERM");

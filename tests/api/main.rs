@@ -47,6 +47,7 @@ mod sealing;
 mod several_nodes;
 mod shutdown;
 mod standby_reads;
+mod standby_stop;
 mod start_up;
 mod store_layout;
 mod supervision;

@@ -20,11 +20,12 @@ use crate::helpers::{
     TestConfig,
 };
 use crate::receiver::Receiver;
+use crate::standby_stop::holder_advertising;
 use crate::tls::{config_with_tls, TestCertificate};
 use crate::voice_retell::retell_config;
 
 /// A node taking over resumes its calls first: a longer wait than the default.
-const TAKEOVER_WAIT: Duration = Duration::from_secs(30);
+pub(crate) const TAKEOVER_WAIT: Duration = Duration::from_secs(30);
 
 /// A master key both nodes are given, as `keys generate` writes it.
 pub(crate) fn shared_master_key(dir: &Path) -> String {
@@ -139,16 +140,16 @@ async fn create_claiming_an_address(api: &Api, token: &str, inputs: &Value) -> S
 
 /// What the nodes of a test share: the Retell fake, the webhook receiver, the configuration (a fresh
 /// database) and the master key.
-struct Nodes {
+pub(crate) struct Nodes {
     fake: FakeRetell,
     receiver: Receiver,
-    config: PathBuf,
-    key: String,
+    pub(crate) config: PathBuf,
+    pub(crate) key: String,
     _dir: tempfile::TempDir,
 }
 
 impl Nodes {
-    async fn new() -> Nodes {
+    pub(crate) async fn new() -> Nodes {
         let fake = FakeRetell::start().await;
         let receiver = Receiver::start().await;
         let dir = tempfile::tempdir().unwrap();
@@ -162,8 +163,15 @@ impl Nodes {
         }
     }
 
-    fn node(&self) -> Node {
+    pub(crate) fn node(&self) -> Node {
         Node::new(&self.config, &self.key)
+    }
+
+    /// The URL of the database the nodes share.
+    pub(crate) fn database_url(&self) -> String {
+        let config = std::fs::read_to_string(&self.config).unwrap();
+        let table: toml::Table = toml::from_str(&config).unwrap();
+        table["storage"]["url"].as_str().unwrap().to_owned()
     }
 }
 
@@ -514,39 +522,6 @@ async fn a_standby_takes_over_at_once_when_the_holder_stops_gracefully() {
 }
 
 #[actix_web::test]
-async fn a_stopped_standby_lets_a_forward_in_flight_finish() {
-    let nodes = Nodes::new().await;
-    // The holder tells its standbys to reach it at a server that takes 4 s over every answer, longer
-    // than a handover's grace and within a stop's.
-    let (slow, mut arrived) = slow_server(Duration::from_secs(4));
-    let (holder, standby, _holder_dir) = holder_advertising(&nodes, &slow).await;
-
-    // A write: the standby answers reads itself.
-    let call = actix_web::rt::spawn(standby.client.post(standby.url("/v1/requests")).send());
-    arrived
-        .recv()
-        .await
-        .expect("the forward reached the slow server");
-    let stopped = Instant::now();
-    let exit = tokio::task::spawn_blocking(move || standby.terminate());
-    let answer = call
-        .await
-        .unwrap()
-        .expect("the forward in flight was answered");
-    assert_eq!(
-        status_and_json(answer).await,
-        (200, json!({ "slow": true }))
-    );
-    assert_eq!(exit.await.unwrap(), Some(0));
-    assert!(
-        stopped.elapsed() >= Duration::from_secs(3),
-        "the standby stopped after the answer: {:?}",
-        stopped.elapsed()
-    );
-    assert_eq!(holder.terminate(), Some(0));
-}
-
-#[actix_web::test]
 async fn a_call_the_holder_took_and_never_answered_gets_a_500_that_says_to_retry() {
     let nodes = Nodes::new().await;
     // The holder's advertised address reads each call and hangs up, as a holder dying mid-call does.
@@ -572,28 +547,6 @@ async fn a_call_the_holder_took_and_never_answered_gets_a_500_that_says_to_retry
     assert_eq!(holder.terminate(), Some(0));
 }
 
-/// A holder that tells its standbys to reach it at `address`, and a standby: both serving, and the
-/// holder's data directory.
-async fn holder_advertising(
-    nodes: &Nodes,
-    address: &str,
-) -> (BinaryServer, BinaryServer, tempfile::TempDir) {
-    let holder_dir = tempfile::tempdir().unwrap();
-    let holder = BinaryServer::start_with_env(
-        &nodes.config,
-        holder_dir.path(),
-        &[
-            ("SWITCHBOARD_MASTER_KEY", &nodes.key),
-            ("SWITCHBOARD_NODE_URL", address),
-        ],
-    );
-    holder.wait_ready().await;
-    let standby = nodes.node().start();
-    // Not ready: the address it forwards to does not answer the health check as a holder would.
-    crate::node_start::wait_routed(&standby).await;
-    (holder, standby, holder_dir)
-}
-
 /// A server in this process that reads the head of each call and closes the connection unanswered: its
 /// URL.
 fn hanging_up_server() -> String {
@@ -608,32 +561,6 @@ fn hanging_up_server() -> String {
     url
 }
 
-/// A server in this process that answers every request `{"slow":true}` after `delay`, and says on the
-/// channel when each arrives: its URL and the channel.
-fn slow_server(delay: Duration) -> (String, tokio::sync::mpsc::UnboundedReceiver<()>) {
-    use actix_web::{web, App, HttpResponse, HttpServer};
-    let (arrived, arrivals) = tokio::sync::mpsc::unbounded_channel();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let server = HttpServer::new(move || {
-        let arrived = arrived.clone();
-        App::new().default_service(web::to(move || {
-            let _ = arrived.send(());
-            async move {
-                actix_web::rt::time::sleep(delay).await;
-                HttpResponse::Ok().json(json!({ "slow": true }))
-            }
-        }))
-    })
-    .workers(1)
-    .disable_signals()
-    .listen(listener)
-    .unwrap()
-    .run();
-    actix_web::rt::spawn(server);
-    (url, arrivals)
-}
-
 #[actix_web::test]
 async fn a_node_whose_lease_another_took_stops_at_once() {
     let nodes = Nodes::new().await;
@@ -641,12 +568,7 @@ async fn a_node_whose_lease_another_took_stops_at_once() {
     let mut server = node.start();
     server.wait_ready().await;
 
-    let url: String =
-        toml::from_str::<toml::Table>(&std::fs::read_to_string(&nodes.config).unwrap()).unwrap()
-            ["storage"]["url"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+    let url = nodes.database_url();
     // As a standby takes an expired lease.
     let moved = admin_query(
         Some(&url),
