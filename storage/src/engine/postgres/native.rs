@@ -34,6 +34,16 @@ impl From<StorageError> for Failed {
     }
 }
 
+/// The condition of a write fenced by itself ([`Pg::single`]): `$1` is [`Pg::fence_holder`].
+pub(crate) const FENCE_HOLDS: &str =
+    "($1::text IS NULL OR EXISTS (SELECT 1 FROM switchboard_lease \
+     WHERE name = 'orchestrator' AND holder = $1 AND expires_at >= now()))";
+
+/// The refusal of a write this node may no longer make.
+pub(crate) fn lease_lost() -> StorageError {
+    super::transaction::lease_error().into()
+}
+
 /// The result of one attempt's body.
 pub(crate) type Attempt<T> = Result<T, Failed>;
 
@@ -65,7 +75,7 @@ impl Pg {
             let mut committing = false;
             let outcome = async {
                 if !super::transaction::begin(&conn.0, self.fence()).await? {
-                    return Err(Failed::Abort(super::transaction::lease_error().into()));
+                    return Err(Failed::Abort(lease_lost()));
                 }
                 let (value, changed) = body(Arc::clone(&conn.0)).await?;
                 let head = match changed && !events.is_empty() {
@@ -101,6 +111,31 @@ impl Pg {
             chain.advance_to(head);
         }
         Ok(value)
+    }
+
+    /// A write of one statement, outside any transaction: atomic alone, pipelined on the shared connection
+    /// with every other caller's, run again after a serialization failure. The statement is fenced by
+    /// itself: it writes only where [`FENCE_HOLDS`] holds, given [`Pg::fence_holder`] as its parameter.
+    pub(crate) async fn single<T>(
+        &self,
+        write: impl AsyncFn(Arc<Conn>) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, StorageError> {
+        loop {
+            match write(self.shared()).await {
+                Err(e) if is_conflict(&e) => continue,
+                done => {
+                    return done.map_err(|e| {
+                        StorageError::Database(format!("postgresql: {}", describe(&e)))
+                    })
+                }
+            }
+        }
+    }
+
+    /// The holder a [`Pg::single`] write checks the lease against: `None` before this node is fenced
+    /// (a store opened by `migrate` or a test), when the check passes.
+    pub(crate) fn fence_holder(&self) -> Option<String> {
+        self.fence().map(str::to_owned)
     }
 
     /// A statement outside any transaction, on the shared connection: a read.

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::Row;
 
+use super::native::{lease_lost, FENCE_HOLDS};
 use super::tables::Tables;
 use crate::engine::operations::{AttemptEntry, WebhookAttempts};
 use crate::{AttemptRecord, RequestId, StorageError};
@@ -26,18 +27,28 @@ pub(super) const CREATE: &str = "CREATE TABLE IF NOT EXISTS webhook_attempts (
         url text,
         PRIMARY KEY (request_id, seq))";
 
-/// Logs an attempt under `$2`, or under the next number when `$2` is null; answers the number.
-const INSERT: &str = "INSERT INTO webhook_attempts
-        (request_id, seq, at, round, attempt, status_code, error, latency_ms, redelivery, url)
-        VALUES ($1::uuid, coalesce($2, nextval('switchboard_ids')),
-            'epoch'::timestamptz + $3 * interval '1 microsecond', $4, $5, $6, $7, $8, $9, $10)
+/// Logs an attempt under `$3`, or under the next number when `$3` is null; answers the number, or no
+/// row when the lease is not `$1`'s.
+fn insert() -> String {
+    format!(
+        "INSERT INTO webhook_attempts
+            (request_id, seq, at, round, attempt, status_code, error, latency_ms, redelivery, url)
+        SELECT $2::uuid, coalesce($3, nextval('switchboard_ids')),
+            'epoch'::timestamptz + $4 * interval '1 microsecond', $5, $6, $7, $8, $9, $10, $11
+        WHERE {FENCE_HOLDS}
         ON CONFLICT (request_id, seq) DO NOTHING
-        RETURNING seq";
+        RETURNING seq"
+    )
+}
 
-const UPDATE: &str = "UPDATE webhook_attempts
-        SET at = 'epoch'::timestamptz + $3 * interval '1 microsecond', round = $4, attempt = $5,
-            status_code = $6, error = $7, latency_ms = $8, redelivery = $9, url = $10
-        WHERE request_id = $1::uuid AND seq = $2";
+fn update() -> String {
+    format!(
+        "UPDATE webhook_attempts
+        SET at = 'epoch'::timestamptz + $4 * interval '1 microsecond', round = $5, attempt = $6,
+            status_code = $7, error = $8, latency_ms = $9, redelivery = $10, url = $11
+        WHERE request_id = $2::uuid AND seq = $3 AND {FENCE_HOLDS}"
+    )
+}
 
 const SELECT: &str =
     "SELECT (extract(epoch FROM at) * 1000000)::bigint, round, attempt, status_code, \
@@ -71,9 +82,15 @@ impl Columns {
         }
     }
 
-    /// `$1` the request, `$2` the attempt's number (`seq`), then the other columns.
-    fn params<'a>(&'a self, seq: &'a Option<i64>) -> [(&'a (dyn ToSql + Sync), Type); 10] {
+    /// `$1` the lease's holder, `$2` the request, `$3` the attempt's number (`seq`), then the other
+    /// columns.
+    fn params<'a>(
+        &'a self,
+        holder: &'a Option<String>,
+        seq: &'a Option<i64>,
+    ) -> [(&'a (dyn ToSql + Sync), Type); 11] {
         [
+            (holder, Type::TEXT),
             (&self.request_id, Type::TEXT),
             (seq, Type::INT8),
             (&self.at, Type::INT8),
@@ -107,23 +124,23 @@ fn attempt_of(request_id: &RequestId, row: &Row) -> Result<AttemptRecord, Storag
     })
 }
 
+/// Whether `id` can be a request's (every request id is a UUID): an id a caller typed may be anything,
+/// and a cast of it would fail the statement.
+fn names_a_request(id: &RequestId) -> bool {
+    uuid::Uuid::try_parse(id.as_str()).is_ok()
+}
+
 impl WebhookAttempts for Tables<'_> {
     async fn begin_attempt(&self, attempt: &AttemptRecord) -> Result<AttemptEntry, StorageError> {
-        let columns = Columns::of(attempt);
-        let seq = self
+        let (columns, holder) = (Columns::of(attempt), self.pg.fence_holder());
+        let row = self
             .pg
-            .audited(self.chain, &[], |conn| {
-                let columns = &columns;
-                async move {
-                    let row = conn
-                        .client
-                        .query_typed(INSERT, &columns.params(&None))
-                        .await?;
-                    let seq: i64 = row[0].get(0);
-                    Ok((seq, false))
-                }
+            .single(async |conn| {
+                let params = columns.params(&holder, &None);
+                conn.client.query_typed(&insert(), &params).await
             })
             .await?;
+        let seq: i64 = row.first().ok_or_else(lease_lost)?.get(0);
         Ok(AttemptEntry {
             request_id: attempt.request_id.clone(),
             seq: seq as u64,
@@ -139,22 +156,23 @@ impl WebhookAttempts for Tables<'_> {
         entry: &AttemptEntry,
         attempt: &AttemptRecord,
     ) -> Result<(), StorageError> {
-        let columns = Columns::of(attempt);
+        let (columns, holder) = (Columns::of(attempt), self.pg.fence_holder());
         let seq = Some(entry.seq as i64);
+        // No row written: the request was purged meanwhile, or the lease is gone, and a fenced node's
+        // next transaction says so.
         self.pg
-            .audited(self.chain, &[], |conn| {
-                let (columns, seq) = (&columns, &seq);
-                async move {
-                    conn.client
-                        .execute_typed(UPDATE, &columns.params(seq))
-                        .await?;
-                    Ok(((), false))
-                }
+            .single(async |conn| {
+                let params = columns.params(&holder, &seq);
+                conn.client.execute_typed(&update(), &params).await
             })
             .await
+            .map(drop)
     }
 
     async fn attempts(&self, request_id: &RequestId) -> Result<Vec<AttemptRecord>, StorageError> {
+        if !names_a_request(request_id) {
+            return Ok(Vec::new());
+        }
         let rows = self
             .pg
             .read(async |conn| {
@@ -167,14 +185,21 @@ impl WebhookAttempts for Tables<'_> {
     }
 
     async fn remove_attempts(&self, request_id: &RequestId) -> Result<(), StorageError> {
-        let id = request_id.as_str();
+        if !names_a_request(request_id) {
+            return Ok(());
+        }
+        let (id, holder) = (request_id.as_str(), self.pg.fence_holder());
         self.pg
-            .audited(self.chain, &[], |conn| async move {
-                let sql = "DELETE FROM webhook_attempts WHERE request_id = $1::uuid";
-                conn.client.execute_typed(sql, &[(&id, Type::TEXT)]).await?;
-                Ok(((), false))
+            .single(async |conn| {
+                let sql = format!(
+                    "DELETE FROM webhook_attempts WHERE request_id = $2::uuid AND {FENCE_HOLDS}"
+                );
+                let params: [(&(dyn ToSql + Sync), Type); 2] =
+                    [(&holder, Type::TEXT), (&id, Type::TEXT)];
+                conn.client.execute_typed(&sql, &params).await
             })
             .await
+            .map(drop)
     }
 }
 
@@ -204,7 +229,7 @@ pub(super) async fn move_rows(
         };
         let (columns, seq) = (Columns::of(&attempt), Some(seq));
         transaction
-            .query_typed(INSERT, &columns.params(&seq))
+            .query_typed(&insert(), &columns.params(&None, &seq))
             .await?;
         moved += 1;
     }

@@ -53,6 +53,13 @@ async fn an_attempt_is_logged_before_it_is_sent_and_finished_in_place(engine: Te
     );
     assert_eq!(engine.attempts(&other).await.unwrap().len(), 1);
     assert!(engine.attempts(&RequestId::new()).await.unwrap().is_empty());
+    let typed_by_a_caller = RequestId::from("x".to_owned());
+    assert!(engine
+        .attempts(&typed_by_a_caller)
+        .await
+        .unwrap()
+        .is_empty());
+    engine.remove_attempts(&typed_by_a_caller).await.unwrap();
 }
 
 async fn removing_a_requests_attempts_leaves_the_others(engine: TestEngine) {
@@ -129,4 +136,35 @@ async fn migrate_moves_the_attempts_of_a_version_3_database_into_their_table() {
         "the columns a DBA reports from"
     );
     store.close().unwrap();
+}
+
+/// A node fenced by a lease it does not hold (it stalled, and another node took over) logs nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_without_the_lease_logs_no_attempt() {
+    let (_dir, store) = TestEngine::Postgres.open_temp();
+    let request = RequestId::new();
+    let entry = store
+        .engine()
+        .begin_attempt(&attempt(&request, 1, None))
+        .await
+        .unwrap();
+    store.fence_to("a-node-that-lost-the-lease");
+    let engine = store.engine();
+    let refused = engine
+        .record_attempt(&attempt(&request, 2, Some(200)))
+        .await;
+    assert!(
+        refused.unwrap_err().to_string().contains("lease"),
+        "refused for the lease"
+    );
+    engine
+        .finish_attempt(&entry, &attempt(&request, 1, Some(200)))
+        .await
+        .unwrap();
+    engine.remove_attempts(&request).await.unwrap();
+    assert_eq!(
+        engine.attempts(&request).await.unwrap(),
+        [attempt(&request, 1, None)],
+        "nothing written past the fence"
+    );
 }
