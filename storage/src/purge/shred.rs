@@ -157,32 +157,42 @@ impl Store {
             previous,
         };
         self.sealer.overrides.set(batch, Some(kept_key));
-        let (mut intake, mut requests, mut deliveries) = Default::default();
-        let mut resealed = Vec::new();
+        let (mut intake, mut requests, mut deliveries, mut rows) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (tree, stored_key, plain) in opened {
             let sealed = self
                 .sealer
                 .seal_under(tree, &stored_key, &plain, vault, &key);
-            if tree == Sealed::Requests {
-                let id = String::from_utf8_lossy(&stored_key).into_owned();
-                resealed.push((id, sealed.clone()));
+            match tree {
+                Sealed::Intake => intake.push((stored_key, sealed)),
+                Sealed::Requests => {
+                    rows.push((decode::<RequestRecord>(&plain)?, sealed.clone()));
+                    requests.push((stored_key, sealed));
+                }
+                _ => deliveries.push((stored_key, sealed)),
             }
-            let into: &mut crate::engine::Batch = match tree {
-                Sealed::Intake => &mut intake,
-                Sealed::Requests => &mut requests,
-                _ => &mut deliveries,
-            };
-            into.insert(stored_key, sealed);
         }
-        // Writes are held by the gate: these and the kept key reach the disk with the next flush, before
-        // the old key is replaced.
-        self.group.intake.apply_batch(intake)?;
-        if let crate::engine::Tree::Postgres(table) = &self.group.requests {
-            table.reseal_request_rows(&resealed)?;
-        }
-        self.group.requests.apply_batch(requests)?;
-        self.group.deliveries.apply_batch(deliveries)?;
-        self.data_keys.insert(batch, entry)?;
+        // The values sealed again and the entry that keeps their key, in one transaction: on PostgreSQL,
+        // where each commit is durable at once, a crash between two commits would leave values sealed
+        // under a key nothing keeps. On sled the gate holds them all for the next flush as well.
+        let trees = [
+            &self.group.intake,
+            &self.group.requests,
+            &self.group.deliveries,
+            &self.data_keys,
+        ];
+        crate::engine::transaction(&trees, |t| {
+            for (into, writes) in [(&t[0], &intake), (&t[1], &requests), (&t[2], &deliveries)] {
+                for (stored_key, sealed) in writes {
+                    into.put(stored_key.clone(), sealed.clone())?;
+                }
+            }
+            for (record, sealed) in &rows {
+                crate::requests::table_rows::put_row(&t[1], record, Some(sealed));
+            }
+            t[3].put(batch.to_vec(), entry.clone())?;
+            Ok::<_, sled::transaction::ConflictableTransactionError<StorageError>>(())
+        })?;
         Ok(recordings
             .into_iter()
             .map(|(name, audio)| {

@@ -202,3 +202,66 @@ async fn a_purge_removes_every_webhook_attempt_of_its_request_and_no_other() {
     assert!(store.attempts(&two[0].id).await.unwrap().is_empty());
     assert_eq!(store.attempts(&two[1].id).await.unwrap().len(), 1);
 }
+
+/// On PostgreSQL every commit is durable at once: the values a purge seals again under its batch's new
+/// key, and the entry that keeps that key, commit together or not at all. Were they separate, a failure
+/// (or a crash) between them would leave the batch-mates sealed under a key nothing keeps.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rekey_whose_key_cannot_be_kept_leaves_the_batch_mates_as_they_were() {
+    use crate::engine::testing::admin_query;
+    let choice = crate::TestEngine::Postgres.choice();
+    let crate::EngineChoice::Postgres { url, .. } = &choice else {
+        unreachable!()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = crate::StorageConfig::embedded(dir.path()).on(choice.clone());
+    let store = Store::open(&config).unwrap();
+    let three = batch_of(3);
+    store
+        .commit_requests(Arc::new(three.clone()))
+        .await
+        .unwrap();
+    store
+        .commit_update(&three[0].id, |r| r.internal_tag = Some("own".into()))
+        .await
+        .unwrap();
+    for statement in [
+        "CREATE FUNCTION refuse_keys() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$ \
+         LANGUAGE plpgsql",
+        "CREATE TRIGGER refuse_keys BEFORE INSERT OR UPDATE ON switchboard_kv FOR EACH ROW \
+         WHEN (NEW.tree = 'data_keys') EXECUTE FUNCTION refuse_keys()",
+    ] {
+        admin_query(Some(url), statement, &[]);
+    }
+    store
+        .purge_request(&three[1].id, event(&three[1].id))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        store.finish_purges().await.is_err(),
+        "the key cannot be kept"
+    );
+    store.close().unwrap();
+    drop(store);
+
+    admin_query(Some(url), "DROP TRIGGER refuse_keys ON switchboard_kv", &[]);
+    // The opening finishes the purge.
+    let store = Store::open(&config).unwrap();
+    assert!(store.request(&three[1].id).await.unwrap().is_none());
+    for mate in [&three[0], &three[2]] {
+        let read = store.request(&mate.id).await.unwrap();
+        assert!(read.is_some(), "a batch-mate stays readable");
+    }
+    assert_eq!(
+        store
+            .request(&three[0].id)
+            .await
+            .unwrap()
+            .unwrap()
+            .internal_tag
+            .as_deref(),
+        Some("own")
+    );
+    store.close().unwrap();
+}

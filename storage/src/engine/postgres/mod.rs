@@ -111,7 +111,6 @@ pub(crate) struct Conn {
     audit_last: Statement,
     requests_upsert: Statement,
     requests_delete: Statement,
-    requests_reseal: Statement,
 }
 
 /// A failure of the database, in the engines' shared vocabulary.
@@ -439,7 +438,6 @@ fn prepare(client: Client) -> Result<Arc<Conn>, StorageError> {
         audit_last: prepare(audit_events::LAST)?,
         requests_upsert: prepare(requests_table::UPSERT)?,
         requests_delete: prepare(requests_table::DELETE)?,
-        requests_reseal: prepare(requests_table::RESEAL)?,
         client,
     }))
 }

@@ -61,8 +61,6 @@ pub(super) const UPSERT: &str = "INSERT INTO requests
         ON CONFLICT (request_id) DO UPDATE SET state = EXCLUDED.state,
             completed_at = EXCLUDED.completed_at, sealed = COALESCE(EXCLUDED.sealed, requests.sealed)";
 pub(super) const DELETE: &str = "DELETE FROM requests WHERE request_id = ANY($1::text[]::uuid[])";
-pub(super) const RESEAL: &str = "UPDATE requests AS r SET sealed = u.sealed
-        FROM unnest($1::text[], $2::bytea[]) AS u(id, sealed) WHERE r.request_id = u.id::uuid";
 
 /// Whether `id` can be a row's key: the column is a uuid, and a request id that is no UUID (one read
 /// from a client's path) names no row.
@@ -163,16 +161,5 @@ impl PgTree {
             )
         })
         .map(drop)
-    }
-
-    /// Puts each request's record sealed anew (a purge replaced its batch's key) in its row.
-    pub(crate) fn reseal_request_rows(&self, sealed: &[(String, Vec<u8>)]) -> sled::Result<()> {
-        let (ids, values): (Vec<String>, Vec<Vec<u8>>) =
-            sealed.iter().filter(|(id, _)| is_uuid(id)).cloned().unzip();
-        if ids.is_empty() {
-            return Ok(());
-        }
-        self.retried(|conn| wait(conn.client.execute(&conn.requests_reseal, &[&ids, &values])))
-            .map(drop)
     }
 }

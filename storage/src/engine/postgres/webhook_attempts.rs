@@ -127,7 +127,7 @@ fn attempt_of(request_id: &RequestId, row: &Row) -> Result<AttemptRecord, Storag
 /// Whether `id` can be a request's (every request id is a UUID): an id a caller typed may be anything,
 /// and a cast of it would fail the statement.
 fn names_a_request(id: &RequestId) -> bool {
-    uuid::Uuid::try_parse(id.as_str()).is_ok()
+    super::requests_table::is_uuid(id.as_str())
 }
 
 impl WebhookAttempts for Tables<'_> {
