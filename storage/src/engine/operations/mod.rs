@@ -9,16 +9,20 @@
 //! is not here yet is still written against [`super::Tree`] (ARCHITECTURE.md says which).
 
 mod accounts;
+mod payers;
+mod schemas;
 
 pub(crate) use accounts::{AccountChange, AccountEntry, Accounts, KeyEntry};
+pub(crate) use payers::Payers;
+pub(crate) use schemas::{SchemaChange, SchemaWrite, Schemas, StoredSchema};
 
 use super::embedded::Embedded;
 use super::postgres::tables::Tables;
 
 /// Everything an engine does for the store.
-pub(crate) trait Operations: Accounts {}
+pub(crate) trait Operations: Accounts + Schemas + Payers {}
 
-impl<E: Accounts> Operations for E {}
+impl<E: Accounts + Schemas + Payers> Operations for E {}
 
 /// Both engines carry out every operation, and the store reaches them through [`Engine`] alone.
 const _: fn() = || {

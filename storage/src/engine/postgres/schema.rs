@@ -39,6 +39,15 @@ const MIGRATIONS: &[&str] = &[
     super::accounts::MOVE[0],
     super::accounts::MOVE[1],
     super::accounts::MOVE[2],
+    // and schemas (heads and versions) and the payer directory.
+    super::schemas::CREATE[0],
+    super::schemas::CREATE[1],
+    super::schemas::MOVE[0],
+    super::schemas::MOVE[1],
+    super::schemas::MOVE[2],
+    super::payers::CREATE[0],
+    super::payers::MOVE[0],
+    super::payers::MOVE[1],
 ];
 
 fn schema_exists(client: &Client) -> Result<bool, StorageError> {
