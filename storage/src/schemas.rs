@@ -49,7 +49,7 @@ impl Store {
     }
 
     /// Publishes `definition` as a new version of schema `id` (version 1, or `first_version`, for a new
-    /// schema; the latest plus one otherwise) and sets its flags. When `only_if_changed` is set and the
+    /// schema; the latest plus one otherwise) and sets its flags. With [`PublishRule::IfChanged`], when the
     /// latest version already has this content and these flags, nothing is written. Returns the head.
     pub async fn publish_schema(
         &self,

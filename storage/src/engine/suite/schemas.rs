@@ -2,7 +2,7 @@
 
 use super::{audited, change_of};
 use crate::codec::encode;
-use crate::engine::operations::{SchemaWrite, Schemas};
+use crate::engine::operations::{SchemaWrite, Schemas, StoredSchema};
 use crate::{
     trees, PublishRule, SchemaDefinition, SchemaFlags, SchemaHeadRecord, SchemaVersionRecord,
     StorageError, Store, TestEngine,
@@ -49,7 +49,7 @@ async fn a_change_writes_the_head_and_its_version_together_and_is_audited(engine
     let engine = store.engine();
     let first = publishing(&store, "s", 1, "a");
     let (first_head, first_version) = (first.head.clone(), first.version.clone());
-    let new = |stored: Option<crate::engine::operations::StoredSchema<'_>>| {
+    let new = |stored: Option<StoredSchema<'_>>| {
         assert!(stored.is_none(), "a new schema");
         Ok(("made", Some(publishing(&store, "s", 1, "a"))))
     };
@@ -67,7 +67,7 @@ async fn a_change_writes_the_head_and_its_version_together_and_is_audited(engine
     assert_eq!(engine.schema_head("other").await.unwrap(), None);
 
     // The next change reads the head and its latest version as stored.
-    let second = |stored: Option<crate::engine::operations::StoredSchema<'_>>| {
+    let second = |stored: Option<StoredSchema<'_>>| {
         let stored = stored.expect("the schema");
         assert_eq!(stored.head, first_head.as_slice());
         assert_eq!(stored.latest, first_version.as_deref());
@@ -78,7 +78,7 @@ async fn a_change_writes_the_head_and_its_version_together_and_is_audited(engine
         .await
         .unwrap();
     let latest = engine.schema_version("s", 2).await.unwrap().unwrap();
-    let third = |stored: Option<crate::engine::operations::StoredSchema<'_>>| {
+    let third = |stored: Option<StoredSchema<'_>>| {
         assert_eq!(stored.unwrap().latest, Some(latest.as_slice()));
         Ok(((), None))
     };
@@ -100,14 +100,13 @@ async fn a_change_of_the_flags_alone_keeps_every_version(engine: TestEngine) {
     let (_dir, store) = engine.open_temp();
     let engine = store.engine();
     for n in [1, 2] {
-        let publish = |_: Option<crate::engine::operations::StoredSchema<'_>>| {
+        let publish = |_: Option<StoredSchema<'_>>| {
             Ok(((), Some(publishing(&store, "s", n, &format!("v{n}")))))
         };
         engine.change_schema("s", &publish, &[]).await.unwrap();
     }
-    let retire = |_: Option<crate::engine::operations::StoredSchema<'_>>| {
-        Ok(((), Some(store.schema_write(&head("s", 2, true), None))))
-    };
+    let retire =
+        |_: Option<StoredSchema<'_>>| Ok(((), Some(store.schema_write(&head("s", 2, true), None))));
     engine
         .change_schema("s", &retire, &[change_of("s")])
         .await
@@ -124,20 +123,17 @@ async fn a_change_of_the_flags_alone_keeps_every_version(engine: TestEngine) {
 async fn a_change_that_writes_nothing_or_refuses_is_not_audited(engine: TestEngine) {
     let (_dir, store) = engine.open_temp();
     let engine = store.engine();
-    let missing =
-        |stored: Option<crate::engine::operations::StoredSchema<'_>>| Ok((stored.is_none(), None));
+    let missing = |stored: Option<StoredSchema<'_>>| Ok((stored.is_none(), None));
     assert!(engine
         .change_schema("s", &missing, &[change_of("s")])
         .await
         .unwrap());
     assert_eq!(engine.schema_head("s").await.unwrap(), None);
 
-    let publish = |_: Option<crate::engine::operations::StoredSchema<'_>>| {
-        Ok(((), Some(publishing(&store, "s", 1, "a"))))
-    };
+    let publish = |_: Option<StoredSchema<'_>>| Ok(((), Some(publishing(&store, "s", 1, "a"))));
     engine.change_schema("s", &publish, &[]).await.unwrap();
     let before = engine.schema_head("s").await.unwrap();
-    let refused = |_: Option<crate::engine::operations::StoredSchema<'_>>| {
+    let refused = |_: Option<StoredSchema<'_>>| {
         Err::<((), Option<SchemaWrite>), _>(StorageError::Corrupt {
             kind: "schema head",
             reason: "refused by the suite".into(),
