@@ -1,36 +1,35 @@
-//! The payer directory.
+//! The payer directory: bound, decoded and cached here, kept by the engine
+//! ([`crate::engine::operations::Operations`]).
+
+use std::sync::Arc;
 
 use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
+use crate::engine::operations::Payers;
 use crate::{trees, PayerRecord, StorageError, Store};
 
 impl Store {
-    /// Creates or replaces a payer directory entry, with `events` (its `payer.change`) appended right
-    /// after it. Not one transaction: the directory holds no PHI, and a start applies dozens of entries,
-    /// each transaction taking sled's process-wide write lock.
+    /// Creates or replaces a payer directory entry, with `events` (its `payer.change`).
     pub async fn put_payer(
         &self,
         payer: &PayerRecord,
         events: &[NewEvent],
     ) -> Result<(), StorageError> {
-        {
-            let _open = self.group.gate.read().expect("write gate");
-            let key = payer.name.as_bytes();
-            let stored = self.bound(trees::PAYERS, key, &encode(payer));
-            self.current_payers
-                .changed(|| self.payers.insert(key, stored))?;
-            crate::audit::append_plain(&self.audit, &self.group.chain, events.to_vec(), false)?;
-        }
-        self.durable().await
+        let name = payer.name.as_str();
+        let stored = self.bound(trees::PAYERS, name.as_bytes(), &encode(payer));
+        let engine = self.engine();
+        self.current_payers
+            .changed_after(engine.put_payer(name, &stored, events))
+            .await
     }
 
     /// The whole payer directory, in name order.
     pub async fn payers(&self) -> Result<Vec<PayerRecord>, StorageError> {
-        self.payers
-            .read_prefix([])
+        self.engine()
+            .payers()
             .await?
             .into_iter()
-            .map(|(name, stored)| decode(self.unbound(trees::PAYERS, &name, &stored)?))
+            .map(|(name, stored)| self.stored_payer(&name, &stored))
             .collect()
     }
 
@@ -39,17 +38,19 @@ impl Store {
         let payer = self
             .current_payers
             .get(name, || async {
-                self.payers
-                    .get_async(name.as_bytes())
+                self.engine()
+                    .payer(name)
                     .await?
-                    .map(|v| {
-                        decode(self.unbound(trees::PAYERS, name.as_bytes(), &v)?)
-                            .map(std::sync::Arc::new)
-                    })
+                    .map(|stored| self.stored_payer(name, &stored).map(Arc::new))
                     .transpose()
             })
             .await?;
-        Ok(payer.map(std::sync::Arc::unwrap_or_clone))
+        Ok(payer.map(Arc::unwrap_or_clone))
+    }
+
+    /// The entry `stored` under `name`, checked.
+    fn stored_payer(&self, name: &str, stored: &[u8]) -> Result<PayerRecord, StorageError> {
+        decode(self.unbound(trees::PAYERS, name.as_bytes(), stored)?)
     }
 }
 
@@ -58,9 +59,8 @@ mod tests {
     use super::*;
 
     /// Entries are kept in memory once read: a payer written after it was read is read anew.
-    #[tokio::test]
-    async fn a_payer_read_before_a_write_is_read_anew_after_it() {
-        let (_dir, store) = crate::TestEngine::Sled.open_temp();
+    async fn a_payer_read_before_a_write_is_read_anew_after_it(engine: crate::TestEngine) {
+        let (_dir, store) = engine.open_temp();
         let mut payer = PayerRecord {
             name: "Aetna".into(),
             aliases: vec![],
@@ -79,4 +79,6 @@ mod tests {
         assert_eq!(store.payer("Aetna").await.unwrap(), Some(payer));
         assert_eq!(store.payer("Cigna").await.unwrap(), None);
     }
+
+    crate::on_both_engines!(a_payer_read_before_a_write_is_read_anew_after_it,);
 }

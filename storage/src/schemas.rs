@@ -1,11 +1,11 @@
-//! Schemas: heads and immutable versions.
+//! Schemas: heads and immutable versions, bound, decoded and cached here, kept by the engine
+//! ([`crate::engine::operations::Operations`]).
 
 use std::sync::Arc;
 
-use sled::transaction::ConflictableTransactionError;
-
 use crate::audit::NewEvent;
 use crate::codec::{decode, encode};
+use crate::engine::operations::{SchemaWrite, Schemas, StoredSchema};
 use crate::store::{PublishRule, SchemaFlags};
 use crate::trees::{self, schema_version_key};
 use crate::{SchemaDefinition, SchemaHeadRecord, SchemaVersionRecord, StorageError, Store};
@@ -16,13 +16,10 @@ impl Store {
         let head = self
             .current_schema_heads
             .get(id, || async {
-                self.schema_heads
-                    .get_async(id)
+                self.engine()
+                    .schema_head(id)
                     .await?
-                    .map(|bytes| {
-                        decode(self.unbound(trees::SCHEMA_HEADS, id.as_bytes(), &bytes)?)
-                            .map(Arc::new)
-                    })
+                    .map(|bytes| self.stored_schema_head(id, &bytes).map(Arc::new))
                     .transpose()
             })
             .await?;
@@ -35,16 +32,16 @@ impl Store {
         id: &str,
         version: u32,
     ) -> Result<Option<Arc<SchemaVersionRecord>>, StorageError> {
-        let key = schema_version_key(id, version);
         // The key as text for the map: schema ids are text, and the version's bytes are kept exact.
         let kept = format!("{id}\0{version}");
         self.current_schema_versions
             .get(&kept, || async {
-                self.schema_versions
-                    .get_async(&key)
+                self.engine()
+                    .schema_version(id, version)
                     .await?
                     .map(|bytes| {
-                        decode(self.unbound(trees::SCHEMA_VERSIONS, &key, &bytes)?).map(Arc::new)
+                        self.stored_schema_version(id, version, &bytes)
+                            .map(Arc::new)
                     })
                     .transpose()
             })
@@ -52,7 +49,7 @@ impl Store {
     }
 
     /// Publishes `definition` as a new version of schema `id` (version 1, or `first_version`, for a new
-    /// schema; the latest plus one otherwise) and sets its flags. When `only_if_changed` is set and the
+    /// schema; the latest plus one otherwise) and sets its flags. With [`PublishRule::IfChanged`], when the
     /// latest version already has this content and these flags, nothing is written. Returns the head.
     pub async fn publish_schema(
         &self,
@@ -63,77 +60,54 @@ impl Store {
         now: chrono::DateTime<chrono::Utc>,
         events: &[NewEvent],
     ) -> Result<SchemaHeadRecord, StorageError> {
-        let head = self.schema_written(|| {
-            self.audited_if_changed(
-                &[&self.schema_heads, &self.schema_versions],
-                events,
-                |trees| {
-                    let (heads, versions) = (&trees[0], &trees[1]);
-                    let current: Option<SchemaHeadRecord> = heads
-                        .get(id.as_bytes())?
-                        .map(|b| {
-                            self.unbound(trees::SCHEMA_HEADS, id.as_bytes(), &b)
-                                .and_then(decode)
-                        })
-                        .transpose()
-                        .map_err(ConflictableTransactionError::Abort)?;
-                    // The version to publish, or `None` when only the flags change.
-                    let new_version = match (&current, publish) {
-                        (None, PublishRule::Always { first_version })
-                        | (None, PublishRule::IfChanged { first_version }) => {
-                            Some(first_version.max(1))
+        let change = |stored: Option<StoredSchema<'_>>| {
+            let current = match &stored {
+                Some(stored) => Some(self.stored_schema_head(id, stored.head)?),
+                None => None,
+            };
+            // The version to publish, or `None` when only the flags change.
+            let new_version = match (&current, publish) {
+                (None, PublishRule::Always { first_version })
+                | (None, PublishRule::IfChanged { first_version }) => Some(first_version.max(1)),
+                (Some(head), PublishRule::Always { .. }) => Some(head.latest_version + 1),
+                (Some(head), PublishRule::IfChanged { first_version }) => {
+                    let latest = match stored.as_ref().and_then(|stored| stored.latest) {
+                        Some(bytes) => {
+                            Some(self.stored_schema_version(id, head.latest_version, bytes)?)
                         }
-                        (Some(head), PublishRule::Always { .. }) => Some(head.latest_version + 1),
-                        (Some(head), PublishRule::IfChanged { first_version }) => {
-                            let key = schema_version_key(id, head.latest_version);
-                            let latest: Option<SchemaVersionRecord> = versions
-                                .get(&key)?
-                                .map(|b| {
-                                    self.unbound(trees::SCHEMA_VERSIONS, &key, &b)
-                                        .and_then(decode)
-                                })
-                                .transpose()
-                                .map_err(ConflictableTransactionError::Abort)?;
-                            let same_content = latest.is_some_and(|l| &l.definition == definition);
-                            let same_flags =
-                                head.retired == flags.retired && head.hidden == flags.hidden;
-                            match (same_content, same_flags) {
-                                (true, true) => return Ok((head.clone(), false)),
-                                (true, false) => None,
-                                (false, _) => Some((head.latest_version + 1).max(first_version)),
-                            }
-                        }
+                        None => None,
                     };
-                    let latest_version = match (new_version, &current) {
-                        (Some(version), _) => {
-                            let record = SchemaVersionRecord {
-                                id: id.to_owned(),
-                                version,
-                                published_at: now,
-                                definition: definition.clone(),
-                            };
-                            let key = schema_version_key(id, version);
-                            let stored = self.bound(trees::SCHEMA_VERSIONS, &key, &encode(&record));
-                            versions.insert(key, stored)?;
-                            version
-                        }
-                        (None, Some(head)) => head.latest_version,
-                        (None, None) => unreachable!("a flags-only change needs an existing head"),
-                    };
-                    let head = SchemaHeadRecord {
-                        id: id.to_owned(),
-                        latest_version,
-                        retired: flags.retired,
-                        hidden: flags.hidden,
-                    };
-                    let stored = self.bound(trees::SCHEMA_HEADS, id.as_bytes(), &encode(&head));
-                    heads.insert(id.as_bytes(), stored)?;
-                    Ok((head, true))
-                },
-            )
-        })?;
-        self.durable().await?;
-        Ok(head)
+                    let same_content = latest.is_some_and(|l| &l.definition == definition);
+                    let same_flags = head.retired == flags.retired && head.hidden == flags.hidden;
+                    match (same_content, same_flags) {
+                        (true, true) => return Ok((head.clone(), None)),
+                        (true, false) => None,
+                        (false, _) => Some((head.latest_version + 1).max(first_version)),
+                    }
+                }
+            };
+            let version = match (new_version, &current) {
+                (Some(version), _) => version,
+                (None, Some(head)) => head.latest_version,
+                (None, None) => unreachable!("a flags-only change needs an existing head"),
+            };
+            let record = new_version.map(|version| SchemaVersionRecord {
+                id: id.to_owned(),
+                version,
+                published_at: now,
+                definition: definition.clone(),
+            });
+            let head = SchemaHeadRecord {
+                id: id.to_owned(),
+                latest_version: version,
+                retired: flags.retired,
+                hidden: flags.hidden,
+            };
+            let write = self.schema_write(&head, record.as_ref());
+            Ok((head, Some(write)))
+        };
+        self.schema_written(self.engine().change_schema(id, &change, events))
+            .await
     }
 
     /// Marks a schema retired. Returns `None` when there is no such schema.
@@ -142,29 +116,23 @@ impl Store {
         id: &str,
         events: &[NewEvent],
     ) -> Result<Option<SchemaHeadRecord>, StorageError> {
-        let head = self.schema_written(|| {
-            self.audited_if_changed(&[&self.schema_heads], events, |trees| {
-                let heads = &trees[0];
-                let Some(bytes) = heads.get(id.as_bytes())? else {
-                    return Ok((None, false));
-                };
-                let mut head: SchemaHeadRecord = self
-                    .unbound(trees::SCHEMA_HEADS, id.as_bytes(), &bytes)
-                    .and_then(decode)
-                    .map_err(ConflictableTransactionError::Abort)?;
-                head.retired = true;
-                let stored = self.bound(trees::SCHEMA_HEADS, id.as_bytes(), &encode(&head));
-                heads.insert(id.as_bytes(), stored)?;
-                Ok((Some(head), true))
-            })
-        })?;
-        self.durable().await?;
-        Ok(head)
+        let change = |stored: Option<StoredSchema<'_>>| {
+            let Some(stored) = stored else {
+                return Ok((None, None));
+            };
+            let mut head = self.stored_schema_head(id, stored.head)?;
+            head.retired = true;
+            let write = self.schema_write(&head, None);
+            Ok((Some(head), Some(write)))
+        };
+        self.schema_written(self.engine().change_schema(id, &change, events))
+            .await
     }
 
     /// Writes `bytes` as a version's record, bound as the server binds what it writes (a record the server
     /// wrote that no longer reads); test support for corruption scenarios, built only for this crate's
-    /// tests and with the `test-hooks` feature (which the black-box tests turn on).
+    /// tests and with the `test-hooks` feature (which the black-box tests turn on). It writes where the
+    /// engine keeps versions, and forgets every version and head kept decoded.
     #[cfg(any(test, feature = "test-hooks"))]
     pub fn corrupt_schema_version_for_tests(
         &self,
@@ -172,20 +140,56 @@ impl Store {
         version: u32,
         bytes: &[u8],
     ) -> Result<(), StorageError> {
-        self.schema_written(|| {
-            let key = schema_version_key(id, version);
-            let stored = self.bound(trees::SCHEMA_VERSIONS, &key, bytes);
-            self.schema_versions.insert(key, stored)
-        })?;
-        Ok(())
+        let key = schema_version_key(id, version);
+        let stored = self.bound(trees::SCHEMA_VERSIONS, &key, bytes);
+        self.raw_put_for_tests(trees::SCHEMA_VERSIONS, &key, Some(&stored))
     }
 }
 
 impl Store {
-    /// Runs `write`, which changes the schema trees, then drops every head and version kept.
-    fn schema_written<T>(&self, write: impl FnOnce() -> T) -> T {
+    /// Awaits `write`, which changes the schemas, then drops every head and version kept.
+    async fn schema_written<T>(&self, write: impl std::future::Future<Output = T>) -> T {
         self.current_schema_heads
-            .changed(|| self.current_schema_versions.changed(write))
+            .changed_after(self.current_schema_versions.changed_after(write))
+            .await
+    }
+
+    /// What the engine writes for `head` and, when one is published, its new `version`: both bound.
+    pub(crate) fn schema_write(
+        &self,
+        head: &SchemaHeadRecord,
+        version: Option<&SchemaVersionRecord>,
+    ) -> SchemaWrite {
+        let id = head.id.as_bytes();
+        SchemaWrite {
+            head: self.bound(trees::SCHEMA_HEADS, id, &encode(head)),
+            latest_version: head.latest_version,
+            version: version.map(|record| {
+                let key = schema_version_key(&head.id, record.version);
+                self.bound(trees::SCHEMA_VERSIONS, &key, &encode(record))
+            }),
+        }
+    }
+
+    /// The head `stored` under `id`, checked.
+    pub(crate) fn stored_schema_head(
+        &self,
+        id: &str,
+        stored: &[u8],
+    ) -> Result<SchemaHeadRecord, StorageError> {
+        decode(self.unbound(trees::SCHEMA_HEADS, id.as_bytes(), stored)?)
+    }
+
+    /// Version `version` of schema `id` as `stored`, checked: a record kept under another version's key
+    /// does not open.
+    pub(crate) fn stored_schema_version(
+        &self,
+        id: &str,
+        version: u32,
+        stored: &[u8],
+    ) -> Result<SchemaVersionRecord, StorageError> {
+        let key = schema_version_key(id, version);
+        decode(self.unbound(trees::SCHEMA_VERSIONS, &key, stored)?)
     }
 }
 
@@ -205,9 +209,10 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn publishing_if_changed_keeps_the_version_of_unchanged_content() {
-        let (_dir, store) = crate::TestEngine::Sled.open_temp();
+    async fn publishing_if_changed_keeps_the_version_of_unchanged_content(
+        engine: crate::TestEngine,
+    ) {
+        let (_dir, store) = engine.open_temp();
         let now = chrono::Utc::now();
         let rule = PublishRule::IfChanged { first_version: 1 };
         let flags = SchemaFlags::default();
@@ -264,9 +269,8 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn retiring_keeps_the_versions_and_sets_the_flag() {
-        let (_dir, store) = crate::TestEngine::Sled.open_temp();
+    async fn retiring_keeps_the_versions_and_sets_the_flag(engine: crate::TestEngine) {
+        let (_dir, store) = engine.open_temp();
         let now = chrono::Utc::now();
         store
             .publish_schema(
@@ -293,9 +297,8 @@ mod tests {
 
     /// Heads and versions are kept in memory once read: each schema write must drop them, or a create
     /// would validate against a retired or superseded schema.
-    #[tokio::test]
-    async fn a_schema_read_before_a_write_is_read_anew_after_it() {
-        let (_dir, store) = crate::TestEngine::Sled.open_temp();
+    async fn a_schema_read_before_a_write_is_read_anew_after_it(engine: crate::TestEngine) {
+        let (_dir, store) = engine.open_temp();
         let now = chrono::Utc::now();
         let rule = PublishRule::Always { first_version: 1 };
         let flags = SchemaFlags::default();
@@ -345,4 +348,10 @@ mod tests {
             definition("c")
         );
     }
+
+    crate::on_both_engines!(
+        publishing_if_changed_keeps_the_version_of_unchanged_content,
+        retiring_keeps_the_versions_and_sets_the_flag,
+        a_schema_read_before_a_write_is_read_anew_after_it,
+    );
 }

@@ -3,6 +3,8 @@
 //! are sled's alone once every family has moved behind [`super::operations::Operations`].
 
 mod accounts;
+mod payers;
+mod schemas;
 mod webhook_attempts;
 
 /// The sled engine, as the store that holds its trees.

@@ -9,9 +9,13 @@
 //! is not here yet is still written against [`super::Tree`] (ARCHITECTURE.md says which).
 
 mod accounts;
+mod payers;
+mod schemas;
 mod webhook_attempts;
 
 pub(crate) use accounts::{AccountChange, AccountEntry, Accounts, KeyEntry};
+pub(crate) use payers::Payers;
+pub(crate) use schemas::{SchemaChange, SchemaWrite, Schemas, StoredSchema};
 pub use webhook_attempts::AttemptEntry;
 pub(crate) use webhook_attempts::WebhookAttempts;
 
@@ -19,9 +23,9 @@ use super::embedded::Embedded;
 use super::postgres::tables::Tables;
 
 /// Everything an engine does for the store.
-pub(crate) trait Operations: Accounts + WebhookAttempts {}
+pub(crate) trait Operations: Accounts + Schemas + Payers + WebhookAttempts {}
 
-impl<E: Accounts + WebhookAttempts> Operations for E {}
+impl<E: Accounts + Schemas + Payers + WebhookAttempts> Operations for E {}
 
 /// Both engines carry out every operation, and the store reaches them through [`Engine`] alone.
 const _: fn() = || {

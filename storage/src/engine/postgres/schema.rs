@@ -39,6 +39,15 @@ const MIGRATIONS: &[&str] = &[
     super::accounts::MOVE[0],
     super::accounts::MOVE[1],
     super::accounts::MOVE[2],
+    // and schemas (heads and versions) and the payer directory.
+    super::schemas::CREATE[0],
+    super::schemas::CREATE[1],
+    super::schemas::MOVE[0],
+    super::schemas::MOVE[1],
+    super::schemas::MOVE[2],
+    super::payers::CREATE[0],
+    super::payers::MOVE[0],
+    super::payers::MOVE[1],
     // and the webhook attempt log as a table with the API's fields as columns (its rows moved by
     // `webhook_attempts::move_rows`).
     super::webhook_attempts::CREATE,

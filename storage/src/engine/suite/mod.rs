@@ -3,6 +3,8 @@
 //! A family that moves behind the trait brings its tests here.
 
 mod accounts;
+mod payers;
+mod schemas;
 mod webhook_attempts;
 
 use crate::audit::{Actor, AuditFilter, NewEvent, Target};
