@@ -428,11 +428,6 @@ impl Store {
     pub fn group_sizes(&self) -> prometheus::Histogram {
         self.flusher.group_sizes()
     }
-
-    /// A unique, increasing number (sled's id generator); used to order log entries.
-    pub async fn generate_id(&self) -> Result<u64, StorageError> {
-        Ok(self.db.generate_id()?)
-    }
 }
 
 /// The refusal to open a store whose keyring is gone while its records are not.

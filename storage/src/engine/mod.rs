@@ -92,14 +92,6 @@ impl Db {
         }
     }
 
-    /// A unique, increasing number.
-    pub(crate) fn generate_id(&self) -> sled::Result<u64> {
-        match self {
-            Db::Sled(db) => db.generate_id(),
-            Db::Postgres(pg) => pg.generate_id(),
-        }
-    }
-
     /// Whether commits are durable when they return, so no flush needs to follow them.
     pub(crate) fn commits_are_durable(&self) -> bool {
         matches!(self, Db::Postgres(_))

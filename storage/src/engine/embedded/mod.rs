@@ -9,3 +9,12 @@ mod webhook_attempts;
 
 /// The sled engine, as the store that holds its trees.
 pub(crate) struct Embedded<'a>(pub(crate) &'a crate::Store);
+
+impl Embedded<'_> {
+    fn sled(&self) -> &sled::Db {
+        match &self.0.db {
+            super::Db::Sled(db) => db,
+            super::Db::Postgres(_) => unreachable!("the sled engine runs on sled"),
+        }
+    }
+}

@@ -23,7 +23,7 @@ impl Embedded<'_> {
     async fn next_entry(&self, attempt: &AttemptRecord) -> Result<AttemptEntry, StorageError> {
         Ok(AttemptEntry {
             request_id: attempt.request_id.clone(),
-            seq: self.0.generate_id().await?,
+            seq: self.sled().generate_id()?,
         })
     }
 }

@@ -103,7 +103,6 @@ pub(crate) struct Conn {
     forward_open: Statement,
     backward: Statement,
     backward_open: Statement,
-    next_id: Statement,
     fence: Statement,
     fence_guard: Statement,
     guess_guard: Statement,
@@ -250,12 +249,6 @@ impl Pg {
 
     pub(crate) fn tree(&self, name: &str) -> PgTree {
         PgTree::new(self.clone(), name)
-    }
-
-    pub(crate) fn generate_id(&self) -> sled::Result<u64> {
-        let shared = self.shared();
-        let row = wait(shared.client.query_one(&shared.next_id, &[])).map_err(engine_error)?;
-        Ok(row.get::<_, i64>(0) as u64)
     }
 
     /// Runs `body` in a SERIALIZABLE transaction over the trees `names`, again from scratch after each
@@ -416,7 +409,6 @@ fn prepare(client: Client) -> Result<Arc<Conn>, StorageError> {
         forward_open: prepare(&range("ASC", false))?,
         backward: prepare(&range("DESC", true))?,
         backward_open: prepare(&range("DESC", false))?,
-        next_id: prepare("SELECT nextval('switchboard_ids')")?,
         fence: prepare(
             "SELECT 1 FROM switchboard_lease \
              WHERE name = 'orchestrator' AND holder = $1 AND expires_at >= now()",
