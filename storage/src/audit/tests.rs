@@ -508,7 +508,8 @@ async fn on_postgres_a_role_that_may_only_insert_audit_events_serves_and_cannot_
         format!("GRANT CONNECT ON DATABASE {database} TO {role}"),
         format!(
             "GRANT SELECT, INSERT, UPDATE, DELETE ON switchboard_kv, switchboard_schema, \
-             switchboard_lease, accounts, credential_keys TO {role}"
+             switchboard_lease, accounts, credential_keys, \
+             operators, operator_tokens, settings TO {role}"
         ),
         format!("GRANT USAGE ON SEQUENCE switchboard_ids TO {role}"),
         format!("GRANT SELECT, INSERT ON audit_events TO {role}"),

@@ -3,6 +3,8 @@
 //! are sled's alone once every family has moved behind [`super::operations::Operations`].
 
 mod accounts;
+mod operators;
+mod settings;
 
 /// The sled engine, as the store that holds its trees.
 pub(crate) struct Embedded<'a>(pub(crate) &'a crate::Store);

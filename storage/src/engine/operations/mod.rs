@@ -9,16 +9,20 @@
 //! is not here yet is still written against [`super::Tree`] (ARCHITECTURE.md says which).
 
 mod accounts;
+mod operators;
+mod settings;
 
 pub(crate) use accounts::{AccountChange, AccountEntry, Accounts, KeyEntry};
+pub(crate) use operators::{named_in, OperatorEntry, Operators, TokenEntry, TokenHolder, TokenOf};
+pub(crate) use settings::{ClockMove, Settings, MANUAL_CLOCK, PROVISIONED, TOKEN_SECRET};
 
 use super::embedded::Embedded;
 use super::postgres::tables::Tables;
 
 /// Everything an engine does for the store.
-pub(crate) trait Operations: Accounts {}
+pub(crate) trait Operations: Accounts + Operators + Settings {}
 
-impl<E: Accounts> Operations for E {}
+impl<E: Accounts + Operators + Settings> Operations for E {}
 
 /// Both engines carry out every operation, and the store reaches them through [`Engine`] alone.
 const _: fn() = || {

@@ -17,9 +17,11 @@ mod audit_append;
 pub(crate) mod audit_events;
 mod holder_cache;
 pub(crate) mod native;
+mod operators;
 mod range;
 pub(crate) mod requests_table;
 mod schema;
+mod settings;
 #[cfg(test)]
 mod speed_tests;
 pub(crate) mod tables;

@@ -39,6 +39,16 @@ const MIGRATIONS: &[&str] = &[
     super::accounts::MOVE[0],
     super::accounts::MOVE[1],
     super::accounts::MOVE[2],
+    // and operators, their token index and the settings.
+    super::operators::CREATE[0],
+    super::operators::CREATE[1],
+    super::operators::CREATE[2],
+    super::operators::MOVE[0],
+    super::operators::MOVE[1],
+    super::operators::MOVE[2],
+    super::settings::CREATE,
+    super::settings::MOVE[0],
+    super::settings::MOVE[1],
 ];
 
 fn schema_exists(client: &Client) -> Result<bool, StorageError> {

@@ -3,6 +3,8 @@
 //! A family that moves behind the trait brings its tests here.
 
 mod accounts;
+mod operators;
+mod settings;
 
 use crate::audit::{Actor, AuditFilter, NewEvent, Target};
 use crate::Store;
