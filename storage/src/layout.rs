@@ -162,7 +162,11 @@ impl Store {
     /// Brings the store to [`STORE_LAYOUT`], one layout after the other, each step durable and marked in
     /// the keyring before the next: a migration stopped halfway resumes where it was.
     pub(crate) async fn upgrade(&self) -> Result<Upgrade, StorageError> {
-        let mut upgrade = self.bind_if_unbound()?;
+        let mut upgrade = self.layout_of()?;
+        if self.sealer.keyring.layout() < BOUND {
+            upgrade.bound = Some(self.bind_records().await?);
+            self.sealer.keyring.set_layout(BOUND)?;
+        }
         if self.sealer.keyring.layout() < 2 {
             upgrade.secrets_sealed = self.seal_account_secrets().await?;
             upgrade.secrets_rehashed = self.hash_api_secrets().await?;
@@ -172,32 +176,31 @@ impl Store {
         self.convert_requests(upgrade)
     }
 
-    /// [`Store::upgrade`] of a new PostgreSQL database: it holds no account whose secrets need sealing.
+    /// [`Store::upgrade`] of a new PostgreSQL database: it holds no account whose secrets need sealing,
+    /// and no operator or setting to bind.
     pub(crate) fn upgrade_new_database(&self) -> Result<Upgrade, StorageError> {
-        let upgrade = self.bind_if_unbound()?;
+        let mut upgrade = self.layout_of()?;
+        if self.sealer.keyring.layout() < BOUND {
+            upgrade.bound = Some(self.bind_new_records()?);
+            self.sealer.keyring.set_layout(BOUND)?;
+        }
         if self.sealer.keyring.layout() < 2 {
             self.sealer.keyring.set_layout(2)?;
         }
         self.convert_requests(upgrade)
     }
 
-    /// Layout 1: the records bound to the master key.
-    fn bind_if_unbound(&self) -> Result<Upgrade, StorageError> {
-        let keyring = &self.sealer.keyring;
-        let from = keyring.layout();
+    /// What an upgrade of this store starts from; refused when its layout is newer than this release's.
+    fn layout_of(&self) -> Result<Upgrade, StorageError> {
+        let from = self.sealer.keyring.layout();
         if from > STORE_LAYOUT {
             return Err(unconverted(from, "here"));
         }
-        let mut upgrade = Upgrade {
+        Ok(Upgrade {
             from,
             to: STORE_LAYOUT,
             ..Upgrade::default()
-        };
-        if keyring.layout() < BOUND {
-            upgrade.bound = Some(self.bind_records()?);
-            keyring.set_layout(BOUND)?;
-        }
-        Ok(upgrade)
+        })
     }
 
     /// Layout 3: every request's row in the `requests` table (PostgreSQL); layout 4: the requests of the

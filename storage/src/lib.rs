@@ -16,6 +16,7 @@ mod account_secrets;
 mod accounts;
 mod api_secrets;
 pub mod audit;
+mod audited;
 mod backup;
 mod codec;
 mod current;

@@ -1,17 +1,19 @@
-//! Process-wide settings kept in the store.
+//! Process-wide settings kept in the store: sealed or bound here, kept by the engine
+//! ([`crate::engine::operations::Settings`]).
 
 use chrono::{DateTime, Utc};
 
+use crate::engine::operations::{self, Settings};
 use crate::seal::Sealed;
 use crate::{trees, StorageError, Store};
 
-pub(crate) const TOKEN_SECRET: &[u8] = b"token_secret";
+pub(crate) const TOKEN_SECRET: &[u8] = operations::TOKEN_SECRET.as_bytes();
 
 impl Store {
     /// The bearer-token signing secret as stored, `None` until a first start made it: what a node that
     /// writes nothing (a standby) verifies and issues tokens with.
     pub async fn token_secret(&self) -> Result<Option<Vec<u8>>, StorageError> {
-        match self.meta.get_async(TOKEN_SECRET).await? {
+        match self.engine().token_secret().await? {
             Some(existing) => self
                 .sealer
                 .open(Sealed::Meta, TOKEN_SECRET, &existing)
@@ -26,42 +28,25 @@ impl Store {
         &self,
         generate: impl FnOnce() -> Vec<u8>,
     ) -> Result<Vec<u8>, StorageError> {
-        if let Some(existing) = self.meta.get(TOKEN_SECRET)? {
-            return self.sealer.open(Sealed::Meta, TOKEN_SECRET, &existing);
+        if let Some(existing) = self.token_secret().await? {
+            return Ok(existing);
         }
-        let fresh = generate();
         // Sealed: whoever reads the secret off a disk could mint tokens for any account.
-        let sealed = self.sealer.seal(Sealed::Meta, TOKEN_SECRET, &fresh);
-        // Two concurrent first starts cannot happen (sled locks the directory), but compare-and-swap keeps
-        // the first secret if this ever runs twice.
-        let open = self.group.gate.read().expect("write gate");
-        let stored = match self.meta.compare_and_swap(
-            TOKEN_SECRET,
-            None as Option<&[u8]>,
-            Some(sealed.as_slice()),
-        )? {
-            Ok(()) => fresh,
-            Err(conflict) => match conflict.current {
-                Some(current) => self.sealer.open(Sealed::Meta, TOKEN_SECRET, &current)?,
-                None => fresh,
-            },
-        };
-        drop(open);
-        self.durable().await?;
-        Ok(stored)
+        let sealed = self.sealer.seal(Sealed::Meta, TOKEN_SECRET, &generate());
+        // Two first starts at once keep the first secret stored: every node signs with the same one.
+        let kept = self.engine().keep_token_secret(sealed).await?;
+        self.sealer.open(Sealed::Meta, TOKEN_SECRET, &kept)
     }
 }
-
-const PROVISIONED: &str = "provisioned:";
 
 impl Store {
     /// The fingerprint of the declaration last provisioned under `key` (e.g. `account:acme`).
     pub async fn provisioned_fingerprint(&self, key: &str) -> Result<Option<String>, StorageError> {
-        let key = format!("{PROVISIONED}{key}");
-        let Some(stored) = self.meta.get_async(&key).await? else {
+        let Some(stored) = self.engine().provisioned(key).await? else {
             return Ok(None);
         };
-        let fingerprint = self.unbound(trees::META, key.as_bytes(), &stored)?;
+        let name = format!("{}{key}", operations::PROVISIONED);
+        let fingerprint = self.unbound(trees::META, name.as_bytes(), &stored)?;
         Ok(Some(String::from_utf8_lossy(fingerprint).into_owned()))
     }
 
@@ -71,23 +56,19 @@ impl Store {
         key: &str,
         fingerprint: &str,
     ) -> Result<(), StorageError> {
-        {
-            let _open = self.group.gate.read().expect("write gate");
-            let key = format!("{PROVISIONED}{key}");
-            let stored = self.bound(trees::META, key.as_bytes(), fingerprint.as_bytes());
-            self.meta.insert(key, stored)?;
-        }
-        self.durable().await
+        let name = format!("{}{key}", operations::PROVISIONED);
+        let stored = self.bound(trees::META, name.as_bytes(), fingerprint.as_bytes());
+        self.engine().set_provisioned(key, stored).await
     }
 }
 
-/// The instant a manual clock was last moved to (microseconds since the epoch, big-endian).
-const MANUAL_CLOCK: &[u8] = b"manual_clock";
+/// The name of the manual clock's instant (microseconds since the epoch, big-endian).
+const MANUAL_CLOCK: &[u8] = operations::MANUAL_CLOCK.as_bytes();
 
 impl Store {
     /// Where a manual clock stood when it was last moved, if it ever was.
     pub async fn manual_clock(&self) -> Result<Option<DateTime<Utc>>, StorageError> {
-        let Some(stored) = self.meta.get_async(MANUAL_CLOCK).await? else {
+        let Some(stored) = self.engine().manual_clock().await? else {
             return Ok(None);
         };
         stored_micros(self.unbound(trees::META, MANUAL_CLOCK, &stored)?)
@@ -104,19 +85,15 @@ impl Store {
     pub async fn record_manual_clock(&self, instant: DateTime<Utc>) -> Result<(), StorageError> {
         let micros = instant.timestamp_micros();
         // Unreadable stored bytes are replaced: the move being recorded is the one instant known for sure.
-        {
-            let _open = self.group.gate.read().expect("write gate");
-            self.meta.update_and_fetch(MANUAL_CLOCK, |stored| {
-                // A stored instant without this store's MAC is refused (and logged) like unreadable bytes.
-                let stored = stored
-                    .and_then(|bytes| self.unbound(trees::META, MANUAL_CLOCK, bytes).ok())
-                    .and_then(stored_micros)
-                    .unwrap_or(i64::MIN);
-                let moved = stored.max(micros).to_be_bytes();
-                Some(self.bound(trees::META, MANUAL_CLOCK, &moved))
-            })?;
-        }
-        self.durable().await
+        let moved = |stored: Option<&[u8]>| {
+            // A stored instant without this store's MAC is refused (and logged) like unreadable bytes.
+            let stored = stored
+                .and_then(|bytes| self.unbound(trees::META, MANUAL_CLOCK, bytes).ok())
+                .and_then(stored_micros)
+                .unwrap_or(i64::MIN);
+            self.bound(trees::META, MANUAL_CLOCK, &stored.max(micros).to_be_bytes())
+        };
+        self.engine().move_manual_clock(&moved).await
     }
 }
 

@@ -451,6 +451,12 @@ fn plaintext_beside_a_later_keyring() -> StorageError {
 
 /// Whether the database holds any record a keyring would have to vouch for.
 pub(crate) fn holds_records(db: &Db) -> Result<bool, StorageError> {
+    // On PostgreSQL, the families kept in tables of their own; their trees are empty there.
+    if let Db::Postgres(pg) = db {
+        if pg.tables_hold_records()? {
+            return Ok(true);
+        }
+    }
     for name in [trees::AUDIT, trees::OPERATORS, trees::ACCOUNTS, trees::META] {
         if !db.open_tree(name)?.is_empty()? {
             return Ok(true);

@@ -509,7 +509,7 @@ async fn on_postgres_a_role_that_may_only_insert_audit_events_serves_and_cannot_
         format!(
             "GRANT SELECT, INSERT, UPDATE, DELETE ON switchboard_kv, switchboard_schema, \
              switchboard_lease, accounts, credential_keys, schema_heads, schema_versions, payers, \
-             webhook_attempts TO {role}"
+             webhook_attempts, operators, operator_tokens, settings TO {role}"
         ),
         format!("GRANT USAGE ON SEQUENCE switchboard_ids TO {role}"),
         format!("GRANT SELECT, INSERT ON audit_events TO {role}"),

@@ -13,6 +13,7 @@
 //! earlier release from one added since by whoever could write the store, so it answers what it bound,
 //! naming the operators, for the operator who ran it to check.
 
+use crate::engine::operations::{Operators, Settings, TokenEntry};
 use crate::engine::Tree;
 use crate::{trees, StorageError, Store};
 
@@ -45,50 +46,119 @@ impl Store {
         self.sealer.binder.open(tree, key, stored)
     }
 
-    /// The bound trees, each with its name.
-    fn bound_trees(&self) -> [(&'static str, &Tree); 8] {
+    /// The bound trees the store still writes itself, each with its name; the operators, their token
+    /// index and the settings are the engine's ([`Store::bind_kept_records`]).
+    fn bound_trees(&self) -> [(&'static str, &Tree); 5] {
         [
-            (trees::OPERATORS, &self.operators),
-            (trees::OPERATOR_TOKENS, &self.operator_tokens),
             (trees::ACCOUNTS, &self.accounts),
             (trees::CREDENTIAL_KEYS, &self.credential_keys),
             (trees::SCHEMA_HEADS, &self.schema_heads),
             (trees::SCHEMA_VERSIONS, &self.schema_versions),
             (trees::PAYERS, &self.payers),
-            (trees::META, &self.meta),
         ]
     }
 
     /// Once, by `switchboard migrate`: binds every record of a store from before binding, and seals the
     /// audit chain's head with its last event as the anchor. Answers what it bound. The caller marks the
     /// keyring once this returns.
-    pub(crate) fn bind_records(&self) -> Result<Bound, StorageError> {
+    pub(crate) async fn bind_records(&self) -> Result<Bound, StorageError> {
         let mut bound = Bound::default();
+        self.bind_operators(&mut bound).await?;
+        self.bind_trees(&mut bound)?;
+        self.bind_settings(&mut bound).await?;
+        self.seal_bound_head(bound)
+    }
+
+    /// [`Store::bind_records`] of a new database, which holds no operator and no setting
+    /// ([`crate::store::holds_records`]): what the store writes itself, without waiting on the engine.
+    pub(crate) fn bind_new_records(&self) -> Result<Bound, StorageError> {
+        let mut bound = Bound::default();
+        bound.per_kind.push((trees::OPERATORS, 0));
+        bound.per_kind.push((trees::OPERATOR_TOKENS, 0));
+        self.bind_trees(&mut bound)?;
+        bound.per_kind.push((trees::META, 0));
+        self.seal_bound_head(bound)
+    }
+
+    /// Binds the operators and the token index, naming every operator bound and every operator a token
+    /// bound names.
+    async fn bind_operators(&self, bound: &mut Bound) -> Result<(), StorageError> {
+        let engine = self.engine();
+        let mut count = 0;
+        for (name, stored) in engine.operators().await? {
+            if self.is_bound(trees::OPERATORS, name.as_bytes(), &stored) {
+                continue;
+            }
+            let record = self.bound(trees::OPERATORS, name.as_bytes(), &stored);
+            engine.rewrite_operator(&name, record).await?;
+            bound.operators.push(name);
+            count += 1;
+        }
+        bound.per_kind.push((trees::OPERATORS, count));
+        let mut count = 0;
+        for (digest, stored) in engine.operator_tokens().await? {
+            if self.is_bound(trees::OPERATOR_TOKENS, digest.as_bytes(), &stored) {
+                continue;
+            }
+            let operator = String::from_utf8_lossy(&stored).into_owned();
+            let token = TokenEntry {
+                record: self.bound(trees::OPERATOR_TOKENS, digest.as_bytes(), &stored),
+                digest,
+                operator: operator.clone(),
+            };
+            engine.rewrite_operator_token(&token).await?;
+            bound.token_holders.push(operator);
+            count += 1;
+        }
+        bound.per_kind.push((trees::OPERATOR_TOKENS, count));
+        Ok(())
+    }
+
+    /// Binds the settings, but the sealed token secret.
+    async fn bind_settings(&self, bound: &mut Bound) -> Result<(), StorageError> {
+        let engine = self.engine();
+        let mut count = 0;
+        for (name, stored) in engine.settings().await? {
+            if !is_bound_in(trees::META, name.as_bytes())
+                || self.is_bound(trees::META, name.as_bytes(), &stored)
+            {
+                continue;
+            }
+            let record = self.bound(trees::META, name.as_bytes(), &stored);
+            engine.rewrite_setting(&name, record).await?;
+            count += 1;
+        }
+        bound.per_kind.push((trees::META, count));
+        Ok(())
+    }
+
+    /// Binds the records of [`Store::bound_trees`].
+    fn bind_trees(&self, bound: &mut Bound) -> Result<(), StorageError> {
+        let _open = self.group.gate.read().expect("write gate");
+        for (name, tree) in self.bound_trees() {
+            let mut count = 0;
+            for entry in tree.iter() {
+                let (key, stored) = entry?;
+                if self.is_bound(name, &key, &stored) {
+                    continue;
+                }
+                tree.insert(&key, self.bound(name, &key, &stored))?;
+                count += 1;
+            }
+            bound.per_kind.push((name, count));
+        }
+        Ok(())
+    }
+
+    /// Whether `stored` under `key` in `tree` verifies already (binding again is safe).
+    fn is_bound(&self, tree: &'static str, key: &[u8], stored: &[u8]) -> bool {
+        self.sealer.binder.check(tree, key, stored).is_some()
+    }
+
+    /// Seals the audit chain's head once every record is bound, and makes it all durable.
+    fn seal_bound_head(&self, mut bound: Bound) -> Result<Bound, StorageError> {
         {
             let _open = self.group.gate.read().expect("write gate");
-            for (name, tree) in self.bound_trees() {
-                let mut count = 0;
-                for entry in tree.iter() {
-                    let (key, stored) = entry?;
-                    if !is_bound_in(name, &key)
-                        || self.sealer.binder.check(name, &key, &stored).is_some()
-                    {
-                        continue;
-                    }
-                    tree.insert(&key, self.bound(name, &key, &stored))?;
-                    count += 1;
-                    match name {
-                        trees::OPERATORS => bound
-                            .operators
-                            .push(String::from_utf8_lossy(&key).into_owned()),
-                        trees::OPERATOR_TOKENS => bound
-                            .token_holders
-                            .push(String::from_utf8_lossy(&stored).into_owned()),
-                        _ => {}
-                    }
-                }
-                bound.per_kind.push((name, count));
-            }
             self.group.chain.seal_head(&self.audit)?;
             bound.unkeyed_events = self.group.chain.head().anchor_seq;
         }

@@ -3,8 +3,10 @@
 //! are sled's alone once every family has moved behind [`super::operations::Operations`].
 
 mod accounts;
+mod operators;
 mod payers;
 mod schemas;
+mod settings;
 mod webhook_attempts;
 
 /// The sled engine, as the store that holds its trees.

@@ -9,13 +9,17 @@
 //! is not here yet is still written against [`super::Tree`] (ARCHITECTURE.md says which).
 
 mod accounts;
+mod operators;
 mod payers;
 mod schemas;
+mod settings;
 mod webhook_attempts;
 
 pub(crate) use accounts::{AccountChange, AccountEntry, Accounts, KeyEntry};
+pub(crate) use operators::{named_in, OperatorEntry, Operators, TokenEntry, TokenHolder, TokenOf};
 pub(crate) use payers::Payers;
 pub(crate) use schemas::{SchemaChange, SchemaWrite, Schemas, StoredSchema};
+pub(crate) use settings::{ClockMove, Settings, MANUAL_CLOCK, PROVISIONED, TOKEN_SECRET};
 pub use webhook_attempts::AttemptEntry;
 pub(crate) use webhook_attempts::WebhookAttempts;
 
@@ -23,9 +27,15 @@ use super::embedded::Embedded;
 use super::postgres::tables::Tables;
 
 /// Everything an engine does for the store.
-pub(crate) trait Operations: Accounts + Schemas + Payers + WebhookAttempts {}
+pub(crate) trait Operations:
+    Accounts + Operators + Payers + Schemas + Settings + WebhookAttempts
+{
+}
 
-impl<E: Accounts + Schemas + Payers + WebhookAttempts> Operations for E {}
+impl<E> Operations for E where
+    E: Accounts + Operators + Payers + Schemas + Settings + WebhookAttempts
+{
+}
 
 /// Both engines carry out every operation, and the store reaches them through [`Engine`] alone.
 const _: fn() = || {

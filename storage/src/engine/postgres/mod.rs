@@ -17,11 +17,13 @@ mod audit_append;
 pub(crate) mod audit_events;
 mod holder_cache;
 pub(crate) mod native;
+mod operators;
 mod payers;
 mod range;
 pub(crate) mod requests_table;
 mod schema;
 mod schemas;
+mod settings;
 #[cfg(test)]
 mod speed_tests;
 pub(crate) mod tables;

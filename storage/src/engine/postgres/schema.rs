@@ -51,6 +51,16 @@ const MIGRATIONS: &[&str] = &[
     // and the webhook attempt log as a table with the API's fields as columns (its rows moved by
     // `webhook_attempts::move_rows`).
     super::webhook_attempts::CREATE,
+    // and operators, their token index and the settings.
+    super::operators::CREATE[0],
+    super::operators::CREATE[1],
+    super::operators::CREATE[2],
+    super::operators::MOVE[0],
+    super::operators::MOVE[1],
+    super::operators::MOVE[2],
+    super::settings::CREATE,
+    super::settings::MOVE[0],
+    super::settings::MOVE[1],
 ];
 
 fn schema_exists(client: &Client) -> Result<bool, StorageError> {

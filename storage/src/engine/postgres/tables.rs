@@ -7,6 +7,32 @@ pub(crate) struct Tables<'a> {
     pub(crate) chain: &'a crate::audit::AuditChain,
 }
 
+/// The tables whose rows a keyring vouches for: a database that holds one of them holds records.
+const HOLDING_RECORDS: &[&str] = &[
+    "accounts",
+    "credential_keys",
+    "operators",
+    "operator_tokens",
+    "payers",
+    "schema_heads",
+    "settings",
+];
+
+impl super::Pg {
+    /// Whether a table of [`HOLDING_RECORDS`] holds a row ([`crate::store::holds_records`]): asked by an
+    /// opening, which waits for its statements.
+    pub(crate) fn tables_hold_records(&self) -> Result<bool, crate::StorageError> {
+        let any: Vec<String> = HOLDING_RECORDS
+            .iter()
+            .map(|table| format!("EXISTS (SELECT 1 FROM {table})"))
+            .collect();
+        let sql = format!("SELECT {}", any.join(" OR "));
+        let row = super::wait(self.shared().client.query_one(&sql, &[]))
+            .map_err(|e| crate::StorageError::Database(super::describe(&e)))?;
+        Ok(row.get(0))
+    }
+}
+
 /// Tests write as an attacker who can write the database would: to the table a tree's rows moved to.
 #[cfg(any(test, feature = "test-hooks"))]
 impl super::Pg {
@@ -17,6 +43,18 @@ impl super::Pg {
             crate::trees::CREDENTIAL_KEYS => Some(("credential_keys", "api_key")),
             crate::trees::SCHEMA_HEADS => Some(("schema_heads", "schema_id")),
             crate::trees::PAYERS => Some(("payers", "payer_name")),
+            crate::trees::OPERATORS => Some(("operators", "name")),
+            crate::trees::OPERATOR_TOKENS => Some(("operator_tokens", "token_digest")),
+            crate::trees::META => Some(("settings", "name")),
+            _ => None,
+        }
+    }
+
+    /// The column of an index table that names the record an entry points to.
+    fn named_by(table: &str) -> Option<&'static str> {
+        match table {
+            "credential_keys" => Some("account_id"),
+            "operator_tokens" => Some("operator"),
             _ => None,
         }
     }
@@ -42,7 +80,8 @@ impl super::Pg {
     }
 
     /// Writes (or with `None` deletes) the record under `key` of the table `tree` moved to; `None` for a
-    /// tree still in `switchboard_kv`. A key's account is read from its value, as `migrate` does.
+    /// tree still in `switchboard_kv`. An index entry's account or operator is read from its value, as
+    /// `migrate` does.
     pub(crate) fn raw_put_for_tests(
         &self,
         tree: &str,
@@ -60,26 +99,30 @@ impl super::Pg {
                 conn.client
                     .execute(&format!("DELETE FROM {table} WHERE {column} = $1"), &[&key]),
             ),
-            Some(value) if table == "credential_keys" => {
-                let tag = crate::seal::binding::TAG;
-                let plain = match value.len() > tag {
-                    true => &value[..value.len() - tag],
-                    false => value,
-                };
-                let account = String::from_utf8_lossy(plain);
-                super::wait(conn.client.execute(
-                    "INSERT INTO credential_keys (api_key, account_id, record) VALUES ($1, $2, $3) \
-                     ON CONFLICT (api_key) DO UPDATE SET account_id = $2, record = $3",
-                    &[&key, &account.as_ref(), &value],
-                ))
-            }
-            Some(value) => super::wait(conn.client.execute(
-                &format!(
-                    "INSERT INTO {table} ({column}, record) VALUES ($1, $2) \
-                     ON CONFLICT ({column}) DO UPDATE SET record = $2"
+            Some(value) => match Self::named_by(table) {
+                // An index entry: the record it names, in the clear before its MAC, beside it.
+                Some(named) => super::wait(
+                    conn.client.execute(
+                        &format!(
+                            "INSERT INTO {table} ({column}, {named}, record) VALUES ($1, $2, $3) \
+                         ON CONFLICT ({column}) DO UPDATE SET {named} = $2, record = $3"
+                        ),
+                        &[
+                            &key,
+                            &String::from_utf8_lossy(crate::engine::operations::named_in(value))
+                                .into_owned(),
+                            &value,
+                        ],
+                    ),
                 ),
-                &[&key, &value],
-            )),
+                None => super::wait(conn.client.execute(
+                    &format!(
+                        "INSERT INTO {table} ({column}, record) VALUES ($1, $2) \
+                         ON CONFLICT ({column}) DO UPDATE SET record = $2"
+                    ),
+                    &[&key, &value],
+                )),
+            },
         };
         Some(
             done.map(drop)

@@ -3,8 +3,10 @@
 //! A family that moves behind the trait brings its tests here.
 
 mod accounts;
+mod operators;
 mod payers;
 mod schemas;
+mod settings;
 mod webhook_attempts;
 
 use crate::audit::{Actor, AuditFilter, NewEvent, Target};
