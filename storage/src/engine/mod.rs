@@ -1,11 +1,12 @@
-//! The engines under the store: ordered key/value trees with transactions across trees. Every operation of
-//! the store (sealing, the audit chain, the layouts of `trees`) is written once against this surface, so
-//! the embedded sled store and PostgreSQL keep the same invariants by running the same code.
+//! The engines under the store. [`operations`] is the seam the store is moving to: Switchboard's
+//! operations, a family at a time, each carried out by sled ([`embedded`]) or by PostgreSQL's own tables
+//! ([`postgres::tables`]).
 //!
-//! The surface is sled's own (a tree per kind of record, keys compared as bytes, a transaction that may run
-//! its body again), since sled is the engine the store was built on. PostgreSQL maps it onto one table of
-//! `(tree, key, value)` rows and serializable transactions, which retry exactly where sled's do (see
-//! [`postgres`]). The error vocabulary is sled's too: a PostgreSQL failure arrives as an I/O error.
+//! The families not moved yet are still written once against ordered key/value trees with transactions
+//! across trees (`Tree`, `TxTree`, [`transaction`]), a surface taken from sled, the engine the store was
+//! built on. PostgreSQL maps it onto the rows of one table, `switchboard_kv (tree, key, value)`, and
+//! serializable transactions that retry where sled's do (see [`postgres`]); its errors arrive as sled's
+//! I/O error. This surface goes away once the last family has moved.
 
 mod connect;
 mod embedded;
