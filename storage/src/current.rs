@@ -82,6 +82,7 @@ impl<R> Current<R> {
 
     /// Runs `write`, which changes the tree, then retires every record kept, whatever `write` answered: a
     /// write that failed may still have committed.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn changed<T>(&self, write: impl FnOnce() -> T) -> T {
         let answer = write();
         self.generation.fetch_add(1, Ordering::AcqRel);

@@ -50,6 +50,8 @@ pub(crate) const READ_DELAY: Duration = Duration::from_millis(500);
 /// The chain's head and the read events waiting for a group.
 pub(crate) struct AuditChain {
     head: Mutex<Head>,
+    /// A copy of the head, never held across I/O ([`AuditChain::head_now`]).
+    seen: Mutex<Head>,
     /// Keys the events' MACs and seals the head.
     pub(crate) sealer: Arc<Sealer>,
     reads: Mutex<Reads>,
@@ -80,6 +82,7 @@ impl AuditChain {
     ) -> Result<AuditChain, StorageError> {
         let head = head::load(tree, &sealer)?;
         Ok(AuditChain {
+            seen: Mutex::new(head.clone()),
             head: Mutex::new(head),
             sealer,
             reads: Mutex::new(Reads::default()),
@@ -308,11 +311,32 @@ impl AuditChain {
         Ok((next, rows))
     }
 
+    /// The head as it can be seen without waiting: the head itself when no append holds it, else the
+    /// copy the last look kept. What an append chained after the database's tip needs of it (the anchor,
+    /// and how far this node's appends went), and it must not block a thread while the trees'
+    /// transactions hold the head across their round trips.
+    pub(crate) fn head_now(&self) -> Head {
+        let mut seen = self.seen.lock().expect("audit head seen");
+        if let Ok(head) = self.head.try_lock() {
+            if head.seq >= seen.seq {
+                *seen = head.clone();
+            }
+        }
+        seen.clone()
+    }
+
     /// Takes `head` as the chain's end once its append committed, unless an append since went further.
+    /// An append in flight holds the head: it is left as it is, and that append, finding the number it
+    /// meant to use taken, chains after the tip it reads instead.
     pub(crate) fn advance_to(&self, head: Head) {
-        let mut kept = self.head();
-        if head.seq > kept.seq {
-            *kept = head;
+        if let Ok(mut kept) = self.head.try_lock() {
+            if head.seq > kept.seq {
+                *kept = head.clone();
+            }
+        }
+        let mut seen = self.seen.lock().expect("audit head seen");
+        if head.seq > seen.seq {
+            *seen = head;
         }
     }
 }

@@ -34,7 +34,8 @@ pub(super) const MOVE: [&str; 3] = [
         ON CONFLICT DO NOTHING",
     "INSERT INTO credential_keys (api_key, account_id, record)
         SELECT convert_from(key, 'UTF8'),
-            convert_from(substring(value FROM 1 FOR greatest(length(value) - 32, 0)), 'UTF8'), value
+            convert_from(CASE WHEN length(value) > 32 THEN substring(value FROM 1 FOR length(value) - 32)
+                ELSE value END, 'UTF8'), value
         FROM switchboard_kv WHERE tree = 'credential_keys'
         ON CONFLICT DO NOTHING",
     "DELETE FROM switchboard_kv WHERE tree IN ('accounts', 'credential_keys')",

@@ -17,6 +17,8 @@ mod audit_append;
 pub(crate) mod audit_events;
 mod holder_cache;
 pub(crate) mod native;
+#[cfg(test)]
+mod native_tests;
 mod operators;
 mod payers;
 mod range;
@@ -261,7 +263,7 @@ impl Pg {
         body: impl Fn(&[TxTree]) -> Result<T, ConflictableTransactionError<E>>,
     ) -> Result<T, TransactionError<E>> {
         let conn = self.checkout();
-        let result = transaction::run(&conn.0, self, names, body);
+        let result = transaction::run(&conn.conn, self, names, body);
         drop(conn);
         result
     }
@@ -271,7 +273,7 @@ impl Pg {
         loop {
             if let Some(conn) = pool.pop() {
                 drop(pool);
-                return Checkout(self.alive(conn), self);
+                return Checkout::new(self.alive(conn), self);
             }
             pool = self.0.returned.wait(pool).expect("postgres pool");
         }
@@ -285,7 +287,7 @@ impl Pg {
             // Registered before the pool is looked at, so a return in between is not missed.
             returned.as_mut().enable();
             if let Some(conn) = self.0.pool.lock().expect("postgres pool").pop() {
-                return Checkout(self.alive(conn), self);
+                return Checkout::new(self.alive(conn), self);
             }
             returned.await;
         }
@@ -320,20 +322,51 @@ impl Pg {
 }
 
 /// A connection taken for one transaction, returned when dropped.
-pub(super) struct Checkout<'a>(pub(super) Arc<Conn>, &'a Pg);
+pub(super) struct Checkout<'a> {
+    pub(super) conn: Arc<Conn>,
+    pg: &'a Pg,
+    /// Whether a transaction of the engine's own ([`native`]) is open on it: set before its BEGIN,
+    /// cleared once its COMMIT or ROLLBACK answered. An async caller may be dropped in between (a client
+    /// gone, an actor stopped), and the next taker must not begin inside what it left open.
+    pub(super) open: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> Checkout<'a> {
+    fn new(conn: Arc<Conn>, pg: &'a Pg) -> Checkout<'a> {
+        Checkout {
+            conn,
+            pg,
+            open: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+}
 
 impl Drop for Checkout<'_> {
     fn drop(&mut self) {
+        let conn = Arc::clone(&self.conn);
         if std::thread::panicking() {
             // Dropped in the middle of a transaction: the next taker must not begin inside it.
-            let _ = wait(self.0.client.batch_execute("ROLLBACK"));
+            let _ = wait(conn.client.batch_execute("ROLLBACK"));
+        } else if self.open.load(std::sync::atomic::Ordering::Acquire) {
+            // Rolled back on the connections' own runtime, and only then returned.
+            let pg = self.pg.clone();
+            if let Some(runtime) = self.pg.0._runtime.0.as_ref() {
+                runtime.spawn(async move {
+                    let _ = conn.client.batch_execute("ROLLBACK").await;
+                    pg.give_back(conn);
+                });
+                return;
+            }
         }
-        let inner = &self.1 .0;
-        inner
-            .pool
-            .lock()
-            .expect("postgres pool")
-            .push(Arc::clone(&self.0));
+        self.pg.give_back(conn);
+    }
+}
+
+impl Pg {
+    /// Puts `conn` back in the pool and wakes one waiter of either kind.
+    fn give_back(&self, conn: Arc<Conn>) {
+        let inner = &self.0;
+        inner.pool.lock().expect("postgres pool").push(conn);
         inner.returned.notify_one();
         inner.returned_async.notify_one();
     }

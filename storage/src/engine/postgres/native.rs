@@ -6,9 +6,11 @@
 //! transaction append to the one audit chain, and the primary key on `audit_events.seq` orders them.
 
 use std::future::Future;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::audit_append;
 use super::transaction::is_audit_race;
 use super::{describe, is_conflict, Conn, Pg};
 use crate::audit::{AuditChain, NewEvent};
@@ -61,9 +63,8 @@ impl Pg {
         F: Fn(Arc<Conn>) -> Fut,
         Fut: Future<Output = Attempt<(T, bool)>>,
     {
-        // Taken before a connection is: an append of the trees' transactions holds the head while it
-        // waits for one.
-        let kept = chain.head().clone();
+        // Never waited for: an append of the trees' transactions holds the head across its round trips.
+        let kept = chain.head_now();
         let conn = self.checkout_async().await;
         let mut attempt = 0u32;
         let (value, head) = loop {
@@ -73,28 +74,33 @@ impl Pg {
                 tokio::time::sleep(Duration::from_millis(u64::from(attempt.min(20)))).await;
             }
             let mut committing = false;
+            conn.open.store(true, Ordering::Release);
             let outcome = async {
-                if !super::transaction::begin(&conn.0, self.fence()).await? {
+                if !super::transaction::begin(&conn.conn, self.fence()).await? {
                     return Err(Failed::Abort(lease_lost()));
                 }
-                let (value, changed) = body(Arc::clone(&conn.0)).await?;
+                let (value, changed) = body(Arc::clone(&conn.conn)).await?;
                 let head = match changed && !events.is_empty() {
-                    true => Some(super::audit_append::append(&conn.0, chain, &kept, events).await?),
+                    true => Some(audit_append::append(&conn.conn, chain, &kept, events).await?),
                     false => None,
                 };
                 committing = true;
-                conn.0.client.batch_execute("COMMIT").await?;
+                conn.conn.client.batch_execute("COMMIT").await?;
                 Ok((value, head))
             }
             .await;
             let failed = match outcome {
-                Ok(done) => break done,
+                Ok(done) => {
+                    conn.open.store(false, Ordering::Release);
+                    break done;
+                }
                 Err(failed) => failed,
             };
             // A COMMIT that failed has ended its transaction already.
             if !committing {
-                let _ = conn.0.client.batch_execute("ROLLBACK").await;
+                let _ = conn.conn.client.batch_execute("ROLLBACK").await;
             }
+            conn.open.store(false, Ordering::Release);
             match failed {
                 Failed::Database(e) if is_conflict(&e) || is_audit_race(&e) => continue,
                 Failed::Database(e) => {

@@ -135,9 +135,10 @@ fn migrate_now(
             .batch_execute("SELECT pg_advisory_xact_lock(7465737)")
             .await
             .map_err(failed)?;
-        for statement in MIGRATIONS {
-            transaction.batch_execute(statement).await.map_err(failed)?;
-        }
+        transaction
+            .batch_execute(MIGRATIONS[0])
+            .await
+            .map_err(failed)?;
         let found: Option<i32> = transaction
             .query_one("SELECT max(version) FROM switchboard_schema", &[])
             .await
@@ -147,6 +148,12 @@ fn migrate_now(
             return Err(StorageError::Database(format!(
                 "the database is at schema version {newer}, newer than this Switchboard's {SCHEMA_VERSION}"
             )));
+        }
+        if found.is_some_and(|found| found < MOVES_DATA) {
+            refuse_while_served(&transaction).await?;
+        }
+        for statement in MIGRATIONS {
+            transaction.batch_execute(statement).await.map_err(failed)?;
         }
         move_audit_blocks(&transaction).await?;
         super::webhook_attempts::move_rows(&transaction)
@@ -166,6 +173,31 @@ fn migrate_now(
         transaction.commit().await.map_err(failed)?;
         Ok(found)
     })
+}
+
+/// The first version whose migration moves rows a running node of an earlier release reads and writes.
+const MOVES_DATA: i32 = 4;
+
+/// Refuses to move data while a node holds the orchestrator lease: a node of the release before would go
+/// on reading and writing the rows being moved.
+async fn refuse_while_served(
+    transaction: &tokio_postgres::Transaction<'_>,
+) -> Result<(), StorageError> {
+    let holder = transaction
+        .query_opt(
+            "SELECT holder FROM switchboard_lease WHERE name = 'orchestrator' AND expires_at >= now()",
+            &[],
+        )
+        .await
+        .map_err(|e| StorageError::Database(format!("cannot read the lease: {}", describe(&e))))?;
+    match holder {
+        Some(row) => Err(StorageError::Database(format!(
+            "node {} is serving this database: stop every node before migrating it, as this \
+             version moves rows an earlier release still uses",
+            row.get::<_, String>(0)
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Version 3: the audit events that earlier versions kept in blocks of `switchboard_kv` become rows of

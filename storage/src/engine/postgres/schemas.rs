@@ -114,8 +114,9 @@ impl Schemas for Tables<'_> {
                             conn.client.execute_typed(head, &head_params),
                             conn.client.execute_typed(version, &version_params),
                         );
-                        version?;
+                        // In the order sent: a conflict on the first fails the second as well.
                         head?;
+                        version?;
                     }
                 }
                 Ok((value, true))

@@ -202,17 +202,7 @@ async fn migrate_moves_the_accounts_of_a_version_3_database_into_their_tables() 
         .unwrap();
     store.close().unwrap();
     drop(store);
-    for statement in [
-        "INSERT INTO switchboard_kv (tree, key, value)
-            SELECT 'accounts', convert_to(account_id, 'UTF8'), record FROM accounts",
-        "INSERT INTO switchboard_kv (tree, key, value)
-            SELECT 'credential_keys', convert_to(api_key, 'UTF8'), record FROM credential_keys",
-        "DELETE FROM credential_keys",
-        "DELETE FROM accounts",
-        "UPDATE switchboard_schema SET version = 3",
-    ] {
-        admin_query(Some(&url), statement, &[]);
-    }
+    as_version_3(&url);
     let refused = Store::open(&config)
         .err()
         .expect("a version 3 database is refused");
@@ -238,4 +228,65 @@ async fn migrate_moves_the_accounts_of_a_version_3_database_into_their_tables() 
         "a key's account read from its entry"
     );
     store.close().unwrap();
+}
+
+/// Puts the accounts of the database at `url` back where version 3 kept them.
+fn as_version_3(url: &str) {
+    for statement in [
+        "INSERT INTO switchboard_kv (tree, key, value)
+            SELECT 'accounts', convert_to(account_id, 'UTF8'), record FROM accounts",
+        "INSERT INTO switchboard_kv (tree, key, value)
+            SELECT 'credential_keys', convert_to(api_key, 'UTF8'), record FROM credential_keys",
+        "DELETE FROM credential_keys",
+        "DELETE FROM accounts",
+        "UPDATE switchboard_schema SET version = 3",
+    ] {
+        crate::engine::testing::admin_query(Some(url), statement, &[]);
+    }
+}
+
+/// Moving rows out of `switchboard_kv` under a node of the release before, which still reads and writes
+/// them there, would lose what it writes: `migrate` refuses while a node holds the lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_moves_nothing_while_a_node_serves_the_database() {
+    use crate::engine::testing::{admin_query, fresh_postgres_database};
+    let url = fresh_postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let choice = crate::EngineChoice::Postgres {
+        url: url.clone(),
+        ca_file: None,
+    };
+    let store = Store::open(&crate::StorageConfig::embedded(dir.path()).on(choice)).unwrap();
+    store
+        .put_account(&account("a", &["k1"]), &[])
+        .await
+        .unwrap();
+    store.close().unwrap();
+    drop(store);
+    as_version_3(&url);
+    admin_query(
+        Some(&url),
+        "INSERT INTO switchboard_lease (name, holder, expires_at) \
+         VALUES ('orchestrator', 'node-a', now() + interval '1 minute') \
+         ON CONFLICT (name) DO UPDATE SET holder = 'node-a', expires_at = EXCLUDED.expires_at",
+        &[],
+    );
+    let refused = crate::migrate_postgres(&url, None).unwrap_err().to_string();
+    assert!(
+        refused.contains("node-a") && refused.contains("stop every node"),
+        "{refused}"
+    );
+    let kept = admin_query(
+        Some(&url),
+        "SELECT count(*) FROM switchboard_kv WHERE tree = 'accounts'",
+        &[],
+    );
+    assert_eq!(kept[0].get::<_, i64>(0), 1, "nothing moved");
+
+    admin_query(
+        Some(&url),
+        "UPDATE switchboard_lease SET expires_at = now() - interval '1 second'",
+        &[],
+    );
+    assert_eq!(crate::migrate_postgres(&url, None).unwrap(), Some(3));
 }
