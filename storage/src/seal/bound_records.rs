@@ -64,7 +64,10 @@ impl Store {
     pub(crate) async fn bind_records(&self) -> Result<Bound, StorageError> {
         let mut bound = Bound::default();
         self.bind_operators(&mut bound).await?;
-        self.bind_trees(&mut bound)?;
+        match &self.db {
+            crate::engine::Db::Postgres(pg) => self.bind_tables(pg, &mut bound).await?,
+            crate::engine::Db::Sled(_) => self.bind_trees(&mut bound)?,
+        }
         self.bind_settings(&mut bound).await?;
         self.seal_bound_head(bound)
     }
@@ -143,6 +146,27 @@ impl Store {
                     continue;
                 }
                 tree.insert(&key, self.bound(name, &key, &stored))?;
+                count += 1;
+            }
+            bound.per_kind.push((name, count));
+        }
+        Ok(())
+    }
+
+    /// [`Store::bind_trees`] on PostgreSQL, where those families are tables of their own.
+    async fn bind_tables(
+        &self,
+        pg: &crate::engine::postgres::Pg,
+        bound: &mut Bound,
+    ) -> Result<(), StorageError> {
+        for (name, _) in self.bound_trees() {
+            let mut count = 0;
+            for row in pg.bound_rows(name).await?.unwrap_or_default() {
+                if self.is_bound(name, &row.key, &row.record) {
+                    continue;
+                }
+                let record = self.bound(name, &row.key, &row.record);
+                pg.rebind(name, &row.key, &row.record, &record).await?;
                 count += 1;
             }
             bound.per_kind.push((name, count));
@@ -357,6 +381,13 @@ mod tests {
             .unwrap();
         store.keyring_at_layout_for_tests(0).unwrap();
         forge_operator(&store);
+        // And an account with its key as an earlier release stored them, unbound.
+        store
+            .raw_put_for_tests(trees::ACCOUNTS, b"c", Some(&encode(&account("c", "kc"))))
+            .unwrap();
+        store
+            .raw_put_for_tests(trees::CREDENTIAL_KEYS, b"kc", Some(b"c"))
+            .unwrap();
         store.close().unwrap();
         drop(store);
 
@@ -385,17 +416,21 @@ mod tests {
         let counted: std::collections::BTreeMap<_, _> = bound.per_kind.iter().cloned().collect();
         assert_eq!(counted[trees::OPERATORS], 1);
         assert_eq!(counted[trees::OPERATOR_TOKENS], 2);
+        assert_eq!(counted[trees::ACCOUNTS], 1);
+        assert_eq!(counted[trees::CREDENTIAL_KEYS], 1);
         // Migrated: the next start opens, and a record forged from then on names no one.
         let store = reopen(dir.path(), &choice).unwrap();
         store
             .raw_put_for_tests(trees::OPERATOR_TOKENS, b"d5", Some(b"alice"))
             .unwrap();
         assert_eq!(store.operator_by_token_digest("d5").await.unwrap(), None);
+        assert_eq!(store.account_by_key("kc").await.unwrap().unwrap().id, "c");
         assert!(store
             .operator_by_token_digest("d1")
             .await
             .unwrap()
             .is_some());
+        assert_eq!(store.account_by_key("kc").await.unwrap().unwrap().id, "c");
         store.close().unwrap();
         drop(store);
         let again = migrate(dir.path(), &choice).await;

@@ -15,6 +15,7 @@
 mod accounts;
 mod audit_append;
 pub(crate) mod audit_events;
+pub(crate) mod binding;
 mod holder_cache;
 pub(crate) mod native;
 #[cfg(test)]
