@@ -187,14 +187,8 @@ crate::on_both_engines!(
 /// their tables, and the store reads them there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrate_moves_the_accounts_of_a_version_3_database_into_their_tables() {
-    use crate::engine::testing::{admin_query, fresh_postgres_database};
-    let url = fresh_postgres_database();
-    let choice = crate::EngineChoice::Postgres {
-        url: url.clone(),
-        ca_file: None,
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let config = crate::StorageConfig::embedded(dir.path()).on(choice);
+    use crate::engine::testing::admin_query;
+    let (url, config, _dir) = super::on_a_fresh_database();
     let store = Store::open(&config).unwrap();
     store
         .put_account(&account("a", &["k1"]), &[])
@@ -249,14 +243,9 @@ fn as_version_3(url: &str) {
 /// them there, would lose what it writes: `migrate` refuses while a node holds the lease.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrate_moves_nothing_while_a_node_serves_the_database() {
-    use crate::engine::testing::{admin_query, fresh_postgres_database};
-    let url = fresh_postgres_database();
-    let dir = tempfile::tempdir().unwrap();
-    let choice = crate::EngineChoice::Postgres {
-        url: url.clone(),
-        ca_file: None,
-    };
-    let store = Store::open(&crate::StorageConfig::embedded(dir.path()).on(choice)).unwrap();
+    use crate::engine::testing::admin_query;
+    let (url, config, _dir) = super::on_a_fresh_database();
+    let store = Store::open(&config).unwrap();
     store
         .put_account(&account("a", &["k1"]), &[])
         .await

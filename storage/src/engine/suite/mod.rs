@@ -33,3 +33,16 @@ async fn audited(store: &Store) -> Vec<String> {
         .unwrap();
     page.events.into_iter().map(|event| event.action).collect()
 }
+
+/// A fresh PostgreSQL database, by URL, and the configuration of a store on it, its keyring's place in
+/// the directory returned (kept while the directory is).
+fn on_a_fresh_database() -> (String, crate::StorageConfig, tempfile::TempDir) {
+    let url = crate::engine::testing::fresh_postgres_database();
+    let dir = tempfile::tempdir().unwrap();
+    let choice = crate::EngineChoice::Postgres {
+        url: url.clone(),
+        ca_file: None,
+    };
+    let config = crate::StorageConfig::embedded(dir.path()).on(choice);
+    (url, config, dir)
+}

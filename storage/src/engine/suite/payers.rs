@@ -85,15 +85,9 @@ crate::on_both_engines!(
 /// them into their tables, a version's number read from its key, and the store reads and writes them there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrate_moves_the_schemas_and_payers_of_a_version_3_database_into_their_tables() {
-    use crate::engine::testing::{admin_query, fresh_postgres_database};
+    use crate::engine::testing::admin_query;
     use crate::{PublishRule, SchemaDefinition, SchemaFlags, Store};
-    let url = fresh_postgres_database();
-    let choice = crate::EngineChoice::Postgres {
-        url: url.clone(),
-        ca_file: None,
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let config = crate::StorageConfig::embedded(dir.path()).on(choice);
+    let (url, config, _dir) = super::on_a_fresh_database();
     let store = Store::open(&config).unwrap();
     let definition = |label: &str| SchemaDefinition {
         name: Some(label.into()),

@@ -114,14 +114,8 @@ crate::on_both_engines!(
 /// `switchboard_kv`: `migrate` moves them into their tables, and the store reads them there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrate_moves_the_operators_and_settings_of_a_version_3_database_into_their_tables() {
-    use crate::engine::testing::{admin_query, fresh_postgres_database};
-    let url = fresh_postgres_database();
-    let choice = crate::EngineChoice::Postgres {
-        url: url.clone(),
-        ca_file: None,
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let config = crate::StorageConfig::embedded(dir.path()).on(choice);
+    use crate::engine::testing::admin_query;
+    let (url, config, _dir) = super::on_a_fresh_database();
     let store = Store::open(&config).unwrap();
     let alice = crate::OperatorRecord {
         name: "alice".into(),
@@ -205,15 +199,9 @@ async fn migrate_moves_the_operators_and_settings_of_a_version_3_database_into_t
 /// keyring gone, it is refused rather than given a new keyring that would vouch for them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_whose_settings_outlive_its_keyring_is_refused() {
-    use crate::engine::testing::{admin_query, fresh_postgres_database};
+    use crate::engine::testing::admin_query;
     for table in ["settings", "operators"] {
-        let url = fresh_postgres_database();
-        let choice = crate::EngineChoice::Postgres {
-            url: url.clone(),
-            ca_file: None,
-        };
-        let dir = tempfile::tempdir().unwrap();
-        let config = crate::StorageConfig::embedded(dir.path()).on(choice);
+        let (url, config, _dir) = super::on_a_fresh_database();
         Store::open(&config).unwrap().close().unwrap();
         admin_query(Some(&url), "DELETE FROM switchboard_kv", &[]);
         admin_query(Some(&url), "DELETE FROM audit_events", &[]);

@@ -91,8 +91,8 @@ crate::on_both_engines!(
 /// `webhook_attempts`, in the order it had.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrate_moves_the_attempts_of_a_version_3_database_into_their_table() {
-    use crate::engine::testing::{admin_query, fresh_postgres_database};
-    let url = fresh_postgres_database();
+    use crate::engine::testing::admin_query;
+    let (url, config, _dir) = super::on_a_fresh_database();
     let request = RequestId::new();
     let logged = [attempt(&request, 1, Some(503)), attempt(&request, 2, None)];
     for (seq, logged) in [(7_u64, &logged[0]), (1_000, &logged[1])] {
@@ -112,12 +112,7 @@ async fn migrate_moves_the_attempts_of_a_version_3_database_into_their_table() {
     admin_query(Some(&url), "UPDATE switchboard_schema SET version = 3", &[]);
     assert_eq!(crate::migrate_postgres(&url, None).unwrap(), Some(3));
 
-    let dir = tempfile::tempdir().unwrap();
-    let choice = crate::EngineChoice::Postgres {
-        url: url.clone(),
-        ca_file: None,
-    };
-    let store = crate::Store::open(&crate::StorageConfig::embedded(dir.path()).on(choice)).unwrap();
+    let store = crate::Store::open(&config).unwrap();
     assert_eq!(store.attempts(&request).await.unwrap(), logged);
     let left = admin_query(
         Some(&url),
