@@ -154,40 +154,11 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CredentialRecord, Environment};
+    use crate::engine::suite::accounts::account;
+    use crate::TestEngine;
 
-    fn account(id: &str, keys: &[&str]) -> AccountRecord {
-        AccountRecord {
-            id: id.into(),
-            name: id.into(),
-            daily_call_capacity: 10,
-            timezone: "UTC".into(),
-            webhook_url: None,
-            webhook_secret: None,
-            features: vec![],
-            schemas: vec![],
-            phone_book: vec![],
-            credentials: keys
-                .iter()
-                .map(|k| CredentialRecord {
-                    id: format!("id-{k}"),
-                    environment: Environment::Production,
-                    key: (*k).into(),
-                    secret_sha256: "00".into(),
-                    secret_argon2: String::new(),
-                    issued_at: chrono::Utc::now(),
-                })
-                .collect(),
-            provider_name: None,
-            retention_days: None,
-            task_timeout_hours: None,
-            dialer: None,
-        }
-    }
-
-    #[tokio::test]
-    async fn replacing_an_account_moves_its_key_index_with_it() {
-        let (_dir, store) = crate::TestEngine::Sled.open_temp();
+    async fn replacing_an_account_moves_its_key_index_with_it(engine: TestEngine) {
+        let (_dir, store) = engine.open_temp();
         store
             .put_account(&account("a", &["k1", "k2"]), &[])
             .await
@@ -200,9 +171,8 @@ mod tests {
         assert_eq!(store.account_by_key("k3").await.unwrap().unwrap().id, "a");
     }
 
-    #[tokio::test]
-    async fn a_key_owned_by_another_account_aborts_the_whole_write() {
-        let (_dir, store) = crate::TestEngine::Sled.open_temp();
+    async fn a_key_owned_by_another_account_aborts_the_whole_write(engine: TestEngine) {
+        let (_dir, store) = engine.open_temp();
         store
             .put_account(&account("a", &["shared"]), &[])
             .await
@@ -222,27 +192,33 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn deleting_an_account_removes_its_keys() {
-        let (_dir, store) = crate::TestEngine::Sled.open_temp();
+    async fn deleting_an_account_removes_its_keys(engine: TestEngine) {
+        let (_dir, store) = engine.open_temp();
         store.put_account(&account("a", &["k"]), &[]).await.unwrap();
         assert!(store.delete_account("a", &[]).await.unwrap());
         assert!(store.account_by_key("k").await.unwrap().is_none());
         assert!(!store.delete_account("a", &[]).await.unwrap());
     }
 
-    #[tokio::test]
-    async fn data_survives_reopening_the_store() {
+    async fn data_survives_reopening_the_store(engine: TestEngine) {
         let dir = tempfile::tempdir().unwrap();
+        let config = crate::StorageConfig::embedded(dir.path()).on(engine.choice());
         {
-            let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
+            let store = Store::open(&config).unwrap();
             store.put_account(&account("a", &["k"]), &[]).await.unwrap();
             store.close().unwrap();
         }
-        let store = Store::open(&crate::StorageConfig::embedded(dir.path())).unwrap();
+        let store = Store::open(&config).unwrap();
         assert_eq!(
             store.account("a").await.unwrap().unwrap().credentials.len(),
             1
         );
     }
+
+    crate::on_both_engines!(
+        replacing_an_account_moves_its_key_index_with_it,
+        a_key_owned_by_another_account_aborts_the_whole_write,
+        deleting_an_account_removes_its_keys,
+        data_survives_reopening_the_store,
+    );
 }

@@ -15,7 +15,7 @@ pub(crate) mod lease;
 pub(crate) mod operations;
 pub(crate) mod postgres;
 #[cfg(test)]
-mod suite;
+pub(crate) mod suite;
 #[cfg(any(test, feature = "test-hooks"))]
 pub mod testing;
 mod tx;

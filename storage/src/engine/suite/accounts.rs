@@ -4,7 +4,8 @@ use super::{audited, change_of};
 use crate::engine::operations::{AccountEntry, Accounts};
 use crate::{AccountRecord, CredentialRecord, Environment, StorageError, Store, TestEngine};
 
-fn account(id: &str, keys: &[&str]) -> AccountRecord {
+/// An account holding the API keys `keys`.
+pub(crate) fn account(id: &str, keys: &[&str]) -> AccountRecord {
     AccountRecord {
         id: id.into(),
         name: format!("{id} clinic"),
@@ -188,15 +189,7 @@ crate::on_both_engines!(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrate_moves_the_accounts_of_a_version_3_database_into_their_tables() {
     use crate::engine::testing::admin_query;
-    let (url, config, _dir) = super::on_a_fresh_database();
-    let store = Store::open(&config).unwrap();
-    store
-        .put_account(&account("a", &["k1"]), &[])
-        .await
-        .unwrap();
-    store.close().unwrap();
-    drop(store);
-    as_version_3(&url);
+    let (url, config, _dir) = version_3_database_with_an_account().await;
     let refused = Store::open(&config)
         .err()
         .expect("a version 3 database is refused");
@@ -209,12 +202,10 @@ async fn migrate_moves_the_accounts_of_a_version_3_database_into_their_tables() 
     let store = Store::open(&config).unwrap();
     assert_eq!(store.account("a").await.unwrap().unwrap().name, "a clinic");
     assert_eq!(store.account_by_key("k1").await.unwrap().unwrap().id, "a");
-    let left = admin_query(
-        Some(&url),
-        "SELECT count(*) FROM switchboard_kv WHERE tree IN ('accounts', 'credential_keys')",
-        &[],
+    assert_eq!(
+        super::kv_rows_left(&url, &["accounts", "credential_keys"]),
+        0
     );
-    assert_eq!(left[0].get::<_, i64>(0), 0);
     let moved = admin_query(Some(&url), "SELECT account_id FROM credential_keys", &[]);
     assert_eq!(
         moved[0].get::<_, String>(0),
@@ -222,6 +213,21 @@ async fn migrate_moves_the_accounts_of_a_version_3_database_into_their_tables() 
         "a key's account read from its entry"
     );
     store.close().unwrap();
+}
+
+/// A database of schema version 3 holding account `a` with the key `k1`, and the configuration of a store
+/// on it.
+async fn version_3_database_with_an_account() -> (String, crate::StorageConfig, tempfile::TempDir) {
+    let (url, config, dir) = super::on_a_fresh_database();
+    let store = Store::open(&config).unwrap();
+    store
+        .put_account(&account("a", &["k1"]), &[])
+        .await
+        .unwrap();
+    store.close().unwrap();
+    drop(store);
+    as_version_3(&url);
+    (url, config, dir)
 }
 
 /// Puts the accounts of the database at `url` back where version 3 kept them.
@@ -244,15 +250,7 @@ fn as_version_3(url: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrate_moves_nothing_while_a_node_serves_the_database() {
     use crate::engine::testing::admin_query;
-    let (url, config, _dir) = super::on_a_fresh_database();
-    let store = Store::open(&config).unwrap();
-    store
-        .put_account(&account("a", &["k1"]), &[])
-        .await
-        .unwrap();
-    store.close().unwrap();
-    drop(store);
-    as_version_3(&url);
+    let (url, _config, _dir) = version_3_database_with_an_account().await;
     admin_query(
         Some(&url),
         "INSERT INTO switchboard_lease (name, holder, expires_at) \
@@ -265,12 +263,7 @@ async fn migrate_moves_nothing_while_a_node_serves_the_database() {
         refused.contains("node-a") && refused.contains("stop every node"),
         "{refused}"
     );
-    let kept = admin_query(
-        Some(&url),
-        "SELECT count(*) FROM switchboard_kv WHERE tree = 'accounts'",
-        &[],
-    );
-    assert_eq!(kept[0].get::<_, i64>(0), 1, "nothing moved");
+    assert_eq!(super::kv_rows_left(&url, &["accounts"]), 1, "nothing moved");
 
     admin_query(
         Some(&url),

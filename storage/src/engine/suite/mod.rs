@@ -2,7 +2,7 @@
 //! [`super::operations::Engine`] on sled and on PostgreSQL alike (`on_both_engines!`), one file per family.
 //! A family that moves behind the trait brings its tests here.
 
-mod accounts;
+pub(crate) mod accounts;
 mod operators;
 mod payers;
 mod schemas;
@@ -45,4 +45,15 @@ fn on_a_fresh_database() -> (String, crate::StorageConfig, tempfile::TempDir) {
     };
     let config = crate::StorageConfig::embedded(dir.path()).on(choice);
     (url, config, dir)
+}
+
+/// Rows the database at `url` still keeps in `switchboard_kv` for `trees`.
+fn kv_rows_left(url: &str, trees: &[&str]) -> i64 {
+    let trees = trees
+        .iter()
+        .map(|tree| format!("'{tree}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!("SELECT count(*) FROM switchboard_kv WHERE tree IN ({trees})");
+    crate::engine::testing::admin_query(Some(url), &sql, &[])[0].get(0)
 }

@@ -160,12 +160,8 @@ async fn migrate_moves_the_schemas_and_payers_of_a_version_3_database_into_their
             .as_deref(),
         Some("8005550100")
     );
-    let left = admin_query(
-        Some(&url),
-        "SELECT count(*) FROM switchboard_kv WHERE tree IN ('schema_heads', 'schema_versions', 'payers')",
-        &[],
-    );
-    assert_eq!(left[0].get::<_, i64>(0), 0);
+    let moved = ["schema_heads", "schema_versions", "payers"];
+    assert_eq!(super::kv_rows_left(&url, &moved), 0);
     let versions: Vec<(String, i64)> = admin_query(
         Some(&url),
         "SELECT schema_id, version FROM schema_versions ORDER BY 1, 2",

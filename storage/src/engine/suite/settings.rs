@@ -180,12 +180,8 @@ async fn migrate_moves_the_operators_and_settings_of_a_version_3_database_into_t
             .as_deref(),
         Some("print")
     );
-    let left = admin_query(
-        Some(&url),
-        "SELECT count(*) FROM switchboard_kv WHERE tree IN ('operators', 'operator_tokens', 'meta')",
-        &[],
-    );
-    assert_eq!(left[0].get::<_, i64>(0), 0);
+    let moved = ["operators", "operator_tokens", "meta"];
+    assert_eq!(super::kv_rows_left(&url, &moved), 0);
     let moved = admin_query(Some(&url), "SELECT operator FROM operator_tokens", &[]);
     assert_eq!(
         moved[0].get::<_, String>(0),

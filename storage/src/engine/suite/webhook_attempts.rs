@@ -114,12 +114,7 @@ async fn migrate_moves_the_attempts_of_a_version_3_database_into_their_table() {
 
     let store = crate::Store::open(&config).unwrap();
     assert_eq!(store.attempts(&request).await.unwrap(), logged);
-    let left = admin_query(
-        Some(&url),
-        "SELECT count(*) FROM switchboard_kv WHERE tree = 'delivery_attempts'",
-        &[],
-    );
-    assert_eq!(left[0].get::<_, i64>(0), 0);
+    assert_eq!(super::kv_rows_left(&url, &["delivery_attempts"]), 0);
     let failed = admin_query(
         Some(&url),
         "SELECT count(*) FROM webhook_attempts WHERE status_code >= 500",
