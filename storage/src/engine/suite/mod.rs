@@ -57,3 +57,16 @@ fn kv_rows_left(url: &str, trees: &[&str]) -> i64 {
     let sql = format!("SELECT count(*) FROM switchboard_kv WHERE tree IN ({trees})");
     crate::engine::testing::admin_query(Some(url), &sql, &[])[0].get(0)
 }
+
+/// A store on the database at `url`, of schema version 3, is refused, naming `switchboard migrate`, until
+/// the migration brings it from version 3.
+fn refused_until_migrated(url: &str, config: &crate::StorageConfig) {
+    let refused = Store::open(config)
+        .err()
+        .expect("a version 3 database is refused");
+    assert!(
+        refused.to_string().contains("switchboard migrate"),
+        "{refused}"
+    );
+    assert_eq!(crate::migrate_postgres(url, None).unwrap(), Some(3));
+}

@@ -156,15 +156,7 @@ async fn migrate_moves_the_operators_and_settings_of_a_version_3_database_into_t
     ] {
         admin_query(Some(&url), statement, &[]);
     }
-    let refused = Store::open(&config)
-        .err()
-        .expect("a version 3 database is refused");
-    assert!(
-        refused.to_string().contains("switchboard migrate"),
-        "{refused}"
-    );
-
-    assert_eq!(crate::migrate_postgres(&url, None).unwrap(), Some(3));
+    super::refused_until_migrated(&url, &config);
     let store = Store::open(&config).unwrap();
     assert_eq!(
         store.operator_by_token_digest("d1").await.unwrap(),
