@@ -381,6 +381,11 @@ impl BinaryServer {
         self.signal("-TERM");
     }
 
+    /// SIGINT (Ctrl-C), without waiting for the exit.
+    pub fn interrupt(&self) {
+        self.signal("-INT");
+    }
+
     /// SIGTERM, then the exit code.
     pub fn terminate(mut self) -> Option<i32> {
         self.signal("-TERM");

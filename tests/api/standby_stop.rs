@@ -15,6 +15,16 @@ use crate::several_nodes::{wait_exit, Nodes, TAKEOVER_WAIT};
 
 #[actix_web::test]
 async fn a_stopped_standby_lets_a_forward_in_flight_finish() {
+    a_standby_stopped_by(Stop::Term).await
+}
+
+/// SIGINT stops as gracefully as SIGTERM (operator contract §1).
+#[actix_web::test]
+async fn a_standby_stopped_by_sigint_lets_a_forward_in_flight_finish() {
+    a_standby_stopped_by(Stop::Int).await
+}
+
+async fn a_standby_stopped_by(stop: Stop) {
     let nodes = Nodes::new().await;
     let mut held = HeldServer::start();
     let (holder, mut standby, _holder_dir) = holder_advertising(&nodes, &held.url).await;
@@ -22,7 +32,7 @@ async fn a_stopped_standby_lets_a_forward_in_flight_finish() {
     // A write: the standby answers reads itself.
     let call = actix_web::rt::spawn(standby.client.post(standby.url("/v1/requests")).send());
     held.arrival().await;
-    standby.ask_to_stop();
+    stop.send(&standby);
     wait_refused(&standby).await;
     held.release();
     let answer = call
@@ -39,6 +49,16 @@ async fn a_stopped_standby_lets_a_forward_in_flight_finish() {
 
 #[actix_web::test]
 async fn a_standby_that_took_over_lets_a_forward_from_before_finish_when_stopped() {
+    a_node_that_took_over_stopped_by(Stop::Term).await
+}
+
+/// The full server a standby became leaves SIGINT to the same graceful stop.
+#[actix_web::test]
+async fn a_standby_that_took_over_lets_a_forward_from_before_finish_when_sigint_stops_it() {
+    a_node_that_took_over_stopped_by(Stop::Int).await
+}
+
+async fn a_node_that_took_over_stopped_by(stop: Stop) {
     let nodes = Nodes::new().await;
     let mut held = HeldServer::start();
     let (holder, mut standby, _holder_dir) = holder_advertising(&nodes, &held.url).await;
@@ -49,7 +69,7 @@ async fn a_standby_that_took_over_lets_a_forward_from_before_finish_when_stopped
     let stopped = tokio::task::spawn_blocking(move || holder.terminate());
     assert_eq!(stopped.await.unwrap(), Some(0));
     standby.wait_serving(TAKEOVER_WAIT).await;
-    standby.ask_to_stop();
+    stop.send(&standby);
     wait_refused(&standby).await;
     // Its requests are over, its store closed and the lease given up: the forward is all that keeps it.
     wait_lease_free(&nodes).await;
@@ -73,6 +93,22 @@ async fn a_standby_that_took_over_lets_a_forward_from_before_finish_when_stopped
 
 /// A holder that tells its standbys to reach it at `address`, and a standby: both serving, and the
 /// holder's data directory.
+/// The signal a test stops a node with: both must stop it gracefully.
+#[derive(Clone, Copy)]
+enum Stop {
+    Term,
+    Int,
+}
+
+impl Stop {
+    fn send(self, node: &BinaryServer) {
+        match self {
+            Stop::Term => node.ask_to_stop(),
+            Stop::Int => node.interrupt(),
+        }
+    }
+}
+
 pub(crate) async fn holder_advertising(
     nodes: &Nodes,
     address: &str,
